@@ -1,0 +1,288 @@
+package ndarray
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// ByteOrder is the first character of a typestr.
+type ByteOrder byte
+
+// The byte orders of a typestr. "=" (native) is accepted by ParseDType and
+// resolved to the machine's order; it is never stored.
+const (
+	LittleEndian  ByteOrder = '<'
+	BigEndian     ByteOrder = '>'
+	NotApplicable ByteOrder = '|' // one-byte items, S and V
+)
+
+// nativeOrder is computed once from the machine's memory layout; it is a
+// constant of the running program, not mutable state.
+var nativeOrder = func() ByteOrder {
+	x := uint16(1)
+	if *(*byte)(unsafe.Pointer(&x)) == 1 {
+		return LittleEndian
+	}
+	return BigEndian
+}()
+
+// NativeOrder returns the byte order of the machine the program runs on.
+func NativeOrder() ByteOrder { return nativeOrder }
+
+// Kind is the type character of a typestr.
+type Kind byte
+
+// The kinds ParseDType knows. Bool, Int, Uint, Float and Complex are the
+// YEP-110 standard kinds; the others are NumPy extensions that the YEP leaves
+// out and that ndpack keeps as opaque bytes.
+const (
+	Bool      Kind = 'b'
+	Int       Kind = 'i'
+	Uint      Kind = 'u'
+	Float     Kind = 'f'
+	Complex   Kind = 'c'
+	Bytes     Kind = 'S' // fixed-length byte strings
+	Unicode   Kind = 'U' // fixed-length UCS-4 strings; size counts characters
+	Void      Kind = 'V' // raw fixed-size records
+	Datetime  Kind = 'M' // 8-byte datetime64 with a unit
+	Timedelta Kind = 'm' // 8-byte timedelta64 with a unit
+)
+
+// DType is an element type: byte order, kind and item size in bytes, plus the
+// unit of a datetime or timedelta. The zero DType is invalid. DTypes are
+// comparable with ==.
+type DType struct {
+	Order    ByteOrder
+	Kind     Kind
+	ItemSize int    // bytes per element (a U item of n characters is 4n bytes)
+	Unit     string // "ns", "10s", ... for Datetime and Timedelta; "" is generic
+}
+
+// Common dtypes in little-endian order, for convenience.
+var (
+	Float64 = DType{Order: LittleEndian, Kind: Float, ItemSize: 8}
+	Float32 = DType{Order: LittleEndian, Kind: Float, ItemSize: 4}
+	Int64   = DType{Order: LittleEndian, Kind: Int, ItemSize: 8}
+	Uint8   = DType{Order: NotApplicable, Kind: Uint, ItemSize: 1}
+)
+
+// validSizes lists the item sizes NumPy gives each fixed-size kind. f16 and
+// c32 (long double) are accepted and kept as opaque bytes: Go has no type for
+// them.
+var validSizes = map[Kind][]int{
+	Bool:      {1},
+	Int:       {1, 2, 4, 8},
+	Uint:      {1, 2, 4, 8},
+	Float:     {2, 4, 8, 16},
+	Complex:   {8, 16, 32},
+	Datetime:  {8},
+	Timedelta: {8},
+}
+
+var timeUnits = map[string]bool{
+	"Y": true, "M": true, "W": true, "D": true, "h": true, "m": true, "s": true,
+	"ms": true, "us": true, "ns": true, "ps": true, "fs": true, "as": true,
+}
+
+// maxItemSize bounds the size field so that items and U character counts
+// never overflow; NumPy's own limit is lower.
+const maxItemSize = 1 << 31
+
+// ParseDType parses a NumPy array-interface typestr such as "<f8", "|b1",
+// ">c16", "|S10", "<U5" or "<M8[ns]".
+//
+// The byte order is required. "=" resolves to the machine's order. For
+// items whose order does not matter (one-byte numbers, S and V) any order
+// character is accepted and stored as "|", as NumPy does; for the others "|"
+// is refused, since it would leave the byte order to a guess.
+func ParseDType(s string) (DType, error) {
+	bad := func(why string) (DType, error) {
+		return DType{}, newError(ErrDType, fmt.Sprintf("typestr %q: %s", s, why))
+	}
+	if len(s) < 3 {
+		return bad("too short: want byte order, kind and size, like \"<f8\"")
+	}
+	order := ByteOrder(s[0])
+	switch order {
+	case LittleEndian, BigEndian, NotApplicable:
+	case '=':
+		order = nativeOrder
+	default:
+		return bad(fmt.Sprintf("byte order %q is not one of '<', '>', '|', '='", s[0]))
+	}
+	dt := DType{Order: order, Kind: Kind(s[1])}
+	size := s[2:]
+	if dt.Kind == Datetime || dt.Kind == Timedelta {
+		if i := strings.IndexByte(size, '['); i >= 0 {
+			if !strings.HasSuffix(size, "]") {
+				return bad("unit is not closed by ']'")
+			}
+			dt.Unit = size[i+1 : len(size)-1]
+			size = size[:i]
+			if !validUnit(dt.Unit) {
+				return bad(fmt.Sprintf("unknown time unit %q", dt.Unit))
+			}
+		}
+	}
+	n, err := parseSize(size)
+	if err != nil {
+		return bad(err.Error())
+	}
+	switch dt.Kind {
+	case Bytes, Void:
+		dt.ItemSize = n
+	case Unicode:
+		dt.ItemSize = 4 * n
+	default:
+		sizes, ok := validSizes[dt.Kind]
+		if !ok {
+			return bad(fmt.Sprintf("unknown kind %q", s[1]))
+		}
+		if !containsInt(sizes, n) {
+			return bad(fmt.Sprintf("kind %q has no %d-byte size (valid: %v)", s[1], n, sizes))
+		}
+		dt.ItemSize = n
+	}
+	dt = dt.canonicalOrder()
+	if dt.Order == NotApplicable && !dt.orderFree() {
+		return bad("byte order '|' is ambiguous for a multi-byte item; use '<' or '>'")
+	}
+	return dt, nil
+}
+
+// MustParseDType is ParseDType for typestrs known to be valid, such as
+// constants in a program; it panics on error.
+func MustParseDType(s string) DType {
+	dt, err := ParseDType(s)
+	if err != nil {
+		panic(err)
+	}
+	return dt
+}
+
+func parseSize(s string) (int, error) {
+	if s == "" {
+		return 0, fmt.Errorf("missing item size")
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, fmt.Errorf("item size %q is not a decimal number", s)
+		}
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil || n >= maxItemSize/4 {
+		return 0, fmt.Errorf("item size %q is too large", s)
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("item size must be at least 1")
+	}
+	return int(n), nil
+}
+
+func validUnit(u string) bool {
+	digits := 0
+	for digits < len(u) && u[digits] >= '0' && u[digits] <= '9' {
+		digits++
+	}
+	if digits > 9 || (digits > 0 && u[0] == '0') {
+		return false
+	}
+	return timeUnits[u[digits:]]
+}
+
+func containsInt(list []int, n int) bool {
+	for _, v := range list {
+		if v == n {
+			return true
+		}
+	}
+	return false
+}
+
+// orderFree reports whether the byte order of the dtype's items is
+// irrelevant: one-byte numbers, byte strings and raw records.
+func (dt DType) orderFree() bool {
+	switch dt.Kind {
+	case Bytes, Void:
+		return true
+	case Bool, Int, Uint:
+		return dt.ItemSize == 1
+	}
+	return false
+}
+
+// String returns the typestr, e.g. "<f8"; it is the inverse of ParseDType.
+func (dt DType) String() string {
+	size := dt.ItemSize
+	if dt.Kind == Unicode {
+		size /= 4
+	}
+	s := string([]byte{byte(dt.Order), byte(dt.Kind)}) + strconv.Itoa(size)
+	if dt.Unit != "" {
+		s += "[" + dt.Unit + "]"
+	}
+	return s
+}
+
+// IsStandard reports whether the dtype is one of YEP-110's standard kinds
+// (b, i, u, f, c). Encoders refuse other kinds unless the caller opts in.
+func (dt DType) IsStandard() bool {
+	switch dt.Kind {
+	case Bool, Int, Uint, Float, Complex:
+		return true
+	}
+	return false
+}
+
+// Validate reports whether dt is a dtype ParseDType could have returned.
+// It lets codecs check a DType built by hand.
+func (dt DType) Validate() error {
+	if dt.Kind == 0 && dt.ItemSize == 0 {
+		return newError(ErrDType, "zero DType")
+	}
+	if dt.ItemSize <= 0 || dt.ItemSize >= maxItemSize || (dt.Kind == Unicode && dt.ItemSize%4 != 0) {
+		return newError(ErrDType, fmt.Sprintf("item size %d of kind %q", dt.ItemSize, byte(dt.Kind)))
+	}
+	back, err := ParseDType(dt.String())
+	if err != nil {
+		return err
+	}
+	if back != dt {
+		return newError(ErrDType, fmt.Sprintf("%+v is not in canonical form (%q parses as %+v)", dt, dt.String(), back))
+	}
+	return nil
+}
+
+// swapUnit is the width of the scalars that a change of byte order reverses:
+// the item itself, each half of a complex number, each UCS-4 character, or 0
+// when no bytes move.
+func (dt DType) swapUnit() int {
+	switch {
+	case dt.Order == NotApplicable:
+		return 0
+	case dt.Kind == Complex:
+		return dt.ItemSize / 2
+	case dt.Kind == Unicode:
+		return 4
+	}
+	return dt.ItemSize
+}
+
+// canonicalOrder stores "|" as the order of items whose order is irrelevant.
+func (dt DType) canonicalOrder() DType {
+	if dt.orderFree() {
+		dt.Order = NotApplicable
+	}
+	return dt
+}
+
+// WithOrder returns dt with its byte order set to o, or dt itself when the
+// order of its items does not matter.
+func (dt DType) WithOrder(o ByteOrder) DType {
+	if !dt.orderFree() {
+		dt.Order = o
+	}
+	return dt
+}

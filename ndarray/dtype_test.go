@@ -1,0 +1,89 @@
+package ndarray
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseDTypeValid(t *testing.T) {
+	cases := []struct {
+		in, canon string
+		kind      Kind
+		size      int
+		standard  bool
+	}{
+		{"|b1", "|b1", Bool, 1, true},
+		{"<b1", "|b1", Bool, 1, true}, // order of one-byte items is normalised, as NumPy does
+		{"|i1", "|i1", Int, 1, true},
+		{">u1", "|u1", Uint, 1, true},
+		{"<i2", "<i2", Int, 2, true},
+		{">i8", ">i8", Int, 8, true},
+		{"<u4", "<u4", Uint, 4, true},
+		{"<f2", "<f2", Float, 2, true},
+		{">f4", ">f4", Float, 4, true},
+		{"<f8", "<f8", Float, 8, true},
+		{"<f16", "<f16", Float, 16, true},
+		{"<c8", "<c8", Complex, 8, true},
+		{">c16", ">c16", Complex, 16, true},
+		{"<c32", "<c32", Complex, 32, true},
+		{"|S5", "|S5", Bytes, 5, false},
+		{"<S5", "|S5", Bytes, 5, false},
+		{"<U3", "<U3", Unicode, 12, false},
+		{">U1", ">U1", Unicode, 4, false},
+		{"|V16", "|V16", Void, 16, false},
+		{"<M8", "<M8", Datetime, 8, false},
+		{"<M8[ns]", "<M8[ns]", Datetime, 8, false},
+		{">m8[10s]", ">m8[10s]", Timedelta, 8, false},
+		{"<M8[us]", "<M8[us]", Datetime, 8, false},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			dt, err := ParseDType(c.in)
+			require.NoError(t, err)
+			assert.Equal(t, c.canon, dt.String())
+			assert.Equal(t, c.kind, dt.Kind)
+			assert.Equal(t, c.size, dt.ItemSize)
+			assert.Equal(t, c.standard, dt.IsStandard())
+			assert.NoError(t, dt.Validate())
+		})
+	}
+}
+
+func TestParseDTypeNative(t *testing.T) {
+	dt, err := ParseDType("=f8")
+	require.NoError(t, err)
+	assert.Equal(t, NativeOrder(), dt.Order)
+	assert.Equal(t, string(rune(NativeOrder()))+"f8", dt.String())
+}
+
+func TestParseDTypeInvalid(t *testing.T) {
+	for _, in := range []string{
+		"", "<", "<f", "f8", "<f3", "<q8", "<i0", "<b2", "|f8", "|U3", "|M8",
+		"<i", "<i-1", "<i+8", "<f8 ", " <f8", "<M8[", "<M8[ns", "<M8[xs]", "<M8[]",
+		"<M4", "<c4", "<S0", "<U99999999999", "<V4294967296", "<M8[010ns]",
+	} {
+		t.Run(in, func(t *testing.T) {
+			_, err := ParseDType(in)
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, ErrDType), "%v", err)
+			assert.Contains(t, err.Error(), "ndarray: invalid dtype: typestr "+quote(in))
+		})
+	}
+}
+
+func quote(s string) string { return `"` + s + `"` }
+
+func TestDTypeValidateRejectsNonCanonical(t *testing.T) {
+	for _, dt := range []DType{
+		{},
+		{Order: NotApplicable, Kind: Float, ItemSize: 8},
+		{Order: LittleEndian, Kind: Uint, ItemSize: 1}, // must be '|'
+		{Order: LittleEndian, Kind: Unicode, ItemSize: 6},
+		{Order: LittleEndian, Kind: Float, ItemSize: 8, Unit: "ns"},
+	} {
+		assert.ErrorIs(t, dt.Validate(), ErrDType, "%+v", dt)
+	}
+}

@@ -1,0 +1,35 @@
+package ndarray_test
+
+import (
+	"fmt"
+
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+func ExampleFromSlice() {
+	a, err := ndarray.FromSlice([]float64{0, 1, 2, 3, 4, 5}, 2, 3)
+	if err != nil {
+		panic(err)
+	}
+	v, _ := ndarray.At[float64](a, 1, 2)
+	fmt.Println(a.Shape, a.Len(), v)
+	// Output: [2 3] 6 5
+}
+
+func ExampleParseDType() {
+	dt, err := ndarray.ParseDType(">i2")
+	fmt.Println(dt.Kind == ndarray.Int, dt.ItemSize, dt.Order == ndarray.BigEndian, dt.IsStandard(), err)
+	_, err = ndarray.ParseDType("<f3")
+	fmt.Println(err)
+	// Output:
+	// true 2 true true <nil>
+	// ndarray: invalid dtype: typestr "<f3": kind 'f' has no 3-byte size (valid: [2 4 8 16])
+}
+
+func ExampleValues() {
+	// Big-endian bytes, as a sender might produce them.
+	a, _ := ndarray.New(ndarray.MustParseDType(">u2"), []int{2}, []byte{0x01, 0x00, 0x00, 0x02})
+	v, _ := ndarray.Values[uint16](a) // converted to the machine's order (a copy)
+	fmt.Println(v)
+	// Output: [256 2]
+}

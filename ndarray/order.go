@@ -1,0 +1,59 @@
+package ndarray
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+)
+
+// ToOrder returns the array with its elements in byte order o (LittleEndian
+// or BigEndian). When no byte has to move (the order is already o, or the
+// items have no order) it returns a itself; otherwise it returns a new Array
+// with swapped copies of the bytes.
+func (a *Array) ToOrder(o ByteOrder) (*Array, error) {
+	if o != LittleEndian && o != BigEndian {
+		return nil, newError(ErrDType, fmt.Sprintf("target byte order %q is not '<' or '>'", byte(o)))
+	}
+	dt := a.DType.WithOrder(o)
+	if dt == a.DType {
+		return a, nil
+	}
+	out := &Array{DType: dt, Shape: append([]int{}, a.Shape...), Data: make([]byte, len(a.Data))}
+	copy(out.Data, a.Data)
+	SwapBytes(out.Data, a.DType)
+	return out, nil
+}
+
+// ToNativeOrder is ToOrder(NativeOrder()).
+func (a *Array) ToNativeOrder() (*Array, error) { return a.ToOrder(nativeOrder) }
+
+// SwapBytes reverses, in place, the byte order of every scalar in data,
+// which holds elements of dtype dt: whole items for integers, floats and
+// times, each half of a complex number, each character of a U string. It
+// does nothing for dtypes without a byte order. A trailing partial scalar is
+// left alone.
+func SwapBytes(data []byte, dt DType) {
+	switch dt.swapUnit() {
+	case 2:
+		for i := 0; i+2 <= len(data); i += 2 {
+			data[i], data[i+1] = data[i+1], data[i]
+		}
+	case 4:
+		for i := 0; i+4 <= len(data); i += 4 {
+			v := binary.LittleEndian.Uint32(data[i:])
+			binary.LittleEndian.PutUint32(data[i:], bits.ReverseBytes32(v))
+		}
+	case 8:
+		for i := 0; i+8 <= len(data); i += 8 {
+			v := binary.LittleEndian.Uint64(data[i:])
+			binary.LittleEndian.PutUint64(data[i:], bits.ReverseBytes64(v))
+		}
+	case 16:
+		for i := 0; i+16 <= len(data); i += 16 {
+			lo := binary.LittleEndian.Uint64(data[i:])
+			hi := binary.LittleEndian.Uint64(data[i+8:])
+			binary.LittleEndian.PutUint64(data[i:], bits.ReverseBytes64(hi))
+			binary.LittleEndian.PutUint64(data[i+8:], bits.ReverseBytes64(lo))
+		}
+	}
+}

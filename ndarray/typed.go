@@ -1,0 +1,147 @@
+package ndarray
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Element is the set of Go types that typed access supports, each matching
+// one dtype: bool "b1", int8..int64 "i1".."i8", uint8..uint64 "u1".."u8",
+// float32 "f4", float64 "f8", complex64 "c8", complex128 "c16".
+type Element interface {
+	bool | int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 |
+		float32 | float64 | complex64 | complex128
+}
+
+// DTypeOf returns the dtype, in the machine's byte order, whose elements are
+// Go values of type T.
+func DTypeOf[T Element]() DType {
+	var zero T
+	var dt DType
+	switch any(zero).(type) {
+	case bool:
+		dt = DType{Kind: Bool, ItemSize: 1}
+	case int8, int16, int32, int64:
+		dt = DType{Kind: Int, ItemSize: int(unsafe.Sizeof(zero))}
+	case uint8, uint16, uint32, uint64:
+		dt = DType{Kind: Uint, ItemSize: int(unsafe.Sizeof(zero))}
+	case float32, float64:
+		dt = DType{Kind: Float, ItemSize: int(unsafe.Sizeof(zero))}
+	case complex64, complex128:
+		dt = DType{Kind: Complex, ItemSize: int(unsafe.Sizeof(zero))}
+	}
+	dt.Order = nativeOrder
+	return dt.canonicalOrder()
+}
+
+// FromSlice returns a new Array of T's dtype in the machine's byte order
+// holding a copy of values. With no shape the array is 1-d of len(values);
+// otherwise the shape's element count must equal len(values). Use Scalar for
+// a 0-d array.
+func FromSlice[T Element](values []T, shape ...int) (*Array, error) {
+	if len(shape) == 0 {
+		shape = []int{len(values)}
+	}
+	dt := DTypeOf[T]()
+	n, err := NumElements(shape)
+	if err != nil {
+		return nil, err
+	}
+	if n != len(values) {
+		return nil, newError(ErrDataLength, fmt.Sprintf("shape %s holds %d elements, got %d values", FormatShape(shape), n, len(values)))
+	}
+	data := make([]byte, n*dt.ItemSize)
+	if n > 0 {
+		copy(data, unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), len(data)))
+	}
+	if dt.Kind == Bool {
+		// A Go bool is stored as 0 or 1, which is what NumPy stores too;
+		// this loop only guards against bools forged through unsafe.
+		for i, b := range data {
+			if b != 0 {
+				data[i] = 1
+			}
+		}
+	}
+	return &Array{DType: dt, Shape: append([]int{}, shape...), Data: data}, nil
+}
+
+// Scalar returns a 0-d Array holding v.
+func Scalar[T Element](v T) *Array {
+	a, _ := FromSlice([]T{v}, []int{}...)
+	a.Shape = []int{}
+	return a
+}
+
+// Values returns the elements of a as a []T in row-major order, in the
+// machine's byte order. T must match the dtype's kind and item size
+// (ErrType otherwise); the byte order may be either.
+//
+// When the array is in the machine's byte order and Data is aligned for T,
+// the result aliases a.Data: no copy is made, and writes through either are
+// seen by both. Otherwise (another byte order, misaligned data, or T bool,
+// whose bytes other than 0 and 1 Go cannot hold) the result is a new slice.
+func Values[T Element](a *Array) ([]T, error) {
+	if err := checkType[T](a); err != nil {
+		return nil, err
+	}
+	n := len(a.Data) / a.DType.ItemSize
+	if n == 0 {
+		return []T{}, nil
+	}
+	var zero T
+	if _, isBool := any(zero).(bool); isBool {
+		out := make([]bool, n)
+		for i, b := range a.Data[:n] {
+			out[i] = b != 0
+		}
+		return any(out).([]T), nil
+	}
+	aligned := uintptr(unsafe.Pointer(&a.Data[0]))%unsafe.Alignof(zero) == 0
+	if aligned && a.DType.WithOrder(nativeOrder) == a.DType {
+		return unsafe.Slice((*T)(unsafe.Pointer(&a.Data[0])), n), nil
+	}
+	out := make([]T, n)
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), len(a.Data))
+	copy(raw, a.Data)
+	if a.DType.WithOrder(nativeOrder) != a.DType {
+		SwapBytes(raw, a.DType)
+	}
+	return out, nil
+}
+
+// At returns the element at the given row-major index as a T, in the
+// machine's byte order.
+func At[T Element](a *Array, index ...int) (T, error) {
+	var v T
+	if err := checkType[T](a); err != nil {
+		return v, err
+	}
+	item, err := a.Item(index...)
+	if err != nil {
+		return v, err
+	}
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(&v)), len(item))
+	copy(raw, item)
+	if _, isBool := any(v).(bool); isBool {
+		raw[0] = b2u(raw[0] != 0)
+	} else if a.DType.WithOrder(nativeOrder) != a.DType {
+		SwapBytes(raw, a.DType)
+	}
+	return v, nil
+}
+
+func b2u(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func checkType[T Element](a *Array) error {
+	want := DTypeOf[T]()
+	if a.DType.Kind != want.Kind || a.DType.ItemSize != want.ItemSize {
+		return newError(ErrType, fmt.Sprintf("array of %s read as %T (%s)", a.DType, *new(T), want))
+	}
+	return nil
+}
