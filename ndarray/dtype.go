@@ -215,15 +215,38 @@ func (dt DType) orderFree() bool {
 
 // String returns the typestr, e.g. "<f8"; it is the inverse of ParseDType.
 func (dt DType) String() string {
+	var buf [24]byte
+	b, _ := dt.AppendText(buf[:0])
+	return string(b)
+}
+
+// AppendText appends the typestr to b (encoding.TextAppender). It never
+// fails; encoders use it to write the typestr without allocating.
+func (dt DType) AppendText(b []byte) ([]byte, error) {
 	size := dt.ItemSize
 	if dt.Kind == Unicode {
 		size /= 4
 	}
-	s := string([]byte{byte(dt.Order), byte(dt.Kind)}) + strconv.Itoa(size)
+	b = append(b, byte(dt.Order), byte(dt.Kind))
+	b = strconv.AppendInt(b, int64(size), 10)
 	if dt.Unit != "" {
-		s += "[" + dt.Unit + "]"
+		b = append(append(append(b, '['), dt.Unit...), ']')
 	}
-	return s
+	return b, nil
+}
+
+// MarshalText returns the typestr (encoding.TextMarshaler).
+func (dt DType) MarshalText() ([]byte, error) { return dt.AppendText(nil) }
+
+// UnmarshalText parses a typestr into dt (encoding.TextUnmarshaler), so a
+// DType can be a field of JSON or other text formats.
+func (dt *DType) UnmarshalText(text []byte) error {
+	parsed, err := ParseDType(string(text))
+	if err != nil {
+		return err
+	}
+	*dt = parsed
+	return nil
 }
 
 // IsStandard reports whether the dtype is one of YEP-110's standard kinds

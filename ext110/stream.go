@@ -1,0 +1,163 @@
+package ext110
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// Encoder writes ext 110 objects back to back to an io.Writer, as a
+// msgpack stream carries them.
+type Encoder struct {
+	// Options apply to every Encode.
+	Options Options
+	w       io.Writer
+	buf     []byte // the framing around the data, reused
+}
+
+// NewEncoder returns an Encoder that writes to w.
+func NewEncoder(w io.Writer) *Encoder { return &Encoder{w: w} }
+
+// Encode writes the ext 110 encoding of a. The array's data is handed to the
+// writer as it is, without a copy.
+func (e *Encoder) Encode(a *ndarray.Array) error {
+	l, err := e.Options.layoutOf(a)
+	if err != nil {
+		return err
+	}
+	return e.write(l, func() error { _, err := e.w.Write(a.Data); return err })
+}
+
+// EncodeFrom writes an ext 110 object for an array of dtype dt and the
+// given shape whose row-major data is read from r: exactly the shape's byte
+// count is copied with io.Copy, so that between files the kernel can move
+// the bytes. It fails if r ends early.
+func (e *Encoder) EncodeFrom(dt ndarray.DType, shape []int, r io.Reader) error {
+	if err := dt.Validate(); err != nil {
+		return &Error{Err: ErrMalformed, Offset: -1, Detail: "cannot encode", Cause: err}
+	}
+	n, err := ndarray.ByteSize(dt, shape)
+	if err != nil {
+		return &Error{Err: ErrMalformed, Offset: -1, Detail: "cannot encode", Cause: err}
+	}
+	l, err := e.Options.layoutFor(dt, shape, n)
+	if err != nil {
+		return err
+	}
+	return e.write(l, func() error {
+		copied, err := io.Copy(e.w, io.LimitReader(r, int64(n)))
+		if err == nil && copied < int64(n) {
+			err = fmt.Errorf("ext110: data source ended after %d of %d bytes: %w", copied, n, io.ErrUnexpectedEOF)
+		}
+		return err
+	})
+}
+
+func (e *Encoder) write(l layout, writeData func() error) error {
+	e.buf = l.appendPrefix(e.buf[:0])
+	if _, err := e.w.Write(e.buf); err != nil {
+		return err
+	}
+	if err := writeData(); err != nil {
+		return err
+	}
+	e.buf = l.appendSuffix(e.buf[:0])
+	_, err := e.w.Write(e.buf)
+	return err
+}
+
+// Decoder reads ext 110 objects back to back from an io.Reader.
+//
+// It reads through its own buffer, so it may consume bytes of r beyond the
+// last object it returns.
+type Decoder struct {
+	// MaxPayload bounds the payload of one object; a larger one fails with
+	// ErrTooLarge before it is read. The default is the ext32 limit.
+	MaxPayload int64
+	r          *bufio.Reader
+	off        int64 // bytes consumed, for error offsets
+}
+
+// NewDecoder returns a Decoder that reads from r.
+func NewDecoder(r io.Reader) *Decoder {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReader(r)
+	}
+	return &Decoder{MaxPayload: MaxPayload, r: br}
+}
+
+// Decode reads the next ext 110 object. At the end of the stream it returns
+// io.EOF; a stream that ends inside an object gives ErrTruncated. The
+// returned Array owns its data.
+func (d *Decoder) Decode() (*ndarray.Array, error) {
+	start := d.off
+	c, err := d.r.ReadByte()
+	if err != nil {
+		return nil, err // io.EOF between objects is the clean end
+	}
+	size := extHeaderSize(c)
+	if size == 0 {
+		return nil, errAt(ErrNotExt110, int(start), "msgpack type byte 0x%02x is not an ext header", c)
+	}
+	var buf [6]byte
+	h := buf[:size]
+	h[0] = c
+	got, err := io.ReadFull(d.r, h[1:])
+	d.off += int64(1 + got)
+	if err != nil {
+		return nil, d.readError(err, d.off, "ext header")
+	}
+	if err := checkExtType(h, int(start)); err != nil {
+		return nil, err
+	}
+	n := extPayloadLen(h)
+	if n > uint64(d.MaxPayload) {
+		return nil, errAt(ErrTooLarge, int(start), "payload of %d bytes exceeds the limit of %d", n, d.MaxPayload)
+	}
+	payload, err := readGrowing(d.r, int(n))
+	d.off += int64(len(payload))
+	if err != nil {
+		return nil, d.readError(err, d.off, "ext payload")
+	}
+	return decodePayload(payload, int(start)+size, true)
+}
+
+func (d *Decoder) readError(err error, at int64, what string) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return &Error{Err: ErrTruncated, Offset: at, Detail: "stream ended inside the " + what}
+	}
+	return err
+}
+
+// firstChunk is how much readGrowing trusts a claimed length before any of
+// it has arrived.
+const firstChunk = 64 << 10
+
+// readGrowing reads exactly n bytes from r. It does not allocate n up front:
+// the buffer starts at firstChunk and doubles only as data arrives, so a
+// stream that claims gigabytes and ends early costs at most twice what it
+// sent.
+func readGrowing(r io.Reader, n int) ([]byte, error) {
+	if n <= firstChunk {
+		buf := make([]byte, n)
+		got, err := io.ReadFull(r, buf)
+		return buf[:got], err
+	}
+	buf := make([]byte, 0, firstChunk)
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(cap(buf), n-len(buf)))
+		}
+		// Grow may round the capacity past n: never read beyond the object.
+		got, err := io.ReadFull(r, buf[len(buf):min(cap(buf), n)])
+		buf = buf[:len(buf)+got]
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}

@@ -1,0 +1,59 @@
+// Package pypeer runs the reference peers, NumPy and msgpack-python under
+// Debian's /usr/bin/python3, for the interop tests of the module.
+//
+// A test that needs them calls Run. Where they are missing the test is
+// skipped, unless the CI environment variable is set: there a missing peer
+// is a failure, so that CI can never pass by testing nothing.
+package pypeer
+
+import (
+	"bytes"
+	_ "embed"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+)
+
+// Python is the interpreter the peers are installed for (Debian's
+// python3-numpy and python3-msgpack).
+const Python = "/usr/bin/python3"
+
+// Reference is the YEP-110 reference code (pack_ndarray, ext_hook), which
+// Run puts before every script.
+//
+//go:embed yep110.py
+var Reference string
+
+var probe = sync.OnceValue(func() error {
+	return exec.Command(Python, "-c", "import numpy, msgpack").Run()
+})
+
+// Require skips t, or fails it when CI is set, if the peers are missing.
+func Require(t testing.TB) {
+	t.Helper()
+	if err := probe(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the Python peers are required in CI: %s -c 'import numpy, msgpack': %v "+
+				"(apt-get install -y python3-numpy python3-msgpack)", Python, err)
+		}
+		t.Skipf("Python peers not available (%v); install python3-numpy and python3-msgpack", err)
+	}
+}
+
+// Run runs script (after the reference code) with stdin as its standard
+// input and args as sys.argv[1:], and returns its standard output. A
+// non-zero exit fails the test with the script's standard error.
+func Run(t testing.TB, script string, stdin []byte, args ...string) []byte {
+	t.Helper()
+	Require(t)
+	cmd := exec.Command(Python, append([]string{"-c", Reference + "\n" + script}, args...)...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python peer failed: %v\n%s", err, stderr.String())
+	}
+	return out
+}
