@@ -287,3 +287,26 @@ func TestBigEndianRoundTrip(t *testing.T) {
 	assert.Equal(t, ">f8", got.DType.String())
 	assert.True(t, be.Equal(got))
 }
+
+func TestDecodeHeader(t *testing.T) {
+	in := append(append([]byte{}, arange6...), 0xc0, 0xc0) // trailing bytes are allowed
+	h, err := DecodeHeader(in)
+	require.NoError(t, err)
+	assert.Equal(t, "<f8", h.DType.String())
+	assert.Equal(t, []int{2, 3}, h.Shape)
+	assert.Equal(t, 11, h.DataOffset)
+	assert.Equal(t, 48, h.DataLen)
+	assert.Equal(t, 89, h.Len)
+	a, _ := Unmarshal(arange6)
+	assert.Equal(t, a.Data, in[h.DataOffset:h.DataOffset+h.DataLen])
+
+	// Keys in another order: the data offset follows them.
+	data := []byte{1, 0, 2, 0, 3, 0}
+	in = ext8(mpMap(mpStr("shape"), []byte{0x91, 3}, mpStr("typestr"), mpStr("<u2"), mpStr("data"), mpBin(data)))
+	h, err = DecodeHeader(in)
+	require.NoError(t, err)
+	assert.Equal(t, data, in[h.DataOffset:h.DataOffset+h.DataLen])
+
+	_, err = DecodeHeader(arange6[:50])
+	assert.ErrorIs(t, err, ErrTruncated)
+}

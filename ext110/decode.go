@@ -30,6 +30,35 @@ func unmarshal(b []byte, alias bool) (*ndarray.Array, error) {
 	return decodePayload(b[start:], start, alias)
 }
 
+// Header describes an encoded ext 110 object without its data, like
+// image.DecodeConfig: the dtype, the shape and where the data bytes lie.
+type Header struct {
+	DType      ndarray.DType
+	Shape      []int
+	DataOffset int // offset of the first data byte in the input
+	DataLen    int // number of data bytes, shape times item size
+	Len        int // length of the whole object
+}
+
+// DecodeHeader checks one ext 110 object at the start of b exactly as
+// Unmarshal does, without copying its data, and returns where the data
+// lies. Bytes after the object are allowed. Run over a memory-mapped file, it
+// touches only the pages that hold the framing, so that the data can then be
+// moved by other means (a kernel copy between files).
+func DecodeHeader(b []byte) (Header, error) {
+	p := parser{b: b}
+	start, n, err := p.extHeader()
+	if err != nil {
+		return Header{}, err
+	}
+	q := parser{b: b[start : start+n], base: start}
+	a, err := q.arrayMap()
+	if err != nil {
+		return Header{}, err
+	}
+	return Header{DType: a.DType, Shape: a.Shape, DataOffset: start + q.dataOff, DataLen: len(a.Data), Len: start + n}, nil
+}
+
 // decodePayload decodes an ext 110 payload (the map) that fills b; base is
 // its offset in the caller's input, for error messages.
 func decodePayload(b []byte, base int, alias bool) (*ndarray.Array, error) {
@@ -47,9 +76,10 @@ func decodePayload(b []byte, base int, alias bool) (*ndarray.Array, error) {
 // parser reads msgpack from a byte slice. Every read checks the bytes that
 // remain, so no length from the input is used before it is known to fit.
 type parser struct {
-	b    []byte
-	off  int
-	base int // offset of b in the whole input, for error messages
+	b       []byte
+	off     int
+	base    int // offset of b in the whole input, for error messages
+	dataOff int // where arrayMap found the data bytes, relative to b
 }
 
 func (p *parser) pos() int { return p.base + p.off }
@@ -234,6 +264,7 @@ func (p *parser) arrayMap() (*ndarray.Array, error) {
 		switch bit {
 		case keyData:
 			a.Data, err = p.stringOrBin("data")
+			p.dataOff = p.off - len(a.Data)
 		case keyTypestr:
 			var s []byte
 			if s, err = p.stringOrBin("typestr"); err == nil {

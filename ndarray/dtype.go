@@ -259,21 +259,39 @@ func (dt DType) IsStandard() bool {
 	return false
 }
 
-// Validate reports whether dt is a dtype ParseDType could have returned.
-// It lets codecs check a DType built by hand.
+// Validate reports whether dt is a dtype ParseDType could have returned, in
+// canonical form. It lets codecs check a DType built by hand, and costs no
+// allocation on success.
 func (dt DType) Validate() error {
-	if dt.Kind == 0 && dt.ItemSize == 0 {
-		return newError(ErrDType, "zero DType")
+	bad := func(why string) error {
+		return newError(ErrDType, fmt.Sprintf("%+v: %s", dt, why))
 	}
-	if dt.ItemSize <= 0 || dt.ItemSize >= maxItemSize || (dt.Kind == Unicode && dt.ItemSize%4 != 0) {
-		return newError(ErrDType, fmt.Sprintf("item size %d of kind %q", dt.ItemSize, byte(dt.Kind)))
+	switch dt.Kind {
+	case Bytes, Void:
+		if dt.ItemSize <= 0 || dt.ItemSize >= maxItemSize/4 {
+			return bad("item size out of range")
+		}
+	case Unicode:
+		if dt.ItemSize <= 0 || dt.ItemSize%4 != 0 || dt.ItemSize >= maxItemSize {
+			return bad("a U item size must be a positive multiple of 4")
+		}
+	default:
+		sizes, ok := validSizes[dt.Kind]
+		if !ok {
+			return bad("unknown kind")
+		}
+		if !containsInt(sizes, dt.ItemSize) {
+			return bad(fmt.Sprintf("no such item size (valid: %v)", sizes))
+		}
 	}
-	back, err := ParseDType(dt.String())
-	if err != nil {
-		return err
+	if dt.Unit != "" && ((dt.Kind != Datetime && dt.Kind != Timedelta) || !validUnit(dt.Unit)) {
+		return bad("a unit is only valid, and must be a known one, for M and m")
 	}
-	if back != dt {
-		return newError(ErrDType, fmt.Sprintf("%+v is not in canonical form (%q parses as %+v)", dt, dt.String(), back))
+	switch {
+	case dt.orderFree() && dt.Order != NotApplicable:
+		return bad("the byte order of these items is irrelevant and must be '|'")
+	case !dt.orderFree() && dt.Order != LittleEndian && dt.Order != BigEndian:
+		return bad("byte order must be '<' or '>'")
 	}
 	return nil
 }

@@ -1,0 +1,80 @@
+package ext110
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// fuzzSeeds are valid objects of several shapes and forms plus the
+// hand-made malformed ones of the decode tests.
+func fuzzSeeds(f *testing.F) {
+	f.Add(arange6)
+	for _, ts := range []string{"|b1", "<i2", ">f8", "<c16", "|S3", "<U2", "<M8[ns]"} {
+		dt := ndarray.MustParseDType(ts)
+		for _, shape := range [][]int{{}, {0}, {3}, {2, 2}} {
+			n, _ := ndarray.ByteSize(dt, shape)
+			a, _ := ndarray.New(dt, shape, bytes.Repeat([]byte{1}, n))
+			b, _ := Options{AllowNonstandard: true}.Marshal(a)
+			f.Add(b)
+		}
+	}
+	data := []byte{1, 0, 2, 0, 3, 0}
+	f.Add(ext32(mpMap(mpStr("data"), mpStr(string(data)), mpStr("strides"), []byte{0xc0},
+		mpStr("typestr"), mpStr("<u2"), mpStr("shape"), []byte{0x91, 0xd3, 0, 0, 0, 0, 0, 0, 0, 3})))
+	f.Add(ext8(mpMap(mpStr("descr"), []byte{0x91, 0x92, 0xa0, 0xa3, '<', 'u', '2'}, mpStr("x"), []byte{0xdf, 0, 0, 0, 1, 0xc0, 0xc0})))
+	f.Add([]byte{0xc9, 0xff, 0xff, 0xff, 0xff, 110, 0x84})
+}
+
+func FuzzUnmarshal(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		a, err := Unmarshal(in)
+		z, zerr := UnmarshalNoCopy(in)
+		if (err == nil) != (zerr == nil) {
+			t.Fatalf("Unmarshal: %v, UnmarshalNoCopy: %v", err, zerr)
+		}
+		if err != nil {
+			return
+		}
+		if !a.Equal(z) {
+			t.Fatal("copying and aliasing decodes differ")
+		}
+		if verr := a.Validate(); verr != nil {
+			t.Fatalf("decoded an invalid array: %v", verr)
+		}
+		out, err := Options{AllowNonstandard: true}.Marshal(a)
+		if err != nil {
+			t.Fatalf("cannot re-encode a decoded array: %v", err)
+		}
+		back, err := Unmarshal(out)
+		if err != nil || !back.Equal(a) {
+			t.Fatalf("re-encoded array does not decode to itself: %v", err)
+		}
+	})
+}
+
+func FuzzDecoder(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		dec := NewDecoder(bytes.NewReader(in))
+		for i := 0; ; i++ {
+			a, err := dec.Decode()
+			if errors.Is(err, io.EOF) || err != nil {
+				return
+			}
+			if verr := a.Validate(); verr != nil {
+				t.Fatalf("decoded an invalid array: %v", verr)
+			}
+			if i == 0 {
+				// A single object decodes the same both ways.
+				if one, err := Unmarshal(in); err == nil && !one.Equal(a) {
+					t.Fatal("stream and Unmarshal disagree")
+				}
+			}
+		}
+	})
+}
