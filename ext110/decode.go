@@ -296,7 +296,7 @@ func (p *parser) arrayMap() (*ndarray.Array, error) {
 		}
 	}
 	if err := a.Validate(); err != nil {
-		return nil, &Error{Err: ErrMalformed, Offset: int64(at), Cause: err}
+		return nil, newError(ErrMalformed, int64(at), "", err)
 	}
 	return &a, nil
 }
@@ -330,7 +330,7 @@ func parseTypestr(s []byte, at int) (ndarray.DType, error) {
 	}
 	dt, err := ndarray.ParseDType(string(s))
 	if err != nil {
-		return dt, &Error{Err: ErrMalformed, Offset: int64(at), Cause: err}
+		return dt, newError(ErrMalformed, int64(at), "", err)
 	}
 	return dt, nil
 }
@@ -387,8 +387,7 @@ func (p *parser) shape() ([]int, error) {
 			return nil, err
 		}
 		if v < 0 {
-			return nil, &Error{Err: ErrMalformed, Offset: int64(dimAt),
-				Cause: &ndarray.Error{Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d is negative (%d)", i, v)}}
+			return nil, newError(ErrMalformed, int64(dimAt), "", &ndarray.Error{Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d is negative (%d)", i, v)})
 		}
 		shape[i] = int(v)
 	}
@@ -413,8 +412,7 @@ func (p *parser) integer(what string) (int, error) {
 			return 0, err
 		}
 		if v > math.MaxInt {
-			return 0, &Error{Err: ErrMalformed, Offset: int64(at),
-				Cause: &ndarray.Error{Err: ndarray.ErrShape, Detail: fmt.Sprintf("%s %d overflows int", what, v)}}
+			return 0, newError(ErrMalformed, int64(at), "", &ndarray.Error{Err: ndarray.ErrShape, Detail: fmt.Sprintf("%s %d overflows int", what, v)})
 		}
 		return int(v), nil
 	case c >= 0xd0 && c <= 0xd3:

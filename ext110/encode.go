@@ -69,7 +69,7 @@ type layout struct {
 // layoutOf validates a against the options and sizes its encoding.
 func (o Options) layoutOf(a *ndarray.Array) (layout, error) {
 	if err := a.Validate(); err != nil {
-		return layout{}, &Error{Err: ErrMalformed, Offset: -1, Detail: "cannot encode", Cause: err}
+		return layout{}, newError(ErrMalformed, -1, "cannot encode", err)
 	}
 	return o.layoutFor(a.DType, a.Shape, len(a.Data))
 }
@@ -78,8 +78,7 @@ func (o Options) layoutOf(a *ndarray.Array) (layout, error) {
 // with dataLen data bytes, which the caller has checked.
 func (o Options) layoutFor(dt ndarray.DType, shape []int, dataLen int) (layout, error) {
 	if !dt.IsStandard() && !o.AllowNonstandard {
-		return layout{}, &Error{Err: ErrNonstandard, Offset: -1,
-			Detail: fmt.Sprintf("%s is outside YEP-110's standard kinds (b, i, u, f, c); set Options.AllowNonstandard to send it", dt)}
+		return layout{}, newError(ErrNonstandard, -1, fmt.Sprintf("%s is outside YEP-110's standard kinds (b, i, u, f, c); set Options.AllowNonstandard to send it", dt), nil)
 	}
 	l := layout{shape: shape, dataLen: dataLen}
 	ts, _ := dt.AppendText(l.ts[:0])
@@ -93,8 +92,7 @@ func (o Options) layoutFor(dt ndarray.DType, shape []int, dataLen int) (layout, 
 		n += uintLen(uint64(d))
 	}
 	if uint64(n) > MaxPayload {
-		return layout{}, &Error{Err: ErrTooLarge, Offset: -1,
-			Detail: fmt.Sprintf("payload of %d bytes exceeds the ext32 limit of %d", n, uint64(MaxPayload))}
+		return layout{}, newError(ErrTooLarge, -1, fmt.Sprintf("payload of %d bytes exceeds the ext32 limit of %d", n, uint64(MaxPayload)), nil)
 	}
 	l.payload = n
 	l.total = extHeaderLen(n) + n

@@ -3,6 +3,8 @@ package ext110
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ndpack/ndpack/internal/codecerr"
 )
 
 // Sentinel errors; every error of the package wraps one, for errors.Is.
@@ -27,37 +29,15 @@ var (
 )
 
 // Error is a decoding or encoding failure: its class (one of the sentinel
-// errors), the byte offset in the input where it was found (-1 when none
-// applies), what was wrong, and the underlying cause if any.
-type Error struct {
-	Err    error
-	Offset int64
-	Detail string
-	Cause  error
-}
-
-func (e *Error) Error() string {
-	s := "ext110: " + e.Err.Error()
-	if e.Offset >= 0 {
-		s += fmt.Sprintf(" at byte %d", e.Offset)
-	}
-	if e.Detail != "" {
-		s += ": " + e.Detail
-	}
-	if e.Cause != nil {
-		s += ": " + e.Cause.Error()
-	}
-	return s
-}
-
-// Unwrap returns the class and the cause, so errors.Is matches either.
-func (e *Error) Unwrap() []error {
-	if e.Cause == nil {
-		return []error{e.Err}
-	}
-	return []error{e.Err, e.Cause}
-}
+// errors above), the byte offset in the input where it was found (-1 when
+// none applies), what was wrong, and the underlying cause if any. Its
+// message starts with "ext110: ".
+type Error = codecerr.Error
 
 func errAt(class error, off int, format string, args ...any) error {
-	return &Error{Err: class, Offset: int64(off), Detail: fmt.Sprintf(format, args...)}
+	return newError(class, int64(off), fmt.Sprintf(format, args...), nil)
+}
+
+func newError(class error, off int64, detail string, cause error) error {
+	return &Error{Pkg: "ext110", Err: class, Offset: off, Detail: detail, Cause: cause}
 }

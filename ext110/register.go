@@ -3,6 +3,7 @@ package ext110
 import (
 	"reflect"
 
+	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -33,9 +34,9 @@ func encodeExtPayload(_ *msgpack.Encoder, v reflect.Value) ([]byte, error) {
 // growing its buffer as bytes arrive, and decodes them into v, a
 // *ndarray.Array. The decoded Array aliases that buffer, which it owns.
 func decodeExtPayload(d *msgpack.Decoder, v reflect.Value, extLen int) error {
-	payload, err := readGrowing(readFullFunc(d.ReadFull), extLen)
+	payload, err := boundedio.ReadFull(readFullFunc(d.ReadFull), extLen)
 	if err != nil {
-		return &Error{Err: ErrTruncated, Offset: -1, Detail: "msgpack input ended inside an ext 110 payload", Cause: err}
+		return newError(ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", err)
 	}
 	a, err := decodePayload(payload, 0, true)
 	if err != nil {

@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"slices"
 
+	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -37,11 +37,11 @@ func (e *Encoder) Encode(a *ndarray.Array) error {
 // the bytes. It fails if r ends early.
 func (e *Encoder) EncodeFrom(dt ndarray.DType, shape []int, r io.Reader) error {
 	if err := dt.Validate(); err != nil {
-		return &Error{Err: ErrMalformed, Offset: -1, Detail: "cannot encode", Cause: err}
+		return newError(ErrMalformed, -1, "cannot encode", err)
 	}
 	n, err := ndarray.ByteSize(dt, shape)
 	if err != nil {
-		return &Error{Err: ErrMalformed, Offset: -1, Detail: "cannot encode", Cause: err}
+		return newError(ErrMalformed, -1, "cannot encode", err)
 	}
 	l, err := e.Options.layoutFor(dt, shape, n)
 	if err != nil {
@@ -118,7 +118,7 @@ func (d *Decoder) Decode() (*ndarray.Array, error) {
 	if n > uint64(d.MaxPayload) {
 		return nil, errAt(ErrTooLarge, int(start), "payload of %d bytes exceeds the limit of %d", n, d.MaxPayload)
 	}
-	payload, err := readGrowing(d.r, int(n))
+	payload, err := boundedio.ReadFull(d.r, int(n))
 	d.off += int64(len(payload))
 	if err != nil {
 		return nil, d.readError(err, d.off, "ext payload")
@@ -128,36 +128,7 @@ func (d *Decoder) Decode() (*ndarray.Array, error) {
 
 func (d *Decoder) readError(err error, at int64, what string) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return &Error{Err: ErrTruncated, Offset: at, Detail: "stream ended inside the " + what}
+		return newError(ErrTruncated, at, "stream ended inside the "+what, nil)
 	}
 	return err
-}
-
-// firstChunk is how much readGrowing trusts a claimed length before any of
-// it has arrived.
-const firstChunk = 64 << 10
-
-// readGrowing reads exactly n bytes from r. It does not allocate n up front:
-// the buffer starts at firstChunk and doubles only as data arrives, so a
-// stream that claims gigabytes and ends early costs at most twice what it
-// sent.
-func readGrowing(r io.Reader, n int) ([]byte, error) {
-	if n <= firstChunk {
-		buf := make([]byte, n)
-		got, err := io.ReadFull(r, buf)
-		return buf[:got], err
-	}
-	buf := make([]byte, 0, firstChunk)
-	for len(buf) < n {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, min(cap(buf), n-len(buf)))
-		}
-		// Grow may round the capacity past n: never read beyond the object.
-		got, err := io.ReadFull(r, buf[len(buf):min(cap(buf), n)])
-		buf = buf[:len(buf)+got]
-		if err != nil {
-			return buf, err
-		}
-	}
-	return buf, nil
 }
