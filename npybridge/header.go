@@ -1,0 +1,253 @@
+package npybridge
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// Magic is the string every NPY file starts with.
+const Magic = "\x93NUMPY"
+
+// DefaultMaxHeaderSize is numpy's own limit on the header text (10000
+// bytes), beyond which it refuses to parse a header as unsafe.
+const DefaultMaxHeaderSize = 10000
+
+// Header is what an NPY file says about its array, read without touching
+// the data (like image.DecodeConfig).
+type Header struct {
+	DType        ndarray.DType
+	Shape        []int
+	FortranOrder bool  // the data is column-major on disk
+	Major, Minor int   // format version: 1.0, 2.0 or 3.0
+	DataOffset   int64 // where the data starts: magic, version, length and header text
+}
+
+// DataLen returns the number of data bytes the header announces. It was
+// checked not to overflow when the header was read.
+func (h *Header) DataLen() int64 {
+	n, _ := ndarray.ByteSize(h.DType, h.Shape)
+	return int64(n)
+}
+
+// ReadOptions controls reading. The zero value is the default.
+type ReadOptions struct {
+	// MaxHeaderSize bounds the header text in bytes; 0 means
+	// DefaultMaxHeaderSize. numpy refuses longer headers unless told to
+	// trust the file; raise it for files with very many dimensions.
+	MaxHeaderSize int
+}
+
+func (o ReadOptions) maxHeader() int {
+	if o.MaxHeaderSize > 0 {
+		return o.MaxHeaderSize
+	}
+	return DefaultMaxHeaderSize
+}
+
+// ReadHeader reads the header of an NPY file with the default options. It
+// reads exactly the header's bytes, so r is left at the first data byte.
+func ReadHeader(r io.Reader) (*Header, error) { return ReadOptions{}.ReadHeader(r) }
+
+// ReadHeader reads the header of an NPY file, leaving r at the first data
+// byte.
+func (o ReadOptions) ReadHeader(r io.Reader) (*Header, error) {
+	var pre [12]byte
+	if _, err := io.ReadFull(r, pre[:10]); err != nil {
+		return nil, truncated(err, 0, "the magic string, version and header length")
+	}
+	if string(pre[:6]) != Magic {
+		return nil, errAt(ErrNotNPY, 0, "the file starts with %q, not the magic \\x93NUMPY", pre[:6])
+	}
+	h := &Header{Major: int(pre[6]), Minor: int(pre[7])}
+	var hlen int64
+	switch {
+	case h.Major == 1 && h.Minor == 0:
+		hlen = int64(binary.LittleEndian.Uint16(pre[8:]))
+		h.DataOffset = 10
+	case (h.Major == 2 || h.Major == 3) && h.Minor == 0:
+		if _, err := io.ReadFull(r, pre[10:12]); err != nil {
+			return nil, truncated(err, 10, "the header length")
+		}
+		hlen = int64(binary.LittleEndian.Uint32(pre[8:]))
+		h.DataOffset = 12
+	default:
+		return nil, errAt(ErrVersion, 6, "version %d.%d; only 1.0, 2.0 and 3.0 exist", h.Major, h.Minor)
+	}
+	if hlen > int64(o.maxHeader()) {
+		return nil, errAt(ErrHeaderTooLarge, 8,
+			"header of %d bytes exceeds the limit of %d (ReadOptions.MaxHeaderSize)", hlen, o.maxHeader())
+	}
+	text := make([]byte, hlen) // bounded by the limit just checked
+	if _, err := io.ReadFull(r, text); err != nil {
+		return nil, truncated(err, h.DataOffset, fmt.Sprintf("the %d-byte header", hlen))
+	}
+	if err := h.parse(text); err != nil {
+		return nil, err
+	}
+	h.DataOffset += hlen
+	return h, nil
+}
+
+func truncated(err error, at int64, what string) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errAt(ErrTruncated, at, "the file ends inside %s", what)
+	}
+	return err
+}
+
+// parse interprets the header text; h.DataOffset is the text's offset.
+func (h *Header) parse(text []byte) error {
+	base := h.DataOffset
+	if h.Major == 3 {
+		if !utf8.Valid(text) {
+			return errAt(ErrHeader, base, "a version 3.0 header must be UTF-8")
+		}
+	}
+	// Versions 1.0 and 2.0 are latin-1, of which a dict of ASCII keys
+	// and values needs nothing beyond ASCII: bytes above 0x7f can only
+	// appear inside strings, where they make an unknown descr anyway.
+	v, serr := parsePyLiteral(text, h.Major < 3)
+	if serr != nil {
+		return errAt(ErrHeader, base+int64(serr.at), "%s in header %s", serr.msg, quoteHeader(text))
+	}
+	bad := func(at int, format string, args ...any) error {
+		return errAt(ErrHeader, base+int64(at), format, args...)
+	}
+	if v.kind != pyDict {
+		return bad(v.at, "the header is %s, not a dict: %s", v.kind, quoteHeader(text))
+	}
+	var descr, fortran, shape *pyValue
+	for i := 0; i < len(v.items); i += 2 {
+		k, val := v.items[i], &v.items[i+1]
+		if k.kind != pyStr {
+			return bad(k.at, "a header key is %s, not a str", k.kind)
+		}
+		var slot **pyValue
+		switch k.s {
+		case "descr":
+			slot = &descr
+		case "fortran_order":
+			slot = &fortran
+		case "shape":
+			slot = &shape
+		default:
+			return bad(k.at, "unexpected key %q: the header must have exactly descr, fortran_order and shape", k.s)
+		}
+		if *slot != nil {
+			return bad(k.at, "duplicate key %q", k.s)
+		}
+		*slot = val
+	}
+	for name, val := range map[string]*pyValue{"descr": descr, "fortran_order": fortran, "shape": shape} {
+		if val == nil {
+			return bad(v.at, "missing key %q: the header must have exactly descr, fortran_order and shape", name)
+		}
+	}
+
+	if fortran.kind != pyBool {
+		return bad(fortran.at, "fortran_order is %s, not True or False", fortran.kind)
+	}
+	h.FortranOrder = fortran.b
+
+	if shape.kind != pyTuple {
+		return bad(shape.at, "shape is %s, not a tuple", shape.kind)
+	}
+	h.Shape = make([]int, len(shape.items))
+	for i, d := range shape.items {
+		switch {
+		case d.kind != pyInt:
+			return bad(d.at, "dimension %d of shape is %s, not an int", i, d.kind)
+		case d.negative && d.i != 0:
+			return wrapAt(ErrHeader, base+int64(d.at), &ndarray.Error{Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d of shape is negative", i)})
+		case d.big || d.i > int64(maxInt):
+			return wrapAt(ErrHeader, base+int64(d.at), &ndarray.Error{Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d of shape overflows int", i)})
+		}
+		h.Shape[i] = int(d.i)
+	}
+
+	switch descr.kind {
+	case pyStr:
+	case pyList:
+		return errAt(ErrUnsupported, base+int64(descr.at), "structured dtypes are not supported (descr is a list of fields)")
+	default:
+		return bad(descr.at, "descr is %s, not a str", descr.kind)
+	}
+	if len(descr.s) >= 2 && descr.s[1] == 'O' {
+		return errAt(ErrUnsupported, base+int64(descr.at), "descr %q holds Python objects (pickle), which are never read", descr.s)
+	}
+	dt, err := ndarray.ParseDType(descr.s)
+	if err != nil {
+		return wrapAt(ErrHeader, base+int64(descr.at), err)
+	}
+	h.DType = dt
+	if _, err := ndarray.ByteSize(dt, h.Shape); err != nil {
+		return wrapAt(ErrHeader, base+int64(shape.at), err)
+	}
+	return nil
+}
+
+const maxInt = int(^uint(0) >> 1)
+
+// quoteHeader quotes header text for an error message, cut to a readable
+// length.
+func quoteHeader(text []byte) string {
+	const max = 120
+	t := bytes.TrimRight(text, " \n")
+	if len(t) > max {
+		return strconv.Quote(string(t[:max])) + "..."
+	}
+	return strconv.Quote(string(t))
+}
+
+// growthAxisDigits is numpy's GROWTH_AXIS_MAX_DIGITS: room left in the
+// header so that the growing axis can be rewritten in place.
+const growthAxisDigits = 21
+
+// arrayAlign is numpy's ARRAY_ALIGN: data starts on a multiple of it.
+const arrayAlign = 64
+
+// AppendHeader appends the NPY header (magic, version, length, padded text)
+// that np.save writes for a C-order array of dtype dt and the given shape.
+// Like numpy it picks version 1.0, or 2.0 when the header does not fit in
+// 1.0's 16-bit length (3.0 is only needed for non-latin-1 text, which no
+// dtype of ndpack produces).
+func AppendHeader(dst []byte, dt ndarray.DType, shape []int) []byte {
+	var text []byte
+	text = append(text, "{'descr': '"...)
+	text, _ = dt.AppendText(text)
+	text = append(text, "', 'fortran_order': False, 'shape': "...)
+	text = append(text, ndarray.FormatShape(shape)...)
+	text = append(text, ", }"...)
+	if len(shape) > 0 {
+		for n := growthAxisDigits - len(strconv.Itoa(shape[0])); n > 0; n-- {
+			text = append(text, ' ')
+		}
+	}
+	hlen := len(text) + 1 // the newline
+	prefix := 10
+	pad := arrayAlign - (prefix+hlen)%arrayAlign
+	if hlen+pad > 0xffff {
+		prefix = 12 // version 2.0: a 4-byte length
+		pad = arrayAlign - (prefix+hlen)%arrayAlign
+	}
+	dst = append(dst, Magic...)
+	if prefix == 10 {
+		dst = append(dst, 1, 0)
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(hlen+pad))
+	} else {
+		dst = append(dst, 2, 0)
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(hlen+pad))
+	}
+	dst = append(dst, text...)
+	for ; pad > 0; pad-- {
+		dst = append(dst, ' ')
+	}
+	return append(dst, '\n')
+}

@@ -1,0 +1,99 @@
+package npybridge
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ndpack/ndpack/internal/boundedio"
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// Read reads an NPY file from r with the default options. See
+// ReadOptions.Read.
+func Read(r io.Reader) (*ndarray.Array, error) { return ReadOptions{}.Read(r) }
+
+// ReadFile reads the NPY file name with the default options.
+func ReadFile(name string) (*ndarray.Array, error) { return ReadOptions{}.ReadFile(name) }
+
+// Read reads an NPY file from r: its header, then exactly the data the
+// header announces (bytes after it are not read). A Fortran-order file is
+// transposed, so the Array is always row-major with the file's logical
+// shape. Memory grows only as data arrives, so a header that claims more
+// than r holds fails without allocating the claim; if r reports its length
+// (bytes.Reader, an *os.File) it fails before reading any data.
+func (o ReadOptions) Read(r io.Reader) (*ndarray.Array, error) {
+	h, err := o.ReadHeader(r)
+	if err != nil {
+		return nil, err
+	}
+	return h.readData(sizedReader(r))
+}
+
+// ReadFile reads the NPY file name.
+func (o ReadOptions) ReadFile(name string) (*ndarray.Array, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	a, err := o.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return a, nil
+}
+
+// readData reads the data that follows the header h from r.
+func (h *Header) readData(r io.Reader) (*ndarray.Array, error) {
+	n := h.DataLen()
+	data, err := boundedio.ReadFull(r, int(n))
+	if err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the file has %s",
+				n, ndarray.FormatShape(h.Shape), h.DType, haveBytes(r, len(data)))
+		}
+		return nil, err
+	}
+	return h.arrayFrom(data)
+}
+
+// arrayFrom makes the row-major Array of h from its data as stored.
+func (h *Header) arrayFrom(data []byte) (*ndarray.Array, error) {
+	if h.FortranOrder && len(h.Shape) > 1 {
+		return ndarray.FromColumnMajor(h.DType, h.Shape, data)
+	}
+	return ndarray.New(h.DType, h.Shape, data)
+}
+
+func haveBytes(r io.Reader, got int) string {
+	if l, ok := r.(interface{ Len() int }); ok && got == 0 {
+		return fmt.Sprintf("%d", l.Len())
+	}
+	return fmt.Sprintf("only %d", got)
+}
+
+// sizedReader gives a file the Len method boundedio uses to refuse a claim
+// larger than the file at once.
+func sizedReader(r io.Reader) io.Reader {
+	f, ok := r.(*os.File)
+	if !ok {
+		return r
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return r
+	}
+	pos, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return r
+	}
+	return &fileWithLen{f, fi.Size() - pos}
+}
+
+type fileWithLen struct {
+	*os.File
+	left int64
+}
+
+func (f *fileWithLen) Len() int { return int(max(0, f.left)) }

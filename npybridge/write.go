@@ -1,0 +1,30 @@
+package npybridge
+
+import (
+	"io"
+	"os"
+
+	"github.com/ndpack/ndpack/internal/atomicfile"
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// Write writes a as an NPY file to w, byte-identical to np.save of the same
+// array: C order, the header AppendHeader makes, then the data as it is,
+// without a copy.
+func Write(w io.Writer, a *ndarray.Array) error {
+	if err := a.Validate(); err != nil {
+		return wrapAt(ErrHeader, -1, err)
+	}
+	if _, err := w.Write(AppendHeader(nil, a.DType, a.Shape)); err != nil {
+		return err
+	}
+	_, err := w.Write(a.Data)
+	return err
+}
+
+// WriteFile writes a as the NPY file name, atomically: the bytes go to a
+// temporary file in the same folder, renamed to name only once complete, so
+// name is never left half-written and an existing file survives a failure.
+func WriteFile(name string, a *ndarray.Array) error {
+	return atomicfile.Write(name, 0o666, func(f *os.File) error { return Write(f, a) })
+}
