@@ -43,9 +43,9 @@ type pyValue struct {
 const maxNesting = 32
 
 type pyParser struct {
-	s       []byte
-	i       int
-	allowL  bool // Python 2 long suffix, as numpy tolerates for v1.0/v2.0
+	s      []byte
+	i      int
+	allowL bool // Python 2 long suffix, as numpy tolerates for v1.0/v2.0
 }
 
 type pySyntaxError struct {
