@@ -1,0 +1,217 @@
+package npybridge
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/pypeer"
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func writeTemp(t *testing.T, name string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	return p
+}
+
+func testArray(t *testing.T) *ndarray.Array {
+	a, err := ndarray.FromSlice([]float64{1, 2, 3, 4, 5, 6}, 2, 3)
+	require.NoError(t, err)
+	a, err = a.ToOrder(ndarray.LittleEndian)
+	require.NoError(t, err)
+	return a
+}
+
+func TestOpenMapped(t *testing.T) {
+	a := testArray(t)
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, a))
+	path := writeTemp(t, "a.npy", buf.Bytes())
+	m, err := OpenMapped(path)
+	require.NoError(t, err)
+	assert.Equal(t, canMap, m.Aliased())
+	assert.True(t, a.Equal(m.Array))
+	v, err := ndarray.Values[float64](m.Array)
+	require.NoError(t, err)
+	assert.Equal(t, []float64{1, 2, 3, 4, 5, 6}, v)
+	require.NoError(t, m.Close())
+	require.NoError(t, m.Close())
+
+	// Truncated: refused before mapping.
+	short := writeTemp(t, "short.npy", buf.Bytes()[:buf.Len()-1])
+	_, err = OpenMapped(short)
+	assert.ErrorIs(t, err, ErrTruncated)
+	assert.Contains(t, err.Error(), "short.npy")
+
+	// Fortran order: transposed into memory, not aliased.
+	col, err := a.ColumnMajorData()
+	require.NoError(t, err)
+	f := npyWith(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }\n", col)
+	m, err = OpenMapped(writeTemp(t, "f.npy", f))
+	require.NoError(t, err)
+	assert.False(t, m.Aliased())
+	assert.True(t, a.Equal(m.Array))
+	require.NoError(t, m.Close())
+}
+
+func TestConvertBothWaysInMemoryAndFiles(t *testing.T) {
+	a := testArray(t)
+	var npy bytes.Buffer
+	require.NoError(t, Write(&npy, a))
+	blob, err := ext110.Marshal(a)
+	require.NoError(t, err)
+
+	var out bytes.Buffer
+	require.NoError(t, NPYToExt110(&out, bytes.NewReader(npy.Bytes())))
+	assert.Equal(t, blob, out.Bytes())
+	out.Reset()
+	require.NoError(t, Ext110ToNPY(&out, bytes.NewReader(blob)))
+	assert.Equal(t, npy.Bytes(), out.Bytes())
+
+	// File to file: the mmap + kernel-copy path.
+	dir := t.TempDir()
+	npyPath, extPath := filepath.Join(dir, "a.npy"), filepath.Join(dir, "a.ext")
+	require.NoError(t, os.WriteFile(npyPath, npy.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(extPath, blob, 0o644))
+	convertFile(t, NPYToExt110, npyPath, filepath.Join(dir, "b.ext"))
+	got, _ := os.ReadFile(filepath.Join(dir, "b.ext"))
+	assert.Equal(t, blob, got)
+	convertFile(t, Ext110ToNPY, extPath, filepath.Join(dir, "b.npy"))
+	got, _ = os.ReadFile(filepath.Join(dir, "b.npy"))
+	assert.Equal(t, npy.Bytes(), got)
+
+	// Fortran order converts to the row-major object.
+	col, _ := a.ColumnMajorData()
+	out.Reset()
+	require.NoError(t, NPYToExt110(&out, bytes.NewReader(npyWith(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }\n", col))))
+	assert.Equal(t, blob, out.Bytes())
+}
+
+func convertFile(t *testing.T, conv func(w io.Writer, r io.Reader) error, in, out string) {
+	t.Helper()
+	r, err := os.Open(in)
+	require.NoError(t, err)
+	defer r.Close()
+	w, err := os.Create(out)
+	require.NoError(t, err)
+	defer w.Close()
+	require.NoError(t, conv(w, r))
+}
+
+func TestConvertRefuses(t *testing.T) {
+	a := testArray(t)
+	var npy bytes.Buffer
+	require.NoError(t, Write(&npy, a))
+	blob, _ := ext110.Marshal(a)
+
+	var out bytes.Buffer
+	err := NPYToExt110(&out, bytes.NewReader(npy.Bytes()[:npy.Len()-1]))
+	assert.ErrorIs(t, err, ErrTruncated)
+	assert.Zero(t, out.Len(), "nothing is written for a short file")
+
+	s, _ := ndarray.New(ndarray.MustParseDType("|S2"), []int{1}, []byte("ab"))
+	npy.Reset()
+	require.NoError(t, Write(&npy, s))
+	assert.ErrorIs(t, NPYToExt110(&out, bytes.NewReader(npy.Bytes())), ext110.ErrNonstandard)
+	out.Reset()
+	require.NoError(t, ConvertOptions{Ext110: ext110.Options{AllowNonstandard: true}}.NPYToExt110(&out, bytes.NewReader(npy.Bytes())))
+	back, err := ext110.Unmarshal(out.Bytes())
+	require.NoError(t, err)
+	assert.True(t, s.Equal(back))
+
+	// Two objects, trailing bytes, an empty input.
+	two := append(append([]byte{}, blob...), blob...)
+	assert.ErrorContains(t, Ext110ToNPY(&out, bytes.NewReader(two)), "more than one ext 110 object")
+	path := writeTemp(t, "two.ext", two)
+	f, _ := os.Open(path)
+	defer f.Close()
+	assert.ErrorContains(t, Ext110ToNPY(&out, f), "89 bytes after the ext 110 object")
+	assert.ErrorContains(t, Ext110ToNPY(&out, bytes.NewReader(nil)), "the input is empty")
+	assert.ErrorIs(t, Ext110ToNPY(&out, bytes.NewReader(blob[:50])), ext110.ErrTruncated)
+}
+
+func TestNPZBothWaysWithNumpy(t *testing.T) {
+	a := testArray(t)
+	b, _ := ndarray.FromSlice([]int16{7, -8})
+	b, _ = b.ToOrder(ndarray.BigEndian)
+	dir := t.TempDir()
+	for _, compress := range []bool{false, true} {
+		path := filepath.Join(dir, map[bool]string{false: "stored.npz", true: "deflated.npz"}[compress])
+		require.NoError(t, WriteNPZFile(path, []NamedArray{{"image", a}, {"counts", b}}, compress))
+		back, err := ReadNPZFile(path)
+		require.NoError(t, err)
+		require.Len(t, back, 2)
+		assert.Equal(t, "image", back[0].Name)
+		assert.True(t, a.Equal(back[0].Array))
+		assert.True(t, b.Equal(back[1].Array))
+	}
+	out := pypeer.Run(t, `
+import json, os
+import numpy as np
+d = sys.argv[1]
+res = {}
+for name in ("stored.npz", "deflated.npz"):
+    with np.load(os.path.join(d, name)) as z:
+        res[name] = {k: [z[k].dtype.str, list(z[k].shape), z[k].ravel().tolist()] for k in z.files}
+np.savez(os.path.join(d, "np.npz"), np.arange(3, dtype="<u4"), x=np.eye(2, dtype=">f4"))
+np.savez_compressed(os.path.join(d, "npc.npz"), y=np.asfortranarray(np.arange(6.).reshape(2, 3)))
+print(json.dumps(res, sort_keys=True))
+`, nil, dir)
+	var res map[string]map[string][]any
+	require.NoError(t, json.Unmarshal(out, &res))
+	for _, name := range []string{"stored.npz", "deflated.npz"} {
+		assert.Equal(t, []any{"<f8", []any{2.0, 3.0}, []any{1.0, 2.0, 3.0, 4.0, 5.0, 6.0}}, res[name]["image"], name)
+		assert.Equal(t, []any{">i2", []any{2.0}, []any{7.0, -8.0}}, res[name]["counts"], name)
+	}
+	// np.savez puts keyword arrays before positional ones.
+	got, err := ReadNPZFile(filepath.Join(dir, "np.npz"))
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, []string{"x", "arr_0"}, []string{got[0].Name, got[1].Name})
+	v, err := ndarray.Values[uint32](got[1].Array)
+	require.NoError(t, err)
+	assert.Equal(t, []uint32{0, 1, 2}, v)
+	assert.Equal(t, ">f4", got[0].Array.DType.String())
+	fv, err := ndarray.Values[float32](got[0].Array)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 0, 0, 1}, fv)
+
+	got, err = ReadNPZFile(filepath.Join(dir, "npc.npz"))
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	yv, err := ndarray.Values[float64](got[0].Array)
+	require.NoError(t, err)
+	assert.Equal(t, []float64{0, 1, 2, 3, 4, 5}, yv, "a Fortran member comes back row-major")
+}
+
+func TestNPZRefusesOversizedMembers(t *testing.T) {
+	a := testArray(t)
+	var npy bytes.Buffer
+	require.NoError(t, Write(&npy, a))
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	w, _ := zw.CreateHeader(&zip.FileHeader{Name: "a.npy", Method: zip.Deflate})
+	w.Write(npy.Bytes())
+	w.Write(make([]byte, 1<<20)) // a megabyte the header does not declare
+	require.NoError(t, zw.Close())
+	_, err := ReadNPZ(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()))
+	assert.ErrorIs(t, err, ErrHeader)
+	assert.Contains(t, err.Error(), `npz member "a.npy": npybridge: malformed header: the member decompresses to 1048752 bytes, its NPY header declares 176`)
+
+	zbuf.Reset()
+	zw = zip.NewWriter(&zbuf)
+	w, _ = zw.Create("notes.txt")
+	w.Write([]byte("hi"))
+	require.NoError(t, zw.Close())
+	_, err = ReadNPZ(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()))
+	assert.ErrorIs(t, err, ErrUnsupported)
+}

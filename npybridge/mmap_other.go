@@ -1,0 +1,15 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package npybridge
+
+import (
+	"errors"
+	"os"
+)
+
+// Without mmap, OpenMapped reads the data into memory.
+const canMap = false
+
+func mapFile(*os.File, int) ([]byte, error) { return nil, errors.New("mmap is not available") }
+
+func unmap([]byte) error { return nil }
