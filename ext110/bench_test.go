@@ -4,6 +4,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/ndpack/ndpack/internal/benchbase"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -18,9 +19,7 @@ func bigArray(b *testing.B) *ndarray.Array {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i := range a.Data {
-		a.Data[i] = byte(i)
-	}
+	copy(a.Data, benchbase.Data(len(a.Data)))
 	return a
 }
 
@@ -34,24 +33,8 @@ func smallArray(b *testing.B) *ndarray.Array {
 
 var sink []byte
 
-func BenchmarkCopy64MiB(b *testing.B) {
-	src := bigArray(b).Data
-	dst := make([]byte, len(src))
-	b.SetBytes(int64(len(src)))
-	for b.Loop() {
-		copy(dst, src)
-	}
-}
-
-func BenchmarkMakeCopy64MiB(b *testing.B) {
-	src := bigArray(b).Data
-	b.SetBytes(int64(len(src)))
-	for b.Loop() {
-		dst := make([]byte, len(src))
-		copy(dst, src)
-		sink = dst
-	}
-}
+func BenchmarkCopy64MiB(b *testing.B)     { benchbase.Copy(b, bigArray(b).Data) }
+func BenchmarkMakeCopy64MiB(b *testing.B) { benchbase.MakeCopy(b, bigArray(b).Data) }
 
 func BenchmarkMarshal64MiB(b *testing.B) {
 	a := bigArray(b)

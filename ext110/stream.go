@@ -33,8 +33,8 @@ func (e *Encoder) Encode(a *ndarray.Array) error {
 
 // EncodeFrom writes an ext 110 object for an array of dtype dt and the
 // given shape whose row-major data is read from r: exactly the shape's byte
-// count is copied with io.Copy, so that between files the kernel can move
-// the bytes. It fails if r ends early.
+// count is copied with io.Copy, through r's own WriteTo when r is an
+// io.WriterTo whose Len is exactly that count. It fails if r ends early.
 func (e *Encoder) EncodeFrom(dt ndarray.DType, shape []int, r io.Reader) error {
 	if err := dt.Validate(); err != nil {
 		return newError(ErrMalformed, -1, "cannot encode", err)
@@ -47,8 +47,19 @@ func (e *Encoder) EncodeFrom(dt ndarray.DType, shape []int, r io.Reader) error {
 	if err != nil {
 		return err
 	}
+	// A source that is already exactly the data (it reports Len) is
+	// handed to io.Copy as it is, so that its own WriteTo can move the
+	// bytes; anything else is limited to the data's length.
+	src := io.LimitReader(r, int64(n))
+	if sized, ok := r.(interface {
+		io.Reader
+		io.WriterTo
+		Len() int
+	}); ok && sized.Len() == n {
+		src = sized
+	}
 	return e.write(l, func() error {
-		copied, err := io.Copy(e.w, io.LimitReader(r, int64(n)))
+		copied, err := io.Copy(e.w, src)
 		if err == nil && copied < int64(n) {
 			err = fmt.Errorf("ext110: data source ended after %d of %d bytes: %w", copied, n, io.ErrUnexpectedEOF)
 		}

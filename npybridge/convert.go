@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/filesection"
 )
 
 // ConvertOptions controls conversion between NPY and ext 110.
@@ -22,8 +23,8 @@ type ConvertOptions struct {
 // object.
 //
 // A row-major file is streamed: after the header, exactly the data bytes are
-// copied from r to w with io.Copy, in bounded memory, so that when r and w
-// are files the kernel moves the bytes (copy_file_range). A Fortran-order
+// copied from r to w in bounded memory; from a file they are written
+// straight from 4 MiB memory-mapped windows, one copy and no buffer. A Fortran-order
 // file is read whole into memory and transposed, since ext 110 data is
 // row-major. If r is a file shorter than its header announces, nothing is
 // written.
@@ -44,7 +45,13 @@ func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 	if l, ok := sizedReader(r).(interface{ Len() int }); ok && int64(l.Len()) < h.DataLen() {
 		return errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes, the file has %d", h.DataLen(), l.Len())
 	}
-	if err := enc.EncodeFrom(h.DType, h.Shape, r); err != nil {
+	src := r
+	if f, ok := r.(*os.File); ok {
+		if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
+			src = filesection.New(f, pos, h.DataLen())
+		}
+	}
+	if err := enc.EncodeFrom(h.DType, h.Shape, src); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return errAt(ErrTruncated, h.DataOffset, "the data ends before the %d bytes the header announces", h.DataLen())
 		}
@@ -60,8 +67,8 @@ func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 // The canonical key order puts the data before the dtype and shape, so a
 // stream cannot be converted before its end has been read. When r is a
 // regular file it is memory-mapped to read only the framing, and the data
-// is then copied from the file with io.Copy (between files, by the kernel):
-// memory stays bounded whatever the size. Any other reader is decoded into
+// is then written from the file a mapped window at a time: memory stays
+// bounded whatever the size. Any other reader is decoded into
 // memory first.
 func (o ConvertOptions) Ext110ToNPY(w io.Writer, r io.Reader) error {
 	if f, ok := r.(*os.File); ok && canMap {
@@ -110,10 +117,7 @@ func ext110FileToNPY(w io.Writer, f *os.File, size int64) error {
 	if _, err := w.Write(AppendHeader(nil, h.DType, h.Shape)); err != nil {
 		return err
 	}
-	if _, err := f.Seek(start+int64(h.DataOffset), io.SeekStart); err != nil {
-		return err
-	}
-	n, err := io.Copy(w, io.LimitReader(f, int64(h.DataLen)))
+	n, err := filesection.New(f, start+int64(h.DataOffset), int64(h.DataLen)).WriteTo(w)
 	if err == nil && n != int64(h.DataLen) {
 		err = fmt.Errorf("npybridge: the file shrank while being converted (%d of %d data bytes)", n, h.DataLen)
 	}

@@ -1,0 +1,43 @@
+package filesection
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSection(t *testing.T) {
+	data := make([]byte, 3*window+12345)
+	for i := range data {
+		data[i] = byte(i * 13)
+	}
+	p := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(p, data, 0o644))
+	f, err := os.Open(p)
+	require.NoError(t, err)
+	defer f.Close()
+
+	for _, c := range []struct{ off, n int64 }{{0, int64(len(data))}, {17, window + 5}, {4096, 2 * window}, {100, 0}} {
+		var out bytes.Buffer
+		s := New(f, c.off, c.n)
+		assert.Equal(t, int(c.n), s.Len())
+		n, err := io.Copy(&out, s)
+		require.NoError(t, err)
+		assert.Equal(t, c.n, n)
+		assert.True(t, bytes.Equal(data[c.off:c.off+c.n], out.Bytes()), "WriteTo %+v", c)
+
+		out.Reset()
+		_, err = io.Copy(&out, struct{ io.Reader }{New(f, c.off, c.n)})
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(data[c.off:c.off+c.n], out.Bytes()), "Read %+v", c)
+	}
+	_, err = io.Copy(io.Discard, New(f, int64(len(data))-10, 11))
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	_, err = io.Copy(io.Discard, struct{ io.Reader }{New(f, int64(len(data))-10, 11)})
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+}

@@ -1,0 +1,158 @@
+package npybridge
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/benchbase"
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// Compare the MB/s of each benchmark with the baselines of the same run:
+// BenchmarkCopy64MiB for writes, BenchmarkMakeCopy64MiB for reads that
+// allocate, BenchmarkCopyFile64MiB (what cp does) for conversions between
+// files.
+
+const bigLen = 64 << 20
+
+func bigNPY(b *testing.B) (*ndarray.Array, []byte) {
+	a, err := ndarray.New(ndarray.Float64, []int{bigLen / 8}, benchbase.Data(bigLen))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, a); err != nil {
+		b.Fatal(err)
+	}
+	return a, buf.Bytes()
+}
+
+func bigFile(b *testing.B, name string, content []byte) string {
+	p := filepath.Join(b.TempDir(), name)
+	if err := os.WriteFile(p, content, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+func BenchmarkCopy64MiB(b *testing.B)     { benchbase.Copy(b, benchbase.Data(bigLen)) }
+func BenchmarkMakeCopy64MiB(b *testing.B) { benchbase.MakeCopy(b, benchbase.Data(bigLen)) }
+
+func BenchmarkReadMemory64MiB(b *testing.B) {
+	_, file := bigNPY(b)
+	b.SetBytes(bigLen)
+	b.ReportAllocs()
+	for b.Loop() {
+		a, err := Read(bytes.NewReader(file))
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchbase.Sink = a.Data
+	}
+}
+
+func BenchmarkWriteMemory64MiB(b *testing.B) {
+	a, file := bigNPY(b)
+	buf := bytes.NewBuffer(make([]byte, 0, len(file)))
+	b.SetBytes(bigLen)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := Write(buf, a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReadFile64MiB(b *testing.B) {
+	_, file := bigNPY(b)
+	p := bigFile(b, "a.npy", file)
+	b.SetBytes(bigLen)
+	b.ReportAllocs()
+	for b.Loop() {
+		a, err := ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchbase.Sink = a.Data
+	}
+}
+
+// BenchmarkWriteFile64MiB writes into an open file (page cache), without
+// the fsync and rename of WriteFile, which measure the disk.
+func BenchmarkWriteFile64MiB(b *testing.B) {
+	a, _ := bigNPY(b)
+	f, err := os.Create(filepath.Join(b.TempDir(), "a.npy"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	b.SetBytes(bigLen)
+	for b.Loop() {
+		f.Seek(0, io.SeekStart)
+		if err := Write(f, a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkOpenMapped64MiB(b *testing.B) {
+	_, file := bigNPY(b)
+	p := bigFile(b, "a.npy", file)
+	b.ReportAllocs()
+	for b.Loop() {
+		m, err := OpenMapped(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Close()
+	}
+}
+
+// BenchmarkCopyFile64MiB is what cp does: io.Copy between files, which the
+// kernel performs (copy_file_range).
+func BenchmarkCopyFile64MiB(b *testing.B) {
+	_, file := bigNPY(b)
+	benchFileToFile(b, bigFile(b, "a.npy", file), func(w io.Writer, r io.Reader) error {
+		_, err := io.Copy(w, r)
+		return err
+	})
+}
+
+func BenchmarkConvertNPYToExt110File64MiB(b *testing.B) {
+	_, file := bigNPY(b)
+	benchFileToFile(b, bigFile(b, "a.npy", file), NPYToExt110)
+}
+
+func BenchmarkConvertExt110ToNPYFile64MiB(b *testing.B) {
+	a, _ := bigNPY(b)
+	blob, err := ext110.Marshal(a)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchFileToFile(b, bigFile(b, "a.ext", blob), Ext110ToNPY)
+}
+
+func benchFileToFile(b *testing.B, in string, conv func(io.Writer, io.Reader) error) {
+	out := filepath.Join(b.TempDir(), "out")
+	b.SetBytes(bigLen)
+	for b.Loop() {
+		r, err := os.Open(in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w, err := os.Create(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := conv(w, r); err != nil {
+			b.Fatal(err)
+		}
+		r.Close()
+		w.Close()
+	}
+}
