@@ -1,0 +1,47 @@
+package npybridge_test
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
+)
+
+func ExampleWrite() {
+	a, _ := ndarray.FromSlice([]float64{0, 1, 2, 3, 4, 5}, 2, 3)
+	a, _ = a.ToOrder(ndarray.LittleEndian)
+	var buf bytes.Buffer
+	if err := npybridge.Write(&buf, a); err != nil {
+		panic(err)
+	}
+	// The header np.save writes: data starts at byte 128.
+	fmt.Printf("%q\n", buf.Bytes()[10:69])
+	back, _ := npybridge.Read(&buf)
+	fmt.Println(back)
+	// Output:
+	// "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }"
+	// <f8 (2, 3)
+}
+
+func ExampleReadHeader() {
+	a, _ := ndarray.Zeros(ndarray.MustParseDType(">i4"), 1000, 1000)
+	var buf bytes.Buffer
+	_ = npybridge.Write(&buf, a)
+	h, err := npybridge.ReadHeader(&buf) // reads 128 bytes, not the 4 MB of data
+	fmt.Println(h.DType, h.Shape, h.FortranOrder, h.Major, h.DataOffset, h.DataLen(), err)
+	// Output: >i4 [1000 1000] false 1 128 4000000 <nil>
+}
+
+func ExampleNPYToExt110() {
+	a, _ := ndarray.FromSlice([]uint8{1, 2, 3})
+	var npy, blob bytes.Buffer
+	_ = npybridge.Write(&npy, a)
+	if err := npybridge.NPYToExt110(&blob, &npy); err != nil {
+		panic(err)
+	}
+	back, _ := ext110.Unmarshal(blob.Bytes())
+	fmt.Println(back, back.Data)
+	// Output: |u1 (3,) [1 2 3]
+}
