@@ -6,12 +6,16 @@ import (
 	"io"
 	"testing"
 
+	"github.com/ndpack/ndpack/conformance"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
-// fuzzSeeds are valid objects of several shapes and forms plus the
+// fuzzSeeds are the ext 110 files of the conformance corpus, valid objects of several shapes and forms plus the
 // hand-made malformed ones of the decode tests.
 func fuzzSeeds(f *testing.F) {
+	for _, seed := range conformance.Seeds("ext110") {
+		f.Add(seed)
+	}
 	f.Add(arange6)
 	for _, ts := range []string{"|b1", "<i2", ">f8", "<c16", "|S3", "<U2", "<M8[ns]"} {
 		dt := ndarray.MustParseDType(ts)

@@ -5,13 +5,14 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/ndpack/ndpack/conformance"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
-// npySeeds are files np.save would write for several dtypes and shapes, plus
+// npySeeds are the .npy files of the conformance corpus, files np.save would write for several dtypes and shapes, plus
 // the hand-written variants of the header tests.
 func npySeeds() [][]byte {
-	var seeds [][]byte
+	seeds := conformance.Seeds("npy")
 	for _, ts := range []string{"|b1", "<i2", ">f8", "<c16", "|S3", "<U2", "<M8[ns]"} {
 		dt := ndarray.MustParseDType(ts)
 		for _, shape := range [][]int{{}, {0}, {3}, {2, 2}} {
