@@ -1,56 +1,118 @@
 package main
 
 import (
+	"bytes"
+	"flag"
 	"fmt"
-	"io"
 	"math"
+	"os"
+	"path/filepath"
 
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
-// runDemo builds a small float64 array, encodes it as an ext 110 object,
-// decodes the bytes and checks that the same array comes back.
-func runDemo(args []string, out io.Writer) error {
-	if len(args) > 0 {
-		return fmt.Errorf("%w: demo takes no arguments", errUsage)
-	}
-	values := make([]float64, 12)
-	for i := range values {
-		values[i] = math.Sin(float64(i) / 2)
-	}
-	a, err := ndarray.FromSlice(values, 3, 4)
+const demoUsage = `Usage: ndpack demo
+
+Make a sample 64x64 float64 array, write it as .npy and as an ext 110
+msgpack object into a temporary folder, convert each file into the other
+format with 'ndpack convert', check the results byte for byte, and compare
+the ext 110 size with the same values sent as a plain msgpack array.
+
+Example:
+  go run ./cmd/ndpack demo
+`
+
+func runDemo(e env, args []string) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "array:   %s, %d elements, %d data bytes\n", a, a.Len(), len(a.Data))
-	printRows(out, values, 4)
+	if len(pos) > 0 {
+		return usageError("demo takes no arguments")
+	}
+	out := e.stdout
+	dir, err := os.MkdirTemp("", "ndpack-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	path := func(name string) string { return filepath.Join(dir, name) }
 
+	// A sample "sensor image": a smooth pattern with a little structure.
+	const side = 64
+	values := make([]float64, side*side)
+	for i := range values {
+		y, x := float64(i/side), float64(i%side)
+		values[i] = math.Sin(x/7) * math.Cos(y/5)
+	}
+	a, err := ndarray.FromSlice(values, side, side)
+	if err != nil {
+		return err
+	}
+	a, err = a.ToOrder(ndarray.LittleEndian)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "ndpack demo, in %s\n", dir)
+	fmt.Fprintf(out, "  array       %s: %d elements, %d bytes of data\n", a, a.Len(), len(a.Data))
+
+	if err := npybridge.WriteFile(path("sample.npy"), a); err != nil {
+		return err
+	}
 	blob, err := ext110.Marshal(a)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "ext 110: %d bytes (%d of framing): % x ...\n", len(blob), len(blob)-len(a.Data), blob[:12])
+	if err := os.WriteFile(path("sample.msgpack"), blob, 0o644); err != nil {
+		return err
+	}
+	npySize := fileSize(path("sample.npy"))
+	fmt.Fprintf(out, "  wrote       sample.npy      %6d bytes (%d of header)\n", npySize, npySize-int64(len(a.Data)))
+	fmt.Fprintf(out, "  wrote       sample.msgpack  %6d bytes (ext 110, %d of framing)\n", len(blob), len(blob)-len(a.Data))
+
+	for _, step := range []struct{ in, out, want string }{
+		{"sample.npy", "from-npy.msgpack", "sample.msgpack"},
+		{"sample.msgpack", "from-msgpack.npy", "sample.npy"},
+	} {
+		if err := runConvert(e, []string{path(step.in), path(step.out)}); err != nil {
+			return err
+		}
+		got, _ := os.ReadFile(path(step.out))
+		want, _ := os.ReadFile(path(step.want))
+		if !bytes.Equal(got, want) {
+			return fmt.Errorf("demo: %s converted to %s differs from %s", step.in, step.out, step.want)
+		}
+		fmt.Fprintf(out, "  converted   %-14s -> %-16s identical to %s\n", step.in, step.out, step.want)
+	}
 
 	back, err := ext110.Unmarshal(blob)
 	if err != nil {
 		return err
 	}
-	got, err := ndarray.Values[float64](back)
+	v, err := ndarray.Values[float64](back)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "decoded: %s\n", back)
-	printRows(out, got, 4)
-	if !back.Equal(a) {
-		return fmt.Errorf("demo: the decoded array differs from the original")
+	fmt.Fprintf(out, "  decoded     %s, first values %.4f\n", back, v[:4])
+
+	plain, err := msgpack.Marshal(values)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintln(out, "round trip: identical dtype, shape and bytes")
+	fmt.Fprintf(out, "  plain msgpack array of the same %d floats: %d bytes; ext 110 is %.1f%% smaller\n",
+		len(values), len(plain), 100*(1-float64(len(blob))/float64(len(plain))))
+	fmt.Fprintln(out, "All conversions were byte-identical.")
 	return nil
 }
 
-func printRows(out io.Writer, v []float64, width int) {
-	for i := 0; i < len(v); i += width {
-		fmt.Fprintf(out, "  %8.4f\n", v[i:min(i+width, len(v))])
+func fileSize(name string) int64 {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return -1
 	}
+	return fi.Size()
 }

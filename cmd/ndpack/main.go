@@ -1,70 +1,149 @@
-// Command ndpack converts N-dimensional arrays between NumPy .npy files and
-// msgpack extension type 110 (YEP-110), and shows what is inside them.
+// Command ndpack converts N-dimensional arrays between NumPy .npy and .npz
+// files and msgpack extension type 110 (YEP-110), and shows what is inside
+// them.
 //
 // Usage:
 //
-//	ndpack demo     build an array, encode it as ext 110, decode it, compare
-//	ndpack help     list the commands
+//	ndpack convert [--allow-nonstandard] [--from FMT] [--to FMT] [--compress] IN OUT
+//	ndpack inspect [--json] FILE...
+//	ndpack demo
+//	ndpack help [COMMAND]
+//
+// Formats follow the file extensions: .npy, .npz, and .msgpack or .mpk (one
+// msgpack document: an ext 110 object, or for an npz a map of names to ext
+// 110 objects). "-" is standard input or output, with --from or --to naming
+// the format. Run "ndpack help COMMAND" for examples.
+//
+// Exit status: 0 on success, 1 when the work failed (one line on standard
+// error says which file and what was wrong), 2 when the command line was
+// wrong. A failed convert leaves no output file and never touches an
+// existing one.
 package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // errUsage marks errors in how the command was called: exit status 2.
 var errUsage = errors.New("usage")
 
+func usageError(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errUsage}, args...)...)
+}
+
+// env is what a command may touch, so that tests can run it in-process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
 type command struct {
-	name, summary string
-	run           func(args []string, stdout io.Writer) error
+	name, summary, usage string
+	run                  func(e env, args []string) error
 }
 
 func commands() []command {
 	return []command{
-		{"demo", "build an array, encode it as ext 110, decode it and compare", runDemo},
+		{"convert", "convert arrays between .npy, .npz and msgpack ext 110", convertUsage, runConvert},
+		{"inspect", "show the dtype, shape and statistics of arrays in files", inspectUsage, runInspect},
+		{"demo", "write a sample array both ways, convert each into the other, compare", demoUsage, runDemo},
 	}
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(env{os.Stdin, os.Stdout, os.Stderr}, os.Args[1:]))
 }
 
-// run executes the command line and returns the exit status: 0 on success,
-// 1 when the work failed, 2 when the command line was wrong.
-func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		printHelp(stdout)
-		if len(args) == 0 {
+// run executes the command line and returns the exit status.
+func run(e env, args []string) int {
+	if len(args) == 0 {
+		printHelp(e.stderr)
+		return 2
+	}
+	name := args[0]
+	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
+		if len(args) > 1 {
+			if c, ok := lookup(args[1]); ok {
+				fmt.Fprint(e.stdout, c.usage)
+				return 0
+			}
+			fmt.Fprintf(e.stderr, "ndpack: unknown command %q; run 'ndpack help'\n", args[1])
 			return 2
 		}
+		printHelp(e.stdout)
 		return 0
 	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			err := c.run(args[1:], stdout)
-			switch {
-			case err == nil:
-				return 0
-			case errors.Is(err, errUsage):
-				fmt.Fprintf(stderr, "ndpack %s: %v\n", c.name, err)
-				return 2
-			default:
-				fmt.Fprintf(stderr, "ndpack: %v\n", err)
-				return 1
-			}
-		}
+	c, ok := lookup(name)
+	if !ok {
+		fmt.Fprintf(e.stderr, "ndpack: unknown command %q; run 'ndpack help'\n", name)
+		return 2
 	}
-	fmt.Fprintf(stderr, "ndpack: unknown command %q; run 'ndpack help'\n", args[0])
-	return 2
+	err := c.run(e, args[1:])
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(e.stdout, c.usage)
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(e.stderr, "ndpack %s: %s\nRun 'ndpack help %s' for usage.\n", name, strings.TrimPrefix(err.Error(), "usage: "), name)
+		return 2
+	default:
+		fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(err.Error()))
+		return 1
+	}
 }
 
-func printHelp(w io.Writer) {
-	fmt.Fprintln(w, "ndpack moves N-dimensional arrays between NumPy .npy files and msgpack ext 110 (YEP-110).")
-	fmt.Fprintln(w, "\nUsage: ndpack COMMAND [ARGS]\n\nCommands:")
+func lookup(name string) (command, bool) {
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// oneLine keeps an error message on the single line the contract promises.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func printHelp(w io.Writer) {
+	fmt.Fprint(w, `ndpack moves N-dimensional arrays between NumPy .npy/.npz files and
+msgpack ext 110 (YEP-110), losslessly.
+
+Usage: ndpack COMMAND [ARGS]
+
+Commands:
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Run 'ndpack help COMMAND' for a command's options and examples.
+`)
+}
+
+// parseFlags parses flags that may stand before, between or after the
+// positional arguments, which it returns.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
 	}
 }

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ndpack/ndpack/conformance"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ndpackBin is the ndpack command built once for the tests, so that they run
+// what users run: exit statuses, standard error, files on disk.
+var ndpackBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ndpack-test-")
+	if err != nil {
+		panic(err)
+	}
+	ndpackBin = filepath.Join(dir, "ndpack")
+	if out, err := exec.Command("go", "build", "-o", ndpackBin, ".").CombinedOutput(); err != nil {
+		panic(string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func ndpack(t *testing.T, stdin []byte, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(ndpackBin, args...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// corpusFile copies a corpus file into dir under a name with the extension
+// the command expects.
+func corpusFile(t *testing.T, dir string, f conformance.File, name string) string {
+	b, err := conformance.Read(f)
+	require.NoError(t, err)
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	return p
+}
+
+func readFile(t *testing.T, p string) []byte {
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return b
+}
+
+func TestConvertValidCorpus(t *testing.T) {
+	m, err := conformance.Load()
+	require.NoError(t, err)
+	for _, c := range m.Valid {
+		t.Run(c.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			var flags []string
+			if !c.Standard {
+				flags = []string{"--allow-nonstandard"}
+			}
+			ext := c.Files[len(c.Files)-1]
+			require.Equal(t, "ext110", ext.Format)
+			wantExt, _ := conformance.Read(ext)
+			wantNPY, _ := conformance.Read(c.Files[0])
+			for _, f := range c.Files[:len(c.Files)-1] {
+				in := corpusFile(t, dir, f, "in.npy")
+				out := filepath.Join(dir, "out.msgpack")
+				r := ndpack(t, nil, append([]string{"convert", in, out}, flags...)...)
+				require.Equal(t, 0, r.code, "%s: %s", f.Path, r.stderr)
+				assert.Equal(t, wantExt, readFile(t, out), "%s -> msgpack", f.Path)
+			}
+			in := corpusFile(t, dir, ext, "in.ext")
+			out := filepath.Join(dir, "out.npy")
+			r := ndpack(t, nil, "convert", "--from", "msgpack", in, out)
+			require.Equal(t, 0, r.code, r.stderr)
+			assert.Equal(t, wantNPY, readFile(t, out), "msgpack -> npy")
+
+			if !c.Standard {
+				// Without the flag the non-standard kinds stay out of ext 110.
+				r := ndpack(t, nil, "convert", corpusFile(t, dir, c.Files[0], "x.npy"), filepath.Join(dir, "x.msgpack"))
+				assert.Equal(t, 1, r.code)
+				assert.Contains(t, r.stderr, "--allow-nonstandard")
+				assert.NoFileExists(t, filepath.Join(dir, "x.msgpack"))
+			}
+		})
+	}
+}
+
+func TestConvertToleratedCorpus(t *testing.T) {
+	m, err := conformance.Load()
+	require.NoError(t, err)
+	cases := map[string]conformance.Case{}
+	for _, c := range m.Valid {
+		cases[c.Name] = c
+	}
+	for _, f := range m.Tolerated {
+		t.Run(f.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			c := cases[f.Equals]
+			from, to, want := "npy", "out.msgpack", c.Files[len(c.Files)-1]
+			if f.Format == "ext110" {
+				from, to, want = "msgpack", "out.npy", c.Files[0]
+			}
+			in := corpusFile(t, dir, f, "in.bin")
+			r := ndpack(t, nil, "convert", "--from", from, in, filepath.Join(dir, to))
+			require.Equal(t, 0, r.code, r.stderr)
+			wantBytes, _ := conformance.Read(want)
+			assert.Equal(t, wantBytes, readFile(t, filepath.Join(dir, to)))
+		})
+	}
+}
+
+func TestConvertNegativeCorpus(t *testing.T) {
+	m, err := conformance.Load()
+	require.NoError(t, err)
+	for _, f := range m.Negative {
+		t.Run(f.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			from, to := "npy", "out.msgpack"
+			if f.Format == "ext110" {
+				from, to = "msgpack", "out.npy"
+			}
+			in := corpusFile(t, dir, f, "in.bin")
+
+			// No output file is left behind.
+			r := ndpack(t, nil, "convert", "--from", from, in, filepath.Join(dir, to))
+			assert.Equal(t, 1, r.code, "%s (%s) was accepted", f.Path, f.Why)
+			assert.Regexp(t, `^ndpack: \S*in\.bin: .+\n$`, r.stderr, "one line naming the file")
+			entries, _ := os.ReadDir(dir)
+			assert.Len(t, entries, 1, "only the input remains")
+
+			// An existing output file is untouched.
+			existing := filepath.Join(dir, to)
+			require.NoError(t, os.WriteFile(existing, []byte("precious"), 0o644))
+			r = ndpack(t, nil, "convert", "--from", from, in, existing)
+			assert.Equal(t, 1, r.code)
+			assert.Equal(t, "precious", string(readFile(t, existing)))
+		})
+	}
+}
+
+func TestConvertStreams(t *testing.T) {
+	m, _ := conformance.Load()
+	var c conformance.Case
+	for _, v := range m.Valid {
+		if v.Name == "f8_le_3x4" {
+			c = v
+		}
+	}
+	npy, _ := conformance.Read(c.Files[0])
+	ext, _ := conformance.Read(c.Files[len(c.Files)-1])
+	r := ndpack(t, npy, "convert", "--from", "npy", "--to", "msgpack", "-", "-")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, string(ext), r.stdout)
+	r = ndpack(t, ext, "convert", "-", "-", "--to", "npy", "--from", "mpk")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, string(npy), r.stdout)
+	r = ndpack(t, npy[:50], "convert", "--from", "npy", "--to", "msgpack", "-", "-")
+	assert.Equal(t, 1, r.code)
+	assert.Empty(t, r.stdout, "nothing is written before the input is known good")
+}
+
+func TestNPZThroughMsgpack(t *testing.T) {
+	dir := t.TempDir()
+	m, _ := conformance.Load()
+	// Build an .npz from two corpus arrays via msgpack, and back.
+	var doc bytes.Buffer
+	doc.Write([]byte{0x82})
+	for _, name := range []string{"f8_le_3x4", "nonstandard_S5"} {
+		for _, c := range m.Valid {
+			if c.Name == name {
+				ext, _ := conformance.Read(c.Files[len(c.Files)-1])
+				doc.Write(append([]byte{0xa0 | byte(len(name))}, name...))
+				doc.Write(ext)
+			}
+		}
+	}
+	mpk := filepath.Join(dir, "pair.mpk")
+	require.NoError(t, os.WriteFile(mpk, doc.Bytes(), 0o644))
+	for _, compress := range []string{"--compress=false", "--compress"} {
+		npz := filepath.Join(dir, "pair.npz")
+		r := ndpack(t, nil, "convert", compress, mpk, npz)
+		require.Equal(t, 0, r.code, r.stderr)
+		back := filepath.Join(dir, "back.mpk")
+		r = ndpack(t, nil, "convert", "--allow-nonstandard", npz, back)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, doc.Bytes(), readFile(t, back), "npz %s round trip", compress)
+	}
+}
+
+func TestInspect(t *testing.T) {
+	dir := t.TempDir()
+	m, _ := conformance.Load()
+	var special conformance.Case
+	for _, c := range m.Valid {
+		if c.Name == "f8_be_special" {
+			special = c
+		}
+	}
+	p := corpusFile(t, dir, special.Files[0], "special.npy")
+	r := ndpack(t, nil, "inspect", p)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "dtype     >f8 (float, 8 bytes each, byte order big)")
+	assert.Contains(t, r.stdout, "shape     (13,): 13 elements, 104 bytes")
+	assert.Contains(t, r.stdout, "min, max  -Inf, +Inf")
+	assert.Contains(t, r.stdout, "NaNs      4")
+
+	r = ndpack(t, nil, "inspect", "--json", p)
+	require.Equal(t, 0, r.code, r.stderr)
+	var reports []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &reports))
+	arr := reports[0]["arrays"].([]any)[0].(map[string]any)
+	assert.Equal(t, ">f8", arr["dtype"])
+	assert.Equal(t, []any{13.0}, arr["shape"])
+	st := arr["stats"].(map[string]any)
+	assert.Equal(t, "-Inf", st["min"])
+	assert.Equal(t, 4.0, st["nan_count"])
+
+	ext := corpusFile(t, dir, special.Files[len(special.Files)-1], "special.bin") // no extension: sniffed
+	r = ndpack(t, nil, "inspect", ext)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "special.bin: msgpack, 1 array(s)")
+
+	r = ndpack(t, nil, "inspect", filepath.Join(dir, "nope.npy"))
+	assert.Equal(t, 1, r.code)
+	assert.True(t, strings.HasPrefix(r.stderr, "ndpack: "), r.stderr)
+}
+
+func TestUsageAndHelp(t *testing.T) {
+	for _, args := range [][]string{{}, {"bogus"}, {"convert", "a.npy"}, {"convert", "--bogus", "a.npy", "b.mpk"},
+		{"convert", "a.npy", "b.txt"}, {"convert", "a.npz", "b.npy"}, {"inspect"}, {"demo", "extra"}} {
+		r := ndpack(t, nil, args...)
+		assert.Equal(t, 2, r.code, "%v: %s", args, r.stderr)
+		assert.Contains(t, r.stderr, "ndpack", "%v", args)
+	}
+	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "convert"}, {"convert", "--help"}, {"inspect", "-h"}, {"demo", "--help"}} {
+		r := ndpack(t, nil, args...)
+		assert.Equal(t, 0, r.code, "%v", args)
+		assert.Contains(t, r.stdout, "Usage: ndpack", "%v", args)
+	}
+	r := ndpack(t, nil, "help", "convert")
+	assert.Contains(t, r.stdout, "Examples:")
+}
+
+func TestDemo(t *testing.T) {
+	r := ndpack(t, nil, "demo")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "converted   sample.npy     -> from-npy.msgpack identical to sample.msgpack")
+	assert.Contains(t, r.stdout, "plain msgpack array of the same 4096 floats: 36867 bytes; ext 110 is 11.0% smaller")
+}
