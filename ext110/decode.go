@@ -2,10 +2,12 @@ package ext110
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 
+	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -427,63 +429,27 @@ func (p *parser) integer(what string) (int, error) {
 	return 0, errAt(ErrMalformed, at, "%s is msgpack type byte 0x%02x, not an integer", what, c)
 }
 
-// skip passes over one msgpack value of any type without recursion: it
-// counts the values still to skip, which cannot exceed the bytes left.
+// skip passes over one msgpack value of any type (an extra key's value).
 func (p *parser) skip() error {
-	pending := 1
-	for pending > 0 {
-		pending--
-		at := p.pos()
-		c, err := p.byte("value")
-		if err != nil {
-			return err
-		}
-		var skipBytes int
-		switch {
-		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
-		case c <= 0x8f:
-			pending += 2 * int(c&0x0f)
-		case c <= 0x9f:
-			pending += int(c & 0x0f)
-		case c <= 0xbf:
-			skipBytes = int(c & 0x1f)
-		case c == 0xc1:
-			return errAt(ErrMalformed, at, "msgpack type byte 0xc1 is never used")
-		case c >= 0xc4 && c <= 0xc6:
-			skipBytes, err = p.length(1<<(c-0xc4), 1, "bin")
-		case c >= 0xd9 && c <= 0xdb:
-			skipBytes, err = p.length(1<<(c-0xd9), 1, "str")
-		case c >= 0xc7 && c <= 0xc9:
-			skipBytes, err = p.length(1<<(c-0xc7), 1, "ext")
-			skipBytes++ // the ext type byte
-		case c == 0xca:
-			skipBytes = 4
-		case c == 0xcb:
-			skipBytes = 8
-		case c >= 0xcc && c <= 0xcf:
-			skipBytes = 1 << (c - 0xcc)
-		case c >= 0xd0 && c <= 0xd3:
-			skipBytes = 1 << (c - 0xd0)
-		case c >= 0xd4 && c <= 0xd8:
-			skipBytes = 1 + 1<<(c-0xd4)
-		case c == 0xdc || c == 0xdd:
-			var n int
-			n, err = p.length(2<<(c-0xdc), 1, "array")
-			pending += n
-		case c == 0xde || c == 0xdf:
-			var n int
-			n, err = p.length(2<<(c-0xde), 2, "map")
-			pending += 2 * n
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := p.take(skipBytes, "value"); err != nil {
-			return err
-		}
-		if pending > len(p.b)-p.off {
-			return p.truncated("nested values", pending)
-		}
+	at := p.pos()
+	_, err := mpwalk.Value(walkSource{p}, int64(len(p.b)-p.off))
+	var budget *mpwalk.BudgetError
+	var invalid *mpwalk.InvalidError
+	switch {
+	case errors.As(err, &budget):
+		return errAt(ErrTruncated, at, "%v", budget)
+	case errors.As(err, &invalid):
+		return errAt(ErrMalformed, at, "%v", invalid)
 	}
-	return nil
+	return err
+}
+
+// walkSource lets mpwalk read through the parser, whose reads check bounds.
+type walkSource struct{ p *parser }
+
+func (s walkSource) ReadByte() (byte, error) { return s.p.byte("value") }
+
+func (s walkSource) Discard(n int) error {
+	_, err := s.p.take(n, "value")
+	return err
 }

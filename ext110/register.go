@@ -1,6 +1,7 @@
 package ext110
 
 import (
+	"io"
 	"reflect"
 
 	"github.com/ndpack/ndpack/internal/boundedio"
@@ -34,7 +35,14 @@ func encodeExtPayload(_ *msgpack.Encoder, v reflect.Value) ([]byte, error) {
 // growing its buffer as bytes arrive, and decodes them into v, a
 // *ndarray.Array. The decoded Array aliases that buffer, which it owns.
 func decodeExtPayload(d *msgpack.Decoder, v reflect.Value, extLen int) error {
-	payload, err := boundedio.ReadFull(readFullFunc(d.ReadFull), extLen)
+	var src io.Reader = readFullFunc(d.ReadFull)
+	// Decoding from memory (msgpack.Unmarshal) the decoder's reader knows
+	// how much is left: with that, a true length is allocated once and a
+	// false one refused at once, instead of growing a buffer.
+	if l, ok := d.Buffered().(interface{ Len() int }); ok {
+		src = knownLen{src, l}
+	}
+	payload, err := boundedio.ReadFull(src, extLen)
 	if err != nil {
 		return newError(ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", err)
 	}
@@ -48,6 +56,14 @@ func decodeExtPayload(d *msgpack.Decoder, v reflect.Value, extLen int) error {
 	*v.Interface().(*ndarray.Array) = *a
 	return nil
 }
+
+// knownLen is a reader that reports how many bytes its source has left.
+type knownLen struct {
+	io.Reader
+	l interface{ Len() int }
+}
+
+func (k knownLen) Len() int { return k.l.Len() }
 
 // readFullFunc adapts a fill-this-buffer function to io.Reader.
 type readFullFunc func([]byte) error

@@ -7,10 +7,12 @@
 package pypeer
 
 import (
+	"bufio"
 	"bytes"
 	_ "embed"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -56,4 +58,31 @@ func Run(t testing.TB, script string, stdin []byte, args ...string) []byte {
 		t.Fatalf("python peer failed: %v\n%s", err, stderr.String())
 	}
 	return out
+}
+
+// Start starts script (after the reference code) in the background with
+// args as sys.argv[1:], waits for the first line it prints and returns it
+// (a daemon prints its port). The process is killed when the test ends.
+func Start(t testing.TB, script string, args ...string) string {
+	t.Helper()
+	Require(t)
+	cmd := exec.Command(Python, append([]string{"-u", "-c", Reference + "\n" + script}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("python peer printed nothing: %v\n%s", err, stderr.String())
+	}
+	return strings.TrimSpace(line)
 }

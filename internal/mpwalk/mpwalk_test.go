@@ -1,0 +1,76 @@
+package mpwalk
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+func TestReadSplitsAStream(t *testing.T) {
+	var stream bytes.Buffer
+	values := []any{
+		map[string]any{"ver": "1.0", "method": "measure", "id": 7, "params": []any{1, "x", nil, true, 2.5}},
+		"hello", int64(-1 << 40), []byte{1, 2, 3}, map[string]any{"nested": []any{[]any{[]any{}}}},
+	}
+	var want [][]byte
+	for _, v := range values {
+		b, err := msgpack.Marshal(v)
+		require.NoError(t, err)
+		want = append(want, b)
+		stream.Write(b)
+	}
+	stream.Write([]byte{0xc7, 3, 110, 1, 2, 3}) // an ext
+	want = append(want, []byte{0xc7, 3, 110, 1, 2, 3})
+	r := bufio.NewReader(&stream)
+	for _, w := range want {
+		got, err := Read(r, 1<<20)
+		require.NoError(t, err)
+		assert.Equal(t, w, got)
+	}
+	_, err := Read(r, 1<<20)
+	assert.Equal(t, io.EOF, err)
+}
+
+func TestReadRefuses(t *testing.T) {
+	for name, c := range map[string]struct {
+		in   []byte
+		max  int64
+		want any
+	}{
+		"str over the limit":      {[]byte{0xdb, 0, 1, 0, 0}, 1000, &BudgetError{}},
+		"4 GiB bin in 6 bytes":    {[]byte{0xc6, 0xff, 0xff, 0xff, 0xff, 0}, 64 << 20, &BudgetError{}},
+		"huge map claim":          {[]byte{0xdf, 0x7f, 0xff, 0xff, 0xff}, 64 << 20, &BudgetError{}},
+		"never-used byte":         {[]byte{0x91, 0xc1}, 100, &InvalidError{}},
+		"truncated":               {[]byte{0x92, 0x01}, 100, io.ErrUnexpectedEOF},
+		"truncated inside a str":  {[]byte{0xa5, 'a', 'b'}, 100, io.ErrUnexpectedEOF},
+		"deep nesting, no memory": {bytes.Repeat([]byte{0x91}, 100000), 1 << 20, io.ErrUnexpectedEOF},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := Read(bufio.NewReader(bytes.NewReader(c.in)), c.max)
+			runtime.ReadMemStats(&after)
+			require.Error(t, err)
+			switch w := c.want.(type) {
+			case *BudgetError:
+				assert.True(t, errors.As(err, &w), "%v", err)
+			case *InvalidError:
+				assert.True(t, errors.As(err, &w), "%v", err)
+			default:
+				assert.ErrorIs(t, err, c.want.(error))
+			}
+			assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20)+uint64(len(c.in))*4)
+		})
+	}
+	var be *BudgetError
+	_, err := Read(bufio.NewReader(bytes.NewReader([]byte{0xc6, 0xff, 0xff, 0xff, 0xff})), 1000)
+	require.True(t, errors.As(err, &be))
+	assert.Equal(t, "bin claims 4294967295, only 995 bytes remain", be.Error())
+}

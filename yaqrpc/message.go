@@ -1,0 +1,69 @@
+package yaqrpc
+
+import (
+	"github.com/vmihailenco/msgpack/v5"
+
+	_ "github.com/ndpack/ndpack/ext110" // arrays travel as ext 110
+)
+
+// Version is the protocol version sent and required in every message.
+const Version = "1.0"
+
+// DefaultMaxMessageSize bounds one message unless configured otherwise.
+const DefaultMaxMessageSize = 64 << 20
+
+// request is what a Client sends. Params is left out when nil.
+type request struct {
+	Ver    string `msgpack:"ver"`
+	ID     any    `msgpack:"id,omitempty"`
+	Method string `msgpack:"method"`
+	Params any    `msgpack:"params,omitempty"`
+}
+
+// The two response shapes, as separate types so that a nil, false or zero
+// result is still sent.
+type resultResponse struct {
+	Ver    string `msgpack:"ver"`
+	ID     any    `msgpack:"id"`
+	Result any    `msgpack:"result"`
+}
+
+type errorResponse struct {
+	Ver   string `msgpack:"ver"`
+	ID    any    `msgpack:"id"`
+	Error *Error `msgpack:"error"`
+}
+
+// response is what a Client reads: the result is kept raw so Call can
+// decode it into the caller's type.
+type response struct {
+	Ver    string             `msgpack:"ver"`
+	ID     any                `msgpack:"id"`
+	Result msgpack.RawMessage `msgpack:"result"`
+	Error  *Error             `msgpack:"error"`
+}
+
+// intID returns an integer id of any msgpack width as int64.
+func intID(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint64:
+		return int64(x), x <= 1<<63-1
+	case int:
+		return int64(x), true
+	}
+	return 0, false
+}

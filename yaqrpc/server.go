@@ -1,0 +1,293 @@
+package yaqrpc
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"sync"
+
+	"github.com/ndpack/ndpack/internal/mpwalk"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Request is a call as a Handler sees it.
+type Request struct {
+	Method string
+	// Params holds positional parameters, Named named ones; at most one of
+	// them is set.
+	Params []any
+	Named  map[string]any
+	// ID is the request id (an integer or a string), nil for a
+	// notification, whose result is discarded.
+	ID any
+}
+
+// Param returns the parameter at position i, or the one called name when
+// the parameters are named, and whether it is there.
+func (r *Request) Param(i int, name string) (any, bool) {
+	if r.Named != nil {
+		v, ok := r.Named[name]
+		return v, ok
+	}
+	if i < len(r.Params) {
+		return r.Params[i], true
+	}
+	return nil, false
+}
+
+// ParamAs returns the parameter at position i (or called name) as a T. Any
+// msgpack integer converts to any Go integer type that holds it, so handlers
+// need not know which width the client chose. A missing or unconvertible
+// parameter is an invalid-params *Error.
+func ParamAs[T any](r *Request, i int, name string) (T, error) {
+	var out T
+	v, ok := r.Param(i, name)
+	if !ok {
+		return out, Errorf(CodeInvalidParams, "missing parameter %d (%q)", i, name)
+	}
+	if t, ok := v.(T); ok {
+		return t, nil
+	}
+	// Re-decode through msgpack, which converts between numeric widths.
+	b, err := msgpack.Marshal(v)
+	if err == nil {
+		err = msgpack.Unmarshal(b, &out)
+	}
+	if err != nil {
+		return out, Errorf(CodeInvalidParams, "parameter %d (%q) is a %T, want %T", i, name, v, out)
+	}
+	return out, nil
+}
+
+// Handler answers one method. It returns the result, or an error: an *Error
+// is sent as it is, anything else as an internal error. The context is
+// cancelled when the server closes.
+type Handler func(ctx context.Context, req *Request) (any, error)
+
+// ErrServerClosed is returned by Serve after Close.
+var ErrServerClosed = errors.New("yaqrpc: server closed")
+
+// Server dispatches yaq-RPC requests to handlers. Set its fields and
+// register handlers before calling Serve.
+type Server struct {
+	// MaxMessageSize bounds one incoming message in bytes; 0 means
+	// DefaultMaxMessageSize. A larger message is answered with an
+	// invalid-request error and its connection closed, before the server
+	// allocates for it.
+	MaxMessageSize int64
+	// ErrorLog receives connection errors and handler panics; nil means
+	// the log package's standard logger.
+	ErrorLog *log.Logger
+
+	handlers map[string]Handler
+
+	mu        sync.Mutex
+	listeners map[net.Listener]bool
+	conns     map[net.Conn]bool
+	closed    bool
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+}
+
+// NewServer returns a Server with no handlers.
+func NewServer() *Server {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{handlers: map[string]Handler{}, listeners: map[net.Listener]bool{},
+		conns: map[net.Conn]bool{}, ctx: ctx, cancel: cancel}
+}
+
+// Handle registers h for method. It must not be called once Serve runs.
+func (s *Server) Handle(method string, h Handler) { s.handlers[method] = h }
+
+// Serve accepts connections on l and serves each on its own goroutine until
+// Close. It returns ErrServerClosed after Close, or the accept error.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	s.listeners[l] = true
+	s.mu.Unlock()
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			conn.Close()
+			return ErrServerClosed
+		}
+		s.conns[conn] = true
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(conn)
+			s.mu.Lock()
+			delete(s.conns, conn)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Close stops the listeners, closes every connection, cancels the
+// handlers' context and waits for the connection goroutines to end.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.cancel()
+	for l := range s.listeners {
+		l.Close()
+	}
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.ErrorLog != nil {
+		s.ErrorLog.Printf(format, args...)
+	} else {
+		log.Printf(format, args...)
+	}
+}
+
+func (s *Server) maxMessage() int64 {
+	if s.MaxMessageSize > 0 {
+		return s.MaxMessageSize
+	}
+	return DefaultMaxMessageSize
+}
+
+// serveConn reads requests one after another and answers each in order.
+func (s *Server) serveConn(conn net.Conn) {
+	defer conn.Close()
+	br := bufio.NewReaderSize(conn, 64<<10)
+	bw := bufio.NewWriterSize(conn, 64<<10)
+	enc := msgpack.NewEncoder(bw)
+	reply := func(v any) bool {
+		if err := enc.Encode(v); err != nil {
+			s.logf("yaqrpc: %s: encoding a response: %v", conn.RemoteAddr(), err)
+			return false
+		}
+		return bw.Flush() == nil
+	}
+	for {
+		raw, err := mpwalk.Read(br, s.maxMessage())
+		if err != nil {
+			// Without framing, a stream cannot be resynchronised after a
+			// bad message: answer once if there is something to say, then
+			// close.
+			var budget *mpwalk.BudgetError
+			var invalid *mpwalk.InvalidError
+			switch {
+			case errors.As(err, &budget):
+				reply(errorResponse{Version, nil, Errorf(CodeInvalidRequest, "message exceeds the limit of %d bytes: %v", s.maxMessage(), budget)})
+			case errors.As(err, &invalid):
+				reply(errorResponse{Version, nil, Errorf(CodeParseError, "not msgpack: %v", invalid)})
+			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+			default:
+				s.logf("yaqrpc: %s: %v", conn.RemoteAddr(), err)
+			}
+			return
+		}
+		if resp := s.dispatch(raw); resp != nil && !reply(resp) {
+			return
+		}
+	}
+}
+
+// dispatch answers one message; nil means no answer (a notification).
+func (s *Server) dispatch(raw []byte) any {
+	var v any
+	if err := msgpack.Unmarshal(raw, &v); err != nil {
+		return errorResponse{Version, nil, Errorf(CodeParseError, "cannot decode the message: %v", err)}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return errorResponse{Version, nil, Errorf(CodeInvalidRequest, "a request is a map, got %T", v)}
+	}
+	id, hasID := m["id"]
+	if hasID {
+		if _, isInt := intID(id); !isInt {
+			if _, isStr := id.(string); !isStr {
+				return errorResponse{Version, nil, Errorf(CodeInvalidRequest, "id must be an integer or a string, got %T", id)}
+			}
+		}
+	}
+	bad := func(code int, format string, args ...any) any {
+		if !hasID {
+			return nil
+		}
+		return errorResponse{Version, id, Errorf(code, format, args...)}
+	}
+	if ver, _ := m["ver"].(string); ver != Version {
+		return bad(CodeInvalidRequest, "ver must be %q, got %v", Version, m["ver"])
+	}
+	method, ok := m["method"].(string)
+	if !ok {
+		return bad(CodeInvalidRequest, "method must be a string, got %T", m["method"])
+	}
+	req := &Request{Method: method, ID: id}
+	switch p := m["params"].(type) {
+	case nil:
+	case []any:
+		req.Params = p
+	case map[string]any:
+		req.Named = p
+	default:
+		return bad(CodeInvalidRequest, "params must be an array or a map, got %T", p)
+	}
+	h, ok := s.handlers[method]
+	if !ok {
+		return bad(CodeMethodNotFound, "method %q not found", method)
+	}
+	result, err := s.call(h, req)
+	if !hasID {
+		return nil
+	}
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			e = Errorf(CodeInternalError, "%v", err)
+		}
+		return errorResponse{Version, id, e}
+	}
+	return resultResponse{Version, id, result}
+}
+
+// call runs a handler; a panic becomes an internal error, not a crash.
+func (s *Server) call(h Handler, req *Request) (result any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.logf("yaqrpc: handler %q panicked: %v", req.Method, r)
+			err = fmt.Errorf("handler panicked: %v", r)
+		}
+	}()
+	return h(s.ctx, req)
+}
