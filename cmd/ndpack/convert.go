@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/atomicfile"
+	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/vmihailenco/msgpack/v5"
@@ -206,51 +208,63 @@ var errNotArrays = errors.New("not an ext 110 array or a map of names to ext 110
 // objects (or a single object, named arr_0 as np.savez names it), and
 // writes it as an .npz archive.
 func msgpackToNPZ(w io.Writer, r io.Reader, compress bool) error {
-	dec := msgpack.NewDecoder(bufio.NewReader(r))
-	code, err := dec.PeekCode()
+	b, err := io.ReadAll(r)
 	if err != nil {
-		return fmt.Errorf("msgpack: %w", emptyIsUnexpected(err))
+		return err
 	}
-	var arrays []npybridge.NamedArray
-	if code >= 0x80 && code <= 0x8f || code == 0xde || code == 0xdf {
-		n, err := dec.DecodeMapLen()
-		if err != nil {
-			return err
-		}
-		for i := 0; i < n; i++ {
-			name, err := dec.DecodeString()
-			if err != nil {
-				return fmt.Errorf("map key %d: %w (%w)", i, err, errNotArrays)
-			}
-			a, err := decodeArray(dec)
-			if err != nil {
-				return fmt.Errorf("map value %q: %w", name, err)
-			}
-			arrays = append(arrays, npybridge.NamedArray{Name: name, Array: a})
-		}
-	} else {
-		a, err := decodeArray(dec)
-		if err != nil {
-			return err
-		}
-		arrays = append(arrays, npybridge.NamedArray{Name: "arr_0", Array: a})
+	arrays, err := decodeMsgpackArrays(b)
+	if err != nil {
+		return err
 	}
-	if _, err := dec.PeekCode(); err != io.EOF {
-		return errors.New("msgpack: more than one document in the input")
+	if len(arrays) == 1 && arrays[0].Name == "" {
+		arrays[0].Name = "arr_0"
 	}
 	return npybridge.WriteNPZ(w, arrays, compress)
 }
 
-func decodeArray(dec *msgpack.Decoder) (*ndarray.Array, error) {
-	v, err := dec.DecodeInterface()
+// decodeMsgpackArrays reads a msgpack document that fills b: one ext 110
+// object (returned with no name) or a map of names to them, in map order.
+//
+// The document is walked first, so that the msgpack library, which sizes
+// arrays and maps from their claimed counts, only ever sees counts that the
+// bytes really hold.
+func decodeMsgpackArrays(b []byte) ([]npybridge.NamedArray, error) {
+	n, err := mpwalk.Len(b)
 	if err != nil {
-		return nil, emptyIsUnexpected(err)
+		return nil, fmt.Errorf("msgpack: %w", err)
 	}
-	a, ok := v.(*ndarray.Array)
-	if !ok {
-		return nil, fmt.Errorf("a msgpack %T: %w", v, errNotArrays)
+	if n != len(b) {
+		return nil, fmt.Errorf("msgpack: %d bytes after the document", len(b)-n)
 	}
-	return a, nil
+	if len(b) > 0 && (b[0] == 0xc7 || b[0] == 0xc8 || b[0] == 0xc9 || (b[0] >= 0xd4 && b[0] <= 0xd8)) {
+		a, err := ext110.Unmarshal(b)
+		if err != nil {
+			return nil, err
+		}
+		return []npybridge.NamedArray{{Array: a}}, nil
+	}
+	dec := msgpack.NewDecoder(bytes.NewReader(b))
+	count, err := dec.DecodeMapLen()
+	if err != nil {
+		return nil, fmt.Errorf("msgpack: %w (%w)", err, errNotArrays)
+	}
+	var out []npybridge.NamedArray
+	for i := 0; i < count; i++ {
+		name, err := dec.DecodeString()
+		if err != nil {
+			return nil, fmt.Errorf("map key %d: %w (%w)", i, err, errNotArrays)
+		}
+		v, err := dec.DecodeInterface()
+		if err != nil {
+			return nil, fmt.Errorf("map value %q: %w", name, err)
+		}
+		a, ok := v.(*ndarray.Array)
+		if !ok {
+			return nil, fmt.Errorf("map value %q is a msgpack %T: %w", name, v, errNotArrays)
+		}
+		out = append(out, npybridge.NamedArray{Name: name, Array: a})
+	}
+	return out, nil
 }
 
 func emptyIsUnexpected(err error) error {

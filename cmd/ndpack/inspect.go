@@ -9,10 +9,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 const inspectUsage = `Usage: ndpack inspect [--json] FILE...
@@ -149,36 +147,6 @@ func sniff(name string) (format, error) {
 		return formatNPZ, nil
 	}
 	return formatMsgpack, nil
-}
-
-// decodeMsgpackArrays reads a msgpack document holding one ext 110 object
-// or a map of names to them.
-func decodeMsgpackArrays(b []byte) ([]npybridge.NamedArray, error) {
-	if len(b) > 0 && (b[0] == 0xc7 || b[0] == 0xc8 || b[0] == 0xc9 || (b[0] >= 0xd4 && b[0] <= 0xd8)) {
-		a, err := ext110.Unmarshal(b)
-		if err != nil {
-			return nil, err
-		}
-		return []npybridge.NamedArray{{Array: a}}, nil
-	}
-	dec := msgpack.NewDecoder(bytes.NewReader(b))
-	n, err := dec.DecodeMapLen()
-	if err != nil {
-		return nil, fmt.Errorf("msgpack: %w (%w)", err, errNotArrays)
-	}
-	var out []npybridge.NamedArray
-	for i := 0; i < n; i++ {
-		name, err := dec.DecodeString()
-		if err != nil {
-			return nil, fmt.Errorf("map key %d: %w (%w)", i, err, errNotArrays)
-		}
-		a, err := decodeArray(dec)
-		if err != nil {
-			return nil, fmt.Errorf("map value %q: %w", name, err)
-		}
-		out = append(out, npybridge.NamedArray{Name: name, Array: a})
-	}
-	return out, nil
 }
 
 var kindNames = map[ndarray.Kind]string{

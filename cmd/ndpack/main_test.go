@@ -209,6 +209,26 @@ func TestNPZThroughMsgpack(t *testing.T) {
 	}
 }
 
+// TestHostileMsgpack: counts that claim far more than the file holds are
+// refused before the msgpack library could size anything from them.
+func TestHostileMsgpack(t *testing.T) {
+	dir := t.TempDir()
+	for name, doc := range map[string][]byte{
+		"array claim in a map value": []byte("\x81\xa1a\xdd\xdd\xdd\xdd\xdd\x00"),
+		"map claim":                  []byte("\xdf\xff\xff\xff\xff"),
+		"two documents":              []byte("\x80\x80"),
+		"not arrays":                 []byte("\x81\xa1a\x01"),
+	} {
+		p := filepath.Join(dir, "hostile.mpk")
+		require.NoError(t, os.WriteFile(p, doc, 0o644))
+		r := ndpack(t, nil, "convert", p, filepath.Join(dir, "out.npz"))
+		assert.Equal(t, 1, r.code, "%s: %s", name, r.stderr)
+		assert.NoFileExists(t, filepath.Join(dir, "out.npz"))
+		r = ndpack(t, nil, "inspect", p)
+		assert.Equal(t, 1, r.code, "%s: %s", name, r.stderr)
+	}
+}
+
 func TestInspect(t *testing.T) {
 	dir := t.TempDir()
 	m, _ := conformance.Load()

@@ -45,3 +45,36 @@ func (t *tee) Discard(n int) error {
 	}
 	return err
 }
+
+// Len returns the length of the msgpack value at the start of b, checking
+// every claimed length and count against the bytes b really holds. An
+// empty or cut-short b gives io.ErrUnexpectedEOF.
+func Len(b []byte) (int, error) {
+	n, err := Value(&byteSource{b: b}, int64(len(b)))
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return int(n), err
+}
+
+// byteSource is a Source over a byte slice.
+type byteSource struct {
+	b   []byte
+	off int
+}
+
+func (s *byteSource) ReadByte() (byte, error) {
+	if s.off >= len(s.b) {
+		return 0, io.EOF
+	}
+	s.off++
+	return s.b[s.off-1], nil
+}
+
+func (s *byteSource) Discard(n int) error {
+	if n > len(s.b)-s.off {
+		return io.ErrUnexpectedEOF
+	}
+	s.off += n
+	return nil
+}
