@@ -36,9 +36,27 @@ var sink []byte
 func BenchmarkCopy64MiB(b *testing.B)     { benchbase.Copy(b, bigArray(b).Data) }
 func BenchmarkMakeCopy64MiB(b *testing.B) { benchbase.MakeCopy(b, bigArray(b).Data) }
 
-func BenchmarkMarshal64MiB(b *testing.B) {
-	a := bigArray(b)
-	b.SetBytes(int64(len(a.Data)))
+// benchDecode measures decode on the encoding of a; setBytes reports MB/s.
+func benchDecode(b *testing.B, a *ndarray.Array, decode func([]byte) (*ndarray.Array, error), setBytes bool) {
+	enc, _ := Marshal(a)
+	if setBytes {
+		b.SetBytes(int64(len(enc)))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := decode(enc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sink = out.Data
+	}
+}
+
+// benchMarshal measures Marshal of a.
+func benchMarshal(b *testing.B, a *ndarray.Array, setBytes bool) {
+	if setBytes {
+		b.SetBytes(int64(len(a.Data)))
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		out, err := Marshal(a)
@@ -48,6 +66,13 @@ func BenchmarkMarshal64MiB(b *testing.B) {
 		sink = out
 	}
 }
+
+func BenchmarkMarshal64MiB(b *testing.B)         { benchMarshal(b, bigArray(b), true) }
+func BenchmarkMarshal10(b *testing.B)            { benchMarshal(b, smallArray(b), false) }
+func BenchmarkUnmarshal64MiB(b *testing.B)       { benchDecode(b, bigArray(b), Unmarshal, true) }
+func BenchmarkUnmarshal10(b *testing.B)          { benchDecode(b, smallArray(b), Unmarshal, false) }
+func BenchmarkUnmarshalNoCopy64MiB(b *testing.B) { benchDecode(b, bigArray(b), UnmarshalNoCopy, false) }
+func BenchmarkUnmarshalNoCopy10(b *testing.B)    { benchDecode(b, smallArray(b), UnmarshalNoCopy, false) }
 
 func BenchmarkAppendReuse64MiB(b *testing.B) {
 	a := bigArray(b)
@@ -60,67 +85,6 @@ func BenchmarkAppendReuse64MiB(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-func BenchmarkUnmarshal64MiB(b *testing.B) {
-	enc, _ := Marshal(bigArray(b))
-	b.SetBytes(int64(len(enc)))
-	b.ReportAllocs()
-	for b.Loop() {
-		a, err := Unmarshal(enc)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sink = a.Data
-	}
-}
-
-func BenchmarkUnmarshalNoCopy64MiB(b *testing.B) {
-	enc, _ := Marshal(bigArray(b))
-	b.ReportAllocs()
-	for b.Loop() {
-		a, err := UnmarshalNoCopy(enc)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sink = a.Data
-	}
-}
-
-func BenchmarkUnmarshalNoCopy10(b *testing.B) {
-	enc, _ := Marshal(smallArray(b))
-	b.ReportAllocs()
-	for b.Loop() {
-		a, err := UnmarshalNoCopy(enc)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sink = a.Data
-	}
-}
-
-func BenchmarkMarshal10(b *testing.B) {
-	a := smallArray(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		out, err := Marshal(a)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sink = out
-	}
-}
-
-func BenchmarkUnmarshal10(b *testing.B) {
-	enc, _ := Marshal(smallArray(b))
-	b.ReportAllocs()
-	for b.Loop() {
-		a, err := Unmarshal(enc)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sink = a.Data
 	}
 }
 

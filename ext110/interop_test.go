@@ -53,17 +53,8 @@ type interopArray struct {
 	LE      []byte `msgpack:"le"`
 }
 
-const pyHelpers = `
-import json
-import numpy as np
-
-def little_endian_bytes(arr):
-    # A pure byte operation (no value conversion), so NaN payloads and
-    # long-double padding survive.
-    if arr.dtype.byteorder == '>':
-        arr = arr.byteswap().view(arr.dtype.newbyteorder('<'))
-    return arr.tobytes()
-`
+// pyHelpers is what the scripts below use besides the reference code.
+const pyHelpers = pypeer.Helpers + "\nimport json\n"
 
 func TestInteropPythonToGo(t *testing.T) {
 	cases := interopCases(t)
@@ -72,13 +63,7 @@ func TestInteropPythonToGo(t *testing.T) {
 rng = np.random.default_rng(110)
 res = []
 for c in json.load(sys.stdin):
-    dt = np.dtype(c["typestr"])
-    n = int(np.prod(c["shape"], dtype=np.int64))
-    if dt.kind == 'b':
-        arr = rng.integers(0, 2, n).astype(dt)
-    else:
-        arr = np.frombuffer(rng.bytes(n * dt.itemsize), dtype=dt)
-    arr = arr.reshape(c["shape"])
+    arr = random_array(rng, c["typestr"], c["shape"])
     assert arr.dtype.str == c["typestr"], (arr.dtype.str, c)
     res.append({"typestr": c["typestr"], "shape": c["shape"],
                 "packed": msgpack.packb(pack_ndarray(arr)), "le": little_endian_bytes(arr)})

@@ -41,16 +41,9 @@ func npyTypestrs() []string {
 
 var npyShapes = [][]int{{}, {0}, {1}, {7}, {3, 4}, {2, 0, 3}, {2, 3, 4}, {1, 2, 1, 2, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 1, 2, 1, 1, 1, 3}}
 
-const npyPyHelpers = `
+const npyPyHelpers = pypeer.Helpers + `
 import json, os
-import numpy as np
 from numpy.lib import format as npf
-
-def little_endian_bytes(arr):
-    arr = np.ascontiguousarray(arr)
-    if arr.dtype.byteorder == '>':
-        arr = arr.byteswap().view(arr.dtype.newbyteorder('<'))
-    return arr.tobytes()
 
 def header_of(path):
     with open(path, 'rb') as f:
@@ -76,13 +69,7 @@ rng = np.random.default_rng(3)
 d = sys.argv[1]
 res = []
 for i, c in enumerate(json.load(sys.stdin)):
-    dt = np.dtype(c["typestr"])
-    n = int(np.prod(c["shape"], dtype=np.int64))
-    if dt.kind == 'b':
-        arr = rng.integers(0, 2, n).astype(dt)
-    else:
-        arr = np.frombuffer(rng.bytes(n * dt.itemsize), dtype=dt)
-    arr = arr.reshape(c["shape"])
+    arr = random_array(rng, c["typestr"], c["shape"])
     variants = [("c", arr, None), ("f", np.asfortranarray(arr), None)]
     if i % 3 == 0:
         variants += [("v2", arr, (2, 0)), ("v3", arr, (3, 0))]

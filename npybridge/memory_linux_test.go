@@ -74,17 +74,11 @@ func runConvertChild(t *testing.T, mode, in, out string) int64 {
 }
 
 func convertChild(t *testing.T, mode, in, out string) {
-	r, err := os.Open(in)
-	require.NoError(t, err)
-	defer r.Close()
-	w, err := os.Create(out)
-	require.NoError(t, err)
-	defer w.Close()
 	conv := NPYToExt110
 	if mode == "ext2npy" {
 		conv = Ext110ToNPY
 	}
-	require.NoError(t, conv(w, r))
+	convertFile(t, conv, in, out)
 }
 
 func sameFiles(t *testing.T, a, b string) bool {

@@ -27,6 +27,29 @@ const Python = "/usr/bin/python3"
 //go:embed yep110.py
 var Reference string
 
+// Helpers is Python for the interop tests. little_endian_bytes(arr) gives
+// the array's row-major bytes in little-endian order by byte operations
+// only (no value conversion), so NaN payloads and long-double padding
+// survive: tests compare values through it without trusting either codec.
+// random_array(rng, typestr, shape) fills an array with random bits (0 or 1
+// for bools).
+const Helpers = `
+import numpy as np
+
+def random_array(rng, typestr, shape):
+    dt = np.dtype(typestr)
+    n = int(np.prod(shape, dtype=np.int64))
+    if dt.kind == 'b':
+        return rng.integers(0, 2, n).astype(dt).reshape(shape)
+    return np.frombuffer(rng.bytes(n * dt.itemsize), dtype=dt).reshape(shape)
+
+def little_endian_bytes(arr):
+    arr = np.ascontiguousarray(arr)
+    if arr.dtype.byteorder == '>':
+        arr = arr.byteswap().view(arr.dtype.newbyteorder('<'))
+    return arr.tobytes()
+`
+
 var probe = sync.OnceValue(func() error {
 	return exec.Command(Python, "-c", "import numpy, msgpack").Run()
 })
