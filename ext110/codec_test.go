@@ -278,7 +278,7 @@ func TestZeroCopyIgnoresSize(t *testing.T) {
 }
 
 func TestBigEndianRoundTrip(t *testing.T) {
-	a, _ := ndarray.FromSlice([]float64{math.Pi, -0.0, math.Inf(-1)})
+	a, _ := ndarray.FromSlice([]float64{math.Pi, math.Copysign(0, -1), math.Inf(-1)})
 	be, _ := a.ToOrder(ndarray.BigEndian)
 	b, err := Marshal(be)
 	require.NoError(t, err)

@@ -29,6 +29,7 @@ type Error struct {
 	Detail string // what exactly was wrong, quoting the input
 }
 
+// Error formats the failure as "ndarray: CLASS: DETAIL".
 func (e *Error) Error() string { return "ndarray: " + e.Err.Error() + ": " + e.Detail }
 
 // Unwrap returns the sentinel error, for errors.Is.

@@ -42,8 +42,8 @@ func TestTypedRoundTrip(t *testing.T) {
 	roundTrip(t, "<u2", []uint16{0, 1, 65535})
 	roundTrip(t, "<u4", []uint32{0, 1, math.MaxUint32})
 	roundTrip(t, "<u8", []uint64{0, 1, math.MaxUint64})
-	roundTrip(t, "<f4", []float32{float32(math.Inf(-1)), 1.5, -0})
-	roundTrip(t, "<f8", []float64{math.Inf(1), 2.25, math.SmallestNonzeroFloat64})
+	roundTrip(t, "<f4", []float32{float32(math.Inf(-1)), 1.5, float32(math.Copysign(0, -1))})
+	roundTrip(t, "<f8", []float64{math.Inf(1), 2.25, math.SmallestNonzeroFloat64, math.Copysign(0, -1)})
 	roundTrip(t, "<c8", []complex64{complex(1, -2), complex(3.5, 0)})
 	roundTrip(t, "<c16", []complex128{complex(1, -2), complex(math.MaxFloat64, 0)})
 }

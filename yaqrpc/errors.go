@@ -19,6 +19,7 @@ type Error struct {
 	Data    any    `msgpack:"data,omitempty"`
 }
 
+// Error formats the error with its code and message.
 func (e *Error) Error() string { return fmt.Sprintf("yaqrpc: error %d: %s", e.Code, e.Message) }
 
 // Errorf returns an *Error with the given code and formatted message.

@@ -266,10 +266,3 @@ func decodeMsgpackArrays(b []byte) ([]npybridge.NamedArray, error) {
 	}
 	return out, nil
 }
-
-func emptyIsUnexpected(err error) error {
-	if err == io.EOF {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}

@@ -16,6 +16,7 @@ type Error struct {
 	Cause  error  // the underlying error, if any
 }
 
+// Error formats the failure as "PKG: CLASS at byte N: DETAIL: CAUSE".
 func (e *Error) Error() string {
 	s := e.Pkg + ": " + e.Err.Error()
 	if e.Offset >= 0 {
