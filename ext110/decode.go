@@ -432,7 +432,11 @@ func (p *parser) integer(what string) (int, error) {
 // skip passes over one msgpack value of any type (an extra key's value).
 func (p *parser) skip() error {
 	at := p.pos()
-	_, err := mpwalk.Value(walkSource{p}, int64(len(p.b)-p.off))
+	// The walker reads through an interface, which would move p to the
+	// heap on every decode; a sub-parser confines that to this rare path.
+	q := &parser{b: p.b[p.off:], base: at}
+	n, err := mpwalk.Value(walkSource{q}, int64(len(q.b)))
+	p.off += int(n)
 	var budget *mpwalk.BudgetError
 	var invalid *mpwalk.InvalidError
 	switch {
