@@ -149,7 +149,6 @@ import numpy as np
 m = msgpack.unpackb(sys.stdin.buffer.read(), ext_hook=ext_hook)
 a = m["result"]["image"]
 print(m["id"], a.dtype.str, a.shape, a.tolist())
-reply = {"id": 2, "result": np.arange(4, dtype=">i4").reshape(2, 2)}
 `, msg)
 	assert.Equal(t, "1 <u2 (2, 3) [[1, 2, 3], [4, 5, 6]]\n", string(out))
 }

@@ -24,9 +24,9 @@ type ConvertOptions struct {
 //
 // A row-major file is streamed: after the header, exactly the data bytes are
 // copied from r to w in bounded memory; from a file they are written
-// straight from 4 MiB memory-mapped windows, one copy and no buffer. A Fortran-order
-// file is read whole into memory and transposed, since ext 110 data is
-// row-major. If r is a file shorter than its header announces, nothing is
+// straight from 4 MiB memory-mapped windows, one copy and no buffer. A
+// Fortran-order file is read whole into memory and transposed, since ext
+// 110 data is row-major. If r is a file shorter than its header announces, nothing is
 // written.
 func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 	h, err := o.ReadHeader(r)
@@ -35,21 +35,20 @@ func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 	}
 	enc := ext110.NewEncoder(w)
 	enc.Options = o.Ext110
+	data := sizedReader(r)
 	if h.FortranOrder && len(h.Shape) > 1 {
-		a, err := h.readData(sizedReader(r))
+		a, err := h.readData(data)
 		if err != nil {
 			return err
 		}
 		return enc.Encode(a)
 	}
-	if l, ok := sizedReader(r).(interface{ Len() int }); ok && int64(l.Len()) < h.DataLen() {
+	if l, ok := data.(interface{ Len() int }); ok && int64(l.Len()) < h.DataLen() {
 		return errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes, the file has %d", h.DataLen(), l.Len())
 	}
-	src := r
-	if f, ok := r.(*os.File); ok {
-		if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
-			src = filesection.New(f, pos, h.DataLen())
-		}
+	src := data
+	if f, ok := data.(*fileWithLen); ok {
+		src = filesection.New(f.File, f.pos, h.DataLen())
 	}
 	if err := enc.EncodeFrom(h.DType, h.Shape, src); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {

@@ -88,12 +88,14 @@ func sizedReader(r io.Reader) io.Reader {
 	if err != nil {
 		return r
 	}
-	return &fileWithLen{f, fi.Size() - pos}
+	return &fileWithLen{f, pos, fi.Size() - pos}
 }
 
+// fileWithLen is a regular file with what was known of it when wrapped:
+// the read position and the bytes left from there.
 type fileWithLen struct {
 	*os.File
-	left int64
+	pos, left int64
 }
 
 func (f *fileWithLen) Len() int { return int(max(0, f.left)) }

@@ -158,20 +158,7 @@ func readNPZ(r io.Reader) ([]npybridge.NamedArray, error) {
 	if err != nil {
 		return nil, err
 	}
-	return npybridge.ReadNPZ(bytesReaderAt(b), int64(len(b)))
-}
-
-type bytesReaderAt []byte
-
-func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off >= int64(len(b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
+	return npybridge.ReadNPZ(bytes.NewReader(b), int64(len(b)))
 }
 
 // npzToMsgpack writes the archive as one msgpack map of names to ext 110

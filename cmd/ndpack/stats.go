@@ -63,7 +63,7 @@ func summarize(a *ndarray.Array, n int) (*stats, []string) {
 	dt := a.DType
 	switch {
 	case dt.Kind == ndarray.Bool:
-		return intStats[bool](a, n, func(b bool) int64 { return map[bool]int64{false: 0, true: 1}[b] })
+		return intStats[bool](a, n, boolInt)
 	case dt.Kind == ndarray.Int && dt.ItemSize == 1:
 		return intStats[int8](a, n, func(v int8) int64 { return int64(v) })
 	case dt.Kind == ndarray.Int && dt.ItemSize == 2:
@@ -104,6 +104,13 @@ func summarize(a *ndarray.Array, n int) (*stats, []string) {
 		return complexStats(v, n)
 	}
 	return nil, firstRaw(a, n)
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func intStats[T bool | int8 | int16 | int32 | int64](a *ndarray.Array, n int, conv func(T) int64) (*stats, []string) {
