@@ -208,6 +208,7 @@ const (
 	keyShape
 	keyVersion
 	keyStrides
+	keyOffset
 )
 
 // arrayMap reads the payload map, which must fill the parser's bytes.
@@ -251,6 +252,8 @@ func (p *parser) arrayMap() (*ndarray.Array, error) {
 			bit = keyVersion
 		case "strides":
 			bit = keyStrides
+		case "offset":
+			bit = keyOffset
 		default:
 			// Extra keys (descr, ...) are allowed by the YEP and ignored.
 			if err := p.skip(); err != nil {
@@ -283,6 +286,17 @@ func (p *parser) arrayMap() (*ndarray.Array, error) {
 				err = e
 			} else if c != 0xc0 {
 				err = errAt(ErrStrided, valAt, "strides must be nil (the data must be C-contiguous)")
+			}
+		case keyOffset:
+			// The array interface lets data start offset bytes in; the
+			// reference reads there. Only nil and 0 describe data that
+			// starts where the bytes do.
+			if p.off < len(p.b) && p.b[p.off] == 0xc0 {
+				p.off++
+			} else if off, e := p.integer("offset"); e != nil {
+				err = e
+			} else if off != 0 {
+				err = errAt(ErrOffset, valAt, "offset %d: the array must start at the first byte of data", off)
 			}
 		}
 		if err != nil {
@@ -435,7 +449,7 @@ func (p *parser) skip() error {
 	// The walker reads through an interface, which would move p to the
 	// heap on every decode; a sub-parser confines that to this rare path.
 	q := &parser{b: p.b[p.off:], base: at}
-	n, err := mpwalk.Value(walkSource{q}, int64(len(q.b)))
+	n, err := mpwalk.Value(walkSource{q}, int64(len(q.b)), mpwalk.NoDepthLimit)
 	p.off += int(n)
 	var budget *mpwalk.BudgetError
 	var invalid *mpwalk.InvalidError

@@ -23,9 +23,15 @@ var (
 	// ErrNonstandard: encoding an array of a non-standard kind (S, U, V, M,
 	// m) without Options.AllowNonstandard.
 	ErrNonstandard = errors.New("non-standard dtype")
-	// ErrTooLarge: a payload over the ext32 limit of 2^32-1 bytes, or over a
-	// Decoder's MaxPayload.
-	ErrTooLarge = errors.New("payload too large")
+	// ErrTooLarge: a payload over the ext32 limit of 2^32-1 bytes, over a
+	// Decoder's MaxPayload, or a message over MessageOptions.MaxSize.
+	ErrTooLarge = errors.New("too large")
+	// ErrTooDeep: a message whose arrays and maps nest deeper than
+	// MessageOptions.MaxDepth.
+	ErrTooDeep = errors.New("nested too deep")
+	// ErrOffset: the payload has a non-zero offset key, so its array does
+	// not start at the first byte of data.
+	ErrOffset = errors.New("non-zero offset")
 )
 
 // Error is a decoding or encoding failure: its class (one of the sentinel

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"testing"
 
 	"github.com/ndpack/ndpack/conformance"
+	"github.com/ndpack/ndpack/internal/hostile"
 	"github.com/ndpack/ndpack/ndarray"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // fuzzSeeds are the ext 110 files of the conformance corpus, valid objects of several shapes and forms plus the
@@ -79,6 +82,54 @@ func FuzzDecoder(f *testing.F) {
 					t.Fatal("stream and Unmarshal disagree")
 				}
 			}
+		}
+	})
+}
+
+// FuzzUnmarshalMessage checks that no whole message panics, overflows the
+// stack or allocates past a small multiple of its size, and that what it
+// accepts is what the msgpack library itself reads.
+func FuzzUnmarshalMessage(f *testing.F) {
+	fuzzSeeds(f)
+	for _, in := range hostile.Inputs() {
+		if len(in.Bytes) <= 1<<16 {
+			f.Add(in.Bytes)
+		}
+	}
+	f.Add(hostile.NestedRequest(600))
+	a, _ := ndarray.FromSlice([]float32{1, 2, 3})
+	msg, _ := msgpack.Marshal(map[string]any{"ver": "1.0", "id": 3, "result": []any{a, map[string]any{"x": a}, nil, 1.5}})
+	f.Add(msg)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var v any
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err := UnmarshalMessage(in, &v)
+		runtime.ReadMemStats(&after)
+		// Decoded into interfaces, a one-entry map costs about 300 bytes
+		// for its 3; a count or length the bytes do not hold would cost
+		// millions of times more.
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 400*uint64(len(in))+1<<20 {
+			t.Fatalf("%d bytes allocated for a %d-byte message", alloc, len(in))
+		}
+		var arrays []*ndarray.Array
+		_ = UnmarshalMessage(in, &arrays)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error is not an *ext110.Error: %v", err)
+			}
+			return
+		}
+		// Accepted: it is exactly one well-formed value, which the
+		// library re-encodes and the checked decoder reads again.
+		back, merr := msgpack.Marshal(v)
+		if merr != nil {
+			return // e.g. maps with non-string keys decode but do not all encode
+		}
+		var again any
+		if err := UnmarshalMessage(back, &again); err != nil {
+			t.Fatalf("re-encoded message refused: %v", err)
 		}
 	})
 }

@@ -44,7 +44,8 @@ func Dial(ctx context.Context, addr string) (*Client, error) {
 }
 
 // NewClient returns a Client using conn. maxMessageSize bounds one response
-// (0 means DefaultMaxMessageSize); a larger one ends the connection.
+// (0 means DefaultMaxMessageSize); a larger one, or one nested deeper than
+// DefaultMaxDepth, ends the connection.
 func NewClient(conn net.Conn, maxMessageSize int64) *Client {
 	if maxMessageSize <= 0 {
 		maxMessageSize = DefaultMaxMessageSize
@@ -153,7 +154,7 @@ func (c *Client) fail(err error) {
 func (c *Client) readLoop() {
 	br := bufio.NewReaderSize(c.conn, 64<<10)
 	for {
-		raw, err := mpwalk.Read(br, c.max)
+		raw, err := mpwalk.Read(br, c.max, DefaultMaxDepth)
 		if err != nil {
 			c.fail(fmt.Errorf("yaqrpc: connection ended: %w", err))
 			c.conn.Close()

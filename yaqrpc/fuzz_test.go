@@ -33,7 +33,7 @@ func FuzzDispatch(f *testing.F) {
 	})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		// As the server does: only bytes the walker framed reach dispatch.
-		n, err := mpwalk.Len(in)
+		n, err := mpwalk.Len(in, DefaultMaxDepth)
 		if err != nil {
 			return
 		}

@@ -1,9 +1,8 @@
 package yaqrpc
 
 import (
+	"github.com/ndpack/ndpack/ext110" // arrays travel as ext 110
 	"github.com/vmihailenco/msgpack/v5"
-
-	_ "github.com/ndpack/ndpack/ext110" // arrays travel as ext 110
 )
 
 // Version is the protocol version sent and required in every message.
@@ -11,6 +10,10 @@ const Version = "1.0"
 
 // DefaultMaxMessageSize bounds one message unless configured otherwise.
 const DefaultMaxMessageSize = 64 << 20
+
+// DefaultMaxDepth bounds how deeply arrays and maps nest in one message
+// unless configured otherwise.
+const DefaultMaxDepth = ext110.DefaultMaxDepth
 
 // request is what a Client sends. Params is left out when nil.
 type request struct {

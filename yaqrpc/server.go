@@ -9,6 +9,7 @@ import (
 	"log"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/vmihailenco/msgpack/v5"
@@ -79,6 +80,17 @@ type Server struct {
 	// invalid-request error and its connection closed, before the server
 	// allocates for it.
 	MaxMessageSize int64
+	// MaxDepth bounds how deeply arrays and maps nest in one message; 0
+	// means DefaultMaxDepth. A deeper message is answered with an
+	// invalid-request error and its connection closed: the msgpack
+	// library recurses once per level, and without a bound a 2 MB message
+	// overflows the stack and kills the daemon.
+	MaxDepth int
+	// DrainTimeout bounds how long, after answering a message it will not
+	// read (too large, too deep, not msgpack), the server keeps reading and
+	// discarding what the peer is still sending, so that the peer reads
+	// the answer instead of a connection reset; 0 means 5 seconds.
+	DrainTimeout time.Duration
 	// ErrorLog receives connection errors and handler panics; nil means
 	// the log package's standard logger.
 	ErrorLog *log.Logger
@@ -198,21 +210,33 @@ func (s *Server) serveConn(conn net.Conn) {
 		return bw.Flush() == nil
 	}
 	for {
-		raw, err := mpwalk.Read(br, s.maxMessage())
+		raw, err := mpwalk.Read(br, s.maxMessage(), s.maxDepth())
 		if err != nil {
 			// Without framing, a stream cannot be resynchronised after a
 			// bad message: answer once if there is something to say, then
 			// close.
-			var budget *mpwalk.BudgetError
-			var invalid *mpwalk.InvalidError
+			var (
+				budget  *mpwalk.BudgetError
+				invalid *mpwalk.InvalidError
+				depth   *mpwalk.DepthError
+				answer  *Error
+			)
 			switch {
 			case errors.As(err, &budget):
-				reply(errorResponse{Version, nil, Errorf(CodeInvalidRequest, "message exceeds the limit of %d bytes: %v", s.maxMessage(), budget)})
+				answer = Errorf(CodeInvalidRequest, "message exceeds the limit of %d bytes: %v", s.maxMessage(), budget)
+			case errors.As(err, &depth):
+				answer = Errorf(CodeInvalidRequest, "message refused: %v", depth)
 			case errors.As(err, &invalid):
-				reply(errorResponse{Version, nil, Errorf(CodeParseError, "not msgpack: %v", invalid)})
+				answer = Errorf(CodeParseError, "not msgpack: %v", invalid)
 			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
 			default:
 				s.logf("yaqrpc: %s: %v", conn.RemoteAddr(), err)
+			}
+			if answer != nil {
+				s.logf("yaqrpc: %s: answered %d and closing: %s", conn.RemoteAddr(), answer.Code, answer.Message)
+				if reply(errorResponse{Version, nil, answer}) {
+					s.drain(conn, br)
+				}
 			}
 			return
 		}
@@ -220,6 +244,30 @@ func (s *Server) serveConn(conn net.Conn) {
 			return
 		}
 	}
+}
+
+func (s *Server) maxDepth() int {
+	if s.MaxDepth > 0 {
+		return s.MaxDepth
+	}
+	return DefaultMaxDepth
+}
+
+// drain is called after answering a message the server will not read. It
+// closes the sending side, so the peer reads the answer and then the end of
+// the stream, and reads and discards what the peer still sends, for at most
+// DrainTimeout: closing a socket with unread bytes makes the kernel reset the
+// connection, and the peer would lose the answer.
+func (s *Server) drain(conn net.Conn, br *bufio.Reader) {
+	if cw, ok := conn.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	d := s.DrainTimeout
+	if d <= 0 {
+		d = 5 * time.Second
+	}
+	conn.SetReadDeadline(time.Now().Add(d))
+	io.Copy(io.Discard, br)
 }
 
 // dispatch answers one message; nil means no answer (a notification).

@@ -1,10 +1,12 @@
 // Package mpwalk steps over msgpack values without decoding them, for the
-// module's parsers: skipping unknown keys of an ext 110 map, and finding
-// where one message ends in a stream that has no other framing.
+// module's parsers: skipping unknown keys of an ext 110 map, finding where
+// one message ends in a stream that has no other framing, and checking a
+// whole message before the msgpack library, which trusts claimed counts and
+// recurses once per nesting level, is allowed to see it.
 //
-// It never recurses (nesting cannot exhaust the stack) and never trusts a
-// length: every length is checked against a byte budget before anything is
-// consumed or sized from it.
+// It never recurses (nesting cannot exhaust the stack), bounds nesting depth,
+// and never trusts a length: every length is checked against a byte budget
+// before anything is consumed or sized from it.
 package mpwalk
 
 import "fmt"
@@ -36,30 +38,59 @@ func (e *InvalidError) Error() string {
 	return fmt.Sprintf("msgpack type byte 0x%02x is never used", e.Byte)
 }
 
+// DepthError is an array or map nested deeper than the limit allows.
+type DepthError struct {
+	Limit  int   // the nesting limit
+	Offset int64 // where the container that went past it starts
+}
+
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("arrays and maps nested more than %d deep (at byte %d)", e.Limit, e.Offset)
+}
+
+// NoDepthLimit, as Value's maxDepth, lets nesting go as deep as the budget
+// allows. Only walkers that never hand the bytes to a recursive decoder may
+// use it.
+const NoDepthLimit = -1
+
 // Value consumes one complete msgpack value from src, taking at most budget
-// bytes, and returns how many it took. It fails with *BudgetError when a
-// length or count claims more than is left of the budget, *InvalidError on
-// an unused type byte, or the error of src.
-func Value(src Source, budget int64) (int64, error) {
+// bytes, and returns how many it took. A top-level array or map is at depth
+// 1, an array inside it at depth 2, and so on; one deeper than maxDepth
+// fails with *DepthError as soon as its type byte is read. Value fails with
+// *BudgetError when a length or count claims more than is left of the
+// budget, *InvalidError on an unused type byte, or the error of src.
+//
+// Its memory is a fixed amount plus 8 bytes per nesting level, whatever the
+// input.
+func Value(src Source, budget int64, maxDepth int) (int64, error) {
 	var used int64
 	pending := int64(1) // values still to walk; each needs at least a byte
-	for pending > 0 {
+	// open holds, per open array or map, how many values it still holds.
+	var openBuf [32]int64
+	open := openBuf[:0]
+	for {
+		if n := len(open); n > 0 {
+			open[n-1]--
+		}
 		pending--
+		at := used
 		c, err := src.ReadByte()
 		if err != nil {
 			return used, err
 		}
 		used++
-		var skip int64 // bytes of payload after the type byte
+		var skip int64     // bytes of payload after the type byte
+		var children int64 // values inside an array or map
+		var container bool
 		var lenWidth int
 		var what string
 		var claimed int64 // the length as the input states it, for errors
 		switch {
 		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
 		case c <= 0x8f:
-			pending += 2 * int64(c&0x0f)
+			container, children = true, 2*int64(c&0x0f)
 		case c <= 0x9f:
-			pending += int64(c & 0x0f)
+			container, children = true, int64(c&0x0f)
 		case c <= 0xbf:
 			skip = int64(c & 0x1f)
 		case c == 0xc1:
@@ -81,9 +112,12 @@ func Value(src Source, budget int64) (int64, error) {
 		case c >= 0xd4 && c <= 0xd8:
 			skip = 1 + 1<<(c-0xd4) // type byte and data
 		case c == 0xdc || c == 0xdd:
-			lenWidth, what = 2<<(c-0xdc), "array"
+			lenWidth, what, container = 2<<(c-0xdc), "array", true
 		case c == 0xde || c == 0xdf:
-			lenWidth, what = 2<<(c-0xde), "map"
+			lenWidth, what, container = 2<<(c-0xde), "map", true
+		}
+		if container && maxDepth >= 0 && len(open) >= maxDepth {
+			return used, &DepthError{Limit: maxDepth, Offset: at}
 		}
 		if lenWidth > 0 {
 			if budget-used < int64(lenWidth) {
@@ -101,15 +135,15 @@ func Value(src Source, budget int64) (int64, error) {
 			claimed = n
 			switch what {
 			case "array":
-				pending += n
+				children = n
 			case "map":
-				pending += 2 * n
+				children = 2 * n
 			case "ext":
 				skip = n + 1 // and the type byte
 			default:
 				skip = n
 			}
-			if (what == "array" || what == "map") && pending > budget-used {
+			if container && pending+children > budget-used {
 				return used, &BudgetError{what, n, budget - used}
 			}
 		}
@@ -125,9 +159,19 @@ func Value(src Source, budget int64) (int64, error) {
 			}
 			used += skip
 		}
+		pending += children
 		if pending > budget-used {
 			return used, &BudgetError{"nested values", pending, budget - used}
 		}
+		if children > 0 {
+			open = append(open, children)
+			continue
+		}
+		for len(open) > 0 && open[len(open)-1] == 0 {
+			open = open[:len(open)-1]
+		}
+		if len(open) == 0 {
+			return used, nil
+		}
 	}
-	return used, nil
 }

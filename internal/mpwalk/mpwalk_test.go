@@ -30,11 +30,11 @@ func TestReadSplitsAStream(t *testing.T) {
 	want = append(want, []byte{0xc7, 3, 110, 1, 2, 3})
 	r := bufio.NewReader(&stream)
 	for _, w := range want {
-		got, err := Read(r, 1<<20)
+		got, err := Read(r, 1<<20, 512)
 		require.NoError(t, err)
 		assert.Equal(t, w, got)
 	}
-	_, err := Read(r, 1<<20)
+	_, err := Read(r, 1<<20, 512)
 	assert.Equal(t, io.EOF, err)
 }
 
@@ -50,18 +50,20 @@ func TestReadRefuses(t *testing.T) {
 		"never-used byte":         {[]byte{0x91, 0xc1}, 100, &InvalidError{}},
 		"truncated":               {[]byte{0x92, 0x01}, 100, io.ErrUnexpectedEOF},
 		"truncated inside a str":  {[]byte{0xa5, 'a', 'b'}, 100, io.ErrUnexpectedEOF},
-		"deep nesting, no memory": {bytes.Repeat([]byte{0x91}, 100000), 1 << 20, io.ErrUnexpectedEOF},
+		"deep nesting, no memory": {bytes.Repeat([]byte{0x91}, 100000), 1 << 20, &DepthError{}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			_, err := Read(bufio.NewReader(bytes.NewReader(c.in)), c.max)
+			_, err := Read(bufio.NewReader(bytes.NewReader(c.in)), c.max, 512)
 			runtime.ReadMemStats(&after)
 			require.Error(t, err)
 			switch w := c.want.(type) {
 			case *BudgetError:
 				assert.True(t, errors.As(err, &w), "%v", err)
 			case *InvalidError:
+				assert.True(t, errors.As(err, &w), "%v", err)
+			case *DepthError:
 				assert.True(t, errors.As(err, &w), "%v", err)
 			default:
 				assert.ErrorIs(t, err, c.want.(error))
@@ -70,7 +72,51 @@ func TestReadRefuses(t *testing.T) {
 		})
 	}
 	var be *BudgetError
-	_, err := Read(bufio.NewReader(bytes.NewReader([]byte{0xc6, 0xff, 0xff, 0xff, 0xff})), 1000)
+	_, err := Read(bufio.NewReader(bytes.NewReader([]byte{0xc6, 0xff, 0xff, 0xff, 0xff})), 1000, 512)
 	require.True(t, errors.As(err, &be))
 	assert.Equal(t, "bin claims 4294967295, only 995 bytes remain", be.Error())
+}
+
+func TestDepthLimit(t *testing.T) {
+	nest := func(levels int, leaf ...byte) []byte {
+		return append(bytes.Repeat([]byte{0x91}, levels-1), leaf...)
+	}
+	// 512 levels: 511 one-element arrays around an empty one.
+	n, err := Len(nest(512, 0x90), 512)
+	require.NoError(t, err)
+	assert.Equal(t, 512, n)
+	// One more level fails at the container that goes past the limit,
+	// before the rest of the input is looked at.
+	deep := nest(513, 0x90)
+	_, err = Len(deep, 512)
+	var de *DepthError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, &DepthError{Limit: 512, Offset: 512}, de)
+	assert.Equal(t, "arrays and maps nested more than 512 deep (at byte 512)", de.Error())
+	// Scalars do not add depth; maps count like arrays.
+	_, err = Len([]byte{0x81, 0xa1, 'k', 0x81, 0xa1, 'k', 0x91, 0x01}, 3)
+	require.NoError(t, err)
+	_, err = Len([]byte{0x81, 0xa1, 'k', 0x81, 0xa1, 'k', 0x91, 0x01}, 2)
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, int64(6), de.Offset)
+	// Siblings return to the parent's depth: [[[]], [[]], 1] is 3 deep.
+	sib := []byte{0x93, 0x91, 0x90, 0x91, 0x90, 0x01}
+	n, err = Len(sib, 3)
+	require.NoError(t, err)
+	assert.Equal(t, len(sib), n)
+	// A stream of 2,000,000 one-element arrays is refused within the first
+	// kilobyte, with no memory growing with the input.
+	huge := nest(2000000, 0x01)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := Read(bufio.NewReader(bytes.NewReader(huge)), 64<<20, 512)
+	runtime.ReadMemStats(&after)
+	require.ErrorAs(t, err, &de)
+	assert.Less(t, len(got), 1024)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<10))
+	// Without a limit the same input is one value, walked in constant
+	// stack.
+	n, err = Len(huge, NoDepthLimit)
+	require.NoError(t, err)
+	assert.Equal(t, len(huge), n)
 }

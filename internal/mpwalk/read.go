@@ -9,15 +9,16 @@ import (
 // Read reads exactly one complete msgpack value from r and returns its
 // bytes. A value longer than max bytes fails with *BudgetError as soon as a
 // length claims more than what is left of max, before any of it is read or
-// allocated: memory grows only with the bytes actually received. A stream
+// allocated: memory grows only with the bytes actually received. Nesting
+// deeper than maxDepth fails with *DepthError (see Value). A stream
 // that ends before the value does gives io.ErrUnexpectedEOF; one that ends
 // before it starts gives io.EOF.
-func Read(r *bufio.Reader, max int64) ([]byte, error) {
+func Read(r *bufio.Reader, max int64, maxDepth int) ([]byte, error) {
 	if _, err := r.Peek(1); err != nil {
 		return nil, err
 	}
 	t := &tee{r: r}
-	_, err := Value(t, max)
+	_, err := Value(t, max, maxDepth)
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
@@ -47,10 +48,11 @@ func (t *tee) Discard(n int) error {
 }
 
 // Len returns the length of the msgpack value at the start of b, checking
-// every claimed length and count against the bytes b really holds. An
-// empty or cut-short b gives io.ErrUnexpectedEOF.
-func Len(b []byte) (int, error) {
-	n, err := Value(&byteSource{b: b}, int64(len(b)))
+// every claimed length and count against the bytes b really holds, and
+// nesting against maxDepth. An empty or cut-short b gives
+// io.ErrUnexpectedEOF.
+func Len(b []byte, maxDepth int) (int, error) {
+	n, err := Value(&byteSource{b: b}, int64(len(b)), maxDepth)
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}

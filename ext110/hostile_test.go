@@ -1,0 +1,153 @@
+package ext110_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/hostile"
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// hostileTargets are the Go values users decode whole messages into; bare
+// msgpack.Unmarshal into each of them dies on some hostile input.
+func hostileTargets() map[string]func() any {
+	return map[string]func() any{
+		"any":                 func() any { var v any; return &v },
+		"[]any":               func() any { var v []any; return &v },
+		"[]int64":             func() any { var v []int64; return &v },
+		"[]*ndarray.Array":    func() any { var v []*ndarray.Array; return &v },
+		"map[string]any":      func() any { var v map[string]any; return &v },
+		"struct{map[string]}": func() any { var v struct{ Params map[string]any }; return &v },
+	}
+}
+
+// checkRefused runs decode on in and checks the hostile-input bounds: an
+// error, in time, in bounded memory.
+func checkRefused(t *testing.T, in hostile.Input, decode func() error) error {
+	t.Helper()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	err := decode()
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	require.Error(t, err)
+	assert.Less(t, took, hostile.MaxTime)
+	assert.LessOrEqual(t, after.TotalAlloc-before.TotalAlloc, hostile.MaxAlloc(in), "bytes allocated")
+	return err
+}
+
+func TestUnmarshalMessageRefusesHostileInput(t *testing.T) {
+	for _, in := range hostile.Inputs() {
+		for name, target := range hostileTargets() {
+			t.Run(in.Name+"/"+name, func(t *testing.T) {
+				v := target()
+				err := checkRefused(t, in, func() error { return ext110.UnmarshalMessage(in.Bytes, v) })
+				assert.True(t, errors.Is(err, ext110.ErrTruncated) || errors.Is(err, ext110.ErrTooDeep), "%v", err)
+				var e *ext110.Error
+				require.ErrorAs(t, err, &e)
+				assert.Regexp(t, `^ext110: `, err.Error())
+			})
+			t.Run("stream/"+in.Name+"/"+name, func(t *testing.T) {
+				v := target()
+				dec := ext110.NewMessageDecoder(bytes.NewReader(in.Bytes))
+				err := checkRefused(t, in, func() error { return dec.Decode(v) })
+				// A stream cannot tell a lie about length from a message
+				// still arriving: a claim past the size limit is too large,
+				// one within it is cut short.
+				assert.True(t, errors.Is(err, ext110.ErrTooLarge) || errors.Is(err, ext110.ErrTruncated) ||
+					errors.Is(err, ext110.ErrTooDeep), "%v", err)
+			})
+		}
+		t.Run("ext stream Decoder/"+in.Name, func(t *testing.T) {
+			checkRefused(t, in, func() error { _, err := ext110.NewDecoder(bytes.NewReader(in.Bytes)).Decode(); return err })
+		})
+	}
+}
+
+func TestUnmarshalMessageLimits(t *testing.T) {
+	a, _ := ndarray.FromSlice([]int16{1, 2, 3})
+	msg := mustMarshalMessage(t, map[string]any{"id": 1, "result": []any{a, "x"}})
+
+	var m map[string]any
+	require.NoError(t, ext110.UnmarshalMessage(msg, &m))
+	got := m["result"].([]any)[0].(*ndarray.Array)
+	assert.True(t, got.Equal(a))
+
+	// The message nests 2 levels (a map holding an array).
+	require.NoError(t, ext110.MessageOptions{MaxDepth: 2}.UnmarshalMessage(msg, &m))
+	err := ext110.MessageOptions{MaxDepth: 1}.UnmarshalMessage(msg, &m)
+	assert.ErrorIs(t, err, ext110.ErrTooDeep)
+	assert.EqualError(t, err, "ext110: nested too deep at byte 12: arrays and maps nest more than 1 deep")
+
+	err = ext110.MessageOptions{MaxSize: int64(len(msg) - 1)}.UnmarshalMessage(msg, &m)
+	assert.ErrorIs(t, err, ext110.ErrTooLarge)
+	require.NoError(t, ext110.MessageOptions{MaxSize: int64(len(msg))}.UnmarshalMessage(msg, &m))
+
+	// Exactly one message: bytes after it are refused, a cut one is
+	// truncated.
+	err = ext110.UnmarshalMessage(append(msg, 0xc0), &m)
+	assert.ErrorIs(t, err, ext110.ErrMalformed)
+	assert.EqualError(t, err, fmt.Sprintf("ext110: malformed payload at byte %d: 1 bytes after the message", len(msg)))
+	assert.ErrorIs(t, ext110.UnmarshalMessage(msg[:len(msg)-1], &m), ext110.ErrTruncated)
+	assert.ErrorIs(t, ext110.UnmarshalMessage(nil, &m), ext110.ErrTruncated)
+
+	// A bad ext 110 value inside is reported as such.
+	bad := bytes.Replace(msg, []byte("<i2"), []byte("<i3"), 1)
+	err = ext110.UnmarshalMessage(bad, &m)
+	assert.ErrorIs(t, err, ext110.ErrMalformed)
+	assert.ErrorIs(t, err, ndarray.ErrDType)
+}
+
+func TestMessageDecoderStream(t *testing.T) {
+	a, _ := ndarray.FromSlice([]float64{1, 2})
+	var stream bytes.Buffer
+	for i := range 3 {
+		stream.Write(mustMarshalMessage(t, map[string]any{"id": i, "a": a}))
+	}
+	deepAt := int64(stream.Len())
+	stream.Write(hostile.Nested(600))
+	dec := ext110.NewMessageDecoder(&stream)
+	for i := range 3 {
+		var m struct {
+			ID int            `msgpack:"id"`
+			A  *ndarray.Array `msgpack:"a"`
+		}
+		require.NoError(t, dec.Decode(&m))
+		assert.Equal(t, i, m.ID)
+		assert.True(t, m.A.Equal(a))
+	}
+	var v any
+	err := dec.Decode(&v)
+	assert.ErrorIs(t, err, ext110.ErrTooDeep)
+	// Offsets count from the start of the stream.
+	var e *ext110.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, deepAt+512, e.Offset)
+
+	dec = ext110.NewMessageDecoder(bytes.NewReader(nil))
+	assert.Equal(t, io.EOF, dec.Decode(&v))
+
+	dec = ext110.NewMessageDecoder(bytes.NewReader([]byte{0xc6, 0, 0, 1, 0}))
+	dec.Options.MaxSize = 100
+	err = dec.Decode(&v)
+	assert.ErrorIs(t, err, ext110.ErrTooLarge)
+	assert.EqualError(t, err, "ext110: too large at byte 0: message exceeds the limit of 100 bytes: bin claims 256, only 95 bytes remain")
+}
+
+func mustMarshalMessage(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := msgpack.Marshal(v)
+	require.NoError(t, err)
+	return b
+}

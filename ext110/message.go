@@ -1,0 +1,155 @@
+package ext110
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/ndpack/ndpack/internal/mpwalk"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// DefaultMaxDepth is how deeply arrays and maps may nest in a message unless
+// MessageOptions say otherwise. Real messages nest a handful of levels; the
+// msgpack library recurses once per level, and a few million levels
+// overflow the Go stack, which kills the process.
+const DefaultMaxDepth = 512
+
+// DefaultMaxMessageSize bounds one message read by a MessageDecoder unless
+// MessageOptions say otherwise.
+const DefaultMaxMessageSize = 64 << 20
+
+// MessageOptions are the limits a whole message is checked against before
+// the msgpack library decodes it. The zero value is the default.
+type MessageOptions struct {
+	// MaxDepth bounds how deeply arrays and maps nest: a top-level map is
+	// at depth 1, an array inside it at depth 2. Zero means
+	// DefaultMaxDepth.
+	MaxDepth int
+	// MaxSize bounds one message in bytes. Zero means no limit for
+	// UnmarshalMessage, whose input is already in memory, and
+	// DefaultMaxMessageSize for a MessageDecoder, which would otherwise
+	// read without end.
+	MaxSize int64
+}
+
+func (o MessageOptions) maxDepth() int {
+	if o.MaxDepth > 0 {
+		return o.MaxDepth
+	}
+	return DefaultMaxDepth
+}
+
+// UnmarshalMessage decodes one whole msgpack message that fills data into v,
+// as msgpack.Unmarshal(data, v) would, with ext 110 values becoming
+// *ndarray.Array, after checking the message with the default
+// MessageOptions. Use it instead of msgpack.Unmarshal for bytes from
+// outside: see MessageOptions.UnmarshalMessage.
+func UnmarshalMessage(data []byte, v any) error {
+	return MessageOptions{}.UnmarshalMessage(data, v)
+}
+
+// UnmarshalMessage decodes one whole msgpack message that fills data into v,
+// as msgpack.Unmarshal(data, v) would, with ext 110 values becoming
+// *ndarray.Array (owning their data).
+//
+// Before the msgpack library sees the bytes, the message is walked without
+// recursion: every claimed length and count is checked against the bytes
+// that remain (ErrTruncated), nesting against MaxDepth (ErrTooDeep), the
+// size against MaxSize (ErrTooLarge), and bytes after the message are
+// refused (ErrMalformed). msgpack/v5 alone sizes slices and maps from
+// claimed counts and recurses once per level, so five hostile bytes can ask
+// it for gigabytes and a deep message overflows the stack; after the walk,
+// what it allocates is bounded by the bytes the message really holds.
+func (o MessageOptions) UnmarshalMessage(data []byte, v any) error {
+	if o.MaxSize > 0 && int64(len(data)) > o.MaxSize {
+		return newError(ErrTooLarge, -1, fmt.Sprintf("message of %d bytes exceeds the limit of %d", len(data), o.MaxSize), nil)
+	}
+	n, err := mpwalk.Len(data, o.maxDepth())
+	if err != nil {
+		return walkError(err, 0)
+	}
+	if n != len(data) {
+		return errAt(ErrMalformed, n, "%d bytes after the message", len(data)-n)
+	}
+	return decodeMessage(data, v)
+}
+
+func decodeMessage(data []byte, v any) error {
+	if err := msgpack.Unmarshal(data, v); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return err // an ext 110 value, already described
+		}
+		return newError(ErrMalformed, -1, "", err)
+	}
+	return nil
+}
+
+// walkError turns a walker's error into the package's, offsets counted from
+// base.
+func walkError(err error, base int64) error {
+	var (
+		budget  *mpwalk.BudgetError
+		invalid *mpwalk.InvalidError
+		depth   *mpwalk.DepthError
+	)
+	switch {
+	case errors.As(err, &depth):
+		return newError(ErrTooDeep, base+depth.Offset, fmt.Sprintf("arrays and maps nest more than %d deep", depth.Limit), nil)
+	case errors.As(err, &budget):
+		return newError(ErrTruncated, -1, budget.Error(), nil)
+	case errors.As(err, &invalid):
+		return newError(ErrMalformed, -1, invalid.Error(), nil)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return newError(ErrTruncated, -1, "input ended inside the message", nil)
+	}
+	return err
+}
+
+// MessageDecoder reads whole msgpack messages back to back from an
+// io.Reader, as a stream with no other framing carries them, checking each
+// as UnmarshalMessage does before it is decoded. It reads through its own
+// buffer, so it may consume bytes of r beyond the last message it returns.
+type MessageDecoder struct {
+	// Options limit each message; set them before the first Decode.
+	Options MessageOptions
+	r       *bufio.Reader
+	off     int64 // bytes consumed, for error offsets
+}
+
+// NewMessageDecoder returns a MessageDecoder that reads from r.
+func NewMessageDecoder(r io.Reader) *MessageDecoder {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReader(r)
+	}
+	return &MessageDecoder{r: br}
+}
+
+// Decode reads the next message into v. At the end of the stream it returns
+// io.EOF. A message over the size limit fails with ErrTooLarge as soon as a
+// length claims more than the limit leaves, before it is read: memory grows
+// only with the bytes received. After any error other than a decoding error
+// of a well-formed message, the stream cannot be resynchronised.
+func (d *MessageDecoder) Decode(v any) error {
+	max := d.Options.MaxSize
+	if max <= 0 {
+		max = DefaultMaxMessageSize
+	}
+	start := d.off
+	raw, err := mpwalk.Read(d.r, max, d.Options.maxDepth())
+	d.off += int64(len(raw))
+	if err != nil {
+		if err == io.EOF {
+			return io.EOF
+		}
+		var budget *mpwalk.BudgetError
+		if errors.As(err, &budget) {
+			return newError(ErrTooLarge, start, fmt.Sprintf("message exceeds the limit of %d bytes: %v", max, budget), nil)
+		}
+		return walkError(err, start)
+	}
+	return decodeMessage(raw, v)
+}
