@@ -81,6 +81,11 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 	}
 	if err := c.send(ctx, request{Version, id, method, params}); err != nil {
 		forget()
+		// A daemon that refuses a request it will not read (too large)
+		// answers and closes: its answer says more than the broken write.
+		if cerr := c.closedErr(); cerr != nil {
+			return cerr
+		}
 		return err
 	}
 	select {

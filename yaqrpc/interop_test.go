@@ -158,3 +158,27 @@ func TestGoClientToPythonDaemon(t *testing.T) {
 	require.ErrorAs(t, c.Call(ctx, "nope", nil, nil), &rpcErr)
 	assert.Equal(t, CodeMethodNotFound, rpcErr.Code)
 }
+
+// A Python client sending a parameter over the limit reads the daemon's
+// answer; before the server drained the rest it saw ConnectionResetError.
+func TestPythonClientOversizedRequestIsAnswered(t *testing.T) {
+	addr, _ := testServer(t, 0)
+	_, port, _ := net.SplitHostPort(addr)
+	out := pypeer.Run(t, pyClient+`
+s, u = connect(sys.argv[1])
+big = np.zeros(70 << 20, dtype="|u1")
+try:
+    r = call(s, u, "echo", 1, [big])
+    print(json.dumps({"answer": r, "then": receive(s, u)}))
+except OSError as e:
+    print(json.dumps({"exception": type(e).__name__}))
+`, nil, port)
+	var res map[string]any
+	require.NoError(t, json.Unmarshal(out, &res), "%s", out)
+	assert.Equal(t, map[string]any{
+		"answer": map[string]any{"ver": "1.0", "id": nil, "error": map[string]any{
+			"code":    float64(CodeInvalidRequest),
+			"message": "message exceeds the limit of 67108864 bytes: ext claims 73400364, only 67108826 bytes remain"}},
+		"then": "closed",
+	}, res)
+}

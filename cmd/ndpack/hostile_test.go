@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ndpack/ndpack/internal/hostile"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Every hostile message, as a .msgpack file, ends convert and inspect with
+// the one-line error and exit status 1, quickly and in bounded memory.
+func TestHostileMsgpackFiles(t *testing.T) {
+	dir := t.TempDir()
+	for i, in := range hostile.Inputs() {
+		src := filepath.Join(dir, "hostile"+string(rune('a'+i))+".msgpack")
+		require.NoError(t, os.WriteFile(src, in.Bytes, 0o644))
+		for _, args := range [][]string{
+			{"convert", src, filepath.Join(dir, "out.npz")},
+			{"convert", src, filepath.Join(dir, "out.npy")},
+			{"inspect", src},
+			{"inspect", "--json", src},
+		} {
+			t.Run(in.Name+"/"+strings.Join(args[:len(args)-1], " "), func(t *testing.T) {
+				// In process, to count what is allocated.
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				start := time.Now()
+				var stderr bytes.Buffer
+				code := run(env{bytes.NewReader(nil), io.Discard, &stderr}, args)
+				took := time.Since(start)
+				runtime.ReadMemStats(&after)
+				assert.Equal(t, 1, code)
+				assert.Less(t, took, hostile.MaxTime)
+				// Reading the file costs its size once.
+				assert.LessOrEqual(t, after.TotalAlloc-before.TotalAlloc, hostile.MaxAlloc(in), "bytes allocated")
+
+				// As users run it: one line, and no output file.
+				r := ndpack(t, nil, args...)
+				assert.Equal(t, 1, r.code)
+				assert.Regexp(t, `^ndpack: [^\n]*\n$`, r.stderr)
+				assert.NotContains(t, r.stderr, "goroutine")
+				if args[0] == "convert" {
+					assert.NoFileExists(t, args[2])
+				}
+			})
+		}
+	}
+}

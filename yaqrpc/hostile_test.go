@@ -1,0 +1,164 @@
+package yaqrpc
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ndpack/ndpack/internal/hostile"
+	"github.com/ndpack/ndpack/internal/mpwalk"
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// measure runs f and returns how long it took and how many bytes the whole
+// process allocated meanwhile.
+func measure(f func()) (time.Duration, uint64) {
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	f()
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	return took, after.TotalAlloc - before.TotalAlloc
+}
+
+// sendRaw writes b on a new connection, closes the sending side and returns
+// every message the server sent before closing.
+func sendRaw(t *testing.T, addr string, b []byte) []map[string]any {
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	go func() {
+		conn.Write(b) // fails once the server stops listening; that is fine
+		conn.(*net.TCPConn).CloseWrite()
+	}()
+	var got []map[string]any
+	br := bufio.NewReader(conn)
+	for {
+		raw, err := mpwalk.Read(br, 1<<20, 16)
+		if err != nil {
+			require.ErrorIs(t, err, io.EOF, "the server must close cleanly, not reset")
+			return got
+		}
+		var m map[string]any
+		require.NoError(t, msgpack.Unmarshal(raw, &m))
+		got = append(got, m)
+	}
+}
+
+func TestServerRefusesHostileInput(t *testing.T) {
+	addr, _ := testServer(t, 0)
+	ctx := context.Background()
+	before := dial(t, addr) // a connection open all along keeps being served
+	var sum int64
+	require.NoError(t, before.Call(ctx, "add", []any{1, 1}, &sum))
+
+	for _, in := range hostile.Inputs() {
+		t.Run(in.Name, func(t *testing.T) {
+			var got []map[string]any
+			took, alloc := measure(func() { got = sendRaw(t, addr, in.Bytes) })
+			assert.Less(t, took, hostile.MaxTime)
+			assert.LessOrEqual(t, alloc, hostile.MaxAlloc(in), "bytes allocated")
+			switch {
+			case in.RPC, len(in.Bytes) > 1000:
+				// Too deep: answered with the reason, then closed.
+				require.Len(t, got, 1)
+				e := got[0]["error"].(map[string]any)
+				assert.EqualValues(t, CodeInvalidRequest, e["code"])
+				assert.Contains(t, e["message"], "nested more than 512 deep")
+			case strings.Contains(in.Name, "16 maps"):
+				// Claims 32 million values, under the 64 MiB limit: a
+				// message still arriving when the peer stopped sending.
+				assert.Empty(t, got)
+			default:
+				// Claims more than the message size limit allows.
+				require.Len(t, got, 1)
+				e := got[0]["error"].(map[string]any)
+				assert.EqualValues(t, CodeInvalidRequest, e["code"])
+				assert.Contains(t, e["message"], "exceeds the limit of 67108864 bytes")
+			}
+			fresh := dial(t, addr)
+			require.NoError(t, fresh.Call(ctx, "add", []any{2, 3}, &sum))
+			assert.Equal(t, int64(5), sum)
+		})
+	}
+	require.NoError(t, before.Call(ctx, "add", []any{40, 2}, &sum))
+	assert.Equal(t, int64(42), sum)
+}
+
+// fakeDaemon answers the first request of each connection with reply's
+// bytes, then closes.
+func fakeDaemon(t *testing.T, reply []byte) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				if _, err := mpwalk.Read(bufio.NewReader(conn), 1<<20, 16); err == nil {
+					conn.Write(reply)
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+func TestClientRefusesHostileInput(t *testing.T) {
+	for _, in := range hostile.Inputs() {
+		if in.RPC {
+			continue // requests, not responses
+		}
+		t.Run(in.Name, func(t *testing.T) {
+			addr := fakeDaemon(t, in.Bytes)
+			c := dial(t, addr)
+			var err error
+			took, alloc := measure(func() {
+				var v any
+				err = c.Call(context.Background(), "get_measured", nil, &v)
+			})
+			require.Error(t, err)
+			assert.Less(t, took, hostile.MaxTime)
+			assert.LessOrEqual(t, alloc, hostile.MaxAlloc(in), "bytes allocated")
+		})
+	}
+	// A response whose result nests too deep.
+	resp := append([]byte{0x83, 0xa3, 'v', 'e', 'r', 0xa3, '1', '.', '0', 0xa2, 'i', 'd', 0x01, 0xa6, 'r', 'e', 's', 'u', 'l', 't'}, hostile.Nested(2000000)...)
+	c := dial(t, fakeDaemon(t, resp))
+	var v any
+	err := c.Call(context.Background(), "get_measured", nil, &v)
+	var de *mpwalk.DepthError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "yaqrpc: connection ended: arrays and maps nested more than 512 deep (at byte 531)", err.Error())
+}
+
+// A request over the size limit is answered on the same call, not reset.
+func TestOversizedRequestIsAnswered(t *testing.T) {
+	addr, _ := testServer(t, 0)
+	c := dial(t, addr)
+	big, err := ndarray.Zeros(ndarray.Uint8, 70<<20)
+	require.NoError(t, err)
+	err = c.Call(context.Background(), "echo", []any{big}, nil)
+	var rpcErr *Error
+	require.ErrorAs(t, err, &rpcErr, "%v", err)
+	assert.Equal(t, CodeInvalidRequest, rpcErr.Code)
+	assert.Contains(t, rpcErr.Message, "exceeds the limit of 67108864 bytes")
+	// The client is done (the server closed), and says why.
+	assert.True(t, errors.As(c.Call(context.Background(), "add", []any{1, 2}, nil), &rpcErr))
+}
