@@ -272,6 +272,10 @@ negative("npy_bytes_overflow", "npy", hdr("{'descr': '<u2', 'fortran_order': Fal
 negative("npy_huge_claim", "npy", (lambda b: b + b"\0" * (200 - len(b)))(
     npy_raw(pad("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000, 1000000), }", 64), b"")),
     "10^12 elements announced by a 200-byte file: fail without allocating", "truncated")
+negative("npy_33_dims", "npy", hdr("{'descr': '<u2', 'fortran_order': False, 'shape': (%s)}" % ("1, " * 33), b"\0\0"),
+         "33 dimensions: numpy refuses more than 32", "shape")
+negative("npy_overflow_beside_zero", "npy", hdr("{'descr': '<u2', 'fortran_order': False, 'shape': (9223372036854775807, 0)}", b""),
+         "(2**63-1, 0): numpy refuses it ('array is too big'), though a 0 makes the element count 0", "shape")
 negative("npy_unknown_descr", "npy", hdr("{'descr': '<q2', 'fortran_order': False, 'shape': (2, 3)}"),
          "an unknown type code", "dtype")
 negative("npy_bad_size", "npy", hdr("{'descr': '<f3', 'fortran_order': False, 'shape': (2, 3)}"),
@@ -321,6 +325,17 @@ negative("ext_typestr_no_order", "ext110", ext_map([D, ("typestr", P("u2")), S, 
          "a typestr without its byte order", "dtype")
 negative("ext_shape_float", "ext110", ext_map([D, T, ("shape", P([2.0, 3])), V]), "a float dimension", "malformed")
 negative("ext_duplicate_key", "ext110", ext_map([D, T, S, S, V]), "the shape key twice", "malformed")
+negative("ext_data_is_ext", "ext110",
+         bytes.fromhex("c72d6e84a464617461d7010000000000000000a774797065737472a33c6638a573686170659101a776657273696f6e03"),
+         "data is an ext value (fixext 8 of type 1), not bin or str. The reference ext_hook segfaults on these 48 "
+         "bytes: msgpack-python hands numpy an ExtType, a tuple, which numpy takes as (address, read-only)", "malformed")
+negative("ext_offset", "ext110", ext_map([D, ("offset", P(2)), T, S, V]),
+         "a non-zero offset: the reference reads the array from data+offset; only nil or 0 describe data as it is",
+         "offset")
+negative("ext_33_dims", "ext110", ext_map([("data", P(b"\0\0")), T, ("shape", P([1] * 33)), V]),
+         "33 dimensions: numpy holds at most 32", "shape")
+negative("ext_overflow_beside_zero", "ext110", ext_map([("data", P(b"")), T, ("shape", P([2**63 - 1, 0])), V]),
+         "(2**63-1, 0): numpy refuses shapes whose non-zero dimensions times the item size overflow, even with a 0", "shape")
 
 for k in ("valid", "tolerated", "negative"):
     manifest[k].sort(key=lambda c: c["name"])

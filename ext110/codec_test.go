@@ -1,6 +1,7 @@
 package ext110
 
 import (
+	"bytes"
 	"math"
 	"runtime"
 	"testing"
@@ -309,4 +310,45 @@ func TestDecodeHeader(t *testing.T) {
 
 	_, err = DecodeHeader(arange6[:50])
 	assert.ErrorIs(t, err, ErrTruncated)
+}
+
+// The reference reads data from data+offset; ndpack would silently read
+// from data. Only an offset of nil or 0 describes the bytes as they are.
+func TestOffsetKey(t *testing.T) {
+	data := []byte{1, 0, 2, 0, 3, 0}
+	obj := func(offset []byte) []byte {
+		return ext8(mpMap(mpStr("data"), mpBin(data), mpStr("typestr"), mpStr("<u2"),
+			mpStr("shape"), []byte{0x91, 0x03}, mpStr("offset"), offset, mpStr("version"), []byte{0x03}))
+	}
+	for _, ok := range [][]byte{{0xc0}, {0x00}, {0xd1, 0, 0}} {
+		a, err := Unmarshal(obj(ok))
+		require.NoError(t, err, "% x", ok)
+		assert.Equal(t, data, a.Data)
+	}
+	for _, bad := range [][]byte{{0x02}, {0xff}, {0xcd, 0x01, 0x00}} {
+		_, err := Unmarshal(obj(bad))
+		assert.ErrorIs(t, err, ErrOffset, "% x", bad)
+	}
+	_, err := Unmarshal(obj([]byte{0x02}))
+	assert.EqualError(t, err, "ext110: non-zero offset at byte 44: offset 2: the array must start at the first byte of data")
+	_, err = Unmarshal(obj([]byte{0xa1, 'x'}))
+	assert.ErrorIs(t, err, ErrMalformed)
+}
+
+// Arrays numpy cannot hold are neither read nor sent.
+func TestNumpyShapeLimits(t *testing.T) {
+	dims33 := append([]byte{0xdc, 0, 33}, bytes.Repeat([]byte{0x01}, 33)...)
+	overflow := []byte{0x92, 0xcf, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00}
+	for name, shape := range map[string][]byte{"33 dims": dims33, "overflow": overflow} {
+		n := 0
+		if name == "33 dims" {
+			n = 8
+		}
+		obj := ext8(mpMap(mpStr("data"), mpBin(make([]byte, n)), mpStr("typestr"), mpStr("<f8"),
+			mpStr("shape"), shape, mpStr("version"), []byte{0x03}))
+		_, err := Unmarshal(obj)
+		assert.ErrorIs(t, err, ndarray.ErrShape, name)
+	}
+	_, err := Marshal(&ndarray.Array{DType: ndarray.Uint8, Shape: make([]int, 33)})
+	assert.ErrorIs(t, err, ndarray.ErrShape)
 }

@@ -66,38 +66,57 @@ func (a *Array) Validate() error {
 	return nil
 }
 
+// MaxDims is the most dimensions an array may have: NumPy's limit
+// (NPY_MAXDIMS), so that every array ndpack reads or sends, NumPy can hold.
+const MaxDims = 32
+
 // NumElements returns the number of elements of an array of the given shape:
-// the product of the dimensions, 1 for the empty shape. It fails on a
-// negative dimension or a product that does not fit in an int.
+// the product of the dimensions, 1 for the empty shape. It fails on more
+// than MaxDims dimensions, a negative dimension, or, as NumPy does, when the
+// product of the non-zero dimensions does not fit in an int, even if
+// another dimension is 0.
 func NumElements(shape []int) (int, error) {
-	n, overflow := 1, false
+	_, n, err := elementCounts(shape)
+	return n, err
+}
+
+// elementCounts checks shape and returns the product of its non-zero
+// dimensions and the element count.
+func elementCounts(shape []int) (nonZero, n int, err error) {
+	if len(shape) > MaxDims {
+		return 0, 0, newError(ErrShape, fmt.Sprintf("%d dimensions, more than the %d NumPy allows", len(shape), MaxDims))
+	}
+	nonZero, zero := 1, false
 	for i, d := range shape {
-		if d < 0 {
-			return 0, newError(ErrShape, fmt.Sprintf("dimension %d of shape %s is negative", i, FormatShape(shape)))
+		switch {
+		case d < 0:
+			return 0, 0, newError(ErrShape, fmt.Sprintf("dimension %d of shape %s is negative", i, FormatShape(shape)))
+		case d == 0:
+			zero = true
+		case nonZero > math.MaxInt/d:
+			return 0, 0, newError(ErrShape, fmt.Sprintf("element count of shape %s overflows int", FormatShape(shape)))
+		default:
+			nonZero *= d
 		}
-		if d != 0 && n > math.MaxInt/d {
-			overflow = true // unless a later dimension is 0
-			continue
-		}
-		n *= d
 	}
-	if overflow && n != 0 {
-		return 0, newError(ErrShape, fmt.Sprintf("element count of shape %s overflows int", FormatShape(shape)))
+	if zero {
+		return nonZero, 0, nil
 	}
-	return n, nil
+	return nonZero, nonZero, nil
 }
 
 // ByteSize returns the number of data bytes of an array of the given dtype
-// and shape, failing where NumElements fails or the byte count overflows.
+// and shape, failing where NumElements fails or where, as NumPy checks it,
+// the item size times the product of the non-zero dimensions overflows.
 func ByteSize(dt DType, shape []int) (int, error) {
-	n, err := NumElements(shape)
+	nonZero, n, err := elementCounts(shape)
 	if err != nil {
 		return 0, err
 	}
-	if dt.ItemSize <= 0 {
+	if dt.ItemSize < 0 {
 		return 0, newError(ErrDType, fmt.Sprintf("item size %d", dt.ItemSize))
 	}
-	if n > math.MaxInt/dt.ItemSize {
+	if dt.ItemSize > 0 && nonZero > math.MaxInt/dt.ItemSize {
 		return 0, newError(ErrShape, fmt.Sprintf("byte count of shape %s of %s overflows int", FormatShape(shape), dt))
 	}
 	return n * dt.ItemSize, nil
@@ -105,7 +124,13 @@ func ByteSize(dt DType, shape []int) (int, error) {
 
 // Len returns the number of elements. It is only meaningful for a valid
 // Array.
-func (a *Array) Len() int { return len(a.Data) / a.DType.ItemSize }
+func (a *Array) Len() int {
+	if a.DType.ItemSize == 0 {
+		n, _ := NumElements(a.Shape) // items of no bytes: S0, U0, V0
+		return n
+	}
+	return len(a.Data) / a.DType.ItemSize
+}
 
 // NDim returns the number of dimensions (0 for a 0-d array).
 func (a *Array) NDim() int { return len(a.Shape) }

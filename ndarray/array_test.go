@@ -15,7 +15,8 @@ func TestNumElements(t *testing.T) {
 	}{
 		{nil, 1}, {[]int{}, 1}, {[]int{0}, 0}, {[]int{7}, 7}, {[]int{3, 4}, 12},
 		{[]int{2, 0, 3}, 0}, {[]int{math.MaxInt, 1}, math.MaxInt},
-		{[]int{math.MaxInt, math.MaxInt, 0}, 0}, // a zero dimension wins over overflow
+		{[]int{math.MaxInt, 0}, 0}, {[]int{3, 0, 1 << 40}, 0},
+		{make([]int, MaxDims), 0},
 	} {
 		n, err := NumElements(c.shape)
 		require.NoError(t, err, "%v", c.shape)
@@ -31,6 +32,39 @@ func TestNumElements(t *testing.T) {
 	assert.Contains(t, err.Error(), "overflows int")
 	_, err = ByteSize(Float64, []int{math.MaxInt / 4})
 	assert.ErrorIs(t, err, ErrShape)
+	// As NumPy: the non-zero dimensions must not overflow even when
+	// another is 0 (np.empty((2**63-1, 2**63-1, 0)) fails), and the item
+	// size counts (np.empty((2**63-1, 0), '<f8') fails too).
+	_, err = NumElements([]int{math.MaxInt, math.MaxInt, 0})
+	assert.ErrorIs(t, err, ErrShape)
+	_, err = ByteSize(Float64, []int{math.MaxInt, 0})
+	assert.ErrorIs(t, err, ErrShape)
+	n, err := ByteSize(Uint8, []int{math.MaxInt, 0})
+	require.NoError(t, err)
+	assert.Equal(t, 0, n)
+	// At most 32 dimensions, as NumPy.
+	_, err = NumElements(make([]int, MaxDims+1))
+	assert.ErrorIs(t, err, ErrShape)
+	assert.EqualError(t, err, "ndarray: invalid shape: 33 dimensions, more than the 32 NumPy allows")
+}
+
+func TestZeroSizeItems(t *testing.T) {
+	for _, ts := range []string{"|V0", "|S0", "<U0"} {
+		dt, err := ParseDType(ts)
+		require.NoError(t, err, ts)
+		assert.Equal(t, 0, dt.ItemSize)
+		assert.Equal(t, ts, dt.String())
+		a, err := New(dt, []int{3}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, 3, a.Len())
+		assert.Equal(t, 0, len(a.Data))
+		_, err = New(dt, []int{3}, []byte{0})
+		assert.ErrorIs(t, err, ErrDataLength)
+	}
+	for _, ts := range []string{"<i0", "|b0", "<f0", "<M0"} {
+		_, err := ParseDType(ts)
+		assert.ErrorIs(t, err, ErrDType, ts)
+	}
 }
 
 func TestNewValidates(t *testing.T) {

@@ -130,6 +130,11 @@ func ParseDType(s string) (DType, error) {
 	if err != nil {
 		return bad(err.Error())
 	}
+	if n == 0 && dt.Kind != Bytes && dt.Kind != Unicode && dt.Kind != Void {
+		// S0, U0 and V0 are NumPy's items of no bytes
+		// (np.zeros(3, 'V') saves as |V0); other kinds have sizes.
+		return bad("item size must be at least 1")
+	}
 	switch dt.Kind {
 	case Bytes, Void:
 		dt.ItemSize = n
@@ -174,9 +179,6 @@ func parseSize(s string) (int, error) {
 	n, err := strconv.ParseUint(s, 10, 32)
 	if err != nil || n >= maxItemSize/4 {
 		return 0, fmt.Errorf("item size %q is too large", s)
-	}
-	if n == 0 {
-		return 0, fmt.Errorf("item size must be at least 1")
 	}
 	return int(n), nil
 }
@@ -268,12 +270,12 @@ func (dt DType) Validate() error {
 	}
 	switch dt.Kind {
 	case Bytes, Void:
-		if dt.ItemSize <= 0 || dt.ItemSize >= maxItemSize/4 {
+		if dt.ItemSize < 0 || dt.ItemSize >= maxItemSize/4 {
 			return bad("item size out of range")
 		}
 	case Unicode:
-		if dt.ItemSize <= 0 || dt.ItemSize%4 != 0 || dt.ItemSize >= maxItemSize {
-			return bad("a U item size must be a positive multiple of 4")
+		if dt.ItemSize < 0 || dt.ItemSize%4 != 0 || dt.ItemSize >= maxItemSize {
+			return bad("a U item size must be a multiple of 4")
 		}
 	default:
 		sizes, ok := validSizes[dt.Kind]

@@ -63,7 +63,7 @@ func TestParseDTypeInvalid(t *testing.T) {
 	for _, in := range []string{
 		"", "<", "<f", "f8", "<f3", "<q8", "<i0", "<b2", "|f8", "|U3", "|M8",
 		"<i", "<i-1", "<i+8", "<f8 ", " <f8", "<M8[", "<M8[ns", "<M8[xs]", "<M8[]",
-		"<M4", "<c4", "<S0", "<U99999999999", "<V4294967296", "<M8[010ns]",
+		"<M4", "<c4", "<i0", "<U99999999999", "<V4294967296", "<M8[010ns]",
 	} {
 		t.Run(in, func(t *testing.T) {
 			_, err := ParseDType(in)

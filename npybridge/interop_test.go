@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ndpack/ndpack/internal/pypeer"
@@ -218,4 +220,55 @@ print(json.dumps(res))
 		versions[texts[i][6]]++
 	}
 	assert.Equal(t, map[byte]int{1: 4, 2: 2}, versions, "both versions are exercised")
+}
+
+// Where numpy draws the line, ndpack draws it: zero-size void items are
+// read and written as np.save writes them; more than 32 dimensions, and
+// shapes whose non-zero dimensions overflow, numpy refuses to load, so
+// ndpack refuses them reading and writing.
+func TestNumpyLimits(t *testing.T) {
+	refused := map[string][]byte{
+		"33 dims":  npyWith(1, "{'descr': '<f8', 'fortran_order': False, 'shape': ("+strings.Repeat("1, ", 33)+"), }\n", make([]byte, 8)),
+		"overflow": npyWith(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (9223372036854775807, 0), }\n", nil),
+	}
+	var files []string
+	for _, name := range []string{"33 dims", "overflow"} {
+		files = append(files, hex.EncodeToString(refused[name]))
+	}
+	in, _ := json.Marshal(files)
+	out := pypeer.Run(t, `
+import io, json
+import numpy as np
+res = []
+for h in json.load(sys.stdin):
+    try:
+        np.load(io.BytesIO(bytes.fromhex(h)))
+        res.append("loaded")
+    except ValueError as e:
+        res.append("refused")
+f = io.BytesIO()
+np.save(f, np.zeros(3, "V"))
+res.append(f.getvalue().hex())
+print(json.dumps(res))
+`, in)
+	var res []string
+	require.NoError(t, json.Unmarshal(out, &res))
+	assert.Equal(t, []string{"refused", "refused"}, res[:2], "numpy's verdicts")
+	for name, b := range refused {
+		_, err := Read(bytes.NewReader(b))
+		assert.ErrorIs(t, err, ndarray.ErrShape, name)
+	}
+
+	v0, _ := hex.DecodeString(res[2])
+	a, err := Read(bytes.NewReader(v0))
+	require.NoError(t, err)
+	assert.Equal(t, "|V0 (3,)", a.String())
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, a))
+	assert.Equal(t, v0, buf.Bytes(), "|V0 written as np.save writes it")
+
+	deep := &ndarray.Array{DType: ndarray.Uint8, Shape: make([]int, 33), Data: nil}
+	assert.ErrorIs(t, Write(io.Discard, deep), ndarray.ErrShape)
+	huge := &ndarray.Array{DType: ndarray.Float64, Shape: []int{1 << 62, 0}, Data: nil}
+	assert.ErrorIs(t, Write(io.Discard, huge), ndarray.ErrShape)
 }
