@@ -449,7 +449,7 @@ func (p *parser) skip() error {
 	// The walker reads through an interface, which would move p to the
 	// heap on every decode; a sub-parser confines that to this rare path.
 	q := &parser{b: p.b[p.off:], base: at}
-	n, err := mpwalk.Value(walkSource{q}, int64(len(q.b)), mpwalk.NoDepthLimit)
+	n, err := mpwalk.Value(walkSource{q}, int64(len(q.b)), mpwalk.Limits{})
 	p.off += int(n)
 	var budget *mpwalk.BudgetError
 	var invalid *mpwalk.InvalidError

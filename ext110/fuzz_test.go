@@ -106,10 +106,10 @@ func FuzzUnmarshalMessage(f *testing.F) {
 		runtime.ReadMemStats(&before)
 		err := UnmarshalMessage(in, &v)
 		runtime.ReadMemStats(&after)
-		// Decoded into interfaces, a one-entry map costs about 300 bytes
-		// for its 3; a count or length the bytes do not hold would cost
-		// millions of times more.
-		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 400*uint64(len(in))+1<<20 {
+		// The walk refuses what would cost more than 48 times the input
+		// plus 4 MiB, estimated within a third; a count or length the
+		// bytes do not hold would cost millions of times more.
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 80*uint64(len(in))+5<<20 {
 			t.Fatalf("%d bytes allocated for a %d-byte message", alloc, len(in))
 		}
 		var arrays []*ndarray.Array

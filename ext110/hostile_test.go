@@ -41,6 +41,7 @@ func checkRefused(t *testing.T, in hostile.Input, decode func() error) error {
 	err := decode()
 	took := time.Since(start)
 	runtime.ReadMemStats(&after)
+	t.Logf("%d-byte input: %v, %d bytes allocated: %v", len(in.Bytes), took, after.TotalAlloc-before.TotalAlloc, err)
 	require.Error(t, err)
 	assert.Less(t, took, hostile.MaxTime)
 	assert.LessOrEqual(t, after.TotalAlloc-before.TotalAlloc, hostile.MaxAlloc(in), "bytes allocated")
@@ -53,7 +54,8 @@ func TestUnmarshalMessageRefusesHostileInput(t *testing.T) {
 			t.Run(in.Name+"/"+name, func(t *testing.T) {
 				v := target()
 				err := checkRefused(t, in, func() error { return ext110.UnmarshalMessage(in.Bytes, v) })
-				assert.True(t, errors.Is(err, ext110.ErrTruncated) || errors.Is(err, ext110.ErrTooDeep), "%v", err)
+				assert.True(t, errors.Is(err, ext110.ErrTruncated) || errors.Is(err, ext110.ErrTooDeep) ||
+					errors.Is(err, ext110.ErrTooLarge), "%v", err)
 				var e *ext110.Error
 				require.ErrorAs(t, err, &e)
 				assert.Regexp(t, `^ext110: `, err.Error())
@@ -93,6 +95,15 @@ func TestUnmarshalMessageLimits(t *testing.T) {
 	err = ext110.MessageOptions{MaxSize: int64(len(msg) - 1)}.UnmarshalMessage(msg, &m)
 	assert.ErrorIs(t, err, ext110.ErrTooLarge)
 	require.NoError(t, ext110.MessageOptions{MaxSize: int64(len(msg))}.UnmarshalMessage(msg, &m))
+
+	// Many one-entry maps would cost 117 times their bytes decoded:
+	// refused once past 48 times plus 4 MiB, unless the limit is raised.
+	tiny := hostile.TinyMapsRequest(1 << 20)
+	err = ext110.UnmarshalMessage(tiny, &m)
+	assert.ErrorIs(t, err, ext110.ErrTooLarge)
+	assert.Regexp(t, `^ext110: too large: decoding \d+ bytes would allocate about \d+, more than 48 times as much`, err.Error())
+	require.NoError(t, ext110.MessageOptions{MaxExpansion: 200}.UnmarshalMessage(tiny, &m))
+	assert.Len(t, m["params"].([]any)[0], 1<<20)
 
 	// Exactly one message: bytes after it are refused, a cut one is
 	// truncated.

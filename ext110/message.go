@@ -32,13 +32,28 @@ type MessageOptions struct {
 	// DefaultMaxMessageSize for a MessageDecoder, which would otherwise
 	// read without end.
 	MaxSize int64
+	// MaxExpansion bounds the memory that decoding may allocate, as
+	// estimated for decoding into interface values, as a multiple of the
+	// message's size plus 1 MiB. Zero means DefaultMaxExpansion. Ordinary
+	// data stays well under it (a list of small integers costs 16 bytes an
+	// item, the most of any real data); a message of one-entry maps would
+	// cost 117 times its size, and is refused with ErrTooLarge.
+	MaxExpansion int
 }
 
-func (o MessageOptions) maxDepth() int {
-	if o.MaxDepth > 0 {
-		return o.MaxDepth
+// DefaultMaxExpansion bounds, unless MessageOptions say otherwise, the
+// memory decoding a message may take as a multiple of its size (plus 1 MiB).
+const DefaultMaxExpansion = 48
+
+func (o MessageOptions) limits() mpwalk.Limits {
+	l := mpwalk.Limits{MaxDepth: o.MaxDepth, MaxExpansion: o.MaxExpansion}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultMaxDepth
 	}
-	return DefaultMaxDepth
+	if l.MaxExpansion <= 0 {
+		l.MaxExpansion = DefaultMaxExpansion
+	}
+	return l
 }
 
 // UnmarshalMessage decodes one whole msgpack message that fills data into v,
@@ -57,7 +72,8 @@ func UnmarshalMessage(data []byte, v any) error {
 // Before the msgpack library sees the bytes, the message is walked without
 // recursion: every claimed length and count is checked against the bytes
 // that remain (ErrTruncated), nesting against MaxDepth (ErrTooDeep), the
-// size against MaxSize (ErrTooLarge), and bytes after the message are
+// size against MaxSize and the memory decoding would take against
+// MaxExpansion (ErrTooLarge), and bytes after the message are
 // refused (ErrMalformed). msgpack/v5 alone sizes slices and maps from
 // claimed counts and recurses once per level, so five hostile bytes can ask
 // it for gigabytes and a deep message overflows the stack; after the walk,
@@ -66,7 +82,7 @@ func (o MessageOptions) UnmarshalMessage(data []byte, v any) error {
 	if o.MaxSize > 0 && int64(len(data)) > o.MaxSize {
 		return newError(ErrTooLarge, -1, fmt.Sprintf("message of %d bytes exceeds the limit of %d", len(data), o.MaxSize), nil)
 	}
-	n, err := mpwalk.Len(data, o.maxDepth())
+	n, err := mpwalk.Len(data, o.limits())
 	if err != nil {
 		return walkError(err, 0)
 	}
@@ -94,8 +110,11 @@ func walkError(err error, base int64) error {
 		budget  *mpwalk.BudgetError
 		invalid *mpwalk.InvalidError
 		depth   *mpwalk.DepthError
+		expand  *mpwalk.ExpansionError
 	)
 	switch {
+	case errors.As(err, &expand):
+		return newError(ErrTooLarge, -1, expand.Error(), nil)
 	case errors.As(err, &depth):
 		return newError(ErrTooDeep, base+depth.Offset, fmt.Sprintf("arrays and maps nest more than %d deep", depth.Limit), nil)
 	case errors.As(err, &budget):
@@ -139,7 +158,7 @@ func (d *MessageDecoder) Decode(v any) error {
 		max = DefaultMaxMessageSize
 	}
 	start := d.off
-	raw, err := mpwalk.Read(d.r, max, d.Options.maxDepth())
+	raw, err := mpwalk.Read(d.r, max, d.Options.limits())
 	d.off += int64(len(raw))
 	if err != nil {
 		if err == io.EOF {

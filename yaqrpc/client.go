@@ -159,7 +159,7 @@ func (c *Client) fail(err error) {
 func (c *Client) readLoop() {
 	br := bufio.NewReaderSize(c.conn, 64<<10)
 	for {
-		raw, err := mpwalk.Read(br, c.max, DefaultMaxDepth)
+		raw, err := mpwalk.Read(br, c.max, mpwalk.Limits{MaxDepth: DefaultMaxDepth, MaxExpansion: DefaultMaxExpansion})
 		if err != nil {
 			c.fail(fmt.Errorf("yaqrpc: connection ended: %w", err))
 			c.conn.Close()

@@ -33,7 +33,7 @@ func FuzzDispatch(f *testing.F) {
 	})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		// As the server does: only bytes the walker framed reach dispatch.
-		n, err := mpwalk.Len(in, DefaultMaxDepth)
+		n, err := mpwalk.Len(in, mpwalk.Limits{MaxDepth: DefaultMaxDepth, MaxExpansion: DefaultMaxExpansion})
 		if err != nil {
 			return
 		}

@@ -15,6 +15,10 @@ const DefaultMaxMessageSize = 64 << 20
 // unless configured otherwise.
 const DefaultMaxDepth = ext110.DefaultMaxDepth
 
+// DefaultMaxExpansion bounds the memory decoding one message may take, as a
+// multiple of its size plus 1 MiB: see ext110.MessageOptions.MaxExpansion.
+const DefaultMaxExpansion = ext110.DefaultMaxExpansion
+
 // request is what a Client sends. Params is left out when nil.
 type request struct {
 	Ver    string `msgpack:"ver"`

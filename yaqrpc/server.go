@@ -210,7 +210,7 @@ func (s *Server) serveConn(conn net.Conn) {
 		return bw.Flush() == nil
 	}
 	for {
-		raw, err := mpwalk.Read(br, s.maxMessage(), s.maxDepth())
+		raw, err := mpwalk.Read(br, s.maxMessage(), mpwalk.Limits{MaxDepth: s.maxDepth(), MaxExpansion: DefaultMaxExpansion})
 		if err != nil {
 			// Without framing, a stream cannot be resynchronised after a
 			// bad message: answer once if there is something to say, then
@@ -219,9 +219,12 @@ func (s *Server) serveConn(conn net.Conn) {
 				budget  *mpwalk.BudgetError
 				invalid *mpwalk.InvalidError
 				depth   *mpwalk.DepthError
+				expand  *mpwalk.ExpansionError
 				answer  *Error
 			)
 			switch {
+			case errors.As(err, &expand):
+				answer = Errorf(CodeInvalidRequest, "message refused: %v", expand)
 			case errors.As(err, &budget):
 				answer = Errorf(CodeInvalidRequest, "message exceeds the limit of %d bytes: %v", s.maxMessage(), budget)
 			case errors.As(err, &depth):

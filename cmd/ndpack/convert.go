@@ -216,7 +216,7 @@ func msgpackToNPZ(w io.Writer, r io.Reader, compress bool) error {
 // arrays and maps from their claimed counts, only ever sees counts that the
 // bytes really hold.
 func decodeMsgpackArrays(b []byte) ([]npybridge.NamedArray, error) {
-	n, err := mpwalk.Len(b, ext110.DefaultMaxDepth)
+	n, err := mpwalk.Len(b, mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth, MaxExpansion: ext110.DefaultMaxExpansion})
 	if err != nil {
 		return nil, fmt.Errorf("msgpack: %w", err)
 	}

@@ -17,8 +17,13 @@ type Input struct {
 	Name  string
 	Bytes []byte
 	// RPC is true for a whole yaq-RPC request (a map with ver, id, method
-	// and params), which a server must answer rather than just refuse.
+	// and params).
 	RPC bool
+	// Answer is what a yaq-RPC server with the default limits (64 MiB, 512
+	// levels) says in its -32600 answer, or "" when it must close without
+	// one: a message that claims more than the peer sent is still arriving
+	// when the peer stops.
+	Answer string
 }
 
 // The bounds every entry point must keep on every Input, as the hostile-input
@@ -36,15 +41,31 @@ func MaxAlloc(in Input) uint64 { return uint64(len(in.Bytes))*AllocPerByte + All
 // nest levels one-element arrays.
 func Inputs() []Input {
 	return []Input{
-		{Name: "array32 claiming 2^32-1 items", Bytes: []byte{0xdd, 0xff, 0xff, 0xff, 0xff}},
-		{Name: "map32 claiming 2^32-1 pairs", Bytes: []byte{0xdf, 0xff, 0xff, 0xff, 0xff}},
-		{Name: "146 maps each claiming a million pairs", Bytes: bytes.Repeat([]byte{0xdf, 0x00, 0x0f, 0x42, 0x40, 0xa0}, 146)},
+		{Name: "array32 claiming 2^32-1 items", Bytes: []byte{0xdd, 0xff, 0xff, 0xff, 0xff}, Answer: tooLarge},
+		{Name: "map32 claiming 2^32-1 pairs", Bytes: []byte{0xdf, 0xff, 0xff, 0xff, 0xff}, Answer: tooLarge},
+		{Name: "146 maps each claiming a million pairs", Bytes: bytes.Repeat([]byte{0xdf, 0x00, 0x0f, 0x42, 0x40, 0xa0}, 146), Answer: tooLarge},
 		{Name: "16 maps each claiming a million pairs", Bytes: bytes.Repeat([]byte{0xdf, 0x00, 0x0f, 0x42, 0x40, 0xa0}, 16)},
-		{Name: "bin32 claiming 4 GiB", Bytes: append([]byte{0xc6, 0xff, 0xff, 0xff, 0xff}, make([]byte, 10)...)},
-		{Name: "request nesting 2,000,000 arrays", Bytes: NestedRequest(2000000), RPC: true},
-		{Name: "request nesting 1,000,000 arrays", Bytes: NestedRequest(1000000), RPC: true},
-		{Name: "10^7 nested arrays", Bytes: Nested(10000000)},
+		{Name: "bin32 claiming 4 GiB", Bytes: append([]byte{0xc6, 0xff, 0xff, 0xff, 0xff}, make([]byte, 10)...), Answer: tooLarge},
+		{Name: "request nesting 2,000,000 arrays", Bytes: NestedRequest(2000000), RPC: true, Answer: tooDeep},
+		{Name: "request nesting 1,000,000 arrays", Bytes: NestedRequest(1000000), RPC: true, Answer: tooDeep},
+		{Name: "10^7 nested arrays", Bytes: Nested(10000000), Answer: tooDeep},
+		{Name: "request of 3 million one-entry maps", Bytes: TinyMapsRequest(3000000), RPC: true, Answer: tooCostly},
 	}
+}
+
+const (
+	tooLarge  = "exceeds the limit of 67108864 bytes"
+	tooDeep   = "nested more than 512 deep"
+	tooCostly = "more than 48 times as much"
+)
+
+// TinyMapsRequest returns a yaq-RPC request whose params are n maps of one
+// entry ({"": nil}): 3 bytes each, which decoded into interface values
+// take 350 bytes each.
+func TinyMapsRequest(n int) []byte {
+	b := requestPrefix()
+	b = append(b, 0x91, 0xdd, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	return append(b, bytes.Repeat([]byte{0x81, 0xa0, 0xc0}, n)...)
 }
 
 // Nested returns levels one-element arrays, one inside the next, around 0.
@@ -56,9 +77,13 @@ func Nested(levels int) []byte {
 // NestedRequest returns a yaq-RPC request {ver, id: 1, method: "echo",
 // params} whose params nest levels one-element arrays.
 func NestedRequest(levels int) []byte {
+	return append(requestPrefix(), Nested(levels)...)
+}
+
+// requestPrefix is a request map up to its params value.
+func requestPrefix() []byte {
 	var b []byte
 	b = append(b, 0x84, 0xa3, 'v', 'e', 'r', 0xa3, '1', '.', '0', 0xa2, 'i', 'd', 0x01)
 	b = append(b, 0xa6, 'm', 'e', 't', 'h', 'o', 'd', 0xa4, 'e', 'c', 'h', 'o')
-	b = append(b, 0xa6, 'p', 'a', 'r', 'a', 'm', 's')
-	return append(b, Nested(levels)...)
+	return append(b, 0xa6, 'p', 'a', 'r', 'a', 'm', 's')
 }

@@ -17,7 +17,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte{0xdf, 0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		got, err := Read(bufio.NewReader(bytes.NewReader(in)), 1<<16, NoDepthLimit)
+		got, err := Read(bufio.NewReader(bytes.NewReader(in)), 1<<16, Limits{})
 		if !bytes.HasPrefix(in, got) {
 			t.Fatal("returned bytes that are not the input's")
 		}
@@ -25,7 +25,7 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		// The bytes are exactly one value: walking them again takes all.
-		n, err := Value(&tee{r: bufio.NewReader(bytes.NewReader(got))}, int64(len(got)), NoDepthLimit)
+		n, err := Value(&tee{r: bufio.NewReader(bytes.NewReader(got))}, int64(len(got)), Limits{})
 		if err != nil || n != int64(len(got)) {
 			t.Fatalf("re-walk took %d of %d bytes: %v", n, len(got), err)
 		}

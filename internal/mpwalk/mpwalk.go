@@ -48,53 +48,115 @@ func (e *DepthError) Error() string {
 	return fmt.Sprintf("arrays and maps nested more than %d deep (at byte %d)", e.Limit, e.Offset)
 }
 
-// NoDepthLimit, as Value's maxDepth, lets nesting go as deep as the budget
-// allows. Only walkers that never hand the bytes to a recursive decoder may
-// use it.
-const NoDepthLimit = -1
+// ExpansionError is a message whose decoded form would take more memory than
+// the limit allows for its size.
+type ExpansionError struct {
+	Estimate int64 // bytes decoding the message so far would allocate
+	Read     int64 // bytes of the message read so far
+	Limit    int   // the allowed multiple of Read, plus ExpansionSlack
+}
+
+func (e *ExpansionError) Error() string {
+	return fmt.Sprintf("decoding %d bytes would allocate about %d, more than %d times as much (many small maps or arrays)",
+		e.Read, e.Estimate, e.Limit)
+}
+
+// Limits bound a walk beyond its byte budget.
+type Limits struct {
+	// MaxDepth bounds nesting: a top-level array or map is at depth 1, an
+	// array inside it at depth 2; 0 or less means no bound. Only walkers
+	// that never hand the bytes to a recursive decoder may go without.
+	MaxDepth int
+	// MaxExpansion bounds the memory a decoder into interface values
+	// (the msgpack library decoding into any) would allocate for the
+	// bytes walked, as a multiple of them plus ExpansionSlack; 0 or less
+	// means no bound. Legitimate data stays under 24 (a list of small
+	// integers costs a 16-byte interface each); a message of one-entry maps
+	// costs 117 times its size.
+	MaxExpansion int
+}
+
+// ExpansionSlack is the allowance MaxExpansion adds to every message, so that
+// small messages are never refused for their fixed costs.
+const ExpansionSlack = 4 << 20
+
+// What decoding into interface values allocates, as measured with
+// msgpack/v5 on Go 1.26: each element of an array takes a 16-byte interface
+// slot; a string 16 more for its boxed header, a byte slice or slice 24; a
+// number that is not a fixint 8; a map 64 bytes and a group of 8 slots
+// (about 290 bytes) per 7 entries, which hold its keys and values. The
+// estimate is within 10-30% of the truth for lists of numbers, strings,
+// records and small containers.
+const (
+	costSlot     = 16
+	costString   = 16
+	costSlice    = 24
+	costNumber   = 8
+	costMap      = 64
+	costMapGroup = 290
+	groupEntries = 7
+	costExt      = 64
+)
+
+// level is an array or map still open during a walk.
+type level struct {
+	left  int64 // values still to walk in it (a map's keys and values)
+	total int64 // values it holds
+	isMap bool
+}
 
 // Value consumes one complete msgpack value from src, taking at most budget
-// bytes, and returns how many it took. A top-level array or map is at depth
-// 1, an array inside it at depth 2, and so on; one deeper than maxDepth
-// fails with *DepthError as soon as its type byte is read. Value fails with
+// bytes, and returns how many it took. A container nested deeper than
+// lim.MaxDepth fails with *DepthError as soon as its type byte is read, a
+// value whose decoding would cost more than lim.MaxExpansion allows with
+// *ExpansionError as soon as the estimate passes it. Value fails with
 // *BudgetError when a length or count claims more than is left of the
 // budget, *InvalidError on an unused type byte, or the error of src.
 //
 // Its memory is a fixed amount plus 8 bytes per nesting level, whatever the
 // input.
-func Value(src Source, budget int64, maxDepth int) (int64, error) {
-	var used int64
+func Value(src Source, budget int64, lim Limits) (int64, error) {
+	used, _, err := walk(src, budget, lim)
+	return used, err
+}
+
+// walk is Value, returning also the estimated cost of decoding what it
+// walked (when lim.MaxExpansion is set).
+func walk(src Source, budget int64, lim Limits) (used, cost int64, err error) {
+	maxDepth := lim.MaxDepth
 	pending := int64(1) // values still to walk; each needs at least a byte
-	// open holds, per open array or map, how many values it still holds.
-	var openBuf [32]int64
+	// open holds the arrays and maps the walk is inside.
+	var openBuf [32]level
 	open := openBuf[:0]
 	for {
+		var parent *level
 		if n := len(open); n > 0 {
-			open[n-1]--
+			parent = &open[n-1]
+			parent.left--
 		}
 		pending--
 		at := used
 		c, err := src.ReadByte()
 		if err != nil {
-			return used, err
+			return used, cost, err
 		}
 		used++
 		var skip int64     // bytes of payload after the type byte
 		var children int64 // values inside an array or map
-		var container bool
+		var container, isMap bool
 		var lenWidth int
 		var what string
 		var claimed int64 // the length as the input states it, for errors
 		switch {
 		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
 		case c <= 0x8f:
-			container, children = true, 2*int64(c&0x0f)
+			container, isMap, children = true, true, 2*int64(c&0x0f)
 		case c <= 0x9f:
 			container, children = true, int64(c&0x0f)
 		case c <= 0xbf:
 			skip = int64(c & 0x1f)
 		case c == 0xc1:
-			return used, &InvalidError{c}
+			return used, cost, &InvalidError{c}
 		case c >= 0xc4 && c <= 0xc6:
 			lenWidth, what = 1<<(c-0xc4), "bin"
 		case c >= 0xd9 && c <= 0xdb:
@@ -114,20 +176,20 @@ func Value(src Source, budget int64, maxDepth int) (int64, error) {
 		case c == 0xdc || c == 0xdd:
 			lenWidth, what, container = 2<<(c-0xdc), "array", true
 		case c == 0xde || c == 0xdf:
-			lenWidth, what, container = 2<<(c-0xde), "map", true
+			lenWidth, what, container, isMap = 2<<(c-0xde), "map", true, true
 		}
-		if container && maxDepth >= 0 && len(open) >= maxDepth {
-			return used, &DepthError{Limit: maxDepth, Offset: at}
+		if container && maxDepth > 0 && len(open) >= maxDepth {
+			return used, cost, &DepthError{Limit: maxDepth, Offset: at}
 		}
 		if lenWidth > 0 {
 			if budget-used < int64(lenWidth) {
-				return used, &BudgetError{what + " length", int64(lenWidth), budget - used}
+				return used, cost, &BudgetError{what + " length", int64(lenWidth), budget - used}
 			}
 			var n int64
 			for i := 0; i < lenWidth; i++ {
 				b, err := src.ReadByte()
 				if err != nil {
-					return used, err
+					return used, cost, err
 				}
 				n = n<<8 | int64(b)
 			}
@@ -144,34 +206,81 @@ func Value(src Source, budget int64, maxDepth int) (int64, error) {
 				skip = n
 			}
 			if container && pending+children > budget-used {
-				return used, &BudgetError{what, n, budget - used}
+				return used, cost, &BudgetError{what, n, budget - used}
 			}
 		}
 		if skip > budget-used {
 			if what == "" {
 				what, claimed = "value", skip
 			}
-			return used, &BudgetError{what, claimed, budget - used}
+			return used, cost, &BudgetError{what, claimed, budget - used}
 		}
 		if skip > 0 {
 			if err := src.Discard(int(skip)); err != nil {
-				return used, err
+				return used, cost, err
 			}
 			used += skip
 		}
 		pending += children
 		if pending > budget-used {
-			return used, &BudgetError{"nested values", pending, budget - used}
+			return used, cost, &BudgetError{"nested values", pending, budget - used}
+		}
+		if lim.MaxExpansion > 0 {
+			cost += valueCost(c, parent, isMap, container, skip, children)
+			if cost > int64(lim.MaxExpansion)*used+ExpansionSlack {
+				return used, cost, &ExpansionError{Estimate: cost, Read: used, Limit: lim.MaxExpansion}
+			}
 		}
 		if children > 0 {
-			open = append(open, children)
+			open = append(open, level{left: children, total: children, isMap: isMap})
 			continue
 		}
-		for len(open) > 0 && open[len(open)-1] == 0 {
+		for len(open) > 0 && open[len(open)-1].left == 0 {
 			open = open[:len(open)-1]
 		}
 		if len(open) == 0 {
-			return used, nil
+			return used, cost, nil
 		}
 	}
+}
+
+// valueCost estimates what decoding one value into interface values
+// allocates, beyond its children; parent is the container it is in, whose
+// count already excludes it.
+func valueCost(c byte, parent *level, isMap, container bool, skip, children int64) int64 {
+	var cost int64
+	inMap := parent != nil && parent.isMap
+	if inMap {
+		// Keys and values live in the map's groups: a new group every
+		// groupEntries entries, charged at the key that needs it.
+		if isKey := (parent.left+1)%2 == 0; isKey {
+			entry := (parent.total-parent.left-1)/2 + 1
+			if entry > groupEntries && (entry-1)%groupEntries == 0 {
+				cost += costMapGroup
+			}
+			if c >= 0xa0 && c <= 0xbf || c >= 0xd9 && c <= 0xdb {
+				return cost + skip // a string key: its bytes only
+			}
+		}
+	} else {
+		cost += costSlot
+	}
+	switch {
+	case isMap:
+		cost += costMap
+		if children > 0 {
+			cost += costMapGroup
+		}
+	case container:
+		cost += costSlice
+	case c >= 0xa0 && c <= 0xbf, c >= 0xd9 && c <= 0xdb: // str
+		cost += costString + skip
+	case c >= 0xc4 && c <= 0xc6: // bin
+		cost += costSlice + skip
+	case c >= 0xc7 && c <= 0xc9, c >= 0xd4 && c <= 0xd8: // ext
+		cost += costExt + skip
+	case skip > 0: // numbers wider than a fixint
+		cost += costNumber
+	}
+	return cost
 }

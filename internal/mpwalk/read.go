@@ -9,16 +9,16 @@ import (
 // Read reads exactly one complete msgpack value from r and returns its
 // bytes. A value longer than max bytes fails with *BudgetError as soon as a
 // length claims more than what is left of max, before any of it is read or
-// allocated: memory grows only with the bytes actually received. Nesting
-// deeper than maxDepth fails with *DepthError (see Value). A stream
+// allocated: memory grows only with the bytes actually received. The walk
+// keeps lim (see Value). A stream
 // that ends before the value does gives io.ErrUnexpectedEOF; one that ends
 // before it starts gives io.EOF.
-func Read(r *bufio.Reader, max int64, maxDepth int) ([]byte, error) {
+func Read(r *bufio.Reader, max int64, lim Limits) ([]byte, error) {
 	if _, err := r.Peek(1); err != nil {
 		return nil, err
 	}
 	t := &tee{r: r}
-	_, err := Value(t, max, maxDepth)
+	_, err := Value(t, max, lim)
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
@@ -49,10 +49,10 @@ func (t *tee) Discard(n int) error {
 
 // Len returns the length of the msgpack value at the start of b, checking
 // every claimed length and count against the bytes b really holds, and
-// nesting against maxDepth. An empty or cut-short b gives
+// lim (see Value). An empty or cut-short b gives
 // io.ErrUnexpectedEOF.
-func Len(b []byte, maxDepth int) (int, error) {
-	n, err := Value(&byteSource{b: b}, int64(len(b)), maxDepth)
+func Len(b []byte, lim Limits) (int, error) {
+	n, err := Value(&byteSource{b: b}, int64(len(b)), lim)
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
