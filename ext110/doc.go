@@ -22,4 +22,10 @@
 // github.com/vmihailenco/msgpack/v5, so a *ndarray.Array can be a field,
 // element or map value of anything passed to msgpack.Marshal, and
 // msgpack.Unmarshal into an interface{} yields *ndarray.Array.
+//
+// Decode whole messages from outside with UnmarshalMessage or a
+// MessageDecoder rather than msgpack.Unmarshal: they check every claimed
+// count and length against the bytes present, the nesting depth, the size
+// and the memory decoding would take before the msgpack library, which
+// trusts counts and recurses per level, sees the bytes.
 package ext110
