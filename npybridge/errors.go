@@ -25,6 +25,11 @@ var (
 	ErrUnsupported = errors.New("unsupported dtype")
 	// ErrTruncated: the input ends before the header or the data does.
 	ErrTruncated = errors.New("truncated input")
+	// ErrNotNPZ: the input is not a zip archive, or one np.load could not
+	// read (a member name twice).
+	ErrNotNPZ = errors.New("not an npz archive")
+	// ErrNoMember: an .npz archive has no member of the name asked for.
+	ErrNoMember = errors.New("no such member")
 )
 
 // Error is a failure of this package: its class (one of the sentinel errors

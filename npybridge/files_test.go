@@ -205,7 +205,7 @@ func TestNPZRefusesOversizedMembers(t *testing.T) {
 	require.NoError(t, zw.Close())
 	_, err := ReadNPZ(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()))
 	assert.ErrorIs(t, err, ErrHeader)
-	assert.Contains(t, err.Error(), `npz member "a.npy": npybridge: malformed header: the member decompresses to 1048752 bytes, its NPY header declares 176`)
+	assert.Contains(t, err.Error(), `member "a": npybridge: malformed header: the member decompresses to 1048752 bytes, its NPY header declares 176`)
 
 	zbuf.Reset()
 	zw = zip.NewWriter(&zbuf)
@@ -214,4 +214,54 @@ func TestNPZRefusesOversizedMembers(t *testing.T) {
 	require.NoError(t, zw.Close())
 	_, err = ReadNPZ(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()))
 	assert.ErrorIs(t, err, ErrUnsupported)
+}
+
+// An archive is read member by member: one structured member or a text
+// file does not make the others unreadable, as with np.load.
+func TestOpenNPZMemberByMember(t *testing.T) {
+	out := pypeer.Run(t, `
+import io, zipfile
+import numpy as np
+f = io.BytesIO()
+np.savez(f, image=np.arange(6, dtype="<u2").reshape(2, 3), rec=np.zeros(2, dtype=[("a", "<i4"), ("b", "<f4")]),
+         objs=np.array([1, "x"], dtype=object), spectrum=np.linspace(0, 1, 5))
+with zipfile.ZipFile(f, "a") as z:
+    z.writestr("readme.txt", "hello")
+sys.stdout.buffer.write(f.getvalue())
+`, nil)
+	z, err := OpenNPZ(bytes.NewReader(out), int64(len(out)))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"image", "rec", "objs", "spectrum", "readme.txt"}, z.Names())
+
+	h, err := z.Header("image")
+	require.NoError(t, err)
+	assert.Equal(t, "<u2", h.DType.String())
+	assert.Equal(t, []int{2, 3}, h.Shape)
+	a, err := z.Read("image")
+	require.NoError(t, err)
+	v, _ := ndarray.Values[uint16](a)
+	assert.Equal(t, []uint16{0, 1, 2, 3, 4, 5}, v)
+	s, err := z.Read("spectrum")
+	require.NoError(t, err)
+	assert.Equal(t, "<f8 (5,)", s.String())
+
+	_, err = z.Read("rec")
+	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.Contains(t, err.Error(), `member "rec": npybridge: unsupported dtype`)
+	_, err = z.Read("objs")
+	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.Contains(t, err.Error(), "pickle")
+	_, err = z.Read("readme.txt")
+	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.EqualError(t, err, `npybridge: unsupported dtype: member "readme.txt" is not an array: only NAME.npy members are`)
+	_, err = z.Read("nope")
+	assert.ErrorIs(t, err, ErrNoMember)
+	assert.EqualError(t, err, `npybridge: no such member: no member "nope" (the archive holds image, rec, objs, spectrum, readme.txt)`)
+
+	_, err = ReadNPZ(bytes.NewReader(out), int64(len(out)))
+	assert.ErrorIs(t, err, ErrUnsupported, "reading every member fails on the first that is not an array")
+
+	_, err = OpenNPZ(bytes.NewReader(out[:100]), 100)
+	assert.ErrorIs(t, err, ErrNotNPZ)
+	assert.EqualError(t, err, "npybridge: not an npz archive: not a valid zip file")
 }

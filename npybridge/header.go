@@ -179,10 +179,10 @@ func (h *Header) parse(text []byte) error {
 	default:
 		return bad(descr.at, "descr is %s, not a str", descr.kind)
 	}
-	if len(descr.s) >= 2 && descr.s[1] == 'O' {
+	if isObjectDescr(descr.s) {
 		return errAt(ErrUnsupported, base+int64(descr.at), "descr %q holds Python objects (pickle), which are never read", descr.s)
 	}
-	dt, err := ndarray.ParseDType(descr.s)
+	dt, err := parseDescr(descr.s)
 	if err != nil {
 		return wrapAt(ErrHeader, base+int64(descr.at), err)
 	}

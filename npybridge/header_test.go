@@ -95,7 +95,7 @@ func TestReadRejects(t *testing.T) {
 		{"dimension over int64", h("{'descr': '<u2', 'fortran_order': False, 'shape': (99999999999999999999,)}"), ndarray.ErrShape, "dimension 0 of shape overflows int"},
 		{"element count overflow", h("{'descr': '<u2', 'fortran_order': False, 'shape': (4294967296, 4294967296)}"), ndarray.ErrShape, "element count of shape (4294967296, 4294967296) overflows int"},
 		{"byte count overflow", h("{'descr': '<u2', 'fortran_order': False, 'shape': (4611686018427387904,)}"), ndarray.ErrShape, "byte count"},
-		{"unknown descr", h("{'descr': '<q2', 'fortran_order': False, 'shape': (2, 3)}"), ndarray.ErrDType, `typestr "<q2": unknown kind 'q'`},
+		{"unknown descr", h("{'descr': '<q2', 'fortran_order': False, 'shape': (2, 3)}"), ndarray.ErrDType, `descr "<q2" is not a dtype numpy reads`},
 		{"descr not a str", h("{'descr': 8, 'fortran_order': False, 'shape': (2, 3)}"), ErrHeader, "descr is an int, not a str"},
 		{"structured", h("{'descr': [('a', '<u2'), ('b', '<f8')], 'fortran_order': False, 'shape': (2,)}"), ErrUnsupported, "structured dtypes are not supported"},
 		{"object", h("{'descr': '|O', 'fortran_order': False, 'shape': (2,)}"), ErrUnsupported, `descr "|O" holds Python objects (pickle), which are never read`},

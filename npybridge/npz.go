@@ -19,33 +19,150 @@ type NamedArray struct {
 	Array *ndarray.Array
 }
 
-// ReadNPZ reads every array of an .npz archive (np.savez stores its
-// members, np.savez_compressed deflates them) of size bytes, in archive
-// order. Each member must be a NAME.npy file whose decompressed size is
-// exactly what its NPY header declares: more is refused (a zip bomb or
-// hidden data), less is truncation.
-func (o ReadOptions) ReadNPZ(r io.ReaderAt, size int64) ([]NamedArray, error) {
+// NPZ is an .npz archive opened for reading one member at a time, as
+// numpy's np.load reads archives: opening reads the zip directory only, and
+// each member is decoded when it is asked for. A member that is not an
+// array ndpack holds (a text file, a structured or object array) fails only
+// when it is read, not the archive.
+type NPZ struct {
+	opts    ReadOptions
+	names   []string
+	members map[string]*zip.File
+	closer  io.Closer
+}
+
+// OpenNPZ opens the .npz archive of size bytes that r holds, with the
+// default options.
+func OpenNPZ(r io.ReaderAt, size int64) (*NPZ, error) { return ReadOptions{}.OpenNPZ(r, size) }
+
+// OpenNPZFile opens the .npz archive name, with the default options. Close
+// it when done.
+func OpenNPZFile(name string) (*NPZ, error) { return ReadOptions{}.OpenNPZFile(name) }
+
+// OpenNPZ opens the .npz archive of size bytes that r holds. It reads the
+// zip directory and nothing else; r must stay readable while the NPZ is in
+// use.
+func (o ReadOptions) OpenNPZ(r io.ReaderAt, size int64) (*NPZ, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
-		return nil, fmt.Errorf("npybridge: npz: %w", err)
+		return nil, errAt(ErrNotNPZ, -1, "%v", strings.TrimPrefix(err.Error(), "zip: "))
 	}
-	var out []NamedArray
-	seen := map[string]bool{}
+	z := &NPZ{opts: o, members: map[string]*zip.File{}}
 	for _, f := range zr.File {
 		if strings.HasSuffix(f.Name, "/") {
 			continue // a folder entry
 		}
-		name, ok := strings.CutSuffix(f.Name, ".npy")
-		if !ok {
-			return nil, errAt(ErrUnsupported, -1, "npz member %q is not a .npy file", f.Name)
+		// np.load names members without ".npy"; other files keep their
+		// whole name.
+		name := strings.TrimSuffix(f.Name, ".npy")
+		if z.members[name] != nil {
+			return nil, errAt(ErrNotNPZ, -1, "member %q appears twice", f.Name)
 		}
-		if seen[name] {
-			return nil, errAt(ErrHeader, -1, "npz member %q appears twice", f.Name)
-		}
-		seen[name] = true
-		a, err := o.readMember(f)
+		z.members[name] = f
+		z.names = append(z.names, name)
+	}
+	return z, nil
+}
+
+// OpenNPZFile opens the .npz archive name. Close it when done.
+func (o ReadOptions) OpenNPZFile(name string) (*NPZ, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	z, err := o.OpenNPZ(f, fi.Size())
+	if err != nil {
+		f.Close()
+		return nil, &os.PathError{Op: "read", Path: name, Err: err}
+	}
+	z.closer = f
+	return z, nil
+}
+
+// Close closes the file of an archive opened with OpenNPZFile; for one
+// opened with OpenNPZ it does nothing.
+func (z *NPZ) Close() error {
+	if z.closer == nil {
+		return nil
+	}
+	err := z.closer.Close()
+	z.closer = nil
+	return err
+}
+
+// Names returns the members' names in archive order, as np.load lists them:
+// "image" for the member image.npy, other files under their whole name.
+func (z *NPZ) Names() []string { return append([]string{}, z.names...) }
+
+// member returns the .npy file of the member called name.
+func (z *NPZ) member(name string) (*zip.File, error) {
+	f := z.members[name]
+	if f == nil {
+		return nil, errAt(ErrNoMember, -1, "no member %q (the archive holds %s)", name, strings.Join(z.names, ", "))
+	}
+	if !strings.HasSuffix(f.Name, ".npy") {
+		return nil, errAt(ErrUnsupported, -1, "member %q is not an array: only NAME.npy members are", f.Name)
+	}
+	return f, nil
+}
+
+// Header reads the NPY header of the member called name, decompressing only
+// as far as the header.
+func (z *NPZ) Header(name string) (*Header, error) {
+	f, err := z.member(name)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, memberError(name, err)
+	}
+	defer rc.Close()
+	h, err := z.opts.ReadHeader(rc)
+	if err != nil {
+		return nil, memberError(name, err)
+	}
+	return h, nil
+}
+
+// Read decodes the member called name, and no other. Its decompressed size
+// must be exactly what its NPY header declares: more is refused (a zip bomb
+// or hidden data), less is truncation.
+func (z *NPZ) Read(name string) (*ndarray.Array, error) {
+	f, err := z.member(name)
+	if err != nil {
+		return nil, err
+	}
+	a, err := z.opts.readMember(f)
+	if err != nil {
+		return nil, memberError(name, err)
+	}
+	return a, nil
+}
+
+func memberError(name string, err error) error {
+	return fmt.Errorf("member %q: %w", name, err)
+}
+
+// ReadNPZ reads every array of an .npz archive (np.savez stores its
+// members, np.savez_compressed deflates them) of size bytes, in archive
+// order. Any member that is not an array ndpack holds fails the whole read;
+// OpenNPZ reads members one by one.
+func (o ReadOptions) ReadNPZ(r io.ReaderAt, size int64) ([]NamedArray, error) {
+	z, err := o.OpenNPZ(r, size)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]NamedArray, 0, len(z.names))
+	for _, name := range z.names {
+		a, err := z.Read(name)
 		if err != nil {
-			return nil, fmt.Errorf("npz member %q: %w", f.Name, err)
+			return nil, err
 		}
 		out = append(out, NamedArray{name, a})
 	}
@@ -95,7 +212,7 @@ func (o ReadOptions) ReadNPZFile(name string) ([]NamedArray, error) {
 	}
 	arrays, err := o.ReadNPZ(f, fi.Size())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, &os.PathError{Op: "read", Path: name, Err: err}
 	}
 	return arrays, nil
 }
