@@ -34,16 +34,27 @@ var (
 	ErrOffset = errors.New("non-zero offset")
 )
 
-// Error is a decoding or encoding failure: its class (one of the sentinel
-// errors above), the byte offset in the input where it was found (-1 when
-// none applies), what was wrong, and the underlying cause if any. Its
-// message starts with "ext110: ".
-type Error = codecerr.Error
+// Error is a decoding or encoding failure: its class (one of the sentinel errors
+// above), the byte offset in the input where it was found (-1 when none
+// applies), what was wrong, and the underlying cause if any. Its message
+// starts with "ext110: ".
+type Error struct {
+	Err    error  // the class: one of the sentinel errors
+	Offset int64  // byte offset in the input; -1 when none applies
+	Detail string // what was wrong, quoting the input where it helps
+	Cause  error  // the underlying error, such as an ndarray.Error; may be nil
+}
+
+// Error formats the failure as "ext110: CLASS at byte N: DETAIL: CAUSE".
+func (e *Error) Error() string { return codecerr.Format("ext110", e.Err, e.Offset, e.Detail, e.Cause) }
+
+// Unwrap returns the class and the cause, so that errors.Is matches either.
+func (e *Error) Unwrap() []error { return codecerr.Unwrap(e.Err, e.Cause) }
 
 func errAt(class error, off int, format string, args ...any) error {
 	return newError(class, int64(off), fmt.Sprintf(format, args...), nil)
 }
 
 func newError(class error, off int64, detail string, cause error) error {
-	return &Error{Pkg: "ext110", Err: class, Offset: off, Detail: detail, Cause: cause}
+	return &Error{Err: class, Offset: off, Detail: detail, Cause: cause}
 }

@@ -129,3 +129,49 @@ func TestDecoderLimits(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, big.Equal(got))
 }
+
+// An unset Array field is msgpack nil, left out under omitempty, and an
+// Array held by value encodes wherever it is (the library alone refuses
+// values it cannot address).
+func TestZeroAndValueArrays(t *testing.T) {
+	a, _ := ndarray.FromSlice([]int16{1, 2})
+	type rec struct {
+		Set   ndarray.Array  `msgpack:"set"`
+		Unset ndarray.Array  `msgpack:"unset"`
+		Omit  ndarray.Array  `msgpack:"omit,omitempty"`
+		Ptr   *ndarray.Array `msgpack:"ptr,omitempty"`
+		Zero  *ndarray.Array `msgpack:"zero"`
+	}
+	b, err := msgpack.Marshal(&rec{Set: *a, Zero: &ndarray.Array{}})
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, UnmarshalMessage(b, &m))
+	assert.Len(t, m, 3, "omit and ptr are left out: %v", m)
+	assert.Nil(t, m["unset"])
+	assert.Nil(t, m["zero"])
+	assert.True(t, m["set"].(*ndarray.Array).Equal(a))
+
+	var back rec
+	require.NoError(t, UnmarshalMessage(b, &back))
+	assert.True(t, back.Set.Equal(a))
+	assert.True(t, back.Unset.IsZero())
+	assert.Nil(t, back.Zero)
+
+	// Not addressable: a map value and a value passed by itself.
+	b, err = msgpack.Marshal(map[string]ndarray.Array{"x": *a})
+	require.NoError(t, err)
+	var mv map[string]ndarray.Array
+	require.NoError(t, UnmarshalMessage(b, &mv))
+	assert.True(t, a.Equal(ptr(mv["x"])))
+	b2, err := msgpack.Marshal(*a)
+	require.NoError(t, err)
+	want, _ := Marshal(a)
+	assert.Equal(t, want, b2, "byte-identical to the reference form")
+
+	// A zero DType prints readably where users meet it.
+	assert.Equal(t, "<invalid dtype>", ndarray.DType{}.String())
+	_, err = Marshal(&ndarray.Array{Shape: []int{1}, Data: []byte{0}})
+	assert.EqualError(t, err, "ext110: malformed payload: cannot encode: ndarray: invalid dtype: the zero DType (an unset field?) is not a dtype")
+}
+
+func ptr[T any](v T) *T { return &v }

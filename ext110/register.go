@@ -1,6 +1,7 @@
 package ext110
 
 import (
+	"fmt"
 	"io"
 	"reflect"
 
@@ -12,23 +13,72 @@ import (
 // The msgpack library's registry is global and not safe to change while
 // others decode, so it is written once, here.
 func init() {
-	msgpack.RegisterExtEncoder(ExtType, (*ndarray.Array)(nil), encodeExtPayload)
+	// The ext registration makes interface{} targets decode to
+	// *ndarray.Array. Encoding both types, and decoding the value type, go
+	// through functions of their own, so that an unset (zero) Array is
+	// msgpack nil and an Array held by value need not be addressable (the
+	// library's ext encoder refuses those).
 	msgpack.RegisterExtDecoder(ExtType, (*ndarray.Array)(nil), decodeExtPayload)
+	msgpack.Register((*ndarray.Array)(nil), encodeArrayPointer, nil)
+	msgpack.Register(ndarray.Array{}, encodeArrayValue, decodeArrayValue)
 }
 
-// encodeExtPayload returns the payload (the map) of a's ext object; the
-// library writes the ext header, choosing the same form msgpack-python does.
-// Non-standard dtypes are refused: to send one inside a msgpack message,
-// encode it with Options.Marshal and embed the bytes as a msgpack.RawMessage.
-func encodeExtPayload(_ *msgpack.Encoder, v reflect.Value) ([]byte, error) {
-	a := v.Interface().(*ndarray.Array)
+func encodeArrayPointer(e *msgpack.Encoder, v reflect.Value) error {
+	if v.IsNil() {
+		return e.EncodeNil()
+	}
+	return encodeArray(e, v.Interface().(*ndarray.Array))
+}
+
+func encodeArrayValue(e *msgpack.Encoder, v reflect.Value) error {
+	a := v.Interface().(ndarray.Array) // a copy of the header only
+	return encodeArray(e, &a)
+}
+
+// encodeArray writes a as ext 110, or nil when a is the zero Array.
+func encodeArray(e *msgpack.Encoder, a *ndarray.Array) error {
+	if a.IsZero() {
+		return e.EncodeNil()
+	}
 	l, err := Options{}.layoutOf(a)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	b := make([]byte, 0, l.total)
-	b = l.appendTo(b, a.Data)
-	return b[extHeaderLen(l.payload):], nil
+	if err := e.EncodeExtHeader(ExtType, l.payload); err != nil {
+		return err
+	}
+	w := e.Writer()
+	prefix := l.appendPrefix(make([]byte, 0, 64))
+	if _, err := w.Write(prefix[extHeaderLen(l.payload):]); err != nil {
+		return err
+	}
+	if _, err := w.Write(a.Data); err != nil {
+		return err
+	}
+	_, err = w.Write(l.appendSuffix(prefix[:0]))
+	return err
+}
+
+// decodeArrayValue decodes into an ndarray.Array held by value: nil leaves
+// it zero.
+func decodeArrayValue(d *msgpack.Decoder, v reflect.Value) error {
+	if c, err := d.PeekCode(); err == nil && c == 0xc0 {
+		v.Set(reflect.Zero(v.Type()))
+		return d.DecodeNil()
+	}
+	id, n, err := d.DecodeExtHeader()
+	if err != nil {
+		return err
+	}
+	if id != ExtType {
+		return newError(ErrNotExt110, -1, fmt.Sprintf("ext type %d, want %d", id, ExtType), nil)
+	}
+	var a ndarray.Array
+	if err := decodeExtPayload(d, reflect.ValueOf(&a), n); err != nil {
+		return err
+	}
+	v.Set(reflect.ValueOf(a))
+	return nil
 }
 
 // decodeExtPayload reads extLen payload bytes from the library's decoder,

@@ -33,6 +33,11 @@ func New(dt DType, shape []int, data []byte) (*Array, error) {
 	return a, nil
 }
 
+// IsZero reports whether a is the zero Array, an unset value: no dtype, no
+// shape, no data. Encoders treat it as absent (msgpack nil, and left out of
+// a struct under omitempty).
+func (a Array) IsZero() bool { return a.DType == DType{} && a.Shape == nil && a.Data == nil }
+
 // Zeros returns a new Array of the given dtype and shape whose bytes are all
 // zero.
 func Zeros(dt DType, shape ...int) (*Array, error) {

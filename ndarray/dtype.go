@@ -216,7 +216,12 @@ func (dt DType) orderFree() bool {
 }
 
 // String returns the typestr, e.g. "<f8"; it is the inverse of ParseDType.
+// A DType whose order or kind is not a typestr character, such as the zero
+// DType of an unset field, prints as "<invalid dtype>".
 func (dt DType) String() string {
+	if !printable(byte(dt.Order)) || !printable(byte(dt.Kind)) {
+		return "<invalid dtype>"
+	}
 	var buf [24]byte
 	b, _ := dt.AppendText(buf[:0])
 	return string(b)
@@ -265,8 +270,12 @@ func (dt DType) IsStandard() bool {
 // canonical form. It lets codecs check a DType built by hand, and costs no
 // allocation on success.
 func (dt DType) Validate() error {
+	if dt == (DType{}) {
+		return newError(ErrDType, "the zero DType (an unset field?) is not a dtype")
+	}
 	bad := func(why string) error {
-		return newError(ErrDType, fmt.Sprintf("%+v: %s", dt, why))
+		return newError(ErrDType, fmt.Sprintf("%s (order %q, kind %q, item size %d, unit %q): %s",
+			dt, byte(dt.Order), byte(dt.Kind), dt.ItemSize, dt.Unit, why))
 	}
 	switch dt.Kind {
 	case Bytes, Void:
@@ -329,3 +338,5 @@ func (dt DType) WithOrder(o ByteOrder) DType {
 	}
 	return dt
 }
+
+func printable(c byte) bool { return c > ' ' && c < 0x7f }

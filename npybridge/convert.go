@@ -90,7 +90,7 @@ func (o ConvertOptions) Ext110ToNPY(w io.Writer, r io.Reader) error {
 }
 
 func newConvertError(detail string) error {
-	return &Error{Pkg: "npybridge", Err: ext110.ErrMalformed, Offset: -1, Detail: detail}
+	return &Error{Err: ext110.ErrMalformed, Offset: -1, Detail: detail}
 }
 
 // ext110FileToNPY converts the ext 110 object that fills f (size bytes).

@@ -30,17 +30,33 @@ var (
 	ErrNotNPZ = errors.New("not an npz archive")
 	// ErrNoMember: an .npz archive has no member of the name asked for.
 	ErrNoMember = errors.New("no such member")
+	// ErrInvalidArray: an array given to be written is nil, or its dtype,
+	// shape and data do not fit together (see ndarray.Array.Validate), or
+	// an npz name is empty or repeated.
+	ErrInvalidArray = errors.New("invalid array")
 )
 
 // Error is a failure of this package: its class (one of the sentinel errors
-// above), the byte offset in the file (-1 when none applies), what was
-// wrong, and the cause. Its message starts with "npybridge: ".
-type Error = codecerr.Error
+// above), the byte offset in the input where it was found (-1 when none
+// applies), what was wrong, and the underlying cause if any. Its message
+// starts with "npybridge: ".
+type Error struct {
+	Err    error  // the class: one of the sentinel errors
+	Offset int64  // byte offset in the input; -1 when none applies
+	Detail string // what was wrong, quoting the input where it helps
+	Cause  error  // the underlying error, such as an ndarray.Error; may be nil
+}
+
+// Error formats the failure as "npybridge: CLASS at byte N: DETAIL: CAUSE".
+func (e *Error) Error() string { return codecerr.Format("npybridge", e.Err, e.Offset, e.Detail, e.Cause) }
+
+// Unwrap returns the class and the cause, so that errors.Is matches either.
+func (e *Error) Unwrap() []error { return codecerr.Unwrap(e.Err, e.Cause) }
 
 func errAt(class error, off int64, format string, args ...any) error {
-	return &Error{Pkg: "npybridge", Err: class, Offset: off, Detail: fmt.Sprintf(format, args...)}
+	return &Error{Err: class, Offset: off, Detail: fmt.Sprintf(format, args...)}
 }
 
 func wrapAt(class error, off int64, cause error) error {
-	return &Error{Pkg: "npybridge", Err: class, Offset: off, Cause: cause}
+	return &Error{Err: class, Offset: off, Cause: cause}
 }

@@ -239,11 +239,14 @@ func WriteNPZ(w io.Writer, arrays []NamedArray, compress bool) error {
 	seen := map[string]bool{}
 	for _, na := range arrays {
 		if na.Name == "" || seen[na.Name] {
-			return fmt.Errorf("npybridge: npz: array name %q is empty or repeated", na.Name)
+			return errAt(ErrInvalidArray, -1, "npz member name %q is empty or repeated", na.Name)
 		}
 		seen[na.Name] = true
+		if na.Array == nil {
+			return errAt(ErrInvalidArray, -1, "npz member %q is a nil *ndarray.Array", na.Name)
+		}
 		if err := na.Array.Validate(); err != nil {
-			return fmt.Errorf("npybridge: npz: array %q: %w", na.Name, err)
+			return memberError(na.Name, wrapAt(ErrInvalidArray, -1, err))
 		}
 		mw, err := zw.CreateHeader(&zip.FileHeader{Name: na.Name + ".npy", Method: method, Modified: npzTime})
 		if err != nil {

@@ -12,8 +12,11 @@ import (
 // array: C order, the header AppendHeader makes, then the data as it is,
 // without a copy.
 func Write(w io.Writer, a *ndarray.Array) error {
+	if a == nil {
+		return errAt(ErrInvalidArray, -1, "cannot write a nil *ndarray.Array")
+	}
 	if err := a.Validate(); err != nil {
-		return wrapAt(ErrHeader, -1, err)
+		return wrapAt(ErrInvalidArray, -1, err)
 	}
 	if _, err := w.Write(AppendHeader(nil, a.DType, a.Shape)); err != nil {
 		return err

@@ -2,6 +2,7 @@ package yaqrpc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,8 +24,7 @@ type Client struct {
 	max  int64
 
 	wmu sync.Mutex // one request written at a time
-	bw  *bufio.Writer
-	enc *msgpack.Encoder
+	buf []byte     // a small request's buffer, reused
 
 	mu      sync.Mutex
 	next    int64
@@ -50,9 +50,7 @@ func NewClient(conn net.Conn, maxMessageSize int64) *Client {
 	if maxMessageSize <= 0 {
 		maxMessageSize = DefaultMaxMessageSize
 	}
-	c := &Client{conn: conn, max: maxMessageSize, bw: bufio.NewWriterSize(conn, 64<<10),
-		pending: map[int64]chan *response{}, done: make(chan struct{})}
-	c.enc = msgpack.NewEncoder(c.bw)
+	c := &Client{conn: conn, max: maxMessageSize, pending: map[int64]chan *response{}, done: make(chan struct{})}
 	go c.readLoop()
 	return c
 }
@@ -120,17 +118,50 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 	return c.send(ctx, request{Version, nil, method, params})
 }
 
+// send writes one request. A context that has ended sends nothing; one
+// that ends while the request is being written interrupts the write. A
+// request cut part-way leaves the stream unreadable for the daemon, so the
+// connection is then closed and later calls fail; otherwise the client
+// stays usable.
 func (c *Client) send(ctx context.Context, req request) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if dl, ok := ctx.Deadline(); ok {
-		c.conn.SetWriteDeadline(dl)
-		defer c.conn.SetWriteDeadline(time.Time{})
-	}
-	if err := c.enc.Encode(req); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return c.bw.Flush()
+	buf := bytes.NewBuffer(c.buf[:0])
+	if err := msgpack.NewEncoder(buf).Encode(req); err != nil {
+		return fmt.Errorf("yaqrpc: %s: encoding the request: %w", req.Method, err)
+	}
+	if buf.Cap() <= 1<<20 {
+		c.buf = buf.Bytes() // small requests reuse the buffer
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		c.conn.SetWriteDeadline(dl)
+	}
+	interrupted := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		c.conn.SetWriteDeadline(time.Unix(1, 0))
+		close(interrupted)
+	})
+	n, err := c.conn.Write(buf.Bytes())
+	if !stop() {
+		// The interruption has started: let it finish, so that clearing
+		// the deadline below is the last word.
+		<-interrupted
+	}
+	c.conn.SetWriteDeadline(time.Time{})
+	if err == nil {
+		return nil
+	}
+	if n > 0 {
+		c.fail(fmt.Errorf("yaqrpc: connection abandoned: a request was cut after %d of %d bytes: %w", n, buf.Len(), err))
+		c.conn.Close()
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
 }
 
 // Close closes the connection; pending calls fail with ErrClientClosed.

@@ -281,3 +281,34 @@ func TestClientFailsPendingCallsWhenTheServerGoes(t *testing.T) {
 	}
 	assert.Error(t, c.Call(context.Background(), "echo", nil, nil))
 }
+
+// A call whose context has already ended, or ends while it waits, returns
+// ctx.Err() and leaves the client usable.
+func TestCancelledCallsLeaveTheClientUsable(t *testing.T) {
+	addr, _ := testServer(t, 0)
+	c := dial(t, addr)
+	var sum int64
+
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	err := c.Call(expired, "add", []any{1, 2}, &sum)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+
+	cancelled, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	assert.ErrorIs(t, c.Call(cancelled, "add", []any{1, 2}, &sum), context.Canceled)
+
+	short, cancel3 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel3()
+	var slept string
+	assert.ErrorIs(t, c.Call(short, "sleep", nil, &slept), context.DeadlineExceeded)
+
+	for i := range 5 {
+		require.NoError(t, c.Call(context.Background(), "add", []any{i, 2}, &sum))
+		assert.Equal(t, int64(i+2), sum)
+	}
+	// The late answer to the timed-out call was dropped, not delivered to
+	// a later call.
+	require.NoError(t, c.Call(context.Background(), "sleep", nil, &slept))
+	assert.Equal(t, "slept", slept)
+}

@@ -1,40 +1,33 @@
-// Package codecerr is the error type shared by the module's codecs, so that
-// every decoder reports failures the same way: the package, the class of the
-// failure (a sentinel error for errors.Is), where in the input, what, and
-// the underlying cause.
+// Package codecerr formats the errors of the module's codecs the same way:
+// the package, the class of the failure (a sentinel error for errors.Is),
+// where in the input, what, and the underlying cause. Each codec declares
+// its own exported Error type, so that its fields show in the codec's
+// documentation, and formats it with these functions.
 package codecerr
 
-import "fmt"
+import "strconv"
 
-// Error is a decoding or encoding failure. Each codec exports it under its
-// own name as a type alias.
-type Error struct {
-	Pkg    string // the codec's package name, which starts the message
-	Err    error  // the class: one of the codec's sentinel errors
-	Offset int64  // byte offset in the input; -1 when none applies
-	Detail string // what was wrong
-	Cause  error  // the underlying error, if any
-}
-
-// Error formats the failure as "PKG: CLASS at byte N: DETAIL: CAUSE".
-func (e *Error) Error() string {
-	s := e.Pkg + ": " + e.Err.Error()
-	if e.Offset >= 0 {
-		s += fmt.Sprintf(" at byte %d", e.Offset)
+// Format renders a failure as "PKG: CLASS at byte N: DETAIL: CAUSE", leaving
+// out the offset when it is negative and the parts that are empty.
+func Format(pkg string, class error, offset int64, detail string, cause error) string {
+	s := pkg + ": " + class.Error()
+	if offset >= 0 {
+		s += " at byte " + strconv.FormatInt(offset, 10)
 	}
-	if e.Detail != "" {
-		s += ": " + e.Detail
+	if detail != "" {
+		s += ": " + detail
 	}
-	if e.Cause != nil {
-		s += ": " + e.Cause.Error()
+	if cause != nil {
+		s += ": " + cause.Error()
 	}
 	return s
 }
 
-// Unwrap returns the class and the cause, so errors.Is matches either.
-func (e *Error) Unwrap() []error {
-	if e.Cause == nil {
-		return []error{e.Err}
+// Unwrap returns the class and the cause, when there is one, for an error
+// type's Unwrap method: errors.Is then matches either.
+func Unwrap(class, cause error) []error {
+	if cause == nil {
+		return []error{class}
 	}
-	return []error{e.Err, e.Cause}
+	return []error{class, cause}
 }
