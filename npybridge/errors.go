@@ -48,7 +48,9 @@ type Error struct {
 }
 
 // Error formats the failure as "npybridge: CLASS at byte N: DETAIL: CAUSE".
-func (e *Error) Error() string { return codecerr.Format("npybridge", e.Err, e.Offset, e.Detail, e.Cause) }
+func (e *Error) Error() string {
+	return codecerr.Format("npybridge", e.Err, e.Offset, e.Detail, e.Cause)
+}
 
 // Unwrap returns the class and the cause, so that errors.Is matches either.
 func (e *Error) Unwrap() []error { return codecerr.Unwrap(e.Err, e.Cause) }
