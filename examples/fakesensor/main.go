@@ -3,9 +3,12 @@
 //
 //	go run ./examples/fakesensor -addr 127.0.0.1:38000
 //
-// Methods: id (name and kind), measure (starts a measurement, returns its
-// id), get_measured (measurement_id, a 480x640 "<u2" image and a 1024 "<f8"
-// spectrum), get_channel_shapes, busy, shutdown.
+// It behaves as yaqd-core's is-sensor and has-measure-trigger traits do:
+// measure starts a measurement unless one is running and returns the id it
+// will have, busy stays true until it has finished, and get_measured
+// returns the last finished one (measurement_id, a 480x640 "<u2" image and
+// a 1024 "<f8" spectrum). Also id, help, stop_looping, get_measurement_id,
+// get_channel_names, get_channel_units, get_channel_shapes and shutdown.
 package main
 
 import (

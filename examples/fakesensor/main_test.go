@@ -42,7 +42,7 @@ func TestSensorMethods(t *testing.T) {
 
 	var mid int
 	require.NoError(t, c.Call(ctx, "measure", nil, &mid))
-	assert.Equal(t, 0, mid)
+	assert.Equal(t, 1, mid, "the id the measurement will have, as yaqd-core returns it")
 	var busy bool
 	require.NoError(t, c.Call(ctx, "busy", nil, &busy))
 	assert.True(t, busy)
@@ -52,15 +52,15 @@ func TestSensorMethods(t *testing.T) {
 	}
 	var m map[string]any
 	require.NoError(t, c.Call(ctx, "get_measured", nil, &m))
-	assert.EqualValues(t, 0, m["measurement_id"])
+	assert.EqualValues(t, 1, m["measurement_id"])
 	img := m["image"].(*ndarray.Array)
 	assert.Equal(t, "<u2 (480, 640)", img.String())
 	px, _ := ndarray.At[uint16](img, 2, 5)
-	assert.Equal(t, uint16(2*7+5*3), px)
+	assert.Equal(t, uint16(2*7+5*3+1*11), px)
 	spec := m["spectrum"].(*ndarray.Array)
 	assert.Equal(t, "<f8 (1024,)", spec.String())
 	peak, _ := ndarray.At[float64](spec, 512)
-	assert.Equal(t, 1.0, peak)
+	assert.Equal(t, 1.001, peak)
 
 	var rpcErr *yaqrpc.Error
 	require.True(t, errors.As(c.Call(ctx, "set_position", []any{1}, nil), &rpcErr))
@@ -107,10 +107,71 @@ print(json.dumps(res))
 	require.NoError(t, json.Unmarshal(out, &res), "%s", out)
 	assert.Equal(t, map[string]any{
 		"id":       map[string]any{"name": "cam-1", "kind": "fakesensor"},
-		"measure":  0.0,
-		"image":    []any{"<u2", []any{480.0, 640.0}, 29.0},
-		"spectrum": []any{"<f8", []any{1024.0}, 1.0},
+		"measure":  1.0,
+		"image":    []any{"<u2", []any{480.0, 640.0}, 40.0},
+		"spectrum": []any{"<f8", []any{1024.0}, 1.001},
 		"shapes":   map[string]any{"image": []any{480.0, 640.0}, "spectrum": []any{1024.0}},
 		"missing":  float64(yaqrpc.CodeMethodNotFound),
 	}, res)
+}
+
+// The README's loop (measure, poll busy, get_measured) returns the
+// measurement it started, every time, however often measure is called
+// meanwhile: a running measurement is not restarted or overlapped.
+func TestMeasureWhileBusy(t *testing.T) {
+	addr, _ := startDaemon(t)
+	c, err := yaqrpc.Dial(context.Background(), addr)
+	require.NoError(t, err)
+	defer c.Close()
+	ctx := context.Background()
+	for trial := 1; trial <= 20; trial++ {
+		var id, again int
+		require.NoError(t, c.Call(ctx, "measure", nil, &id))
+		assert.Equal(t, trial, id)
+		require.NoError(t, c.Call(ctx, "measure", nil, &again))
+		assert.Equal(t, id, again, "measure while busy starts nothing")
+		for busy := true; busy; {
+			require.NoError(t, c.Call(ctx, "busy", nil, &busy))
+		}
+		var m struct {
+			ID int `msgpack:"measurement_id"`
+		}
+		require.NoError(t, c.Call(ctx, "get_measured", nil, &m))
+		assert.Equal(t, id, m.ID, "trial %d", trial)
+		var mid int
+		require.NoError(t, c.Call(ctx, "get_measurement_id", nil, &mid))
+		assert.Equal(t, id, mid)
+	}
+
+	var names []string
+	require.NoError(t, c.Call(ctx, "get_channel_names", nil, &names))
+	assert.Equal(t, []string{"image", "spectrum"}, names)
+	var units map[string]string
+	require.NoError(t, c.Call(ctx, "get_channel_units", nil, &units))
+	assert.Equal(t, map[string]string{"image": "counts", "spectrum": "V"}, units)
+	var list []string
+	require.NoError(t, c.Call(ctx, "help", nil, &list))
+	assert.Contains(t, list, "get_measurement_id")
+	assert.Len(t, list, 11)
+	var doc string
+	require.NoError(t, c.Call(ctx, "help", []any{"busy"}, &doc))
+	assert.Equal(t, "busy() -> bool: whether a measurement is running", doc)
+	var rpcErr *yaqrpc.Error
+	require.ErrorAs(t, c.Call(ctx, "help", []any{"nope"}, &doc), &rpcErr)
+	assert.Equal(t, yaqrpc.CodeInvalidParams, rpcErr.Code)
+
+	// Looping keeps measuring until stop_looping; then busy ends.
+	var first int
+	require.NoError(t, c.Call(ctx, "measure", []any{true}, &first))
+	deadline := time.Now().Add(2 * time.Second)
+	for mid := 0; mid < first+2 && time.Now().Before(deadline); {
+		require.NoError(t, c.Call(ctx, "get_measurement_id", nil, &mid))
+	}
+	require.NoError(t, c.Call(ctx, "stop_looping", nil, nil))
+	for busy := true; busy && time.Now().Before(deadline); {
+		require.NoError(t, c.Call(ctx, "busy", nil, &busy))
+	}
+	var last int
+	require.NoError(t, c.Call(ctx, "get_measurement_id", nil, &last))
+	assert.GreaterOrEqual(t, last, first+2, "looping measured more than once")
 }
