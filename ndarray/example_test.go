@@ -33,3 +33,31 @@ func ExampleValues() {
 	fmt.Println(v)
 	// Output: [256 2]
 }
+
+// A file of float32 read as float64, as numpy's astype would convert it;
+// lossy conversions need Unsafe.
+func ExampleValuesAs() {
+	a, _ := ndarray.FromSlice([]float32{0.5, 1.25, -3})
+	v, _ := ndarray.ValuesAs[float64](a)
+	fmt.Println(v)
+
+	_, err := ndarray.ValuesAs[int16](a)
+	fmt.Println(err)
+	ints, _ := ndarray.Unsafe.AsType(a, ndarray.MustParseDType("<i2"))
+	w, _ := ndarray.Values[int16](ints)
+	fmt.Println(w)
+	// Output:
+	// [0.5 1.25 -3]
+	// ndarray: element type mismatch: cannot convert <f4 to <i2 with casting "same_kind"
+	// [0 1 -3]
+}
+
+func ExampleFromRows() {
+	a, _ := ndarray.FromRows([][]int32{{1, 2, 3}, {4, 5, 6}})
+	fmt.Println(a)
+	rows, _ := ndarray.Rows[int32](a)
+	fmt.Println(rows[1])
+	// Output:
+	// <i4 (2, 3)
+	// [4 5 6]
+}

@@ -145,3 +145,41 @@ func checkType[T Element](a *Array) error {
 	}
 	return nil
 }
+
+// FromRows returns a new 2-d Array of T's dtype, in the machine's byte
+// order, holding a copy of rows: shape (len(rows), len(rows[0])). The rows
+// must all have the same length (ErrShape names the first that does not);
+// no rows make shape (0, 0).
+func FromRows[T Element](rows [][]T) (*Array, error) {
+	cols := 0
+	if len(rows) > 0 {
+		cols = len(rows[0])
+	}
+	flat := make([]T, 0, len(rows)*cols)
+	for i, r := range rows {
+		if len(r) != cols {
+			return nil, newError(ErrShape, fmt.Sprintf("ragged rows: row %d has %d values, row 0 has %d", i, len(r), cols))
+		}
+		flat = append(flat, r...)
+	}
+	return FromSlice(flat, len(rows), cols)
+}
+
+// Rows returns the elements of a 2-d array as one []T per row, in the
+// machine's byte order; the rows share one backing slice, which aliases
+// a.Data when Values would. T must match the dtype as for Values.
+func Rows[T Element](a *Array) ([][]T, error) {
+	if len(a.Shape) != 2 {
+		return nil, newError(ErrShape, fmt.Sprintf("Rows needs a 2-d array, got shape %s", FormatShape(a.Shape)))
+	}
+	flat, err := Values[T](a)
+	if err != nil {
+		return nil, err
+	}
+	cols := a.Shape[1]
+	rows := make([][]T, a.Shape[0])
+	for i := range rows {
+		rows[i] = flat[i*cols : (i+1)*cols : (i+1)*cols]
+	}
+	return rows, nil
+}

@@ -150,3 +150,28 @@ func TestColumnMajor(t *testing.T) {
 	_, err = FromColumnMajor(raw.DType, []int{5, 5}, raw.Data)
 	assert.ErrorIs(t, err, ErrDataLength)
 }
+
+func TestFromRowsAndRows(t *testing.T) {
+	a, err := FromRows([][]float32{{1, 2, 3}, {4, 5, 6}})
+	require.NoError(t, err)
+	assert.Equal(t, "<f4 (2, 3)", a.String())
+	v, _ := Values[float32](a)
+	assert.Equal(t, []float32{1, 2, 3, 4, 5, 6}, v)
+	rows, err := Rows[float32](a)
+	require.NoError(t, err)
+	assert.Equal(t, [][]float32{{1, 2, 3}, {4, 5, 6}}, rows)
+	rows[1] = append(rows[1], 7) // capped: cannot spill into another row
+	assert.Equal(t, []float32{4, 5, 6, 7}, rows[1])
+
+	_, err = FromRows([][]int16{{1, 2}, {3, 4}, {5}})
+	assert.ErrorIs(t, err, ErrShape)
+	assert.EqualError(t, err, "ndarray: invalid shape: ragged rows: row 2 has 1 values, row 0 has 2")
+	empty, err := FromRows[uint8](nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 0}, empty.Shape)
+
+	_, err = Rows[float32](Scalar[float32](1))
+	assert.ErrorIs(t, err, ErrShape)
+	_, err = Rows[float64](a)
+	assert.ErrorIs(t, err, ErrType)
+}

@@ -1,0 +1,346 @@
+package ndarray
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// Casting says which conversions between numeric dtypes AsType allows, as
+// NumPy's casting argument does.
+type Casting int
+
+const (
+	// SameKind allows safe conversions and those that stay within a kind
+	// or go up the order bool, unsigned, signed, float, complex: f8 to f4,
+	// i8 to i2, u8 to i1, i8 to f4. It refuses float to integer, complex to
+	// float, signed to unsigned and anything to bool. NumPy's
+	// casting="same_kind"; the default of AsType and ValuesAs.
+	SameKind Casting = iota
+	// Safe allows only conversions that keep every value exactly (by
+	// NumPy's judgement, which counts i8 to f8 as safe): i2 to i4, u1 to
+	// f2, f4 to c8. NumPy's casting="safe".
+	Safe
+	// Unsafe allows every conversion between numeric kinds, as C casts
+	// do: float to integer truncates toward zero, complex to real drops
+	// the imaginary part, a number to bool tests it against zero. NumPy's
+	// casting="unsafe", the default of its astype.
+	Unsafe
+)
+
+// String returns NumPy's name of the rule: "same_kind", "safe", "unsafe".
+func (c Casting) String() string {
+	switch c {
+	case SameKind:
+		return "same_kind"
+	case Safe:
+		return "safe"
+	case Unsafe:
+		return "unsafe"
+	}
+	return fmt.Sprintf("Casting(%d)", int(c))
+}
+
+// Allows reports whether c allows converting from one dtype to another.
+// Only the numeric kinds (b, i, u, f, c) convert; f16 and c32 (long
+// double) only to themselves, since Go has no type to compute them in.
+func (c Casting) Allows(from, to DType) bool {
+	if !convertible(from) || !convertible(to) {
+		return from.Kind == to.Kind && from.ItemSize == to.ItemSize && from.Kind != 0
+	}
+	switch c {
+	case Unsafe:
+		return true
+	case SameKind:
+		return safeCast(from, to) || kindRank(from.Kind) <= kindRank(to.Kind)
+	}
+	return safeCast(from, to)
+}
+
+func convertible(dt DType) bool {
+	switch dt.Kind {
+	case Bool, Int, Uint:
+		return true
+	case Float:
+		return dt.ItemSize <= 8
+	case Complex:
+		return dt.ItemSize <= 16
+	}
+	return false
+}
+
+func kindRank(k Kind) int {
+	return map[Kind]int{Bool: 0, Uint: 1, Int: 2, Float: 3, Complex: 4}[k]
+}
+
+// safeCast is NumPy's can_cast(from, to, "safe") for the numeric dtypes.
+func safeCast(from, to DType) bool {
+	fs, ts := from.ItemSize, to.ItemSize
+	switch {
+	case from.Kind == Bool:
+		return true
+	case from.Kind == to.Kind:
+		return ts >= fs
+	case from.Kind == Uint && to.Kind == Int:
+		return ts > fs
+	case (from.Kind == Int || from.Kind == Uint) && to.Kind == Float:
+		// The largest integer whose every value the float holds, by
+		// NumPy's table (which lets 8-byte integers into f8).
+		return fs <= map[int]int{2: 1, 4: 2, 8: 8}[ts]
+	case (from.Kind == Int || from.Kind == Uint) && to.Kind == Complex:
+		return fs <= map[int]int{8: 2, 16: 8}[ts]
+	case from.Kind == Float && to.Kind == Complex:
+		return fs <= ts/2
+	}
+	return false
+}
+
+// AsType returns a new Array holding a's values converted to dtype dt, as
+// NumPy's a.astype(dt, casting="same_kind") would: see SameKind for what
+// it refuses (ErrType). It always copies, even when dt is a's dtype.
+func AsType(a *Array, dt DType) (*Array, error) { return SameKind.AsType(a, dt) }
+
+// AsType returns a new Array holding a's values converted to dtype dt, if
+// c allows it (ErrType otherwise). It always copies. Converting between
+// byte orders of one dtype is always allowed.
+func (c Casting) AsType(a *Array, dt DType) (*Array, error) {
+	if err := a.Validate(); err != nil {
+		return nil, err
+	}
+	if err := dt.Validate(); err != nil {
+		return nil, err
+	}
+	if !c.Allows(a.DType, dt) {
+		return nil, newError(ErrType, fmt.Sprintf("cannot convert %s to %s with casting %q", a.DType, dt, c))
+	}
+	n := a.Len()
+	out := &Array{DType: dt, Shape: append([]int{}, a.Shape...), Data: make([]byte, n*dt.ItemSize)}
+	if a.DType.WithOrder(dt.Order) == dt {
+		copy(out.Data, a.Data)
+		if a.DType != dt {
+			SwapBytes(out.Data, a.DType)
+		}
+		return out, nil
+	}
+	src, dst := elementCodec(a.DType), elementCodec(dt)
+	for i := 0; i < n; i++ {
+		dst.put(out.Data[i*dt.ItemSize:], src.get(a.Data[i*a.DType.ItemSize:]), dt)
+	}
+	return out, nil
+}
+
+// ValuesAs returns a's values converted to T, as AsType(a, DTypeOf[T]())
+// would, in a new slice: unlike Values, it always copies, and it refuses
+// what SameKind refuses (ErrType): use Unsafe.AsType then Values for
+// those.
+func ValuesAs[T Element](a *Array) ([]T, error) {
+	conv, err := AsType(a, DTypeOf[T]())
+	if err != nil {
+		return nil, err
+	}
+	return Values[T](conv)
+}
+
+// scalar is one element on its way between dtypes, held in the widest Go
+// type of its kind so that no conversion rounds twice.
+type scalar struct {
+	kind Kind
+	i    int64
+	u    uint64
+	f    float64
+	c    complex128
+}
+
+// codec reads and writes elements of one dtype.
+type codec struct {
+	order binary.ByteOrder
+	dt    DType
+}
+
+func elementCodec(dt DType) codec {
+	var o binary.ByteOrder = binary.LittleEndian
+	if dt.Order == BigEndian {
+		o = binary.BigEndian
+	}
+	return codec{o, dt}
+}
+
+func (c codec) uint(b []byte) uint64 {
+	switch c.dt.ItemSize {
+	case 1:
+		return uint64(b[0])
+	case 2:
+		return uint64(c.order.Uint16(b))
+	case 4:
+		return uint64(c.order.Uint32(b))
+	}
+	return c.order.Uint64(b)
+}
+
+func (c codec) putUint(b []byte, v uint64, size int) {
+	switch size {
+	case 1:
+		b[0] = byte(v)
+	case 2:
+		c.order.PutUint16(b, uint16(v))
+	case 4:
+		c.order.PutUint32(b, uint32(v))
+	default:
+		c.order.PutUint64(b, v)
+	}
+}
+
+func (c codec) float(b []byte, size int) float64 {
+	switch size {
+	case 2:
+		return halfToFloat(uint16(c.order.Uint16(b)))
+	case 4:
+		return float64(math.Float32frombits(c.order.Uint32(b)))
+	}
+	return math.Float64frombits(c.order.Uint64(b))
+}
+
+func (c codec) get(b []byte) scalar {
+	s := scalar{kind: c.dt.Kind}
+	switch c.dt.Kind {
+	case Bool:
+		s.u = uint64(b2u(b[0] != 0))
+	case Int:
+		shift := 64 - 8*c.dt.ItemSize
+		s.i = int64(c.uint(b)<<shift) >> shift
+	case Uint:
+		s.u = c.uint(b)
+	case Float:
+		s.f = c.float(b, c.dt.ItemSize)
+	case Complex:
+		half := c.dt.ItemSize / 2
+		s.c = complex(c.float(b, half), c.float(b[half:], half))
+	}
+	return s
+}
+
+func (c codec) put(b []byte, s scalar, dt DType) {
+	size := dt.ItemSize
+	switch dt.Kind {
+	case Bool:
+		b[0] = b2u(s.isNonZero())
+	case Int, Uint:
+		c.putUint(b, s.toBits(dt.Kind == Int), size)
+	case Float:
+		c.putFloat(b, s, size)
+	case Complex:
+		half := size / 2
+		re, im := s.real(half), 0.0
+		if s.kind == Complex {
+			im = imag(s.c)
+		}
+		c.putFloat(b, scalar{kind: Float, f: re}, half)
+		c.putFloat(b[half:], scalar{kind: Float, f: im}, half)
+	}
+}
+
+func (c codec) putFloat(b []byte, s scalar, size int) {
+	switch size {
+	case 2:
+		c.order.PutUint16(b, floatToHalf(s.real(8)))
+	case 4:
+		c.order.PutUint32(b, math.Float32bits(float32(s.real(4))))
+	default:
+		c.order.PutUint64(b, math.Float64bits(s.real(8)))
+	}
+}
+
+func (s scalar) isNonZero() bool {
+	switch s.kind {
+	case Int:
+		return s.i != 0
+	case Float:
+		return s.f != 0
+	case Complex:
+		return s.c != 0
+	}
+	return s.u != 0
+}
+
+// real returns the value as a float of the given width, rounding an integer
+// once, straight to that width, as a C cast does.
+func (s scalar) real(width int) float64 {
+	switch s.kind {
+	case Int:
+		if width == 4 {
+			return float64(float32(s.i))
+		}
+		return float64(s.i)
+	case Float:
+		return s.f
+	case Complex:
+		return real(s.c)
+	}
+	if width == 4 {
+		return float64(float32(s.u))
+	}
+	return float64(s.u)
+}
+
+// toBits returns the value as the two's-complement bits of an integer:
+// integers wrap, floats truncate toward zero, as C casts do.
+func (s scalar) toBits(signed bool) uint64 {
+	f := s.f
+	switch s.kind {
+	case Int:
+		return uint64(s.i)
+	case Bool, Uint:
+		return s.u
+	case Complex:
+		f = real(s.c)
+	}
+	if !signed && f >= 0 {
+		return uint64(f)
+	}
+	return uint64(int64(f))
+}
+
+// halfToFloat converts IEEE 754 binary16 bits, exactly.
+func halfToFloat(h uint16) float64 {
+	sign := 1.0
+	if h&0x8000 != 0 {
+		sign = -1
+	}
+	exp, frac := int(h>>10&0x1f), float64(h&0x3ff)
+	switch exp {
+	case 0:
+		return sign * math.Ldexp(frac, -24)
+	case 0x1f:
+		if frac != 0 { // NaN: keep the sign and payload, as NumPy does
+			return math.Float64frombits(uint64(h&0x8000)<<48 | 0x7ff<<52 | uint64(h&0x3ff)<<42)
+		}
+		return sign * math.Inf(1)
+	}
+	return sign * math.Ldexp(1024+frac, exp-25)
+}
+
+// floatToHalf rounds f to IEEE 754 binary16 bits, to nearest even.
+func floatToHalf(f float64) uint16 {
+	bits := math.Float64bits(f)
+	sign := uint16(bits>>48) & 0x8000
+	if math.IsNaN(f) { // keep the payload's top bits, and a NaN a NaN
+		payload := uint16(bits>>42) & 0x3ff
+		if payload == 0 {
+			payload = 0x200
+		}
+		return sign | 0x7c00 | payload
+	}
+	f = math.Abs(f)
+	switch {
+	case f >= 65520: // rounds past the largest half, 65504
+		return sign | 0x7c00
+	case f < math.Ldexp(1, -14): // subnormal: a multiple of 2^-24
+		return sign | uint16(math.RoundToEven(math.Ldexp(f, 24)))
+	}
+	frac, exp := math.Frexp(f)                  // f = frac * 2^exp, frac in [0.5, 1)
+	m := math.RoundToEven(math.Ldexp(frac, 11)) // 11 significant bits
+	if m == 2048 {
+		m, exp = 1024, exp+1
+	}
+	return sign | uint16(exp+14)<<10 | uint16(m)&0x3ff
+}
