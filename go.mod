@@ -1,6 +1,6 @@
 module github.com/ndpack/ndpack
 
-go 1.26.8
+go 1.24.0
 
 require (
 	github.com/stretchr/testify v1.12.1

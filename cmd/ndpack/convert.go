@@ -146,6 +146,22 @@ func rewriteNPY(w io.Writer, r io.Reader) error {
 	return npybridge.Write(w, a)
 }
 
+// readInput reads all of r: a regular file into a buffer of exactly its
+// size, anything else growing as bytes arrive (io.ReadAll allocates up to
+// several times the input on the way).
+func readInput(r io.Reader) ([]byte, error) {
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			b := make([]byte, fi.Size())
+			if _, err := io.ReadFull(f, b); err != nil {
+				return nil, err
+			}
+			return b, nil
+		}
+	}
+	return io.ReadAll(r)
+}
+
 // readNPZ reads an archive from a file, or from a stream held in memory
 // (zip needs random access).
 func readNPZ(r io.Reader) ([]npybridge.NamedArray, error) {
@@ -195,7 +211,7 @@ var errNotArrays = errors.New("not an ext 110 array or a map of names to ext 110
 // objects (or a single object, named arr_0 as np.savez names it), and
 // writes it as an .npz archive.
 func msgpackToNPZ(w io.Writer, r io.Reader, compress bool) error {
-	b, err := io.ReadAll(r)
+	b, err := readInput(r)
 	if err != nil {
 		return err
 	}
