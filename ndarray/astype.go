@@ -193,7 +193,7 @@ func (c codec) putUint(b []byte, v uint64, size int) {
 func (c codec) float(b []byte, size int) float64 {
 	switch size {
 	case 2:
-		return halfToFloat(uint16(c.order.Uint16(b)))
+		return Float16ToFloat64(uint16(c.order.Uint16(b)))
 	case 4:
 		return float64(math.Float32frombits(c.order.Uint32(b)))
 	}
@@ -242,7 +242,7 @@ func (c codec) put(b []byte, s scalar, dt DType) {
 func (c codec) putFloat(b []byte, s scalar, size int) {
 	switch size {
 	case 2:
-		c.order.PutUint16(b, floatToHalf(s.real(8)))
+		c.order.PutUint16(b, Float64ToFloat16(s.real(8)))
 	case 4:
 		c.order.PutUint32(b, math.Float32bits(float32(s.real(4))))
 	default:
@@ -301,7 +301,7 @@ func (s scalar) toBits(signed bool) uint64 {
 }
 
 // halfToFloat converts IEEE 754 binary16 bits, exactly.
-func halfToFloat(h uint16) float64 {
+func Float16ToFloat64(h uint16) float64 {
 	sign := 1.0
 	if h&0x8000 != 0 {
 		sign = -1
@@ -320,7 +320,7 @@ func halfToFloat(h uint16) float64 {
 }
 
 // floatToHalf rounds f to IEEE 754 binary16 bits, to nearest even.
-func floatToHalf(f float64) uint16 {
+func Float64ToFloat16(f float64) uint16 {
 	bits := math.Float64bits(f)
 	sign := uint16(bits>>48) & 0x8000
 	if math.IsNaN(f) { // keep the payload's top bits, and a NaN a NaN

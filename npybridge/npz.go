@@ -130,6 +130,58 @@ func (z *NPZ) Header(name string) (*Header, error) {
 	return h, nil
 }
 
+// Open returns the NPY header of the member called name and a reader of its
+// data bytes as stored (column-major when Header.FortranOrder), which
+// decompresses as it is read: a member of any size is read in bounded
+// memory. The reader fails with ErrTruncated if the member ends early;
+// close it when done.
+func (z *NPZ) Open(name string) (*Header, io.ReadCloser, error) {
+	f, err := z.member(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, nil, memberError(name, err)
+	}
+	h, err := z.opts.ReadHeader(rc)
+	if err != nil {
+		rc.Close()
+		return nil, nil, memberError(name, err)
+	}
+	if declared := h.DataOffset + h.DataLen(); f.UncompressedSize64 > uint64(declared) {
+		rc.Close()
+		return nil, nil, memberError(name, errAt(ErrHeader, -1, "the member decompresses to %d bytes, its NPY header declares %d", f.UncompressedSize64, declared))
+	}
+	return h, &memberData{rc: rc, left: h.DataLen(), h: h, name: name}, nil
+}
+
+// memberData reads exactly a member's data bytes.
+type memberData struct {
+	rc   io.ReadCloser
+	left int64
+	h    *Header
+	name string
+}
+
+func (m *memberData) Read(p []byte) (int, error) {
+	if m.left <= 0 {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), m.left)]
+	n, err := m.rc.Read(p)
+	m.left -= int64(n)
+	if err == io.EOF && m.left > 0 {
+		return n, memberError(m.name, errAt(ErrTruncated, m.h.DataOffset, "the header announces %d data bytes, the member ends %d short", m.h.DataLen(), m.left))
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	return n, err
+}
+
+func (m *memberData) Close() error { return m.rc.Close() }
+
 // Read decodes the member called name, and no other. Its decompressed size
 // must be exactly what its NPY header declares: more is refused (a zip bomb
 // or hidden data), less is truncation.

@@ -35,7 +35,7 @@ func TestHostileMsgpackFiles(t *testing.T) {
 				runtime.ReadMemStats(&before)
 				start := time.Now()
 				var stderr bytes.Buffer
-				code := run(env{bytes.NewReader(nil), io.Discard, &stderr}, args)
+				code := run(env{stdin: bytes.NewReader(nil), stdout: io.Discard, stderr: &stderr}, args)
 				took := time.Since(start)
 				runtime.ReadMemStats(&after)
 				assert.Equal(t, 1, code)

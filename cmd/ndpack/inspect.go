@@ -1,78 +1,96 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 )
 
-const inspectUsage = `Usage: ndpack inspect [--json] FILE...
+const inspectUsage = `Usage: ndpack inspect [--json] [--quiet] FILE...
 
 Show, for every array in each file: the format, dtype, shape, element count,
-byte size and byte order, and for numeric arrays the minimum, maximum, mean,
-number of NaNs and the first few values. The format follows the extension
-(.npy, .npz, .msgpack, .mpk) or, failing that, the file's first bytes.
-.npy files are memory-mapped, so only the statistics read the data.
+byte size and byte order; for numbers the minimum, maximum and mean (with
+and without NaNs), for bools the counts of True and False, for datetimes
+the earliest and latest as ISO dates; and the first few values. The format
+follows the extension (.npy, .npz, .msgpack, .mpk) or, failing that, the
+file's first bytes. "-" is standard input.
+
+The data is read once, in chunks: memory stays small whatever the size of
+the file. A file that cannot be read is reported and the others are still
+inspected; the exit status is then 1. An npz member that is not an array
+ndpack holds (a structured or object array, a text file) is reported as
+such.
 
 Options:
   --json   print one JSON document (a list with one object per file) for
-           scripts; non-finite numbers are the strings "NaN", "+Inf", "-Inf"
+           scripts: numbers as JSON numbers, "NaN", "+Inf" and "-Inf" as
+           strings, complex values as [re, im], a file or member that could
+           not be read as {"file"/"name": ..., "error": ...}
+  --quiet  no progress on standard error
 
 Examples:
   ndpack inspect image.npy
   ndpack inspect --json run.npz | jq '.[0].arrays[].shape'
+  curl -s http://daq/last.npy | ndpack inspect -
 `
 
 // fileReport is what inspect says about one file.
 type fileReport struct {
 	File    string        `json:"file"`
-	Format  string        `json:"format"`
+	Error   string        `json:"error,omitempty"`
+	Format  string        `json:"format,omitempty"`
 	Version string        `json:"npy_version,omitempty"`
-	Arrays  []arrayReport `json:"arrays"`
+	Arrays  []arrayReport `json:"arrays,omitempty"`
 }
 
 type arrayReport struct {
-	Name         string   `json:"name,omitempty"`
-	DType        string   `json:"dtype"`
-	Kind         string   `json:"kind"`
-	Standard     bool     `json:"standard"`
-	ByteOrder    string   `json:"byte_order"`
-	Shape        []int    `json:"shape"`
-	Elements     int      `json:"elements"`
-	Bytes        int      `json:"bytes"`
-	FortranOrder bool     `json:"fortran_order_on_disk,omitempty"`
-	Stats        *stats   `json:"stats,omitempty"`
-	First        []string `json:"first"`
+	Name         string    `json:"name,omitempty"`
+	Error        string    `json:"error,omitempty"`
+	DType        string    `json:"dtype,omitempty"`
+	Kind         string    `json:"kind,omitempty"`
+	Standard     bool      `json:"standard"`
+	ByteOrder    string    `json:"byte_order,omitempty"`
+	Shape        []int     `json:"shape"`
+	Elements     int       `json:"elements"`
+	ItemSize     int       `json:"item_size"`
+	Bytes        int64     `json:"bytes"`
+	FortranOrder bool      `json:"fortran_order_on_disk,omitempty"`
+	Stats        *stats    `json:"stats,omitempty"`
+	First        []*number `json:"first"`
 }
 
 func runInspect(e env, args []string) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "")
+	quiet := fs.Bool("quiet", false, "")
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(files) == 0 {
-		return usageError("name at least one file")
+		return usageError("name at least one file (or - for standard input)")
 	}
 	var reports []fileReport
+	failed := 0
 	for _, name := range files {
-		r, err := inspectFile(name)
+		r, err := inspectFile(e, name, *quiet)
 		if err != nil {
-			if _, isPath := err.(*os.PathError); isPath {
-				return err
-			}
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		if !*asJSON {
+			failed++
+			r = fileReport{File: name, Error: describe(name, err)}
+			fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(r.Error))
+		} else if !*asJSON {
 			printReport(e.stdout, r)
+		}
+		for _, a := range r.Arrays {
+			if a.Error != "" && !strings.Contains(a.Error, npybridge.ErrUnsupported.Error()) {
+				failed++
+			}
 		}
 		reports = append(reports, r)
 	}
@@ -80,92 +98,94 @@ func runInspect(e env, args []string) error {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode(reports)
+		if err := enc.Encode(reports); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return errReported
 	}
 	return nil
 }
 
-func inspectFile(name string) (fileReport, error) {
+// errReported ends a command that has already reported its failures: exit
+// status 1, nothing more printed.
+var errReported = errors.New("failures reported")
+
+func inspectFile(e env, name string, quiet bool) (fileReport, error) {
 	r := fileReport{File: name}
-	f := formatOf(name)
-	if f == "" {
-		sniffed, err := sniff(name)
-		if err != nil {
-			return r, err
-		}
-		f = sniffed
+	fa, err := openArrays(name, e.stdin, formatOf(name))
+	if err != nil {
+		return r, err
 	}
-	r.Format = string(f)
-	switch f {
-	case formatNPY:
-		m, err := npybridge.OpenMapped(name)
-		if err != nil {
-			return r, err
-		}
-		defer m.Close()
-		r.Version = fmt.Sprintf("%d.%d", m.Header.Major, m.Header.Minor)
-		ar := report("", m.Array)
-		ar.FortranOrder = m.Header.FortranOrder
-		r.Arrays = []arrayReport{ar}
-	case formatNPZ:
-		arrays, err := npybridge.ReadNPZFile(name)
-		if err != nil {
-			return r, err
-		}
-		for _, na := range arrays {
-			r.Arrays = append(r.Arrays, report(na.Name, na.Array))
-		}
-	case formatMsgpack:
-		b, err := os.ReadFile(name)
-		if err != nil {
-			return r, err
-		}
-		named, err := decodeMsgpackArrays(b)
-		if err != nil {
-			return r, err
-		}
-		for _, na := range named {
-			r.Arrays = append(r.Arrays, report(na.Name, na.Array))
-		}
+	defer fa.close()
+	r.Format, r.Version = string(fa.format), fa.version
+	prog := e.startProgress("inspect "+name, fa.size, quiet)
+	defer prog.finish()
+	for _, src := range fa.arrays {
+		r.Arrays = append(r.Arrays, inspectArray(src, prog))
 	}
 	return r, nil
 }
 
-// sniff tells a file's format from its first bytes.
-func sniff(name string) (format, error) {
-	f, err := os.Open(name)
+// chunkSize is how much data inspect reads at a time: the bound on its
+// memory.
+const chunkSize = 4 << 20
+
+func inspectArray(src arraySource, prog *progress) arrayReport {
+	r := arrayReport{Name: src.name, First: []*number{}}
+	if src.err != nil {
+		r.Error = describe("", src.err)
+		return r
+	}
+	dt := src.dtype
+	n, _ := ndarray.NumElements(src.shape)
+	r.DType, r.Kind, r.Standard = dt.String(), kindNames[dt.Kind], dt.IsStandard()
+	r.ByteOrder = map[ndarray.ByteOrder]string{ndarray.LittleEndian: "little", ndarray.BigEndian: "big", ndarray.NotApplicable: "not applicable"}[dt.Order]
+	r.Shape, r.Elements, r.ItemSize, r.Bytes, r.FortranOrder = append([]int{}, src.shape...), n, dt.ItemSize, src.size, src.fortran
+
+	acc := newAccumulator(dt)
+	first := newFirstCapture(dt, src.shape, src.fortran, firstCount)
+	rc, err := src.open()
 	if err != nil {
-		return "", err
+		r.Error = describe("", err)
+		return r
 	}
-	defer f.Close()
-	head := make([]byte, 6)
-	n, _ := io.ReadFull(f, head)
-	switch {
-	case bytes.Equal(head[:n], []byte(npybridge.Magic)):
-		return formatNPY, nil
-	case n >= 4 && string(head[:4]) == "PK\x03\x04":
-		return formatNPZ, nil
+	defer rc.Close()
+	// A chunk holds whole elements, and starts aligned for them.
+	size := chunkSize
+	if dt.ItemSize > 0 {
+		size = max(dt.ItemSize, chunkSize/dt.ItemSize*dt.ItemSize)
 	}
-	return formatMsgpack, nil
+	buf := make([]byte, size)
+	var index int64
+	for done := int64(0); done < src.size; {
+		k, err := io.ReadFull(rc, buf[:min(int64(size), src.size-done)])
+		if err != nil {
+			if err == io.ErrUnexpectedEOF || err == io.EOF {
+				err = &npybridge.Error{Err: npybridge.ErrTruncated, Offset: -1,
+					Detail: fmt.Sprintf("the data ends after %d of %d bytes", done+int64(k), src.size)}
+			}
+			r.Error = describe("", err)
+			return r
+		}
+		acc.add(buf[:k])
+		first.add(buf[:k], index)
+		done += int64(k)
+		if dt.ItemSize > 0 {
+			index += int64(k / dt.ItemSize)
+		}
+		prog.add(int64(k))
+	}
+	r.Stats = acc.result()
+	r.First = first.values(dt)
+	return r
 }
 
 var kindNames = map[ndarray.Kind]string{
 	ndarray.Bool: "bool", ndarray.Int: "int", ndarray.Uint: "uint", ndarray.Float: "float",
 	ndarray.Complex: "complex", ndarray.Bytes: "bytes", ndarray.Unicode: "unicode",
 	ndarray.Void: "void", ndarray.Datetime: "datetime", ndarray.Timedelta: "timedelta",
-}
-
-func report(name string, a *ndarray.Array) arrayReport {
-	order := map[ndarray.ByteOrder]string{ndarray.LittleEndian: "little", ndarray.BigEndian: "big", ndarray.NotApplicable: "not applicable"}[a.DType.Order]
-	r := arrayReport{
-		Name: name, DType: a.DType.String(), Kind: kindNames[a.DType.Kind], Standard: a.DType.IsStandard(),
-		ByteOrder: order, Shape: append([]int{}, a.Shape...), Elements: a.Len(), Bytes: len(a.Data),
-	}
-	r.Stats, r.First = summarize(a, firstCount)
-	if r.First == nil {
-		r.First = []string{}
-	}
-	return r
 }
 
 const firstCount = 8
@@ -182,25 +202,53 @@ func printReport(w io.Writer, r fileReport) {
 			fmt.Fprintf(w, "  %s:\n", a.Name)
 			indent = "    "
 		}
+		if a.Error != "" {
+			fmt.Fprintf(w, "%snot read  %s\n", indent, oneLine(a.Error))
+			continue
+		}
 		std := ""
 		if !a.Standard {
 			std = ", outside YEP-110's standard kinds"
 		}
-		fmt.Fprintf(w, "%sdtype     %s (%s, %d bytes each, byte order %s%s)\n", indent, a.DType, a.Kind, a.Bytes/max(1, a.Elements), a.ByteOrder, std)
+		fmt.Fprintf(w, "%sdtype     %s (%s, %d bytes each, byte order %s%s)\n", indent, a.DType, a.Kind, a.ItemSize, a.ByteOrder, std)
 		fortran := ""
 		if a.FortranOrder {
 			fortran = ", stored in Fortran order"
 		}
 		fmt.Fprintf(w, "%sshape     %s: %d elements, %d bytes%s\n", indent, ndarray.FormatShape(a.Shape), a.Elements, a.Bytes, fortran)
 		if s := a.Stats; s != nil {
-			fmt.Fprintf(w, "%smin, max  %s, %s\n", indent, s.Min.text(), s.Max.text())
-			fmt.Fprintf(w, "%smean      %s\n", indent, s.Mean.text())
-			fmt.Fprintf(w, "%sNaNs      %d\n", indent, s.NaNs)
+			printStats(w, indent, s)
 		}
 		more := ""
 		if a.Elements > len(a.First) {
 			more = " ..."
 		}
-		fmt.Fprintf(w, "%sfirst     [%s%s]\n", indent, strings.Join(a.First, " "), more)
+		texts := make([]string, len(a.First))
+		for i, v := range a.First {
+			texts[i] = v.text()
+		}
+		fmt.Fprintf(w, "%sfirst     [%s%s]\n", indent, strings.Join(texts, " "), more)
+	}
+}
+
+func printStats(w io.Writer, indent string, s *stats) {
+	switch {
+	case s.True != nil:
+		fmt.Fprintf(w, "%sTrue      %d\n%sFalse     %d\n", indent, *s.True, indent, *s.False)
+		return
+	case s.NaTs != nil:
+		fmt.Fprintf(w, "%smin, max  %s, %s\n%sNaTs      %d\n", indent, s.Min.text(), s.Max.text(), indent, *s.NaTs)
+		return
+	}
+	if s.Min != nil || s.NaNs == nil {
+		fmt.Fprintf(w, "%smin, max  %s, %s\n", indent, s.Min.text(), s.Max.text())
+	}
+	mean := s.Mean.text()
+	if s.NaNs != nil && *s.NaNs > 0 && s.NaNMean != nil {
+		mean += fmt.Sprintf(" (%s without the NaNs)", s.NaNMean.text())
+	}
+	fmt.Fprintf(w, "%smean      %s\n", indent, mean)
+	if s.NaNs != nil {
+		fmt.Fprintf(w, "%sNaNs      %d\n", indent, *s.NaNs)
 	}
 }

@@ -27,6 +27,9 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
+
+	"github.com/ndpack/ndpack/ext110"
 )
 
 // errUsage marks errors in how the command was called: exit status 2.
@@ -40,6 +43,8 @@ func usageError(format string, args ...any) error {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	terminal       bool          // stderr is a terminal: show progress
+	progressAfter  time.Duration // 0 means progressAfter
 }
 
 type command struct {
@@ -56,7 +61,7 @@ func commands() []command {
 }
 
 func main() {
-	os.Exit(run(env{os.Stdin, os.Stdout, os.Stderr}, os.Args[1:]))
+	os.Exit(run(env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, terminal: isTerminal(os.Stderr)}, os.Args[1:]))
 }
 
 // run executes the command line and returns the exit status.
@@ -87,6 +92,8 @@ func run(e env, args []string) int {
 	switch {
 	case err == nil:
 		return 0
+	case errors.Is(err, errReported):
+		return 1
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(e.stdout, c.usage)
 		return 0
@@ -146,4 +153,26 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, args[0])
 		args = args[1:]
 	}
+}
+
+// describe says what went wrong with the file name in one message that names
+// it once: an error that already names it (an *os.PathError) is unwrapped,
+// and library errors that would tell a Go programmer which option to set
+// name the command-line flag instead.
+func describe(name string, err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) && (pe.Path == name || name == "") {
+		name, err = pe.Path, pe.Err
+	}
+	msg := err.Error()
+	if errors.Is(err, ext110.ErrNonstandard) {
+		msg = strings.Replace(msg, "Options.AllowNonstandard", "--allow-nonstandard", 1)
+		if !strings.Contains(msg, "--allow-nonstandard") {
+			msg += " (--allow-nonstandard sends it anyway)"
+		}
+	}
+	if name == "" || name == "-" {
+		return msg
+	}
+	return name + ": " + msg
 }

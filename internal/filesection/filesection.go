@@ -91,3 +91,23 @@ func (s *Section) WriteTo(w io.Writer) (written int64, err error) {
 	}
 	return written, nil
 }
+
+// Map returns the first size bytes of f for reading its framing, and a
+// function that releases them. Where mmap is available only the pages that
+// are touched are read, and they do not stay resident once released;
+// elsewhere the bytes are read into memory.
+func Map(f *os.File, size int64) ([]byte, func(), error) {
+	if size == 0 {
+		return nil, func() {}, nil
+	}
+	if !canMap {
+		b := make([]byte, size)
+		_, err := f.ReadAt(b, 0)
+		return b, func() {}, err
+	}
+	m, err := mapRange(f, 0, int(size))
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, func() { unmap(m) }, nil
+}

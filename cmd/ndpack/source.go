@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/filesection"
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
+)
+
+// arraySource is one array of a file as its header describes it, with its
+// data bytes to be read once, in file order: commands that look at every
+// element (inspect) stream them in bounded memory instead of loading the
+// array.
+type arraySource struct {
+	name    string // the npz member or msgpack map key; "" for a lone array
+	dtype   ndarray.DType
+	shape   []int
+	fortran bool  // the data is column-major
+	size    int64 // data bytes
+	// open returns a reader of exactly the data bytes.
+	open func() (io.ReadCloser, error)
+	err  error // why this array cannot be read (an npz member), or nil
+}
+
+// fileArrays is the arrays of one input file.
+type fileArrays struct {
+	format  format
+	version string // the NPY format version, for .npy
+	arrays  []arraySource
+	size    int64 // bytes of the input, for progress; 0 if unknown
+	close   func()
+}
+
+// openArrays opens the input name ("-" for standard input) and describes its
+// arrays without reading their data. f is the format if known, else "".
+func openArrays(name string, stdin io.Reader, f format) (*fileArrays, error) {
+	if name == "-" {
+		return stdinArrays(stdin, f)
+	}
+	file, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := file.Stat()
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	if fi.IsDir() {
+		file.Close()
+		return nil, fmt.Errorf("%s is a directory", name)
+	}
+	if f == "" {
+		if f, err = sniffReader(file); err != nil {
+			file.Close()
+			return nil, err
+		}
+	}
+	fa := &fileArrays{format: f, size: fi.Size(), close: func() { file.Close() }}
+	switch f {
+	case formatNPY:
+		err = fa.npyFile(file)
+	case formatNPZ:
+		err = fa.npzFile(file, fi.Size())
+	case formatMsgpack:
+		err = fa.msgpackFile(file, fi.Size())
+	}
+	if err != nil {
+		fa.close()
+		return nil, hintFormat(err, name, file, f)
+	}
+	return fa, nil
+}
+
+func (fa *fileArrays) npyFile(file *os.File) error {
+	h, err := npybridge.ReadHeader(bufio.NewReader(file))
+	if err != nil {
+		return err
+	}
+	fa.version = fmt.Sprintf("%d.%d", h.Major, h.Minor)
+	if want := h.DataOffset + h.DataLen(); fa.size < want {
+		return &npybridge.Error{Err: npybridge.ErrTruncated, Offset: h.DataOffset,
+			Detail: fmt.Sprintf("the header announces %d data bytes, the file has %d", h.DataLen(), max(0, fa.size-h.DataOffset))}
+	}
+	fa.arrays = []arraySource{headerSource("", h, func() (io.ReadCloser, error) {
+		return io.NopCloser(io.NewSectionReader(file, h.DataOffset, h.DataLen())), nil
+	})}
+	return nil
+}
+
+func headerSource(name string, h *npybridge.Header, open func() (io.ReadCloser, error)) arraySource {
+	return arraySource{name: name, dtype: h.DType, shape: h.Shape, fortran: h.FortranOrder && len(h.Shape) > 1, size: h.DataLen(), open: open}
+}
+
+func (fa *fileArrays) npzFile(r io.ReaderAt, size int64) error {
+	z, err := npybridge.OpenNPZ(r, size)
+	if err != nil {
+		return err
+	}
+	for _, member := range z.Names() {
+		h, err := z.Header(member)
+		if err != nil {
+			fa.arrays = append(fa.arrays, arraySource{name: member, err: err})
+			continue
+		}
+		fa.arrays = append(fa.arrays, headerSource(member, h, func() (io.ReadCloser, error) {
+			_, rc, err := z.Open(member)
+			return rc, err
+		}))
+	}
+	return nil
+}
+
+// msgpackFile reads the framing of a msgpack file through a mapping, which
+// touches only the pages that hold it, and the data through ReadAt.
+func (fa *fileArrays) msgpackFile(file *os.File, size int64) error {
+	m, release, err := filesection.Map(file, size)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return fa.msgpackArrays(m, func(off, n int64) io.ReadCloser {
+		return io.NopCloser(io.NewSectionReader(file, off, n))
+	})
+}
+
+// msgpackArrays describes the arrays of a msgpack document that fills b:
+// one ext 110 object, or a map of names to them.
+func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.ReadCloser) error {
+	add := func(name string, at int, h ext110.Header) {
+		off, n := int64(at+h.DataOffset), int64(h.DataLen)
+		fa.arrays = append(fa.arrays, arraySource{name: name, dtype: h.DType, shape: h.Shape, size: n,
+			open: func() (io.ReadCloser, error) { return section(off, n), nil }})
+	}
+	if len(b) > 0 && isExtHeader(b[0]) {
+		h, err := ext110.DecodeHeader(b)
+		if err != nil {
+			return err
+		}
+		if h.Len != len(b) {
+			return fmt.Errorf("msgpack: %d bytes after the ext 110 object", len(b)-h.Len)
+		}
+		add("", 0, h)
+		return nil
+	}
+	count, at, err := mapHeader(b)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < count; i++ {
+		key, next, err := mapKey(b, at)
+		if err != nil {
+			return fmt.Errorf("msgpack: map key %d: %w (%w)", i, err, errNotArrays)
+		}
+		h, err := ext110.DecodeHeader(b[next:])
+		if err != nil {
+			if errors.Is(err, ext110.ErrNotExt110) {
+				return fmt.Errorf("msgpack: map value %q: %w", key, errNotArrays)
+			}
+			return fmt.Errorf("msgpack: map value %q: %w", key, err)
+		}
+		add(key, next, h)
+		at = next + h.Len
+	}
+	if at != len(b) {
+		return fmt.Errorf("msgpack: %d bytes after the document", len(b)-at)
+	}
+	return nil
+}
+
+func isExtHeader(c byte) bool { return c == 0xc7 || c == 0xc8 || c == 0xc9 || (c >= 0xd4 && c <= 0xd8) }
+
+// mapHeader reads a msgpack map header at the start of b.
+func mapHeader(b []byte) (count, at int, err error) {
+	switch {
+	case len(b) == 0:
+		return 0, 0, fmt.Errorf("msgpack: the input is empty (%w)", errNotArrays)
+	case b[0] >= 0x80 && b[0] <= 0x8f:
+		return int(b[0] & 0x0f), 1, nil
+	case b[0] == 0xde && len(b) >= 3:
+		return int(b[1])<<8 | int(b[2]), 3, nil
+	case b[0] == 0xdf && len(b) >= 5:
+		n := int(b[1])<<24 | int(b[2])<<16 | int(b[3])<<8 | int(b[4])
+		if n > len(b)/2 {
+			return 0, 0, fmt.Errorf("msgpack: map claims %d entries, the input holds %d bytes", n, len(b))
+		}
+		return n, 5, nil
+	}
+	return 0, 0, fmt.Errorf("msgpack: %w", errNotArrays)
+}
+
+// mapKey reads a str (or bin) key at b[at:] and returns it and where its
+// value starts.
+func mapKey(b []byte, at int) (string, int, error) {
+	if at >= len(b) {
+		return "", 0, io.ErrUnexpectedEOF
+	}
+	c := b[at]
+	var n, head int
+	switch {
+	case c >= 0xa0 && c <= 0xbf:
+		n, head = int(c&0x1f), 1
+	case (c == 0xd9 || c == 0xc4) && at+2 <= len(b):
+		n, head = int(b[at+1]), 2
+	case (c == 0xda || c == 0xc5) && at+3 <= len(b):
+		n, head = int(b[at+1])<<8|int(b[at+2]), 3
+	default:
+		return "", 0, fmt.Errorf("msgpack type byte 0x%02x is not a string", c)
+	}
+	if at+head+n > len(b) {
+		return "", 0, io.ErrUnexpectedEOF
+	}
+	return string(b[at+head : at+head+n]), at + head + n, nil
+}
+
+// stdinArrays reads standard input: an .npy streams; the other formats need
+// random access and are held in memory.
+func stdinArrays(stdin io.Reader, f format) (*fileArrays, error) {
+	br := bufio.NewReaderSize(stdin, 1<<16)
+	if f == "" {
+		head, _ := br.Peek(6)
+		f = sniffBytes(head)
+	}
+	fa := &fileArrays{format: f, close: func() {}}
+	if f == formatNPY {
+		h, err := npybridge.ReadHeader(br)
+		if err != nil {
+			return nil, err
+		}
+		fa.version = fmt.Sprintf("%d.%d", h.Major, h.Minor)
+		fa.arrays = []arraySource{headerSource("", h, func() (io.ReadCloser, error) {
+			return io.NopCloser(&exactReader{r: br, left: h.DataLen(), total: h.DataLen()}), nil
+		})}
+		return fa, nil
+	}
+	b, err := io.ReadAll(br)
+	if err != nil {
+		return nil, err
+	}
+	fa.size = int64(len(b))
+	if f == formatNPZ {
+		return fa, fa.npzFile(bytes.NewReader(b), int64(len(b)))
+	}
+	return fa, fa.msgpackArrays(b, func(off, n int64) io.ReadCloser {
+		return io.NopCloser(bytes.NewReader(b[off : off+n]))
+	})
+}
+
+// exactReader reads exactly left bytes of r, failing if r ends first.
+type exactReader struct {
+	r           io.Reader
+	left, total int64
+}
+
+func (e *exactReader) Read(p []byte) (int, error) {
+	if e.left <= 0 {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), e.left)]
+	n, err := e.r.Read(p)
+	e.left -= int64(n)
+	if err == io.EOF && e.left > 0 {
+		return n, &npybridge.Error{Err: npybridge.ErrTruncated, Offset: -1,
+			Detail: fmt.Sprintf("the header announces %d data bytes, the input ends %d short", e.total, e.left)}
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	return n, err
+}
+
+// sniffReader tells a file's format from its first bytes.
+func sniffReader(f *os.File) (format, error) {
+	head := make([]byte, 6)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		return "", err
+	}
+	return sniffBytes(head[:n]), nil
+}
+
+func sniffBytes(head []byte) format {
+	switch {
+	case bytes.HasPrefix(head, []byte(npybridge.Magic)):
+		return formatNPY
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte("PK\x05\x06")):
+		return formatNPZ
+	}
+	return formatMsgpack
+}
+
+// hintFormat adds to a failure to read a file in format f what the file
+// looks like when that is another format: "this looks like an NPY file;
+// use --from npy".
+func hintFormat(err error, name string, file *os.File, f format) error {
+	if file == nil {
+		return err
+	}
+	sniffed, serr := sniffReader(file)
+	if serr != nil || sniffed == f || (sniffed == formatMsgpack && f != formatNPY && f != formatNPZ) {
+		return err
+	}
+	return fmt.Errorf("%w; %s looks like %s file: use --from %s", err, name, article(sniffed), sniffed)
+}
+
+func article(f format) string {
+	return map[format]string{formatNPY: "an NPY", formatNPZ: "an NPZ", formatMsgpack: "a msgpack"}[f]
+}
