@@ -28,6 +28,9 @@ var (
 	// ErrNotNPZ: the input is not a zip archive, or one np.load could not
 	// read (a member name twice).
 	ErrNotNPZ = errors.New("not an npz archive")
+	// ErrNotArray: an .npz member that is not a NAME.npy file (a text file,
+	// say), which np.load returns as bytes.
+	ErrNotArray = errors.New("not an array")
 	// ErrNoMember: an .npz archive has no member of the name asked for.
 	ErrNoMember = errors.New("no such member")
 	// ErrInvalidArray: an array given to be written is nil, or its dtype,

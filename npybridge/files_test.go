@@ -213,7 +213,7 @@ func TestNPZRefusesOversizedMembers(t *testing.T) {
 	w.Write([]byte("hi"))
 	require.NoError(t, zw.Close())
 	_, err = ReadNPZ(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()))
-	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorIs(t, err, ErrNotArray)
 }
 
 // An archive is read member by member: one structured member or a text
@@ -252,14 +252,14 @@ sys.stdout.buffer.write(f.getvalue())
 	assert.ErrorIs(t, err, ErrUnsupported)
 	assert.Contains(t, err.Error(), "pickle")
 	_, err = z.Read("readme.txt")
-	assert.ErrorIs(t, err, ErrUnsupported)
-	assert.EqualError(t, err, `npybridge: unsupported dtype: member "readme.txt" is not an array: only NAME.npy members are`)
+	assert.ErrorIs(t, err, ErrNotArray)
+	assert.EqualError(t, err, `npybridge: not an array: member "readme.txt" is not a NAME.npy file`)
 	_, err = z.Read("nope")
 	assert.ErrorIs(t, err, ErrNoMember)
 	assert.EqualError(t, err, `npybridge: no such member: no member "nope" (the archive holds image, rec, objs, spectrum, readme.txt)`)
 
 	_, err = ReadNPZ(bytes.NewReader(out), int64(len(out)))
-	assert.ErrorIs(t, err, ErrUnsupported, "reading every member fails on the first that is not an array")
+	assert.ErrorIs(t, err, ErrUnsupported, "reading every member fails on the first that cannot be read")
 
 	_, err = OpenNPZ(bytes.NewReader(out[:100]), 100)
 	assert.ErrorIs(t, err, ErrNotNPZ)

@@ -106,7 +106,7 @@ func (z *NPZ) member(name string) (*zip.File, error) {
 		return nil, errAt(ErrNoMember, -1, "no member %q (the archive holds %s)", name, strings.Join(z.names, ", "))
 	}
 	if !strings.HasSuffix(f.Name, ".npy") {
-		return nil, errAt(ErrUnsupported, -1, "member %q is not an array: only NAME.npy members are", f.Name)
+		return nil, errAt(ErrNotArray, -1, "member %q is not a NAME.npy file", f.Name)
 	}
 	return f, nil
 }
@@ -198,6 +198,9 @@ func (z *NPZ) Read(name string) (*ndarray.Array, error) {
 }
 
 func memberError(name string, err error) error {
+	if err == nil {
+		return nil
+	}
 	return fmt.Errorf("member %q: %w", name, err)
 }
 
@@ -283,33 +286,75 @@ var npzTime = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 // NAME.npy, stored like np.savez or, with compress, deflated like
 // np.savez_compressed.
 func WriteNPZ(w io.Writer, arrays []NamedArray, compress bool) error {
-	zw := zip.NewWriter(w)
+	z := NewNPZWriter(w, compress)
+	for _, na := range arrays {
+		if err := z.WriteArray(na.Name, na.Array); err != nil {
+			return err
+		}
+	}
+	return z.Close()
+}
+
+// NPZWriter writes an .npz archive one member at a time, each streamed into
+// the archive as it is written, so that memory does not grow with the
+// arrays. Archives over 4 GiB are written as zip64, which np.load reads.
+type NPZWriter struct {
+	zw     *zip.Writer
+	method uint16
+	seen   map[string]bool
+}
+
+// NewNPZWriter returns a writer of an archive to w, its members stored
+// (np.savez) or, with compress, deflated (np.savez_compressed). Close it to
+// finish the archive.
+func NewNPZWriter(w io.Writer, compress bool) *NPZWriter {
 	method := zip.Store
 	if compress {
 		method = zip.Deflate
 	}
-	seen := map[string]bool{}
-	for _, na := range arrays {
-		if na.Name == "" || seen[na.Name] {
-			return errAt(ErrInvalidArray, -1, "npz member name %q is empty or repeated", na.Name)
-		}
-		seen[na.Name] = true
-		if na.Array == nil {
-			return errAt(ErrInvalidArray, -1, "npz member %q is a nil *ndarray.Array", na.Name)
-		}
-		if err := na.Array.Validate(); err != nil {
-			return memberError(na.Name, wrapAt(ErrInvalidArray, -1, err))
-		}
-		mw, err := zw.CreateHeader(&zip.FileHeader{Name: na.Name + ".npy", Method: method, Modified: npzTime})
-		if err != nil {
-			return err
-		}
-		if err := Write(mw, na.Array); err != nil {
-			return err
-		}
-	}
-	return zw.Close()
+	return &NPZWriter{zw: zip.NewWriter(w), method: method, seen: map[string]bool{}}
 }
+
+// WriteArray adds a as the member NAME.npy.
+func (z *NPZWriter) WriteArray(name string, a *ndarray.Array) error {
+	if a == nil {
+		return errAt(ErrInvalidArray, -1, "npz member %q is a nil *ndarray.Array", name)
+	}
+	if err := a.Validate(); err != nil {
+		return memberError(name, wrapAt(ErrInvalidArray, -1, err))
+	}
+	mw, err := z.create(name)
+	if err != nil {
+		return err
+	}
+	return Write(mw, a)
+}
+
+// WriteFrom adds the member NAME.npy holding an array of dtype dt and the
+// given shape whose row-major data is read from r, exactly as WriteFrom
+// does for a file.
+func (z *NPZWriter) WriteFrom(name string, dt ndarray.DType, shape []int, r io.Reader) error {
+	if _, err := ndarray.ByteSize(dt, shape); err != nil {
+		return memberError(name, wrapAt(ErrInvalidArray, -1, err))
+	}
+	mw, err := z.create(name)
+	if err != nil {
+		return err
+	}
+	return memberError(name, WriteFrom(mw, dt, shape, r))
+}
+
+func (z *NPZWriter) create(name string) (io.Writer, error) {
+	if name == "" || z.seen[name] {
+		return nil, errAt(ErrInvalidArray, -1, "npz member name %q is empty or repeated", name)
+	}
+	z.seen[name] = true
+	return z.zw.CreateHeader(&zip.FileHeader{Name: name + ".npy", Method: z.method, Modified: npzTime})
+}
+
+// Close writes the archive's directory. It does not close the underlying
+// writer.
+func (z *NPZWriter) Close() error { return z.zw.Close() }
 
 // WriteNPZFile writes arrays as the .npz archive name, atomically.
 func WriteNPZFile(name string, arrays []NamedArray, compress bool) error {

@@ -25,6 +25,28 @@ func Write(w io.Writer, a *ndarray.Array) error {
 	return err
 }
 
+// WriteFrom writes an NPY file to w for an array of dtype dt and the given
+// shape whose row-major data is read from r, as np.save would write it:
+// exactly the shape's byte count is copied, so memory does not grow with
+// the array. It fails if r ends early.
+func WriteFrom(w io.Writer, dt ndarray.DType, shape []int, r io.Reader) error {
+	if err := dt.Validate(); err != nil {
+		return wrapAt(ErrInvalidArray, -1, err)
+	}
+	n, err := ndarray.ByteSize(dt, shape)
+	if err != nil {
+		return wrapAt(ErrInvalidArray, -1, err)
+	}
+	if _, err := w.Write(AppendHeader(nil, dt, shape)); err != nil {
+		return err
+	}
+	copied, err := io.CopyN(w, r, int64(n))
+	if err == io.EOF {
+		return errAt(ErrTruncated, -1, "the data source ended after %d of %d bytes", copied, n)
+	}
+	return err
+}
+
 // WriteFile writes a as the NPY file name, atomically: the bytes go to a
 // temporary file in the same folder, renamed to name only once complete, so
 // name is never left half-written and an existing file survives a failure.

@@ -2,19 +2,18 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/atomicfile"
-	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 const convertUsage = `Usage: ndpack convert [options] IN OUT
@@ -22,27 +21,39 @@ const convertUsage = `Usage: ndpack convert [options] IN OUT
 Convert arrays between formats, chosen by the file extensions:
   .npy               one NumPy array
   .npz               a NumPy archive of named arrays
-  .msgpack, .mpk     one msgpack document: an ext 110 object (YEP-110), or,
-                     to and from .npz, a map of names to ext 110 objects
+  .msgpack, .mpk     one msgpack document: an ext 110 object (YEP-110), or a
+                     map of names to ext 110 objects
+
+Any format converts to any other. An .npz, or a msgpack map, becomes a map
+or an archive of the same names; to make an .npy of one of its arrays, name
+it as IN:NAME or with --member (not needed when it holds only one). A lone
+array put into an .npz is named after IN, or --name.
 
 "-" is standard input or output; --from or --to then names the format.
-.npy <-> .msgpack conversion streams: memory stays small whatever the size.
-The output is written to a temporary file beside OUT and renamed when
-complete, so a failed conversion leaves no OUT and never damages an existing
-one.
+Memory stays small whatever the size: data streams from IN to OUT (a
+Fortran-order array, which must be transposed, is the exception). OUT is
+written to a temporary file beside it and renamed when complete, so a
+failed or interrupted conversion (Ctrl-C included) leaves no OUT and never
+damages an existing one. An existing OUT keeps its permissions; if it is a
+symbolic link, its target is replaced; a read-only OUT is refused.
 
 Options:
   --allow-nonstandard  let S, U, V, M8 and m8 arrays into ext 110 (YEP-110
                        lists only b, i, u, f, c; its reference code reads them)
   --from FMT           format of IN: npy, npz or msgpack
   --to FMT             format of OUT: npy, npz or msgpack
-  --compress           deflate the members of an .npz output
+  --compress           deflate the members of an .npz OUT
+  --member NAME        the array of an .npz or msgpack map IN to convert
+  --name NAME          the member name of a lone array put into an .npz
+  --quiet              no progress on standard error
 
 Examples:
   ndpack convert image.npy image.msgpack
   ndpack convert image.msgpack image.npy
   ndpack convert run.npz run.mpk
   ndpack convert --compress run.mpk run.npz
+  ndpack convert image.npy image.npz
+  ndpack convert run.npz:image image.npy
   cat image.npy | ndpack convert --from npy --to msgpack - - | nc host 5555
 `
 
@@ -50,6 +61,8 @@ type convertOptions struct {
 	from, to         format
 	allowNonstandard bool
 	compress         bool
+	member, name     string
+	quiet            bool
 }
 
 func runConvert(e env, args []string) error {
@@ -58,6 +71,9 @@ func runConvert(e env, args []string) error {
 	from := fs.String("from", "", "")
 	to := fs.String("to", "", "")
 	compress := fs.Bool("compress", false, "")
+	member := fs.String("member", "", "")
+	name := fs.String("name", "", "")
+	quiet := fs.Bool("quiet", false, "")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -66,206 +82,301 @@ func runConvert(e env, args []string) error {
 		return usageError("want IN and OUT, got %d arguments", len(pos))
 	}
 	in, out := pos[0], pos[1]
-	o := convertOptions{allowNonstandard: *allow, compress: *compress}
+	o := convertOptions{allowNonstandard: *allow, compress: *compress, member: *member, name: *name, quiet: *quiet}
+	in, o.member = splitMember(in, o.member)
 	if o.from, err = resolveFormat(in, *from, "from"); err != nil {
 		return err
 	}
 	if o.to, err = resolveFormat(out, *to, "to"); err != nil {
 		return err
 	}
-	conv, err := o.converter()
-	if err != nil {
-		return err
+	switch {
+	case o.compress && o.to != formatNPZ:
+		return usageError("--compress deflates the members of an .npz; OUT is %s", o.to)
+	case o.name != "" && o.to != formatNPZ:
+		return usageError("--name names the member of an .npz; OUT is %s", o.to)
+	case o.member != "" && o.from == formatNPY:
+		return usageError("--member picks an array of an .npz or a msgpack map; IN is npy")
 	}
 
-	var src io.Reader = e.stdin
-	if in != "-" {
-		f, err := os.Open(in)
-		if err != nil {
-			return err // *PathError names the file
-		}
-		defer f.Close()
-		src = f
-	}
-	fail := func(err error) error {
-		if errors.Is(err, ext110.ErrNonstandard) {
-			err = fmt.Errorf("%w (ndpack convert --allow-nonstandard sends it anyway)", err)
-		}
-		if _, isPath := err.(*os.PathError); isPath || in == "-" {
+	var w io.Writer
+	var dst *atomicfile.File
+	if out == "-" {
+		bw := bufio.NewWriterSize(e.stdout, 1<<20)
+		defer bw.Flush()
+		w = bw
+	} else {
+		if dst, err = atomicfile.Create(out, 0o666); err != nil {
 			return err
 		}
-		return fmt.Errorf("%s: %w", in, err)
+		defer dst.Abort() // does nothing once committed
+		remove := e.cleanup.add(dst.Abort)
+		defer remove()
+		w = &outputWriter{w: dst.File, name: out}
 	}
-	if out == "-" {
-		w := bufio.NewWriterSize(e.stdout, 1<<20)
-		if err := conv(w, src); err != nil {
-			return fail(err)
+	if err := o.convert(e, w, in); err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) && pe.Path == out {
+			return err
 		}
-		return w.Flush()
+		return errors.New(describe(in, err))
 	}
-	err = atomicfile.Write(out, 0o666, func(f *os.File) error { return conv(f, src) })
-	if err != nil {
-		return fail(err)
+	if dst != nil {
+		return dst.Commit()
 	}
 	return nil
 }
 
-type converter func(w io.Writer, r io.Reader) error
+// splitMember reads IN as FILE:MEMBER when FILE is an .npz or msgpack file
+// and IN itself does not exist.
+func splitMember(in, member string) (string, string) {
+	i := strings.LastIndexByte(in, ':')
+	if i <= 0 || member != "" {
+		return in, member
+	}
+	if _, err := os.Stat(in); err == nil {
+		return in, member
+	}
+	if f := formatOf(in[:i]); f == formatNPZ || f == formatMsgpack {
+		return in[:i], in[i+1:]
+	}
+	return in, member
+}
 
-func (o convertOptions) converter() (converter, error) {
+// outputWriter names OUT, not its temporary file, in write errors.
+type outputWriter struct {
+	w    io.Writer
+	name string
+}
+
+func (o *outputWriter) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = &os.PathError{Op: "write", Path: o.name, Err: pe.Err}
+	}
+	return n, err
+}
+
+// countingWriter feeds a progress display with the bytes written.
+type countingWriter struct {
+	w    io.Writer
+	prog *progress
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.prog.add(int64(n))
+	return n, err
+}
+
+func (o convertOptions) convert(e env, w io.Writer, in string) error {
+	total := int64(0)
+	if fi, err := os.Stat(in); err == nil && in != "-" {
+		total = fi.Size()
+	}
+	prog := e.startProgress("convert "+in, total, o.quiet)
+	defer prog.finish()
+	w = countingWriter{w, prog}
 	opts := npybridge.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}}
-	switch {
-	case o.from == formatNPY && o.to == formatMsgpack:
-		return opts.NPYToExt110, nil
-	case o.from == formatMsgpack && o.to == formatNPY:
-		return opts.Ext110ToNPY, nil
-	case o.from == formatNPY && o.to == formatNPY:
-		return rewriteNPY, nil
-	case o.from == formatNPZ && o.to == formatMsgpack:
-		return func(w io.Writer, r io.Reader) error { return npzToMsgpack(w, r, opts.Ext110) }, nil
-	case o.from == formatMsgpack && o.to == formatNPZ:
-		return func(w io.Writer, r io.Reader) error { return msgpackToNPZ(w, r, o.compress) }, nil
-	case o.from == formatNPZ && o.to == formatNPZ:
-		return func(w io.Writer, r io.Reader) error {
-			arrays, err := readNPZ(r)
-			if err != nil {
+
+	// .npy <-> ext 110 keep their own paths, measured at the speed of cp.
+	if in != "-" || o.from == formatNPY {
+		switch {
+		case o.from == formatNPY && o.to == formatMsgpack:
+			return withInput(e, in, func(r io.Reader) error { return opts.NPYToExt110(w, r) })
+		case o.from == formatMsgpack && o.to == formatNPY && o.member == "" && in != "-" && startsWithExt(in):
+			return withInput(e, in, func(r io.Reader) error { return opts.Ext110ToNPY(w, r) })
+		}
+	}
+	fa, err := openArrays(in, e.stdin, o.from)
+	if err != nil {
+		return err
+	}
+	defer fa.close()
+	arrays, err := o.pick(fa.arrays)
+	if err != nil {
+		return err
+	}
+	switch o.to {
+	case formatNPY:
+		if len(arrays) != 1 {
+			return fmt.Errorf("%d arrays (%s): an .npy holds one; pick it as IN:NAME or with --member", len(arrays), names(arrays))
+		}
+		return withData(arrays[0], func(dt ndarray.DType, shape []int, r io.Reader) error {
+			return npybridge.WriteFrom(w, dt, shape, r)
+		})
+	case formatMsgpack:
+		enc := ext110.NewEncoder(w)
+		enc.Options = opts.Ext110
+		if len(arrays) == 1 && (arrays[0].name == "" || o.member != "") {
+			return withData(arrays[0], enc.EncodeFrom)
+		}
+		if err := writeMapHeader(w, len(arrays)); err != nil {
+			return err
+		}
+		for _, a := range arrays {
+			if err := writeString(w, a.name); err != nil {
 				return err
 			}
-			return npybridge.WriteNPZ(w, arrays, o.compress)
-		}, nil
-	}
-	return nil, usageError("cannot convert %s to %s: supported are npy <-> msgpack, npz <-> msgpack, npy -> npy and npz -> npz", o.from, o.to)
-}
-
-// rewriteNPY writes an .npy file as np.save would (C order, numpy's header).
-func rewriteNPY(w io.Writer, r io.Reader) error {
-	a, err := npybridge.Read(r)
-	if err != nil {
-		return err
-	}
-	return npybridge.Write(w, a)
-}
-
-// readInput reads all of r: a regular file into a buffer of exactly its
-// size, anything else growing as bytes arrive (io.ReadAll allocates up to
-// several times the input on the way).
-func readInput(r io.Reader) ([]byte, error) {
-	if f, ok := r.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			b := make([]byte, fi.Size())
-			if _, err := io.ReadFull(f, b); err != nil {
-				return nil, err
+			if err := withData(a, enc.EncodeFrom); err != nil {
+				return fmt.Errorf("array %q: %w", a.name, err)
 			}
-			return b, nil
 		}
+		return nil
 	}
-	return io.ReadAll(r)
-}
-
-// readNPZ reads an archive from a file, or from a stream held in memory
-// (zip needs random access).
-func readNPZ(r io.Reader) ([]npybridge.NamedArray, error) {
-	if f, ok := r.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			return npybridge.ReadNPZ(f, fi.Size())
+	z := npybridge.NewNPZWriter(w, o.compress)
+	for _, a := range arrays {
+		name := a.name
+		if name == "" {
+			name = o.lonelyName(in)
 		}
-	}
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	return npybridge.ReadNPZ(bytes.NewReader(b), int64(len(b)))
-}
-
-// npzToMsgpack writes the archive as one msgpack map of names to ext 110
-// objects, in archive order.
-func npzToMsgpack(w io.Writer, r io.Reader, opts ext110.Options) error {
-	arrays, err := readNPZ(r)
-	if err != nil {
-		return err
-	}
-	enc := msgpack.NewEncoder(w)
-	if err := enc.EncodeMapLen(len(arrays)); err != nil {
-		return err
-	}
-	for _, na := range arrays {
-		obj, err := opts.Marshal(na.Array)
-		if err != nil {
-			return fmt.Errorf("array %q: %w", na.Name, err)
-		}
-		if err := enc.EncodeString(na.Name); err != nil {
-			return err
-		}
-		if err := enc.Encode(msgpack.RawMessage(obj)); err != nil {
+		if err := withData(a, func(dt ndarray.DType, shape []int, r io.Reader) error {
+			return z.WriteFrom(name, dt, shape, r)
+		}); err != nil {
 			return err
 		}
 	}
-	return nil
+	return z.Close()
+}
+
+// withInput opens IN ("-" is standard input) for a converter.
+func withInput(e env, in string, f func(io.Reader) error) error {
+	if in == "-" {
+		return f(e.stdin)
+	}
+	file, err := os.Open(in)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	return f(file)
+}
+
+// startsWithExt reports whether the file starts with an ext header (one ext
+// 110 object) rather than a map of them.
+func startsWithExt(name string) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return true // let the converter report it
+	}
+	defer f.Close()
+	var b [1]byte
+	if _, err := f.Read(b[:]); err != nil {
+		return true
+	}
+	return isExtHeader(b[0])
+}
+
+// pick returns the arrays to convert: the one --member names, or all.
+func (o convertOptions) pick(arrays []arraySource) ([]arraySource, error) {
+	if o.member != "" {
+		for _, a := range arrays {
+			if a.name == o.member {
+				return []arraySource{a}, nil
+			}
+		}
+		return nil, fmt.Errorf("no array %q; it holds %s", o.member, names(arrays))
+	}
+	for _, a := range arrays {
+		if a.err != nil {
+			return nil, fmt.Errorf("%w (convert the others one at a time, as IN:NAME)", a.err)
+		}
+	}
+	return arrays, nil
+}
+
+func names(arrays []arraySource) string {
+	var s []string
+	for _, a := range arrays {
+		s = append(s, a.name)
+	}
+	return strings.Join(s, ", ")
+}
+
+// lonelyName names a lone array put into an .npz: --name, else IN's base
+// name without its extension, else arr_0 as np.savez names it.
+func (o convertOptions) lonelyName(in string) string {
+	if o.name != "" {
+		return o.name
+	}
+	if in == "-" {
+		return "arr_0"
+	}
+	base := filepath.Base(in)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// withData hands an array's dtype, shape and row-major data to write: a
+// Fortran-order array is read and transposed in memory first.
+func withData(a arraySource, write func(ndarray.DType, []int, io.Reader) error) error {
+	if a.err != nil {
+		return a.err
+	}
+	rc, err := a.open()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	if !a.fortran {
+		return write(a.dtype, a.shape, rc)
+	}
+	data := make([]byte, a.size)
+	if _, err := io.ReadFull(rc, data); err != nil {
+		return fmt.Errorf("reading %d data bytes: %w", a.size, err)
+	}
+	arr, err := ndarray.FromColumnMajor(a.dtype, a.shape, data)
+	if err != nil {
+		return err
+	}
+	return write(arr.DType, arr.Shape, &sizedBytes{arr.Data})
+}
+
+// sizedBytes is data whose length ext110's EncodeFrom can see.
+type sizedBytes struct{ b []byte }
+
+func (s *sizedBytes) Read(p []byte) (int, error) {
+	if len(s.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.b)
+	s.b = s.b[n:]
+	return n, nil
+}
+
+// writeMapHeader and writeString write the msgpack framing of a map of
+// names to arrays, as msgpack-python packs it.
+func writeMapHeader(w io.Writer, n int) error {
+	var b []byte
+	switch {
+	case n < 16:
+		b = []byte{0x80 | byte(n)}
+	case n < 1<<16:
+		b = []byte{0xde, byte(n >> 8), byte(n)}
+	default:
+		b = []byte{0xdf, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
+	}
+	_, err := w.Write(b)
+	return err
+}
+
+func writeString(w io.Writer, s string) error {
+	n := len(s)
+	var b []byte
+	switch {
+	case n < 32:
+		b = []byte{0xa0 | byte(n)}
+	case n < 1<<8:
+		b = []byte{0xd9, byte(n)}
+	case n < 1<<16:
+		b = []byte{0xda, byte(n >> 8), byte(n)}
+	default:
+		b = []byte{0xdb, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
+	}
+	_, err := w.Write(append(b, s...))
+	return err
 }
 
 // errNotArrays is a msgpack document that holds something other than ext
 // 110 arrays.
 var errNotArrays = errors.New("not an ext 110 array or a map of names to ext 110 arrays")
-
-// msgpackToNPZ reads one msgpack document, a map of names to ext 110
-// objects (or a single object, named arr_0 as np.savez names it), and
-// writes it as an .npz archive.
-func msgpackToNPZ(w io.Writer, r io.Reader, compress bool) error {
-	b, err := readInput(r)
-	if err != nil {
-		return err
-	}
-	arrays, err := decodeMsgpackArrays(b)
-	if err != nil {
-		return err
-	}
-	if len(arrays) == 1 && arrays[0].Name == "" {
-		arrays[0].Name = "arr_0"
-	}
-	return npybridge.WriteNPZ(w, arrays, compress)
-}
-
-// decodeMsgpackArrays reads a msgpack document that fills b: one ext 110
-// object (returned with no name) or a map of names to them, in map order.
-//
-// The document is walked first, so that the msgpack library, which sizes
-// arrays and maps from their claimed counts, only ever sees counts that the
-// bytes really hold.
-func decodeMsgpackArrays(b []byte) ([]npybridge.NamedArray, error) {
-	n, err := mpwalk.Len(b, mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth, MaxExpansion: ext110.DefaultMaxExpansion})
-	if err != nil {
-		return nil, fmt.Errorf("msgpack: %w", err)
-	}
-	if n != len(b) {
-		return nil, fmt.Errorf("msgpack: %d bytes after the document", len(b)-n)
-	}
-	if len(b) > 0 && (b[0] == 0xc7 || b[0] == 0xc8 || b[0] == 0xc9 || (b[0] >= 0xd4 && b[0] <= 0xd8)) {
-		a, err := ext110.Unmarshal(b)
-		if err != nil {
-			return nil, err
-		}
-		return []npybridge.NamedArray{{Array: a}}, nil
-	}
-	dec := msgpack.NewDecoder(bytes.NewReader(b))
-	count, err := dec.DecodeMapLen()
-	if err != nil {
-		return nil, fmt.Errorf("msgpack: %w (%w)", err, errNotArrays)
-	}
-	var out []npybridge.NamedArray
-	for i := 0; i < count; i++ {
-		name, err := dec.DecodeString()
-		if err != nil {
-			return nil, fmt.Errorf("map key %d: %w (%w)", i, err, errNotArrays)
-		}
-		v, err := dec.DecodeInterface()
-		if err != nil {
-			return nil, fmt.Errorf("map value %q: %w", name, err)
-		}
-		a, ok := v.(*ndarray.Array)
-		if !ok {
-			return nil, fmt.Errorf("map value %q is a msgpack %T: %w", name, v, errNotArrays)
-		}
-		out = append(out, npybridge.NamedArray{Name: name, Array: a})
-	}
-	return out, nil
-}

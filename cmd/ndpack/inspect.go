@@ -63,6 +63,7 @@ type arrayReport struct {
 	FortranOrder bool      `json:"fortran_order_on_disk,omitempty"`
 	Stats        *stats    `json:"stats,omitempty"`
 	First        []*number `json:"first"`
+	notArray     bool      // not an array ndpack holds: reported, not a failure
 }
 
 func runInspect(e env, args []string) error {
@@ -88,7 +89,7 @@ func runInspect(e env, args []string) error {
 			printReport(e.stdout, r)
 		}
 		for _, a := range r.Arrays {
-			if a.Error != "" && !strings.Contains(a.Error, npybridge.ErrUnsupported.Error()) {
+			if a.Error != "" && !a.notArray {
 				failed++
 			}
 		}
@@ -136,6 +137,7 @@ func inspectArray(src arraySource, prog *progress) arrayReport {
 	r := arrayReport{Name: src.name, First: []*number{}}
 	if src.err != nil {
 		r.Error = describe("", src.err)
+		r.notArray = errors.Is(src.err, npybridge.ErrUnsupported) || errors.Is(src.err, npybridge.ErrNotArray)
 		return r
 	}
 	dt := src.dtype

@@ -26,6 +26,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -45,6 +47,7 @@ type env struct {
 	stdout, stderr io.Writer
 	terminal       bool          // stderr is a terminal: show progress
 	progressAfter  time.Duration // 0 means progressAfter
+	cleanup        *cleanups     // undone on SIGINT and SIGTERM; nil in tests
 }
 
 type command struct {
@@ -61,7 +64,9 @@ func commands() []command {
 }
 
 func main() {
-	os.Exit(run(env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, terminal: isTerminal(os.Stderr)}, os.Args[1:]))
+	c := &cleanups{}
+	onInterrupt(c)
+	os.Exit(run(env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, terminal: isTerminal(os.Stderr), cleanup: c}, os.Args[1:]))
 }
 
 // run executes the command line and returns the exit status.
@@ -83,6 +88,14 @@ func run(e env, args []string) int {
 		printHelp(e.stdout)
 		return 0
 	}
+	if name == "--version" || name == "-version" || name == "version" {
+		if len(args) > 1 {
+			fmt.Fprintf(e.stderr, "ndpack version: takes no arguments\n")
+			return 2
+		}
+		fmt.Fprint(e.stdout, versionText())
+		return 0
+	}
 	c, ok := lookup(name)
 	if !ok {
 		fmt.Fprintf(e.stderr, "ndpack: unknown command %q; run 'ndpack help'\n", name)
@@ -101,7 +114,7 @@ func run(e env, args []string) int {
 		fmt.Fprintf(e.stderr, "ndpack %s: %s\nRun 'ndpack help %s' for usage.\n", name, strings.TrimPrefix(err.Error(), "usage: "), name)
 		return 2
 	default:
-		fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(describe("", err)))
 		return 1
 	}
 }
@@ -130,7 +143,8 @@ Commands:
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
-Run 'ndpack help COMMAND' for a command's options and examples.
+Run 'ndpack help COMMAND' for a command's options and examples, and
+'ndpack --version' for the version and the formats it writes.
 `)
 }
 
@@ -160,9 +174,8 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 // and library errors that would tell a Go programmer which option to set
 // name the command-line flag instead.
 func describe(name string, err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) && (pe.Path == name || name == "") {
-		name, err = pe.Path, pe.Err
+	if pe, ok := err.(*os.PathError); ok {
+		name, err = pe.Path, pe.Err // it names the file it is about
 	}
 	msg := err.Error()
 	if errors.Is(err, ext110.ErrNonstandard) {
@@ -175,4 +188,33 @@ func describe(name string, err error) string {
 		return msg
 	}
 	return name + ": " + msg
+}
+
+// versionText says which ndpack this is (the module version, or the
+// commit a build from a checkout was made at), the Go that built it, and
+// the versions of the formats it writes.
+func versionText() string {
+	version, commit, modified, goVersion := "(unknown)", "", false, runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		version, goVersion = bi.Main.Version, bi.GoVersion
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				commit = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	if commit != "" && (version == "(devel)" || version == "") {
+		version = "commit " + commit[:min(12, len(commit))]
+		if modified {
+			version += " with local changes"
+		}
+	}
+	return fmt.Sprintf(`ndpack %s, built with %s
+writes: NPY format 1.0 (2.0 or 3.0 when the header needs it), as numpy 1.24's np.save
+        npz archives as np.savez and np.savez_compressed (zip64 past 4 GiB)
+        msgpack ext type 110, YEP-110 array interface version 3, as msgpack-python 1.0 packs it
+`, version, goVersion)
 }

@@ -269,7 +269,8 @@ func TestInspect(t *testing.T) {
 
 func TestUsageAndHelp(t *testing.T) {
 	for _, args := range [][]string{{}, {"bogus"}, {"convert", "a.npy"}, {"convert", "--bogus", "a.npy", "b.mpk"},
-		{"convert", "a.npy", "b.txt"}, {"convert", "a.npz", "b.npy"}, {"inspect"}, {"demo", "extra"}} {
+		{"convert", "a.npy", "b.txt"}, {"convert", "--compress", "a.npz", "b.npy"}, {"inspect"}, {"demo", "extra"},
+		{"version", "extra"}} {
 		r := ndpack(t, nil, args...)
 		assert.Equal(t, 2, r.code, "%v: %s", args, r.stderr)
 		assert.Contains(t, r.stderr, "ndpack", "%v", args)
@@ -281,6 +282,12 @@ func TestUsageAndHelp(t *testing.T) {
 	}
 	r := ndpack(t, nil, "help", "convert")
 	assert.Contains(t, r.stdout, "Examples:")
+	for _, v := range []string{"--version", "version"} {
+		r = ndpack(t, nil, v)
+		assert.Equal(t, 0, r.code)
+		assert.Regexp(t, `^ndpack \S.*, built with go1\.\d+`, r.stdout)
+		assert.Contains(t, r.stdout, "YEP-110 array interface version 3")
+	}
 }
 
 func TestDemo(t *testing.T) {

@@ -73,8 +73,9 @@ func openArrays(name string, stdin io.Reader, f format) (*fileArrays, error) {
 		err = fa.msgpackFile(file, fi.Size())
 	}
 	if err != nil {
+		err = hintFormat(err, name, file, f)
 		fa.close()
-		return nil, hintFormat(err, name, file, f)
+		return nil, err
 	}
 	return fa, nil
 }
@@ -304,8 +305,8 @@ func hintFormat(err error, name string, file *os.File, f format) error {
 		return err
 	}
 	sniffed, serr := sniffReader(file)
-	if serr != nil || sniffed == f || (sniffed == formatMsgpack && f != formatNPY && f != formatNPZ) {
-		return err
+	if serr != nil || sniffed == f || sniffed == formatMsgpack {
+		return err // only the NPY and zip magics tell a format for sure
 	}
 	return fmt.Errorf("%w; %s looks like %s file: use --from %s", err, name, article(sniffed), sniffed)
 }

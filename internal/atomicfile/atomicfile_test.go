@@ -45,3 +45,72 @@ func TestWriteKeepsOldOnFailure(t *testing.T) {
 	_, err = os.Stat(other)
 	assert.True(t, os.IsNotExist(err))
 }
+
+// Replacing a file keeps what cp keeps: the old file's mode, a symbolic
+// link (the target is replaced), and a read-only file is refused.
+func TestReplaceLikeCp(t *testing.T) {
+	dir := t.TempDir()
+	fill := func(s string) func(*os.File) error {
+		return func(f *os.File) error { _, err := f.WriteString(s); return err }
+	}
+	private := filepath.Join(dir, "private.npy")
+	require.NoError(t, os.WriteFile(private, []byte("old"), 0o600))
+	require.NoError(t, Write(private, 0o666, fill("new")))
+	fi, _ := os.Stat(private)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+
+	exec := filepath.Join(dir, "group.npy")
+	require.NoError(t, os.WriteFile(exec, []byte("old"), 0o664))
+	require.NoError(t, os.Chmod(exec, 0o664)) // past the umask
+	require.NoError(t, Write(exec, 0o666, fill("new")))
+	fi, _ = os.Stat(exec)
+	assert.Equal(t, os.FileMode(0o664), fi.Mode().Perm())
+
+	target := filepath.Join(dir, "data", "real.npy")
+	require.NoError(t, os.MkdirAll(filepath.Dir(target), 0o755))
+	require.NoError(t, os.WriteFile(target, []byte("old"), 0o644))
+	link := filepath.Join(dir, "link.npy")
+	require.NoError(t, os.Symlink("data/real.npy", link))
+	require.NoError(t, Write(link, 0o666, fill("through")))
+	li, _ := os.Lstat(link)
+	assert.True(t, li.Mode()&os.ModeSymlink != 0, "the link is still a link")
+	got, _ := os.ReadFile(target)
+	assert.Equal(t, "through", string(got))
+	dangling := filepath.Join(dir, "dangling.npy")
+	require.NoError(t, os.Symlink("data/new.npy", dangling))
+	require.NoError(t, Write(dangling, 0o666, fill("created")))
+	got, _ = os.ReadFile(filepath.Join(dir, "data", "new.npy"))
+	assert.Equal(t, "created", string(got))
+
+	ro := filepath.Join(dir, "ro.npy")
+	require.NoError(t, os.WriteFile(ro, []byte("keep"), 0o444))
+	err := Write(ro, 0o666, fill("new"))
+	assert.ErrorIs(t, err, ErrReadOnly)
+	assert.EqualError(t, err, "write "+ro+": is read-only; make it writable or remove it first")
+	got, _ = os.ReadFile(ro)
+	assert.Equal(t, "keep", string(got))
+
+	err = Write(dir, 0o666, fill("x"))
+	assert.ErrorIs(t, err, ErrIsDir)
+	err = Write(filepath.Join(dir, "nodir", "x.npy"), 0o666, fill("x"))
+	assert.ErrorIs(t, err, ErrNoDir)
+	assert.EqualError(t, err, "write "+filepath.Join(dir, "nodir", "x.npy")+": its directory does not exist")
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		assert.NotContains(t, e.Name(), ".tmp-", "no temporary file left")
+	}
+}
+
+func TestAbortFromAnotherGoroutine(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Create(filepath.Join(dir, "out.npy"), 0o666)
+	require.NoError(t, err)
+	f.WriteString("half")
+	done := make(chan struct{})
+	go func() { f.Abort(); close(done) }()
+	<-done
+	f.Abort()
+	assert.Error(t, f.Commit())
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries)
+}

@@ -14,7 +14,7 @@ var pageSize = int64(os.Getpagesize())
 func mapRange(f *os.File, off int64, n int) ([]byte, error) {
 	m, err := syscall.Mmap(int(f.Fd()), off, n, syscall.PROT_READ, syscall.MAP_SHARED)
 	if err == nil {
-		syscall.Madvise(m, syscall.MADV_SEQUENTIAL)
+		adviseSequential(m)
 	}
 	return m, err
 }

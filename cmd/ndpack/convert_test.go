@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ndpack/ndpack/internal/pypeer"
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tempFiles lists the hidden temporary files left in dir.
+func tempFiles(t *testing.T, dir string) []string {
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// Ctrl-C or SIGTERM during a conversion removes the temporary file and
+// exits as shells expect.
+func TestConvertInterrupted(t *testing.T) {
+	for sig, code := range map[syscall.Signal]int{syscall.SIGINT: 130, syscall.SIGTERM: 143} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "slow.npz")
+			cmd := exec.Command(ndpackBin, "convert", "--from", "npy", "-", out)
+			stdin, err := cmd.StdinPipe()
+			require.NoError(t, err)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			require.NoError(t, cmd.Start())
+			// A header announcing 8 MB, and less than that: the command
+			// waits for the rest.
+			stdin.Write(npybridge.AppendHeader(nil, ndarray.Float64, []int{1 << 20}))
+			stdin.Write(make([]byte, 4096))
+			deadline := time.Now().Add(5 * time.Second)
+			for len(tempFiles(t, dir)) == 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			require.NotEmpty(t, tempFiles(t, dir), "the conversion started")
+			require.NoError(t, cmd.Process.Signal(sig))
+			err = cmd.Wait()
+			stdin.Close()
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee)
+			assert.Equal(t, code, ee.ExitCode())
+			assert.Empty(t, tempFiles(t, dir), "no temporary file left")
+			assert.NoFileExists(t, out)
+		})
+	}
+}
+
+// Replacing OUT keeps what cp keeps; errors about OUT name OUT.
+func TestConvertOutputFiles(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := ndarray.FromSlice([]int16{1, 2, 3})
+	in := filepath.Join(dir, "a.npy")
+	require.NoError(t, npybridge.WriteFile(in, a))
+
+	private := filepath.Join(dir, "private.msgpack")
+	require.NoError(t, os.WriteFile(private, []byte("old"), 0o600))
+	require.Equal(t, 0, ndpack(t, nil, "convert", in, private).code)
+	fi, _ := os.Stat(private)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+
+	real := filepath.Join(dir, "real.npy")
+	require.NoError(t, os.WriteFile(real, []byte("old"), 0o644))
+	link := filepath.Join(dir, "link.npy")
+	require.NoError(t, os.Symlink("real.npy", link))
+	require.Equal(t, 0, ndpack(t, nil, "convert", private, link).code)
+	li, _ := os.Lstat(link)
+	assert.True(t, li.Mode()&os.ModeSymlink != 0, "the link stays a link")
+	got, _ := npybridge.ReadFile(real)
+	assert.True(t, a.Equal(got), "the link's target holds the array")
+
+	ro := filepath.Join(dir, "ro.msgpack")
+	require.NoError(t, os.WriteFile(ro, []byte("keep"), 0o444))
+	r := ndpack(t, nil, "convert", in, ro)
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "ndpack: "+ro+": is read-only; make it writable or remove it first\n", r.stderr)
+	assert.Equal(t, "keep", string(readFile(t, ro)))
+
+	r = ndpack(t, nil, "convert", in, filepath.Join(dir, "nodir", "x.msgpack"))
+	assert.Equal(t, "ndpack: "+filepath.Join(dir, "nodir", "x.msgpack")+": its directory does not exist\n", r.stderr)
+	outdir := filepath.Join(dir, "outdir.msgpack")
+	require.NoError(t, os.Mkdir(outdir, 0o755))
+	r = ndpack(t, nil, "convert", in, outdir)
+	assert.Equal(t, "ndpack: "+outdir+": is a directory\n", r.stderr)
+	assert.Empty(t, tempFiles(t, dir))
+}
+
+func TestConvertFlagsAndHints(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := ndarray.FromSlice([]int16{1, 2, 3})
+	in := filepath.Join(dir, "a.npy")
+	require.NoError(t, npybridge.WriteFile(in, a))
+	r := ndpack(t, nil, "convert", "--compress", in, filepath.Join(dir, "a.msgpack"))
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "--compress deflates the members of an .npz; OUT is msgpack")
+	r = ndpack(t, nil, "convert", "--name", "x", in, filepath.Join(dir, "a.msgpack"))
+	assert.Equal(t, 2, r.code)
+	r = ndpack(t, nil, "convert", "--member", "x", in, filepath.Join(dir, "a.msgpack"))
+	assert.Equal(t, 2, r.code)
+
+	// Library advice is given as the flag a shell user sets.
+	s, _ := ndarray.New(ndarray.MustParseDType("|S2"), []int{1}, []byte("ab"))
+	sin := filepath.Join(dir, "s.npy")
+	require.NoError(t, npybridge.WriteFile(sin, s))
+	r = ndpack(t, nil, "convert", sin, filepath.Join(dir, "s.msgpack"))
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "--allow-nonstandard")
+	assert.NotContains(t, r.stderr, "Options.")
+
+	// A file whose content is not what its name says gets a hint.
+	mislabeled := filepath.Join(dir, "really-npy.msgpack")
+	require.NoError(t, os.WriteFile(mislabeled, readFile(t, in), 0o644))
+	r = ndpack(t, nil, "convert", mislabeled, filepath.Join(dir, "b.npz"))
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "looks like an NPY file: use --from npy")
+	r = ndpack(t, nil, "convert", "--from", "npy", mislabeled, filepath.Join(dir, "b.npz"))
+	assert.Equal(t, 0, r.code, r.stderr)
+
+	// npz errors name the file once.
+	trunc := filepath.Join(dir, "trunc.npz")
+	require.NoError(t, os.WriteFile(trunc, []byte("PK\x03\x04 cut"), 0o644))
+	r = ndpack(t, nil, "convert", trunc, filepath.Join(dir, "t.mpk"))
+	assert.Equal(t, "ndpack: "+trunc+": npybridge: not an npz archive: not a valid zip file\n", r.stderr)
+}
+
+// The conversions users try: .npy into .npz, one member out of an .npz,
+// the one array of a msgpack map into .npy; numpy reads the results as
+// np.save and np.savez would write them.
+func TestConvertNewPaths(t *testing.T) {
+	dir := t.TempDir()
+	pypeer.Run(t, `
+import numpy as np, os, zipfile
+d = sys.argv[1]
+np.save(os.path.join(d, "frame.npy"), np.arange(12, dtype="<f4").reshape(3, 4))
+np.savez(os.path.join(d, "run.npz"), image=np.arange(6, dtype=">u2").reshape(2, 3), spectrum=np.linspace(0, 1, 5),
+         fimage=np.asfortranarray(np.arange(6, dtype="<i4").reshape(2, 3)))
+with zipfile.ZipFile(os.path.join(d, "run.npz"), "a") as z:
+    z.writestr("readme.txt", "notes")
+`, nil, dir)
+	p := func(name string) string { return filepath.Join(dir, name) }
+	for _, args := range [][]string{
+		{"convert", p("frame.npy"), p("frame.npz")},
+		{"convert", "--name", "img", "--compress", p("frame.npy"), p("named.npz")},
+		{"convert", p("run.npz:image"), p("image.npy")},
+		{"convert", "--member", "fimage", p("run.npz"), p("fimage.npy")},
+		{"convert", "--member", "spectrum", p("run.npz"), p("spectrum.msgpack")},
+		{"convert", p("spectrum.msgpack"), p("spectrum-back.npy")},
+	} {
+		r := ndpack(t, nil, args...)
+		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+	}
+	// A map of one array becomes an .npy; a map of more needs a name.
+	one := p("one.mpk")
+	require.Equal(t, 0, ndpack(t, nil, "convert", p("frame.npz"), one).code)
+	r := ndpack(t, nil, "convert", one, p("one.npy"))
+	require.Equal(t, 0, r.code, r.stderr)
+	r = ndpack(t, nil, "convert", p("run.npz"), p("all.npy"))
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, `member "readme.txt" is not a NAME.npy file (convert the others one at a time, as IN:NAME)`)
+	r = ndpack(t, nil, "convert", p("run.npz:nope"), p("x.npy"))
+	assert.Contains(t, r.stderr, `no array "nope"; it holds image, spectrum, fimage, readme.txt`)
+
+	out := pypeer.Run(t, `
+import io, json, os
+import numpy as np
+d = sys.argv[1]
+def saved(a):
+    f = io.BytesIO(); np.save(f, a); return f.getvalue()
+def same(path, a):
+    return open(os.path.join(d, path), "rb").read() == saved(a)
+res = {}
+z = np.load(os.path.join(d, "frame.npz"))
+res["npy->npz"] = z.files == ["frame"] and np.array_equal(z["frame"], np.load(os.path.join(d, "frame.npy")))
+z = np.load(os.path.join(d, "named.npz"))
+res["--name --compress"] = z.files == ["img"] and z["img"].dtype.str == "<f4"
+run = np.load(os.path.join(d, "run.npz"))
+res["member->npy"] = same("image.npy", run["image"])
+res["fortran member->npy"] = same("fimage.npy", np.ascontiguousarray(run["fimage"]))
+res["member->msgpack->npy"] = same("spectrum-back.npy", run["spectrum"])
+res["one-array map->npy"] = same("one.npy", np.load(os.path.join(d, "frame.npy")))
+print(json.dumps(res))
+`, nil, dir)
+	var res map[string]bool
+	require.NoError(t, json.Unmarshal(out, &res))
+	for k, v := range res {
+		assert.True(t, v, k)
+	}
+	assert.Len(t, res, 6)
+}
+
+// On a terminal, a long conversion shows progress and erases it at the
+// end; elsewhere it is silent.
+func TestConvertProgress(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := ndarray.Zeros(ndarray.Float64, 1<<20)
+	in := filepath.Join(dir, "a.npy")
+	require.NoError(t, npybridge.WriteFile(in, a))
+	slow := &slowReader{r: bytes.NewReader(readFile(t, in)), delay: 2 * time.Millisecond}
+	var stderr bytes.Buffer
+	e := env{stdin: slow, stdout: io.Discard, stderr: &stderr, terminal: true, progressAfter: time.Millisecond}
+	require.Equal(t, 0, run(e, []string{"convert", "--from", "npy", "--to", "npz", "-", filepath.Join(dir, "a.npz")}), stderr.String())
+	assert.Regexp(t, `\rndpack: convert -: \d+(\.\d)? [KM]iB, [\d.]+ [KM]?i?B/s\x1b\[K`, stderr.String())
+	assert.True(t, strings.HasSuffix(stderr.String(), "\r\x1b[K"), "the line is erased: %q", stderr.String())
+
+	stderr.Reset()
+	e.stdin = &slowReader{r: bytes.NewReader(readFile(t, in)), delay: 2 * time.Millisecond}
+	require.Equal(t, 0, run(e, []string{"convert", "--quiet", "--from", "npy", "--to", "npz", "-", filepath.Join(dir, "b.npz")}))
+	assert.Empty(t, stderr.String())
+}
+
+// slowReader hands out small reads with a pause between them.
+type slowReader struct {
+	r     io.Reader
+	delay time.Duration
+}
+
+func (s *slowReader) Read(p []byte) (int, error) {
+	time.Sleep(s.delay)
+	return s.r.Read(p[:min(len(p), 64<<10)])
+}
+
+// Compressing into an .npz streams each member through the deflater: a
+// 512 MiB array converts in a few MiB (measured in a child process).
+func TestCompressMemoryIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "big.npy")
+	header := npybridge.AppendHeader(nil, ndarray.Float64, []int{64 << 20})
+	f, err := os.Create(in)
+	require.NoError(t, err)
+	f.Write(header)
+	require.NoError(t, f.Truncate(int64(len(header))+512<<20)) // sparse zeros
+	f.Close()
+	cmd := exec.Command(ndpackBin, "convert", "--compress", in, filepath.Join(dir, "big.npz"))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+	t.Logf("convert --compress of 512 MiB: peak RSS %d KiB", rss/1024)
+	assert.Less(t, rss, int64(64<<20))
+	z, err := npybridge.OpenNPZFile(filepath.Join(dir, "big.npz"))
+	require.NoError(t, err)
+	defer z.Close()
+	h, err := z.Header("big")
+	require.NoError(t, err)
+	assert.Equal(t, []int{64 << 20}, h.Shape)
+}
