@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -264,4 +265,29 @@ sys.stdout.buffer.write(f.getvalue())
 	_, err = OpenNPZ(bytes.NewReader(out[:100]), 100)
 	assert.ErrorIs(t, err, ErrNotNPZ)
 	assert.EqualError(t, err, "npybridge: not an npz archive: not a valid zip file")
+}
+
+// Writing a nil or inconsistent array is a write error, not a parse error.
+func TestWriteRefusesInvalidArrays(t *testing.T) {
+	err := WriteFile(filepath.Join(t.TempDir(), "x.npy"), nil)
+	assert.ErrorIs(t, err, ErrInvalidArray)
+	assert.NotErrorIs(t, err, ErrHeader)
+	assert.EqualError(t, err, "npybridge: invalid array: cannot write a nil *ndarray.Array")
+	err = Write(io.Discard, &ndarray.Array{DType: ndarray.Float64, Shape: []int{2}, Data: make([]byte, 15)})
+	assert.ErrorIs(t, err, ErrInvalidArray)
+	assert.ErrorIs(t, err, ndarray.ErrDataLength)
+	err = WriteNPZ(io.Discard, []NamedArray{{Name: "a", Array: nil}}, false)
+	assert.ErrorIs(t, err, ErrInvalidArray)
+}
+
+// The error type's fields show in the package documentation (an alias of
+// an internal type hid them).
+func TestErrorTypeIsDocumented(t *testing.T) {
+	for _, pkg := range []string{".", "../ext110"} {
+		out, err := exec.Command("go", "doc", pkg, "Error").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		for _, field := range []string{"Err    error", "Offset int64", "Detail string", "Cause  error"} {
+			assert.Contains(t, string(out), field, pkg)
+		}
+	}
 }
