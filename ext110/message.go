@@ -139,13 +139,7 @@ type MessageDecoder struct {
 }
 
 // NewMessageDecoder returns a MessageDecoder that reads from r.
-func NewMessageDecoder(r io.Reader) *MessageDecoder {
-	br, ok := r.(*bufio.Reader)
-	if !ok {
-		br = bufio.NewReader(r)
-	}
-	return &MessageDecoder{r: br}
-}
+func NewMessageDecoder(r io.Reader) *MessageDecoder { return &MessageDecoder{r: buffered(r)} }
 
 // Decode reads the next message into v. At the end of the stream it returns
 // io.EOF. A message over the size limit fails with ErrTooLarge as soon as a

@@ -93,12 +93,14 @@ type Decoder struct {
 }
 
 // NewDecoder returns a Decoder that reads from r.
-func NewDecoder(r io.Reader) *Decoder {
-	br, ok := r.(*bufio.Reader)
-	if !ok {
-		br = bufio.NewReader(r)
+func NewDecoder(r io.Reader) *Decoder { return &Decoder{MaxPayload: MaxPayload, r: buffered(r)} }
+
+// buffered returns r as a *bufio.Reader, wrapping it unless it is one.
+func buffered(r io.Reader) *bufio.Reader {
+	if br, ok := r.(*bufio.Reader); ok {
+		return br
 	}
-	return &Decoder{MaxPayload: MaxPayload, r: br}
+	return bufio.NewReader(r)
 }
 
 // Decode reads the next ext 110 object. At the end of the stream it returns

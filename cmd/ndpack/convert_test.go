@@ -69,9 +69,7 @@ func TestConvertInterrupted(t *testing.T) {
 // Replacing OUT keeps what cp keeps; errors about OUT name OUT.
 func TestConvertOutputFiles(t *testing.T) {
 	dir := t.TempDir()
-	a, _ := ndarray.FromSlice([]int16{1, 2, 3})
-	in := filepath.Join(dir, "a.npy")
-	require.NoError(t, npybridge.WriteFile(in, a))
+	in, a := smallNPY(t, dir, "a.npy")
 
 	private := filepath.Join(dir, "private.msgpack")
 	require.NoError(t, os.WriteFile(private, []byte("old"), 0o600))
@@ -107,9 +105,7 @@ func TestConvertOutputFiles(t *testing.T) {
 
 func TestConvertFlagsAndHints(t *testing.T) {
 	dir := t.TempDir()
-	a, _ := ndarray.FromSlice([]int16{1, 2, 3})
-	in := filepath.Join(dir, "a.npy")
-	require.NoError(t, npybridge.WriteFile(in, a))
+	in, _ := smallNPY(t, dir, "a.npy")
 	r := ndpack(t, nil, "convert", "--compress", in, filepath.Join(dir, "a.msgpack"))
 	assert.Equal(t, 2, r.code)
 	assert.Contains(t, r.stderr, "--compress deflates the members of an .npz; OUT is msgpack")
@@ -262,4 +258,13 @@ func TestCompressMemoryIsBounded(t *testing.T) {
 	h, err := z.Header("big")
 	require.NoError(t, err)
 	assert.Equal(t, []int{64 << 20}, h.Shape)
+}
+
+// smallNPY writes the <i2 array [1 2 3] as dir/name.
+func smallNPY(t *testing.T, dir, name string) (string, *ndarray.Array) {
+	t.Helper()
+	a, _ := ndarray.FromSlice([]int16{1, 2, 3})
+	p := filepath.Join(dir, name)
+	require.NoError(t, npybridge.WriteFile(p, a))
+	return p, a
 }

@@ -116,9 +116,7 @@ print(json.dumps(res))
 // as error entries) and make the exit status 1 once all are done.
 func TestInspectReportsEveryFile(t *testing.T) {
 	dir := t.TempDir()
-	a, _ := ndarray.FromSlice([]int16{1, 2, 3})
-	good := filepath.Join(dir, "good.npy")
-	require.NoError(t, npybridge.WriteFile(good, a))
+	good, _ := smallNPY(t, dir, "good.npy")
 	bad := filepath.Join(dir, "bad.npy")
 	require.NoError(t, os.WriteFile(bad, []byte("\x93NUMPY\x01\x00\x05\x00{'x'}"), 0o644))
 	missing := filepath.Join(dir, "missing.npy")
