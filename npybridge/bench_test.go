@@ -156,3 +156,37 @@ func benchFileToFile(b *testing.B, in string, conv func(io.Writer, io.Reader) er
 		w.Close()
 	}
 }
+
+// BenchmarkAppend4KiBRow appends 4 KiB rows; compare with
+// BenchmarkAppendBaselineWrite, one os.File.Write per row of the same bytes.
+func BenchmarkAppend4KiBRow(b *testing.B) {
+	rowArr, _ := ndarray.FromSlice(make([]float64, 512))
+	w, err := OpenAppend(filepath.Join(b.TempDir(), "frames.npy"), rowArr.DType, 512)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	b.SetBytes(4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := w.Append(rowArr); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAppendBaselineWrite(b *testing.B) {
+	f, err := os.Create(filepath.Join(b.TempDir(), "frames.bin"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	data := make([]byte, 4096)
+	b.SetBytes(4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f.Write(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
