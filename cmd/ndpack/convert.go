@@ -45,6 +45,10 @@ Options:
   --compress           deflate the members of an .npz OUT
   --member NAME        the array of an .npz or msgpack map IN to convert
   --name NAME          the member name of a lone array put into an .npz
+  --append             add IN's array to the .npy OUT as one row (or, if its
+                       shape is rows of OUT's row shape, a block of rows);
+                       OUT is created if absent, and numpy can load it
+                       whenever a row has been added, even after a crash
   --quiet              no progress on standard error
 
 Examples:
@@ -54,6 +58,7 @@ Examples:
   ndpack convert --compress run.mpk run.npz
   ndpack convert image.npy image.npz
   ndpack convert run.npz:image image.npy
+  ndpack convert --append frame.msgpack frames.npy
   cat image.npy | ndpack convert --from npy --to msgpack - - | nc host 5555
 `
 
@@ -74,6 +79,7 @@ func runConvert(e env, args []string) error {
 	member := fs.String("member", "", "")
 	name := fs.String("name", "", "")
 	quiet := fs.Bool("quiet", false, "")
+	appendRows := fs.Bool("append", false, "")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -97,6 +103,18 @@ func runConvert(e env, args []string) error {
 		return usageError("--name names the member of an .npz; OUT is %s", o.to)
 	case o.member != "" && o.from == formatNPY:
 		return usageError("--member picks an array of an .npz or a msgpack map; IN is npy")
+	case *appendRows && (o.to != formatNPY || out == "-"):
+		return usageError("--append adds rows to an .npy file; OUT is %s", map[bool]string{true: "standard output", false: string(o.to)}[out == "-"])
+	}
+	if *appendRows {
+		if err := o.appendTo(e, in, out); err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) && pe.Path == out {
+				return err
+			}
+			return errors.New(describe(in, err))
+		}
+		return nil
 	}
 
 	var w io.Writer
@@ -125,6 +143,55 @@ func runConvert(e env, args []string) error {
 		return dst.Commit()
 	}
 	return nil
+}
+
+// appendTo adds the one array of IN to the .npy file out as a row or a block
+// of rows. A new file takes the array's shape as its row shape.
+func (o convertOptions) appendTo(e env, in, out string) error {
+	fa, err := openArrays(in, e.stdin, o.from)
+	if err != nil {
+		return err
+	}
+	defer fa.close()
+	arrays, err := o.pick(fa.arrays)
+	if err != nil {
+		return err
+	}
+	if len(arrays) != 1 {
+		return fmt.Errorf("%d arrays (%s): --append adds one; pick it as IN:NAME or with --member", len(arrays), names(arrays))
+	}
+	var a *ndarray.Array
+	err = withData(arrays[0], func(dt ndarray.DType, shape []int, r io.Reader) error {
+		data := make([]byte, arrays[0].size)
+		if _, err := io.ReadFull(r, data); err != nil {
+			return err
+		}
+		a, err = ndarray.New(dt, shape, data)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	rowShape := a.Shape
+	if f, err := os.Open(out); err == nil {
+		h, herr := npybridge.ReadHeader(bufio.NewReader(f))
+		f.Close()
+		if herr != nil {
+			return &os.PathError{Op: "append", Path: out, Err: herr}
+		}
+		if len(h.Shape) > 0 {
+			rowShape = h.Shape[1:]
+		}
+	}
+	w, err := npybridge.OpenAppend(out, a.DType, rowShape...)
+	if err != nil {
+		return err
+	}
+	if err := w.Append(a); err != nil {
+		w.Close()
+		return &os.PathError{Op: "append", Path: out, Err: err}
+	}
+	return w.Close()
 }
 
 // splitMember reads IN as FILE:MEMBER when FILE is an .npz or msgpack file

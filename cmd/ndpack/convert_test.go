@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
@@ -267,4 +269,35 @@ func smallNPY(t *testing.T, dir, name string) (string, *ndarray.Array) {
 	p := filepath.Join(dir, name)
 	require.NoError(t, npybridge.WriteFile(p, a))
 	return p, a
+}
+
+// --append adds frames to an .npy that numpy loads after each.
+func TestConvertAppend(t *testing.T) {
+	dir := t.TempDir()
+	frames := filepath.Join(dir, "frames.npy")
+	for i := 0; i < 3; i++ {
+		a, _ := ndarray.FromSlice([]float32{float32(i), float32(10 * i)})
+		in := filepath.Join(dir, fmt.Sprintf("frame%d.msgpack", i))
+		b, _ := ext110.Marshal(a)
+		require.NoError(t, os.WriteFile(in, b, 0o644))
+		r := ndpack(t, nil, "convert", "--append", in, frames)
+		require.Equal(t, 0, r.code, r.stderr)
+	}
+	block, _ := ndarray.FromRows([][]float32{{3, 30}, {4, 40}})
+	bin := filepath.Join(dir, "block.npy")
+	require.NoError(t, npybridge.WriteFile(bin, block))
+	require.Equal(t, 0, ndpack(t, nil, "convert", "--append", bin, frames).code)
+	got, err := npybridge.ReadFile(frames)
+	require.NoError(t, err)
+	rows, _ := ndarray.Rows[float32](got)
+	assert.Equal(t, [][]float32{{0, 0}, {1, 10}, {2, 20}, {3, 30}, {4, 40}}, rows)
+
+	wrong, _ := ndarray.FromSlice([]float32{1, 2, 3})
+	win := filepath.Join(dir, "wrong.npy")
+	require.NoError(t, npybridge.WriteFile(win, wrong))
+	r := ndpack(t, nil, "convert", "--append", win, frames)
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "ndpack: "+frames+": npybridge: invalid array: cannot append an array of shape (3,) to rows of shape (2,)\n", r.stderr)
+	r = ndpack(t, nil, "convert", "--append", win, filepath.Join(dir, "x.msgpack"))
+	assert.Equal(t, 2, r.code)
 }
