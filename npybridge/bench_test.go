@@ -190,3 +190,26 @@ func BenchmarkAppendBaselineWrite(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNPZReadOneMember reads one 8 MiB member of a 2 GiB archive
+// (opening the archive included); it costs what the member costs: compare
+// with BenchmarkNPZReadOneMemberBaseline, make+copy of the same 8 MiB.
+func BenchmarkNPZReadOneMember(b *testing.B) {
+	p, after := sparseArchive(b, 2<<30)
+	b.SetBytes(int64(len(after.Data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		z, err := OpenNPZFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := z.Read("after"); err != nil {
+			b.Fatal(err)
+		}
+		z.Close()
+	}
+}
+
+func BenchmarkNPZReadOneMemberBaseline(b *testing.B) {
+	benchbase.MakeCopy(b, make([]byte, 8<<20))
+}

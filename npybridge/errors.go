@@ -31,6 +31,9 @@ var (
 	// ErrNotArray: an .npz member that is not a NAME.npy file (a text file,
 	// say), which np.load returns as bytes.
 	ErrNotArray = errors.New("not an array")
+	// ErrNotMappable: an .npz member whose data cannot be memory-mapped
+	// (compressed, Fortran order, misaligned); the error says which.
+	ErrNotMappable = errors.New("cannot be mapped")
 	// ErrNoMember: an .npz archive has no member of the name asked for.
 	ErrNoMember = errors.New("no such member")
 	// ErrInvalidArray: an array given to be written is nil, or its dtype,

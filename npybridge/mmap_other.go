@@ -13,3 +13,7 @@ const canMap = false
 func mapFile(*os.File, int) ([]byte, error) { return nil, errors.New("mmap is not available") }
 
 func unmap([]byte) error { return nil }
+
+func mapSection(*os.File, int64, int) ([]byte, []byte, error) {
+	return nil, nil, errors.New("mmap is not available")
+}

@@ -16,3 +16,15 @@ func mapFile(f *os.File, n int) ([]byte, error) {
 }
 
 func unmap(b []byte) error { return syscall.Munmap(b) }
+
+// mapSection maps n bytes of f from off, which need not be page-aligned:
+// it returns the mapping (for unmap) and the n bytes within it.
+func mapSection(f *os.File, off int64, n int) (mapping, section []byte, err error) {
+	page := int64(os.Getpagesize())
+	base := off &^ (page - 1)
+	m, err := syscall.Mmap(int(f.Fd()), base, int(off-base)+n, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, m[off-base:], nil
+}

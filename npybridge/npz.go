@@ -28,7 +28,8 @@ type NPZ struct {
 	opts    ReadOptions
 	names   []string
 	members map[string]*zip.File
-	closer  io.Closer
+	size    int64    // of the archive
+	file    *os.File // of OpenNPZFile, for OpenMapped
 }
 
 // OpenNPZ opens the .npz archive of size bytes that r holds, with the
@@ -47,7 +48,7 @@ func (o ReadOptions) OpenNPZ(r io.ReaderAt, size int64) (*NPZ, error) {
 	if err != nil {
 		return nil, errAt(ErrNotNPZ, -1, "%v", strings.TrimPrefix(err.Error(), "zip: "))
 	}
-	z := &NPZ{opts: o, members: map[string]*zip.File{}}
+	z := &NPZ{opts: o, members: map[string]*zip.File{}, size: size}
 	for _, f := range zr.File {
 		if strings.HasSuffix(f.Name, "/") {
 			continue // a folder entry
@@ -80,19 +81,96 @@ func (o ReadOptions) OpenNPZFile(name string) (*NPZ, error) {
 		f.Close()
 		return nil, &os.PathError{Op: "read", Path: name, Err: err}
 	}
-	z.closer = f
+	z.file = f
 	return z, nil
 }
 
 // Close closes the file of an archive opened with OpenNPZFile; for one
-// opened with OpenNPZ it does nothing.
+// opened with OpenNPZ it does nothing. Mapped members stay valid until
+// they are closed themselves.
 func (z *NPZ) Close() error {
-	if z.closer == nil {
+	if z.file == nil {
 		return nil
 	}
-	err := z.closer.Close()
-	z.closer = nil
+	err := z.file.Close()
+	z.file = nil
 	return err
+}
+
+// OpenMapped maps the data of the member called name read-only, as
+// OpenMapped does for an .npy file: nothing is copied and opening costs the
+// same whatever the size. Only a member of an archive opened with
+// OpenNPZFile can be mapped, and only when it is stored (np.savez, not
+// np.savez_compressed), in C order, and its data lies at a file offset
+// aligned for its items; otherwise ErrNotMappable says why (Read still
+// reads it). np.savez usually leaves data misaligned; archives ndpack writes
+// align it.
+func (z *NPZ) OpenMapped(name string) (*Mapped, error) {
+	f, err := z.member(name)
+	if err != nil {
+		return nil, err
+	}
+	h, err := z.Header(name)
+	if err != nil {
+		return nil, err
+	}
+	notMappable := func(format string, args ...any) (*Mapped, error) {
+		return nil, memberError(name, errAt(ErrNotMappable, -1, format, args...))
+	}
+	switch {
+	case z.file == nil:
+		return notMappable("the archive was not opened from a file (OpenNPZFile)")
+	case f.Method != zip.Store:
+		return notMappable("the member is compressed; only stored members can be mapped")
+	case h.FortranOrder && len(h.Shape) > 1:
+		return notMappable("the member is in Fortran order, which cannot be viewed row-major in place")
+	case !canMap:
+		return notMappable("mmap is not available on this platform")
+	}
+	start, err := f.DataOffset()
+	if err != nil {
+		return nil, memberError(name, err)
+	}
+	off := start + h.DataOffset
+	if align := int64(itemAlignment(h.DType)); off%align != 0 {
+		return notMappable("its data starts at file offset %d, not a multiple of %d as %s items need", off, align, h.DType)
+	}
+	if h.DataLen() == 0 {
+		a, err := ndarray.New(h.DType, h.Shape, nil)
+		return &Mapped{Array: a, Header: h}, err
+	}
+	m, data, err := mapSection(z.file, off, int(h.DataLen()))
+	if err != nil {
+		return nil, memberError(name, err)
+	}
+	a, err := ndarray.New(h.DType, h.Shape, data)
+	if err != nil {
+		unmap(m)
+		return nil, memberError(name, err)
+	}
+	return &Mapped{Array: a, Header: h, mapping: m}, nil
+}
+
+// storedInArchive reports whether f is stored (not compressed) and its bytes
+// lie within the archive, so that its size can be trusted.
+func (z *NPZ) storedInArchive(f *zip.File) bool {
+	off, err := f.DataOffset()
+	return err == nil && f.Method == zip.Store && f.CompressedSize64 == f.UncompressedSize64 &&
+		uint64(off)+f.CompressedSize64 <= uint64(z.size)
+}
+
+// itemAlignment is the alignment Go wants for the elements of dt, as typed
+// access (ndarray.Values) uses them without a copy.
+func itemAlignment(dt ndarray.DType) int {
+	switch dt.Kind {
+	case ndarray.Bytes, ndarray.Void:
+		return 1
+	case ndarray.Unicode:
+		return 4
+	case ndarray.Complex:
+		return min(dt.ItemSize/2, 8)
+	}
+	return min(max(dt.ItemSize, 1), 8)
 }
 
 // Names returns the members' names in archive order, as np.load lists them:
@@ -190,7 +268,7 @@ func (z *NPZ) Read(name string) (*ndarray.Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := z.opts.readMember(f)
+	a, err := z.readMember(f)
 	if err != nil {
 		return nil, memberError(name, err)
 	}
@@ -224,20 +302,33 @@ func (o ReadOptions) ReadNPZ(r io.ReaderAt, size int64) ([]NamedArray, error) {
 	return out, nil
 }
 
-func (o ReadOptions) readMember(f *zip.File) (*ndarray.Array, error) {
+func (z *NPZ) readMember(f *zip.File) (*ndarray.Array, error) {
 	rc, err := f.Open()
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	h, err := o.ReadHeader(rc)
+	h, err := z.opts.ReadHeader(rc)
 	if err != nil {
 		return nil, err
 	}
-	if declared := h.DataOffset + h.DataLen(); f.UncompressedSize64 > uint64(declared) {
+	declared := h.DataOffset + h.DataLen()
+	if f.UncompressedSize64 > uint64(declared) {
 		return nil, errAt(ErrHeader, -1, "the member decompresses to %d bytes, its NPY header declares %d", f.UncompressedSize64, declared)
 	}
-	data, err := boundedio.ReadFull(rc, int(h.DataLen()))
+	var data []byte
+	if z.storedInArchive(f) && f.UncompressedSize64 == uint64(declared) {
+		// The bytes are there in the archive: read them into an array
+		// of the right size, with no growing.
+		data = make([]byte, h.DataLen())
+		var n int
+		n, err = io.ReadFull(rc, data)
+		data = data[:n]
+	} else {
+		// Compressed (or lying about its size): memory grows only as
+		// bytes arrive, so a bomb cannot claim it all at once.
+		data, err = boundedio.ReadFull(rc, int(h.DataLen()))
+	}
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes, the member has %d", h.DataLen(), len(data))
 	}
@@ -300,8 +391,23 @@ func WriteNPZ(w io.Writer, arrays []NamedArray, compress bool) error {
 // arrays. Archives over 4 GiB are written as zip64, which np.load reads.
 type NPZWriter struct {
 	zw     *zip.Writer
+	count  *countWriter
+	last   *countWriter // the member being written, nil before the first
 	method uint16
 	seen   map[string]bool
+}
+
+// countWriter counts the bytes of the archive written so far, so that
+// members can be aligned.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // NewNPZWriter returns a writer of an archive to w, its members stored
@@ -312,7 +418,8 @@ func NewNPZWriter(w io.Writer, compress bool) *NPZWriter {
 	if compress {
 		method = zip.Deflate
 	}
-	return &NPZWriter{zw: zip.NewWriter(w), method: method, seen: map[string]bool{}}
+	c := &countWriter{w: w}
+	return &NPZWriter{zw: zip.NewWriter(c), count: c, method: method, seen: map[string]bool{}}
 }
 
 // WriteArray adds a as the member NAME.npy.
@@ -349,7 +456,36 @@ func (z *NPZWriter) create(name string) (io.Writer, error) {
 		return nil, errAt(ErrInvalidArray, -1, "npz member name %q is empty or repeated", name)
 	}
 	z.seen[name] = true
-	return z.zw.CreateHeader(&zip.FileHeader{Name: name + ".npy", Method: z.method, Modified: npzTime})
+	fh := &zip.FileHeader{Name: name + ".npy", Method: z.method, Modified: npzTime}
+	if z.method == zip.Store {
+		// Pad the local header with an extra field (Android zipalign's ID)
+		// so that the member's data starts at a multiple of 64 in the file:
+		// with np.save's 64-byte header, the array then starts aligned,
+		// and NPZ.OpenMapped can map it.
+		if err := z.zw.Flush(); err != nil {
+			return nil, err
+		}
+		// The local header, the name, archive/zip's extended-timestamp
+		// field (for Modified), then ours.
+		const localHeader, timeExtra, extraHeader = 30, 9, 4
+		at := z.count.n + localHeader + int64(len(fh.Name)) + timeExtra + extraHeader
+		if z.last != nil {
+			// Creating this member first ends the last with its data
+			// descriptor: 16 bytes, 24 with zip64 sizes.
+			at += 16
+			if z.last.n >= 0xffffffff {
+				at += 8
+			}
+		}
+		pad := (arrayAlign - at%arrayAlign) % arrayAlign
+		fh.Extra = append([]byte{0x35, 0xd9, byte(pad), 0}, make([]byte, pad)...)
+	}
+	w, err := z.zw.CreateHeader(fh)
+	if err != nil {
+		return nil, err
+	}
+	z.last = &countWriter{w: w}
+	return z.last, nil
 }
 
 // Close writes the archive's directory. It does not close the underlying
