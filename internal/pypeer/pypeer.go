@@ -109,3 +109,16 @@ func Start(t testing.TB, script string, args ...string) string {
 	}
 	return strings.TrimSpace(line)
 }
+
+// RequireModule skips t, or fails it when CI is set, if the Python module
+// (from the Debian package pkg) is missing.
+func RequireModule(t testing.TB, module, pkg string) {
+	t.Helper()
+	Require(t)
+	if err := exec.Command(Python, "-c", "import "+module).Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is required in CI: %v (apt-get install -y %s)", module, err, pkg)
+		}
+		t.Skipf("%s not available (%v); install %s", module, err, pkg)
+	}
+}

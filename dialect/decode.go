@@ -1,0 +1,496 @@
+package dialect
+
+import (
+	"errors"
+	"math"
+
+	"github.com/ndpack/ndpack/internal/mpwalk"
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// Header describes an encoded array without its data, like
+// image.DecodeConfig: the dialect, dtype, shape and where the data bytes lie.
+type Header struct {
+	Dialect    Dialect
+	DType      ndarray.DType
+	Shape      []int
+	DataOffset int // offset of the first data byte in the input; -1 for Scalar
+	DataLen    int // number of data bytes, shape times item size
+	Len        int // length of the whole map
+	// Scalar is set, and the data is not raw bytes, for an OpenPI numpy
+	// scalar, whose value is a native msgpack number: it is the 0-d array.
+	Scalar *ndarray.Array
+}
+
+// Unmarshal decodes one array map of either dialect that fills b, and says
+// which dialect it was. The returned Array owns a copy of its data.
+func Unmarshal(b []byte) (*ndarray.Array, Dialect, error) { return unmarshal(b, false) }
+
+// UnmarshalNoCopy is Unmarshal without the copy: the Array's Data aliases
+// b, which must not change while the Array is in use. Its cost does not
+// depend on the size of the array.
+func UnmarshalNoCopy(b []byte) (*ndarray.Array, Dialect, error) { return unmarshal(b, true) }
+
+func unmarshal(b []byte, alias bool) (*ndarray.Array, Dialect, error) {
+	h, err := DecodeHeader(b)
+	if err != nil {
+		return nil, 0, err
+	}
+	if h.Len != len(b) {
+		return nil, 0, errAt(ErrMalformed, h.Len, "%d bytes after the array map", len(b)-h.Len)
+	}
+	if h.Scalar != nil {
+		return h.Scalar, h.Dialect, nil
+	}
+	data := b[h.DataOffset : h.DataOffset+h.DataLen : h.DataOffset+h.DataLen]
+	if !alias {
+		data = append(make([]byte, 0, len(data)), data...)
+	}
+	return &ndarray.Array{DType: h.DType, Shape: h.Shape, Data: data}, h.Dialect, nil
+}
+
+// IsArray reports, cheaply, whether the map at the start of b has the
+// marker key of either dialect (it does not check the rest: DecodeHeader
+// does). Message decoders use it to pass over ordinary maps.
+func IsArray(b []byte) bool {
+	p := parser{b: b}
+	n, err := p.mapHeader()
+	if err != nil || n == 0 {
+		return false
+	}
+	key, err := p.stringOrBin("key")
+	if err != nil {
+		return false
+	}
+	switch string(key) {
+	case "nd", "__ndarray__", "__npgeneric__":
+		return true
+	}
+	// Senders other than the reference packers may order keys otherwise.
+	return n <= 8 && hasMarker(&p, n)
+}
+
+func hasMarker(p *parser, n int) bool {
+	for i := 1; i < n; i++ {
+		if p.skip() != nil {
+			return false
+		}
+		key, err := p.stringOrBin("key")
+		if err != nil {
+			return false
+		}
+		switch string(key) {
+		case "nd", "__ndarray__", "__npgeneric__":
+			return true
+		}
+	}
+	return false
+}
+
+// DecodeHeader checks one array map of either dialect at the start of b, as
+// Unmarshal does, without copying its data, and says where the data lies.
+// Bytes after the map are allowed.
+func DecodeHeader(b []byte) (Header, error) {
+	p := parser{b: b}
+	at := p.off
+	n, err := p.mapHeader()
+	if err != nil {
+		return Header{}, err
+	}
+	var (
+		h                        = Header{DataOffset: -1}
+		seen                     = map[string]bool{}
+		marker                   string
+		isArray                  bool // nd True, __ndarray__ True
+		typestr, kind, dataBytes []byte
+		dataVal                  scalarValue
+		shape                    []int
+		hasShape, hasData        bool
+	)
+	for i := 0; i < n; i++ {
+		keyAt := p.off
+		key, err := p.stringOrBin("map key")
+		if err != nil {
+			return Header{}, err
+		}
+		k := string(key)
+		if seen[k] {
+			return Header{}, errAt(ErrMalformed, keyAt, "duplicate key %q", k)
+		}
+		seen[k] = true
+		valAt := p.off
+		switch k {
+		case "nd", "__ndarray__", "__npgeneric__":
+			if marker != "" {
+				return Header{}, errAt(ErrMalformed, keyAt, "both %q and %q", marker, k)
+			}
+			marker = k
+			v, err := p.boolean(k)
+			if err != nil {
+				return Header{}, err
+			}
+			isArray = v && k != "__npgeneric__"
+			if k != "nd" && !v {
+				return Header{}, errAt(ErrMalformed, valAt, "%q is False", k)
+			}
+		case "type", "dtype":
+			if p.off < len(p.b) && isArrayByte(p.b[p.off]) {
+				return Header{}, errAt(ErrStructured, valAt, "%q is a descr list: structured arrays are not supported", k)
+			}
+			if typestr, err = p.stringOrBin(k); err != nil {
+				return Header{}, err
+			}
+		case "kind":
+			if kind, err = p.stringOrBin(k); err != nil {
+				return Header{}, err
+			}
+		case "shape":
+			if shape, err = p.shape(); err != nil {
+				return Header{}, err
+			}
+			hasShape = true
+		case "data":
+			hasData = true
+			if marker == "__npgeneric__" || (p.off < len(p.b) && !isBytesByte(p.b[p.off])) {
+				if dataVal, err = p.scalar(); err != nil {
+					return Header{}, err
+				}
+				continue
+			}
+			if dataBytes, err = p.stringOrBin(k); err != nil {
+				return Header{}, err
+			}
+			h.DataOffset = p.off - len(dataBytes)
+		default:
+			if err := p.skip(); err != nil { // extra keys are allowed
+				return Header{}, err
+			}
+		}
+	}
+	h.Len = p.off
+	switch marker {
+	case "nd":
+		h.Dialect = MsgpackNumpy
+	case "__ndarray__", "__npgeneric__":
+		h.Dialect = OpenPI
+	default:
+		return Header{}, errAt(ErrNotArray, at, "a map without b'nd', b'__ndarray__' or b'__npgeneric__'")
+	}
+	switch string(kind) {
+	case "":
+	case "O":
+		return Header{}, errAt(ErrPickle, at, "kind b'O': the data is a Python pickle, which is never loaded")
+	case "V":
+		return Header{}, errAt(ErrStructured, at, "kind b'V': structured arrays are not supported")
+	default:
+		return Header{}, errAt(ErrMalformed, at, "unknown kind %q", kind)
+	}
+	typeKey := map[string]string{"nd": "type"}[marker]
+	if typeKey == "" {
+		typeKey = "dtype"
+	}
+	switch {
+	case typestr == nil:
+		return Header{}, errAt(ErrMalformed, at, "missing key %q", typeKey)
+	case !hasData:
+		return Header{}, errAt(ErrMalformed, at, "missing key \"data\"")
+	case isArray && !hasShape:
+		return Header{}, errAt(ErrMalformed, at, "missing key \"shape\"")
+	}
+	dt, err := ndarray.ParseDType(string(typestr))
+	if err != nil {
+		return Header{}, wrapAt(ErrMalformed, at, err)
+	}
+	h.DType = dt
+	if !isArray {
+		shape = []int{} // a numpy scalar is a 0-d array
+	}
+	h.Shape = shape
+	if dataBytes == nil {
+		if marker != "__npgeneric__" {
+			return Header{}, errAt(ErrMalformed, at, "\"data\" is not str or bin")
+		}
+		a, err := dataVal.array(dt)
+		if err != nil {
+			return Header{}, wrapAt(ErrMalformed, at, err)
+		}
+		h.Scalar, h.DataLen = a, len(a.Data)
+		return h, nil
+	}
+	h.DataLen = len(dataBytes)
+	if err := (&ndarray.Array{DType: dt, Shape: shape, Data: dataBytes}).Validate(); err != nil {
+		return Header{}, wrapAt(ErrMalformed, at, err)
+	}
+	return h, nil
+}
+
+func isArrayByte(c byte) bool { return (c >= 0x90 && c <= 0x9f) || c == 0xdc || c == 0xdd }
+
+func isBytesByte(c byte) bool {
+	return (c >= 0xa0 && c <= 0xbf) || (c >= 0xd9 && c <= 0xdb) || (c >= 0xc4 && c <= 0xc6)
+}
+
+// scalarValue is an OpenPI numpy scalar's value: a native msgpack number.
+type scalarValue struct {
+	kind  byte // 'b' bool, 'i' int64, 'u' uint64, 'f' float64
+	i     int64
+	u     uint64
+	f     float64
+	b     bool
+	valid bool
+}
+
+// array converts the value to a 0-d array of dtype dt, as numpy's
+// np.dtype(dt).type(value) would for a value that fits.
+func (v scalarValue) array(dt ndarray.DType) (*ndarray.Array, error) {
+	if !v.valid {
+		return nil, &ndarray.Error{Err: ndarray.ErrType, Detail: "the scalar's data is not a number or a bool"}
+	}
+	var src *ndarray.Array
+	switch v.kind {
+	case 'b':
+		src = ndarray.Scalar(v.b)
+	case 'i':
+		src = ndarray.Scalar(v.i)
+	case 'u':
+		src = ndarray.Scalar(v.u)
+	default:
+		src = ndarray.Scalar(v.f)
+	}
+	return ndarray.Unsafe.AsType(src, dt)
+}
+
+// parser reads msgpack from a byte slice; every read checks the bytes that
+// remain, so no length from the input is used before it is known to fit.
+type parser struct {
+	b   []byte
+	off int
+}
+
+func (p *parser) truncated(what string, need int) error {
+	return errAt(ErrTruncated, p.off, "%s needs %d bytes, %d remain", what, need, len(p.b)-p.off)
+}
+
+func (p *parser) take(n int, what string) ([]byte, error) {
+	if n < 0 || n > len(p.b)-p.off {
+		return nil, p.truncated(what, n)
+	}
+	s := p.b[p.off : p.off+n : p.off+n]
+	p.off += n
+	return s, nil
+}
+
+func (p *parser) uint(width int, what string) (uint64, error) {
+	s, err := p.take(width, what)
+	if err != nil {
+		return 0, err
+	}
+	var v uint64
+	for _, c := range s {
+		v = v<<8 | uint64(c)
+	}
+	return v, nil
+}
+
+// length reads a width-byte length and checks that length*minItem bytes
+// remain.
+func (p *parser) length(width, minItem int, what string) (int, error) {
+	v, err := p.uint(width, what)
+	if err != nil {
+		return 0, err
+	}
+	if v > uint64(len(p.b)-p.off)/uint64(minItem) {
+		return 0, errAt(ErrTruncated, p.off, "%s claims %d, only %d bytes remain", what, v, len(p.b)-p.off)
+	}
+	return int(v), nil
+}
+
+func (p *parser) byte(what string) (byte, error) {
+	s, err := p.take(1, what)
+	if err != nil {
+		return 0, err
+	}
+	return s[0], nil
+}
+
+func (p *parser) mapHeader() (int, error) {
+	at := p.off
+	c, err := p.byte("map")
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case c >= 0x80 && c <= 0x8f:
+		return int(c & 0x0f), nil
+	case c == 0xde || c == 0xdf:
+		return p.length(2<<(c-0xde), 2, "map")
+	}
+	return 0, errAt(ErrNotArray, at, "msgpack type byte 0x%02x is not a map", c)
+}
+
+func (p *parser) stringOrBin(what string) ([]byte, error) {
+	at := p.off
+	c, err := p.byte(what)
+	if err != nil {
+		return nil, err
+	}
+	var n int
+	switch {
+	case c >= 0xa0 && c <= 0xbf:
+		n = int(c & 0x1f)
+	case c >= 0xd9 && c <= 0xdb:
+		n, err = p.length(1<<(c-0xd9), 1, what)
+	case c >= 0xc4 && c <= 0xc6:
+		n, err = p.length(1<<(c-0xc4), 1, what)
+	default:
+		return nil, errAt(ErrMalformed, at, "%s is msgpack type byte 0x%02x, not str or bin", what, c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p.take(n, what)
+}
+
+func (p *parser) boolean(what string) (bool, error) {
+	at := p.off
+	c, err := p.byte(what)
+	if err != nil {
+		return false, err
+	}
+	switch c {
+	case 0xc2:
+		return false, nil
+	case 0xc3:
+		return true, nil
+	}
+	return false, errAt(ErrMalformed, at, "%q is msgpack type byte 0x%02x, not a bool", what, c)
+}
+
+// integer reads a msgpack integer of any width; ok is false for a uint64
+// above the int64 range.
+func (p *parser) integer(what string) (v int64, u uint64, unsigned bool, err error) {
+	at := p.off
+	c, err := p.byte(what)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	switch {
+	case c <= 0x7f:
+		return int64(c), uint64(c), true, nil
+	case c >= 0xe0:
+		return int64(int8(c)), 0, false, nil
+	case c >= 0xcc && c <= 0xcf:
+		u, err := p.uint(1<<(c-0xcc), what)
+		return int64(u), u, true, err
+	case c >= 0xd0 && c <= 0xd3:
+		width := 1 << (c - 0xd0)
+		u, err := p.uint(width, what)
+		shift := 64 - 8*width
+		v := int64(u<<shift) >> shift
+		return v, uint64(v), v >= 0, err
+	}
+	return 0, 0, false, errAt(ErrMalformed, at, "%s is msgpack type byte 0x%02x, not an integer", what, c)
+}
+
+func (p *parser) shape() ([]int, error) {
+	at := p.off
+	c, err := p.byte("shape")
+	if err != nil {
+		return nil, err
+	}
+	var n int
+	switch {
+	case c >= 0x90 && c <= 0x9f:
+		n = int(c & 0x0f)
+	case c == 0xdc || c == 0xdd:
+		if n, err = p.length(2<<(c-0xdc), 1, "shape"); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, errAt(ErrMalformed, at, "shape is msgpack type byte 0x%02x, not an array", c)
+	}
+	shape := make([]int, n)
+	for i := range shape {
+		dimAt := p.off
+		v, u, unsigned, err := p.integer("shape entry")
+		if err != nil {
+			return nil, err
+		}
+		if !unsigned || u > math.MaxInt {
+			return nil, wrapAt(ErrMalformed, dimAt, &ndarray.Error{Err: ndarray.ErrShape, Detail: "a dimension is negative or overflows int"})
+		}
+		shape[i] = int(v)
+	}
+	return shape, nil
+}
+
+// scalar reads a native msgpack number or bool (an OpenPI scalar's data).
+func (p *parser) scalar() (scalarValue, error) {
+	at := p.off
+	if p.off >= len(p.b) {
+		return scalarValue{}, p.truncated("data", 1)
+	}
+	switch c := p.b[p.off]; {
+	case c == 0xc2 || c == 0xc3:
+		p.off++
+		return scalarValue{kind: 'b', b: c == 0xc3, valid: true}, nil
+	case c == 0xca:
+		p.off++
+		u, err := p.uint(4, "data")
+		return scalarValue{kind: 'f', f: float64(math.Float32frombits(uint32(u))), valid: true}, err
+	case c == 0xcb:
+		p.off++
+		u, err := p.uint(8, "data")
+		return scalarValue{kind: 'f', f: math.Float64frombits(u), valid: true}, err
+	case c <= 0x7f || c >= 0xe0 || (c >= 0xcc && c <= 0xd3):
+		v, u, unsigned, err := p.integer("data")
+		if unsigned && u > math.MaxInt64 {
+			return scalarValue{kind: 'u', u: u, valid: true}, err
+		}
+		return scalarValue{kind: 'i', i: v, valid: true}, err
+	}
+	if err := p.skip(); err != nil {
+		return scalarValue{}, err
+	}
+	return scalarValue{}, errAt(ErrMalformed, at, "data is neither bytes nor a number")
+}
+
+// skip passes over one msgpack value of any type.
+func (p *parser) skip() error {
+	at := p.off
+	q := &byteSource{b: p.b[p.off:]}
+	n, err := mpwalk.Value(q, int64(len(q.b)), mpwalk.Limits{})
+	p.off += int(n)
+	var budget *mpwalk.BudgetError
+	var invalid *mpwalk.InvalidError
+	switch {
+	case errors.As(err, &budget):
+		return errAt(ErrTruncated, at, "%v", budget)
+	case errors.As(err, &invalid):
+		return errAt(ErrMalformed, at, "%v", invalid)
+	case err != nil:
+		return errAt(ErrTruncated, at, "%v", err)
+	}
+	return nil
+}
+
+type byteSource struct {
+	b   []byte
+	off int
+}
+
+func (s *byteSource) ReadByte() (byte, error) {
+	if s.off >= len(s.b) {
+		return 0, errors.New("input ended inside a value")
+	}
+	s.off++
+	return s.b[s.off-1], nil
+}
+
+func (s *byteSource) Discard(n int) error {
+	if n > len(s.b)-s.off {
+		return errors.New("input ended inside a value")
+	}
+	s.off += n
+	return nil
+}

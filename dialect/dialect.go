@@ -1,0 +1,110 @@
+// Package dialect encodes and decodes N-dimensional arrays as the plain
+// msgpack maps that Python services send in place of an ext type:
+//
+//   - msgpack-numpy (msgpack_numpy.encode/decode, also spaCy's srsly):
+//     {b'nd': True, b'type': dtype.str, b'kind': b”, b'shape': [..],
+//     b'data': bin};
+//   - OpenPI (openpi_client.msgpack_numpy, robot policy servers):
+//     {b'__ndarray__': True, b'data': bin, b'dtype': dtype.str,
+//     b'shape': [..]}.
+//
+// Encoding is byte-identical to what those packers write with msgpack-python
+// 1.0 and use_bin_type=True: bin keys in their key order, the typestr as str,
+// the data as bin, integers in their smallest form. Decoding tolerates what
+// senders vary: keys and data as bin or str (older senders use str), any key
+// order, integers of any width, extra keys; and numpy scalars (msgpack-numpy
+// {b'nd': False, ...}, OpenPI {b'__npgeneric__': True, ...}) become 0-d
+// arrays. It is strict where the bytes would otherwise lie, as ext110 is:
+// data whose length is not shape times item size, negative or overflowing
+// dimensions, structured dtypes (a descr list), and objects (kind b'O'),
+// whose data is a pickle and is never read. No length from the input is used
+// before it is checked against the bytes the input holds.
+//
+// The package depends only on ndarray and the msgpack wire format.
+package dialect
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ndpack/ndpack/internal/codecerr"
+)
+
+// Dialect is a convention for an array as a msgpack map.
+type Dialect int
+
+const (
+	// MsgpackNumpy is msgpack-numpy's map: nd, type, kind, shape, data.
+	MsgpackNumpy Dialect = iota + 1
+	// OpenPI is openpi_client's map: __ndarray__, data, dtype, shape.
+	OpenPI
+)
+
+// String returns the dialect's name as the command line spells it:
+// "msgpack-numpy" or "openpi".
+func (d Dialect) String() string {
+	switch d {
+	case MsgpackNumpy:
+		return "msgpack-numpy"
+	case OpenPI:
+		return "openpi"
+	}
+	return fmt.Sprintf("Dialect(%d)", int(d))
+}
+
+// Parse returns the dialect a name ("msgpack-numpy" or "openpi", as String
+// returns them) stands for.
+func Parse(name string) (Dialect, error) {
+	switch name {
+	case "msgpack-numpy", "msgpack_numpy":
+		return MsgpackNumpy, nil
+	case "openpi":
+		return OpenPI, nil
+	}
+	return 0, fmt.Errorf("dialect: unknown dialect %q (want msgpack-numpy or openpi)", name)
+}
+
+// Sentinel errors; every error of the package wraps one, for errors.Is.
+// Errors about the array itself also wrap the ndarray sentinel.
+var (
+	// ErrNotArray: the input is not a map of either dialect.
+	ErrNotArray = errors.New("not a dialect array")
+	// ErrTruncated: the input ends before the map does.
+	ErrTruncated = errors.New("truncated input")
+	// ErrMalformed: the map has a marker but not a valid array: missing or
+	// mistyped keys, data that does not match the shape, bytes left over.
+	ErrMalformed = errors.New("malformed array map")
+	// ErrPickle: a msgpack-numpy object array (kind b'O'), whose data is a
+	// Python pickle; it is never unpickled.
+	ErrPickle = errors.New("object array (pickle)")
+	// ErrStructured: a structured array (a descr list for its type).
+	ErrStructured = errors.New("structured dtype")
+	// ErrUnsupported: encoding an array the dialect's packer refuses
+	// (OpenPI: complex; msgpack-numpy: datetime, timedelta, raw void).
+	ErrUnsupported = errors.New("not sendable in this dialect")
+)
+
+// Error is a decoding or encoding failure: its class (one of the sentinel
+// errors above), the byte offset in the input where it was found (-1 when
+// none applies), what was wrong, and the underlying cause if any. Its
+// message starts with "dialect: ".
+type Error struct {
+	Err    error  // the class: one of the sentinel errors
+	Offset int64  // byte offset in the input; -1 when none applies
+	Detail string // what was wrong
+	Cause  error  // the underlying error, such as an ndarray.Error; may be nil
+}
+
+// Error formats the failure as "dialect: CLASS at byte N: DETAIL: CAUSE".
+func (e *Error) Error() string { return codecerr.Format("dialect", e.Err, e.Offset, e.Detail, e.Cause) }
+
+// Unwrap returns the class and the cause, so that errors.Is matches either.
+func (e *Error) Unwrap() []error { return codecerr.Unwrap(e.Err, e.Cause) }
+
+func errAt(class error, off int, format string, args ...any) error {
+	return &Error{Err: class, Offset: int64(off), Detail: fmt.Sprintf(format, args...)}
+}
+
+func wrapAt(class error, off int, cause error) error {
+	return &Error{Err: class, Offset: int64(off), Cause: cause}
+}

@@ -1,0 +1,206 @@
+package dialect
+
+import (
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// Marshal returns a encoded as a map of dialect d.
+func (d Dialect) Marshal(a *ndarray.Array) ([]byte, error) { return d.Append(nil, a) }
+
+// Append appends a encoded as a map of dialect d to dst, growing it at most
+// once, to the exact size.
+func (d Dialect) Append(dst []byte, a *ndarray.Array) ([]byte, error) {
+	if a == nil {
+		return dst, errAt(ErrMalformed, -1, "cannot encode a nil *ndarray.Array")
+	}
+	if err := a.Validate(); err != nil {
+		return dst, wrapAt(ErrMalformed, -1, err)
+	}
+	l, err := d.layout(a.DType, a.Shape, len(a.Data))
+	if err != nil {
+		return dst, err
+	}
+	dst = slices.Grow(dst, len(l.prefix)+len(a.Data)+len(l.suffix))
+	return append(append(append(dst, l.prefix...), a.Data...), l.suffix...), nil
+}
+
+// layout is an encoded map split around its data bytes, so that the data
+// can be written without a copy.
+type layout struct{ prefix, suffix []byte }
+
+// Keys as msgpack-python packs Python bytes with use_bin_type=True.
+var (
+	keyND      = []byte("\xc4\x02nd")
+	keyType    = []byte("\xc4\x04type")
+	keyKind    = []byte("\xc4\x04kind")
+	keyShape   = []byte("\xc4\x05shape")
+	keyData    = []byte("\xc4\x04data")
+	keyNDArray = []byte("\xc4\x0b__ndarray__")
+	keyDType   = []byte("\xc4\x05dtype")
+)
+
+func (d Dialect) layout(dt ndarray.DType, shape []int, dataLen int) (layout, error) {
+	if err := d.check(dt); err != nil {
+		return layout{}, err
+	}
+	typestr, _ := dt.AppendText(nil)
+	var l layout
+	switch d {
+	case MsgpackNumpy:
+		p := append([]byte{0x85}, keyND...)
+		p = append(p, 0xc3)
+		p = appendStr(append(p, keyType...), typestr)
+		p = append(append(p, keyKind...), 0xc4, 0x00)
+		p = appendShape(append(p, keyShape...), shape)
+		l.prefix = appendBinHeader(append(p, keyData...), dataLen)
+	case OpenPI:
+		p := append([]byte{0x84}, keyNDArray...)
+		p = append(p, 0xc3)
+		l.prefix = appendBinHeader(append(p, keyData...), dataLen)
+		s := appendStr(append([]byte{}, keyDType...), typestr)
+		l.suffix = appendShape(append(s, keyShape...), shape)
+	default:
+		return layout{}, errAt(ErrUnsupported, -1, "unknown dialect %d", int(d))
+	}
+	return l, nil
+}
+
+// check refuses what the dialect's own packer refuses.
+func (d Dialect) check(dt ndarray.DType) error {
+	if err := dt.Validate(); err != nil {
+		return wrapAt(ErrMalformed, -1, err)
+	}
+	switch {
+	case d == OpenPI && dt.Kind == ndarray.Complex:
+		return errAt(ErrUnsupported, -1, "OpenPI's packer refuses complex arrays (%s)", dt)
+	case d == MsgpackNumpy && (dt.Kind == ndarray.Datetime || dt.Kind == ndarray.Timedelta):
+		return errAt(ErrUnsupported, -1, "msgpack-numpy cannot send %s arrays (numpy refuses them as a buffer)", dt)
+	case d == MsgpackNumpy && dt.Kind == ndarray.Void:
+		return errAt(ErrUnsupported, -1, "msgpack-numpy sends void arrays as structured descr lists, which ndpack does not write")
+	}
+	return nil
+}
+
+// Encoder writes arrays as maps of one dialect, back to back, to an
+// io.Writer, handing the data to the writer without a copy.
+type Encoder struct {
+	d Dialect
+	w io.Writer
+}
+
+// NewEncoder returns an Encoder writing maps of dialect d to w.
+func NewEncoder(w io.Writer, d Dialect) *Encoder { return &Encoder{d: d, w: w} }
+
+// Encode writes a.
+func (e *Encoder) Encode(a *ndarray.Array) error {
+	if a == nil {
+		return errAt(ErrMalformed, -1, "cannot encode a nil *ndarray.Array")
+	}
+	if err := a.Validate(); err != nil {
+		return wrapAt(ErrMalformed, -1, err)
+	}
+	return e.EncodeFrom(a.DType, a.Shape, &sized{a.Data})
+}
+
+// EncodeFrom writes an array of dtype dt and the given shape whose
+// row-major data is read from r: exactly the shape's byte count is copied,
+// so memory does not grow with the array. It fails if r ends early.
+func (e *Encoder) EncodeFrom(dt ndarray.DType, shape []int, r io.Reader) error {
+	n, err := ndarray.ByteSize(dt, shape)
+	if err != nil {
+		return wrapAt(ErrMalformed, -1, err)
+	}
+	l, err := e.d.layout(dt, shape, n)
+	if err != nil {
+		return err
+	}
+	if _, err := e.w.Write(l.prefix); err != nil {
+		return err
+	}
+	copied, err := io.CopyN(e.w, r, int64(n))
+	if err == io.EOF {
+		return fmt.Errorf("dialect: the data source ended after %d of %d bytes: %w", copied, n, io.ErrUnexpectedEOF)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = e.w.Write(l.suffix)
+	return err
+}
+
+// sized is an array's data as a reader.
+type sized struct{ b []byte }
+
+func (s *sized) Read(p []byte) (int, error) {
+	if len(s.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.b)
+	s.b = s.b[n:]
+	return n, nil
+}
+
+// WriteTo hands the data to w in one Write, without a copy.
+func (s *sized) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(s.b)
+	s.b = s.b[n:]
+	return int64(n), err
+}
+
+func appendStr(b, s []byte) []byte {
+	n := len(s)
+	switch {
+	case n < 32:
+		b = append(b, 0xa0|byte(n))
+	case n < 1<<8:
+		b = append(b, 0xd9, byte(n))
+	case n < 1<<16:
+		b = append(b, 0xda, byte(n>>8), byte(n))
+	default:
+		b = append(b, 0xdb, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return append(b, s...)
+}
+
+func appendBinHeader(b []byte, n int) []byte {
+	switch {
+	case n < 1<<8:
+		return append(b, 0xc4, byte(n))
+	case n < 1<<16:
+		return append(b, 0xc5, byte(n>>8), byte(n))
+	}
+	return append(b, 0xc6, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
+
+// appendShape appends the shape as msgpack-python packs a tuple of ints.
+func appendShape(b []byte, shape []int) []byte {
+	n := len(shape)
+	switch {
+	case n < 16:
+		b = append(b, 0x90|byte(n))
+	case n < 1<<16:
+		b = append(b, 0xdc, byte(n>>8), byte(n))
+	default:
+		b = append(b, 0xdd, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	for _, d := range shape {
+		v := uint64(d)
+		switch {
+		case v < 128:
+			b = append(b, byte(v))
+		case v < 1<<8:
+			b = append(b, 0xcc, byte(v))
+		case v < 1<<16:
+			b = append(b, 0xcd, byte(v>>8), byte(v))
+		case v < 1<<32:
+			b = append(b, 0xce, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+		default:
+			b = append(b, 0xcf, byte(v>>56), byte(v>>48), byte(v>>40), byte(v>>32), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+		}
+	}
+	return b
+}
