@@ -49,9 +49,10 @@ func unmarshal(b []byte, alias bool) (*ndarray.Array, Dialect, error) {
 	return &ndarray.Array{DType: h.DType, Shape: h.Shape, Data: data}, h.Dialect, nil
 }
 
-// IsArray reports, cheaply, whether the map at the start of b has the
-// marker key of either dialect (it does not check the rest: DecodeHeader
-// does). Message decoders use it to pass over ordinary maps.
+// IsArray reports, cheaply, whether the map at the start of b has a marker
+// key of either dialect first, as their packers write it (it does not check
+// the rest: DecodeHeader does). Message decoders use it to pass over
+// ordinary maps; IsMarker finds maps whose marker comes later.
 func IsArray(b []byte) bool {
 	p := parser{b: b}
 	n, err := p.mapHeader()
@@ -59,30 +60,15 @@ func IsArray(b []byte) bool {
 		return false
 	}
 	key, err := p.stringOrBin("key")
-	if err != nil {
-		return false
-	}
-	switch string(key) {
-	case "nd", "__ndarray__", "__npgeneric__":
-		return true
-	}
-	// Senders other than the reference packers may order keys otherwise.
-	return n <= 8 && hasMarker(&p, n)
+	return err == nil && IsMarker(string(key))
 }
 
-func hasMarker(p *parser, n int) bool {
-	for i := 1; i < n; i++ {
-		if p.skip() != nil {
-			return false
-		}
-		key, err := p.stringOrBin("key")
-		if err != nil {
-			return false
-		}
-		switch string(key) {
-		case "nd", "__ndarray__", "__npgeneric__":
-			return true
-		}
+// IsMarker reports whether a map key marks an array (or numpy scalar) of
+// either dialect: "nd", "__ndarray__" or "__npgeneric__".
+func IsMarker(key string) bool {
+	switch key {
+	case "nd", "__ndarray__", "__npgeneric__":
+		return true
 	}
 	return false
 }

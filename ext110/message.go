@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -39,6 +40,14 @@ type MessageOptions struct {
 	// item, the most of any real data); a message of one-entry maps would
 	// cost 117 times its size, and is refused with ErrTooLarge.
 	MaxExpansion int
+	// Dialects makes UnmarshalMessage and MessageDecoder also turn the maps
+	// of the msgpack-numpy and OpenPI dialects (see package dialect) met by
+	// interface values anywhere in the message into *ndarray.Array, and
+	// their numpy scalars into 0-d arrays.
+	Dialects bool
+	// Encoding is how MarshalMessage writes arrays: ext 110 when zero, or
+	// maps of the given dialect.
+	Encoding dialect.Dialect
 }
 
 // DefaultMaxExpansion bounds, unless MessageOptions say otherwise, the
@@ -89,10 +98,13 @@ func (o MessageOptions) UnmarshalMessage(data []byte, v any) error {
 	if n != len(data) {
 		return errAt(ErrMalformed, n, "%d bytes after the message", len(data)-n)
 	}
-	return decodeMessage(data, v)
+	return o.decodeMessage(data, v)
 }
 
-func decodeMessage(data []byte, v any) error {
+func (o MessageOptions) decodeMessage(data []byte, v any) error {
+	if o.Dialects {
+		return decodeWithDialects(data, v)
+	}
 	if err := msgpack.Unmarshal(data, v); err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -164,5 +176,5 @@ func (d *MessageDecoder) Decode(v any) error {
 		}
 		return walkError(err, start)
 	}
-	return decodeMessage(raw, v)
+	return d.Options.decodeMessage(raw, v)
 }

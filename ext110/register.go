@@ -40,6 +40,9 @@ func encodeArray(e *msgpack.Encoder, a *ndarray.Array) error {
 	if a.IsZero() {
 		return e.EncodeNil()
 	}
+	if done, err := encodeInDialect(e, a); done {
+		return err
+	}
 	l, err := Options{}.layoutOf(a)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/atomicfile"
 	"github.com/ndpack/ndpack/ndarray"
@@ -21,8 +22,10 @@ const convertUsage = `Usage: ndpack convert [options] IN OUT
 Convert arrays between formats, chosen by the file extensions:
   .npy               one NumPy array
   .npz               a NumPy archive of named arrays
-  .msgpack, .mpk     one msgpack document: an ext 110 object (YEP-110), or a
-                     map of names to ext 110 objects
+  .msgpack, .mpk     one msgpack document: an array, or a map of names to
+                     arrays; read as ext 110 (YEP-110) or as the maps of
+                     msgpack-numpy or OpenPI, whichever the file holds;
+                     written as ext 110 unless --to names a dialect
 
 Any format converts to any other. An .npz, or a msgpack map, becomes a map
 or an archive of the same names; to make an .npy of one of its arrays, name
@@ -41,7 +44,8 @@ Options:
   --allow-nonstandard  let S, U, V, M8 and m8 arrays into ext 110 (YEP-110
                        lists only b, i, u, f, c; its reference code reads them)
   --from FMT           format of IN: npy, npz or msgpack
-  --to FMT             format of OUT: npy, npz or msgpack
+  --to FMT             format of OUT: npy, npz, msgpack (ext 110),
+                       msgpack-numpy or openpi
   --compress           deflate the members of an .npz OUT
   --member NAME        the array of an .npz or msgpack map IN to convert
   --name NAME          the member name of a lone array put into an .npz
@@ -59,11 +63,13 @@ Examples:
   ndpack convert image.npy image.npz
   ndpack convert run.npz:image image.npy
   ndpack convert --append frame.msgpack frames.npy
+  ndpack convert --to openpi run.npz request.msgpack
   cat image.npy | ndpack convert --from npy --to msgpack - - | nc host 5555
 `
 
 type convertOptions struct {
 	from, to         format
+	toDialect        dialect.Dialect // for msgpack output: 0 is ext 110
 	allowNonstandard bool
 	compress         bool
 	member, name     string
@@ -95,6 +101,12 @@ func runConvert(e env, args []string) error {
 	}
 	if o.to, err = resolveFormat(out, *to, "to"); err != nil {
 		return err
+	}
+	if d, err := dialect.Parse(strings.ToLower(*to)); err == nil {
+		o.toDialect = d
+	}
+	if o.toDialect != 0 && o.allowNonstandard {
+		o.allowNonstandard = false // the dialects carry every kind they can
 	}
 	switch {
 	case o.compress && o.to != formatNPZ:
@@ -248,7 +260,7 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 	opts := npybridge.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}}
 
 	// .npy <-> ext 110 keep their own paths, measured at the speed of cp.
-	if in != "-" || o.from == formatNPY {
+	if (in != "-" || o.from == formatNPY) && o.toDialect == 0 {
 		switch {
 		case o.from == formatNPY && o.to == formatMsgpack:
 			return withInput(e, in, func(r io.Reader) error { return opts.NPYToExt110(w, r) })
@@ -274,10 +286,14 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 			return npybridge.WriteFrom(w, dt, shape, r)
 		})
 	case formatMsgpack:
-		enc := ext110.NewEncoder(w)
-		enc.Options = opts.Ext110
+		ext := ext110.NewEncoder(w)
+		ext.Options = opts.Ext110
+		encodeFrom := ext.EncodeFrom
+		if o.toDialect != 0 {
+			encodeFrom = dialect.NewEncoder(w, o.toDialect).EncodeFrom
+		}
 		if len(arrays) == 1 && (arrays[0].name == "" || o.member != "") {
-			return withData(arrays[0], enc.EncodeFrom)
+			return withData(arrays[0], encodeFrom)
 		}
 		if err := writeMapHeader(w, len(arrays)); err != nil {
 			return err
@@ -286,7 +302,7 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 			if err := writeString(w, a.name); err != nil {
 				return err
 			}
-			if err := withData(a, enc.EncodeFrom); err != nil {
+			if err := withData(a, encodeFrom); err != nil {
 				return fmt.Errorf("array %q: %w", a.name, err)
 			}
 		}
@@ -444,6 +460,8 @@ func writeString(w io.Writer, s string) error {
 	return err
 }
 
-// errNotArrays is a msgpack document that holds something other than ext
-// 110 arrays.
-var errNotArrays = errors.New("not an ext 110 array or a map of names to ext 110 arrays")
+// errNotArrays is a msgpack document that holds neither an array nor a map.
+var errNotArrays = errors.New("not an array or a map of names to arrays")
+
+// errNotArray is a value of a msgpack map that is not an array.
+var errNotArray = errors.New("not an array")

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -300,4 +302,55 @@ func TestConvertAppend(t *testing.T) {
 	assert.Equal(t, "ndpack: "+frames+": npybridge: invalid array: cannot append an array of shape (3,) to rows of shape (2,)\n", r.stderr)
 	r = ndpack(t, nil, "convert", "--append", win, filepath.Join(dir, "x.msgpack"))
 	assert.Equal(t, 2, r.code)
+}
+
+// Files in the Python services' dialects convert and inspect like ext 110
+// ones: a msgpack-numpy file becomes the .npy np.save writes, and an npz
+// travels through an OpenPI map and back.
+func TestConvertDialects(t *testing.T) {
+	corpus := "../../../shared/corpus/dialects"
+	raw, err := os.ReadFile(filepath.Join(corpus, "expected.json"))
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the dialect corpus is required in CI: %v", err)
+		}
+		t.Skip("no dialect corpus beside the repository")
+	}
+	var expected map[string]struct {
+		Arrays map[string]struct {
+			NPYSHA256 string `json:"npy_sha256"`
+		} `json:"arrays"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &expected))
+	dir := t.TempDir()
+	for _, name := range []string{"mn_lef8_3x4", "mn_bei2_2x3x4", "mn_legacy_str_keys_f8", "mn_fortran_f8", "pi_lef4_scalar", "pi_beu8_5", "mn_leU3"} {
+		out := filepath.Join(dir, name+".npy")
+		r := ndpack(t, nil, "convert", filepath.Join(corpus, name+".msgpack"), out)
+		require.Equal(t, 0, r.code, "%s: %s", name, r.stderr)
+		s := sha256.Sum256(readFile(t, out))
+		assert.Equal(t, expected[name].Arrays[""].NPYSHA256, hex.EncodeToString(s[:]), "%s -> .npy as np.save writes it", name)
+	}
+	r := ndpack(t, nil, "inspect", filepath.Join(corpus, "pi_policy_request.msgpack"))
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "pi_policy_request.msgpack: msgpack (openpi), 2 array(s) and 3 other value(s)")
+	assert.Contains(t, r.stdout, "not read  map value \"prompt\": not an array")
+
+	a, _ := ndarray.FromSlice([]float32{1, 2, 3, 4}, 2, 2)
+	b, _ := ndarray.FromSlice([]int16{5, 6})
+	npz := filepath.Join(dir, "run.npz")
+	require.NoError(t, npybridge.WriteNPZFile(npz, []npybridge.NamedArray{{Name: "a", Array: a}, {Name: "b", Array: b}}, false))
+	for _, to := range []string{"openpi", "msgpack-numpy"} {
+		mp := filepath.Join(dir, to+".msgpack")
+		r := ndpack(t, nil, "convert", "--to", to, npz, mp)
+		require.Equal(t, 0, r.code, r.stderr)
+		back := filepath.Join(dir, to+".npz")
+		r = ndpack(t, nil, "convert", mp, back)
+		require.Equal(t, 0, r.code, r.stderr)
+		z, err := npybridge.ReadNPZFile(back)
+		require.NoError(t, err)
+		require.Len(t, z, 2)
+		assert.True(t, a.Equal(z[0].Array) && b.Equal(z[1].Array), to)
+		r = ndpack(t, nil, "inspect", mp)
+		assert.Contains(t, r.stdout, "msgpack ("+to+"), 2 array(s)")
+	}
 }

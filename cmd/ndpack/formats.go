@@ -21,10 +21,10 @@ func parseFormat(s string) (format, error) {
 		return formatNPY, nil
 	case "npz":
 		return formatNPZ, nil
-	case "msgpack", "mpk", "ext110":
+	case "msgpack", "mpk", "ext110", "msgpack-numpy", "openpi":
 		return formatMsgpack, nil
 	}
-	return "", usageError("unknown format %q (want npy, npz or msgpack)", s)
+	return "", usageError("unknown format %q (want npy, npz, msgpack, msgpack-numpy or openpi)", s)
 }
 
 // formatOf returns the format a file name's extension names, or "".

@@ -42,11 +42,12 @@ Examples:
 
 // fileReport is what inspect says about one file.
 type fileReport struct {
-	File    string        `json:"file"`
-	Error   string        `json:"error,omitempty"`
-	Format  string        `json:"format,omitempty"`
-	Version string        `json:"npy_version,omitempty"`
-	Arrays  []arrayReport `json:"arrays,omitempty"`
+	File     string        `json:"file"`
+	Error    string        `json:"error,omitempty"`
+	Format   string        `json:"format,omitempty"`
+	Encoding string        `json:"msgpack_arrays,omitempty"` // ext 110, msgpack-numpy or openpi
+	Version  string        `json:"npy_version,omitempty"`
+	Arrays   []arrayReport `json:"arrays,omitempty"`
 }
 
 type arrayReport struct {
@@ -120,7 +121,7 @@ func inspectFile(e env, name string, quiet bool) (fileReport, error) {
 		return r, err
 	}
 	defer fa.close()
-	r.Format, r.Version = string(fa.format), fa.version
+	r.Format, r.Version, r.Encoding = string(fa.format), fa.version, fa.dialect
 	prog := e.startProgress("inspect "+name, fa.size, quiet)
 	defer prog.finish()
 	for _, src := range fa.arrays {
@@ -137,7 +138,8 @@ func inspectArray(src arraySource, prog *progress) arrayReport {
 	r := arrayReport{Name: src.name, First: []*number{}}
 	if src.err != nil {
 		r.Error = describe("", src.err)
-		r.notArray = errors.Is(src.err, npybridge.ErrUnsupported) || errors.Is(src.err, npybridge.ErrNotArray)
+		r.notArray = errors.Is(src.err, npybridge.ErrUnsupported) || errors.Is(src.err, npybridge.ErrNotArray) ||
+			errors.Is(src.err, errNotArray)
 		return r
 	}
 	dt := src.dtype
@@ -197,7 +199,19 @@ func printReport(w io.Writer, r fileReport) {
 	if r.Version != "" {
 		version = " " + r.Version
 	}
-	fmt.Fprintf(w, "%s: %s%s, %d array(s)\n", r.File, r.Format, version, len(r.Arrays))
+	if r.Encoding != "" {
+		version = " (" + r.Encoding + ")"
+	}
+	arrays, others := 0, ""
+	for _, a := range r.Arrays {
+		if a.Error == "" || !strings.Contains(a.Error, errNotArray.Error()) {
+			arrays++
+		}
+	}
+	if n := len(r.Arrays) - arrays; n > 0 {
+		others = fmt.Sprintf(" and %d other value(s)", n)
+	}
+	fmt.Fprintf(w, "%s: %s%s, %d array(s)%s\n", r.File, r.Format, version, arrays, others)
 	for _, a := range r.Arrays {
 		indent := "  "
 		if a.Name != "" {

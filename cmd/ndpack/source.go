@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/filesection"
+	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 )
@@ -33,6 +36,7 @@ type arraySource struct {
 type fileArrays struct {
 	format  format
 	version string // the NPY format version, for .npy
+	dialect string // for msgpack: "ext 110", "msgpack-numpy", "openpi"
 	arrays  []arraySource
 	size    int64 // bytes of the input, for progress; 0 if unknown
 	close   func()
@@ -133,22 +137,44 @@ func (fa *fileArrays) msgpackFile(file *os.File, size int64) error {
 }
 
 // msgpackArrays describes the arrays of a msgpack document that fills b:
-// one ext 110 object, or a map of names to them.
+// one array, or a map of names to arrays, each as ext 110 or as a map of
+// the msgpack-numpy or OpenPI dialect.
 func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.ReadCloser) error {
-	add := func(name string, at int, h ext110.Header) {
-		off, n := int64(at+h.DataOffset), int64(h.DataLen)
-		fa.arrays = append(fa.arrays, arraySource{name: name, dtype: h.DType, shape: h.Shape, size: n,
-			open: func() (io.ReadCloser, error) { return section(off, n), nil }})
+	add := func(name string, at int, dt ndarray.DType, shape []int, dataOff, dataLen int, scalar *ndarray.Array) {
+		off, n := int64(at+dataOff), int64(dataLen)
+		open := func() (io.ReadCloser, error) { return section(off, n), nil }
+		if scalar != nil {
+			open = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(scalar.Data)), nil }
+		}
+		fa.arrays = append(fa.arrays, arraySource{name: name, dtype: dt, shape: shape, size: n, open: open})
 	}
-	if len(b) > 0 && isExtHeader(b[0]) {
-		h, err := ext110.DecodeHeader(b)
+	// array reads one array at b[at:] and returns its length.
+	array := func(name string, at int) (int, error) {
+		if at < len(b) && isExtHeader(b[at]) {
+			h, err := ext110.DecodeHeader(b[at:])
+			if err != nil {
+				return 0, err
+			}
+			fa.noteDialect("ext 110")
+			add(name, at, h.DType, h.Shape, h.DataOffset, h.DataLen, nil)
+			return h.Len, nil
+		}
+		h, err := dialect.DecodeHeader(b[at:])
+		if err != nil {
+			return 0, err
+		}
+		fa.noteDialect(h.Dialect.String())
+		add(name, at, h.DType, h.Shape, h.DataOffset, h.DataLen, h.Scalar)
+		return h.Len, nil
+	}
+	if len(b) > 0 && (isExtHeader(b[0]) || dialect.IsArray(b)) {
+		n, err := array("", 0)
 		if err != nil {
 			return err
 		}
-		if h.Len != len(b) {
-			return fmt.Errorf("msgpack: %d bytes after the ext 110 object", len(b)-h.Len)
+		if n != len(b) {
+			return fmt.Errorf("msgpack: %d bytes after the array", len(b)-n)
 		}
-		add("", 0, h)
 		return nil
 	}
 	count, at, err := mapHeader(b)
@@ -160,20 +186,38 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 		if err != nil {
 			return fmt.Errorf("msgpack: map key %d: %w (%w)", i, err, errNotArrays)
 		}
-		h, err := ext110.DecodeHeader(b[next:])
-		if err != nil {
-			if errors.Is(err, ext110.ErrNotExt110) {
-				return fmt.Errorf("msgpack: map value %q: %w", key, errNotArrays)
+		n, err := array(key, next)
+		if errors.Is(err, ext110.ErrNotExt110) || errors.Is(err, dialect.ErrNotArray) {
+			// Another value (a prompt, an id): listed, not read.
+			n, err = mpwalk.Len(b[next:], mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth})
+			if err != nil {
+				return fmt.Errorf("msgpack: map value %q: %w", key, err)
 			}
+			fa.arrays = append(fa.arrays, arraySource{name: key, err: fmt.Errorf("map value %q: %w", key, errNotArray)})
+		} else if err != nil {
 			return fmt.Errorf("msgpack: map value %q: %w", key, err)
 		}
-		add(key, next, h)
-		at = next + h.Len
+		at = next + n
 	}
 	if at != len(b) {
 		return fmt.Errorf("msgpack: %d bytes after the document", len(b)-at)
 	}
-	return nil
+	for _, a := range fa.arrays {
+		if !errors.Is(a.err, errNotArray) {
+			return nil
+		}
+	}
+	return fmt.Errorf("msgpack: a map holding no array: %w", errNotArrays)
+}
+
+// noteDialect records how the file's arrays are encoded.
+func (fa *fileArrays) noteDialect(d string) {
+	switch {
+	case fa.dialect == "":
+		fa.dialect = d
+	case fa.dialect != d && !strings.Contains(fa.dialect, d):
+		fa.dialect += " and " + d
+	}
 }
 
 func isExtHeader(c byte) bool { return c == 0xc7 || c == 0xc8 || c == 0xc9 || (c >= 0xd4 && c <= 0xd8) }

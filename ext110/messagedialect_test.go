@@ -1,0 +1,138 @@
+package ext110_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ndpack/ndpack/dialect"
+	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/pypeer"
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+const dialectCorpus = "../../shared/corpus/dialects"
+
+// arraysAt collects the arrays of a decoded message by their path, as the
+// corpus names them ("/observation/image", "/frames/0").
+func arraysAt(v any, path string, out map[string]*ndarray.Array) {
+	switch x := v.(type) {
+	case *ndarray.Array:
+		out[path] = x
+	case map[string]any:
+		for k, e := range x {
+			arraysAt(e, path+"/"+k, out)
+		}
+	case []any:
+		for i, e := range x {
+			arraysAt(e, fmt.Sprintf("%s/%d", path, i), out)
+		}
+	}
+}
+
+// Whole messages written by the real packers decode with their arrays
+// where the packers put them.
+func TestDialectMessagesFromCorpus(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(dialectCorpus, "expected.json"))
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the dialect corpus is required in CI: %v", err)
+		}
+		t.Skip("no dialect corpus beside the repository")
+	}
+	var expected map[string]struct {
+		Arrays map[string]struct {
+			Typestr string `json:"typestr"`
+			Shape   []int  `json:"shape"`
+			SHA256  string `json:"sha256"`
+		} `json:"arrays"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &expected))
+	for name, e := range expected {
+		b, err := os.ReadFile(filepath.Join(dialectCorpus, name+".msgpack"))
+		require.NoError(t, err)
+		var v any
+		require.NoError(t, ext110.MessageOptions{Dialects: true}.UnmarshalMessage(b, &v), name)
+		got := map[string]*ndarray.Array{}
+		arraysAt(v, "", got)
+		require.Len(t, got, len(e.Arrays), name)
+		for path, w := range e.Arrays {
+			a := got[path]
+			require.NotNil(t, a, "%s: %q", name, path)
+			s := sha256.Sum256(a.Data)
+			assert.Equal(t, w.SHA256, hex.EncodeToString(s[:]), "%s %s", name, path)
+			assert.Equal(t, w.Typestr, a.DType.String())
+		}
+	}
+	// Without the option, the maps stay maps.
+	b, _ := os.ReadFile(filepath.Join(dialectCorpus, "pi_policy_request.msgpack"))
+	var v map[string]any
+	require.NoError(t, ext110.UnmarshalMessage(b, &v))
+	_, isArray := v["observation/image"].(*ndarray.Array)
+	assert.False(t, isArray)
+}
+
+// A marker key that is not first is still found; a dialect map that lies
+// about its data is an error.
+func TestDialectKeyOrderAndLies(t *testing.T) {
+	a, _ := ndarray.FromSlice([]int16{1, 2, 3})
+	a, _ = a.ToOrder(ndarray.LittleEndian)
+	late := map[string]any{"shape": []int{3}, "dtype": "<i2", "data": a.Data, "__ndarray__": true}
+	msg, _ := msgpack.Marshal(map[string]any{"x": late, "n": 1})
+	var v map[string]any
+	require.NoError(t, ext110.MessageOptions{Dialects: true}.UnmarshalMessage(msg, &v))
+	assert.True(t, a.Equal(v["x"].(*ndarray.Array)))
+
+	late["shape"] = []int{4}
+	msg, _ = msgpack.Marshal(map[string]any{"x": late})
+	err := ext110.MessageOptions{Dialects: true}.UnmarshalMessage(msg, &v)
+	assert.ErrorIs(t, err, ndarray.ErrDataLength)
+	assert.True(t, strings.HasPrefix(err.Error(), "dialect: "), err.Error())
+}
+
+// Messages can be written with arrays in either dialect, which the Python
+// peers read as arrays.
+func TestMarshalMessageInDialects(t *testing.T) {
+	pypeer.RequireModule(t, "msgpack_numpy", "python3-msgpack-numpy")
+	img, _ := ndarray.FromSlice([]uint8{1, 2, 3, 4, 5, 6}, 2, 3)
+	state, _ := ndarray.FromSlice([]float32{0.5, -1})
+	state, _ = state.ToOrder(ndarray.LittleEndian)
+	msg := map[string]any{"observation/image": img, "observation/state": state, "prompt": "pick"}
+	var blobs []string
+	for _, d := range []dialect.Dialect{dialect.MsgpackNumpy, dialect.OpenPI} {
+		b, err := ext110.MessageOptions{Encoding: d}.MarshalMessage(msg)
+		require.NoError(t, err)
+		blobs = append(blobs, hex.EncodeToString(b))
+		var back map[string]any
+		require.NoError(t, ext110.MessageOptions{Dialects: true}.UnmarshalMessage(b, &back))
+		assert.True(t, img.Equal(back["observation/image"].(*ndarray.Array)), d)
+	}
+	in, _ := json.Marshal(blobs)
+	out := pypeer.Run(t, `
+import json
+import numpy as np
+import msgpack_numpy as m
+def openpi(obj):
+    if b"__ndarray__" in obj:
+        return np.ndarray(buffer=obj[b"data"], dtype=np.dtype(obj[b"dtype"]), shape=obj[b"shape"])
+    return obj
+mn, pi = json.load(sys.stdin)
+res = []
+for h, hook in ((mn, m.decode), (pi, openpi)):
+    d = msgpack.unpackb(bytes.fromhex(h), object_hook=hook)
+    res.append([d["prompt"], d["observation/image"].tolist(), d["observation/state"].tolist()])
+print(json.dumps(res))
+`, in)
+	var res [][]any
+	require.NoError(t, json.Unmarshal(out, &res))
+	want := []any{"pick", []any{[]any{1.0, 2.0, 3.0}, []any{4.0, 5.0, 6.0}}, []any{0.5, -1.0}}
+	assert.Equal(t, [][]any{want, want}, res)
+}
