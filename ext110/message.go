@@ -48,6 +48,11 @@ type MessageOptions struct {
 	// Encoding is how MarshalMessage writes arrays: ext 110 when zero, or
 	// maps of the given dialect.
 	Encoding dialect.Dialect
+	// NoCopy makes the ext 110 arrays that UnmarshalMessage decodes alias
+	// the message's bytes instead of copying them, which costs nothing
+	// whatever their size; the caller must then not change or reuse the
+	// bytes while the arrays are in use.
+	NoCopy bool
 }
 
 // DefaultMaxExpansion bounds, unless MessageOptions say otherwise, the
@@ -102,8 +107,8 @@ func (o MessageOptions) UnmarshalMessage(data []byte, v any) error {
 }
 
 func (o MessageOptions) decodeMessage(data []byte, v any) error {
-	if o.Dialects {
-		return decodeWithDialects(data, v)
+	if o.Dialects || o.NoCopy {
+		return decodeFromSlice(data, v, o.Dialects, o.NoCopy)
 	}
 	if err := msgpack.Unmarshal(data, v); err != nil {
 		var e *Error

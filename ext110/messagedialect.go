@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ndarray"
@@ -49,11 +50,26 @@ func encodeInDialect(e *msgpack.Encoder, a *ndarray.Array) (bool, error) {
 	return true, err
 }
 
+// sliceReaders recycles the readers of small messages decoded back to back
+// (an RPC peer's requests).
+var sliceReaders = sync.Pool{New: func() any { return new(sliceReader) }}
+
 // sliceReader is the msgpack library's reader while a message is decoded
 // with dialects: it lets the map decoder see the bytes ahead.
 type sliceReader struct {
-	b   []byte
-	off int
+	b     []byte
+	off   int
+	alias bool // ext 110 arrays alias b
+}
+
+// next returns the next n bytes without a copy.
+func (r *sliceReader) next(n int) ([]byte, bool) {
+	if n < 0 || n > len(r.b)-r.off {
+		return nil, false
+	}
+	s := r.b[r.off : r.off+n : r.off+n]
+	r.off += n
+	return s, true
 }
 
 func (r *sliceReader) Read(p []byte) (int, error) {
@@ -85,25 +101,41 @@ func (r *sliceReader) UnreadByte() error {
 // payload at once.
 func (r *sliceReader) Len() int { return len(r.b) - r.off }
 
-// decodeWithDialects decodes a checked message into v, turning the maps of
-// either dialect that meet interface values into *ndarray.Array.
-func decodeWithDialects(data []byte, v any) error {
-	r := &sliceReader{b: data}
-	dec := msgpack.NewDecoder(r)
-	dec.SetMapDecoder(func(d *msgpack.Decoder) (any, error) {
-		start := r.off
-		if dialect.IsArray(r.b[start:]) {
-			return dialectArray(r, start)
-		}
-		m, err := d.DecodeMap()
-		if err != nil {
-			return nil, err
-		}
-		if len(m) >= 3 && len(m) <= 16 && hasMarker(m) { // a sender that puts the marker later
-			return dialectArray(r, start)
-		}
-		return m, nil
-	})
+// decodeFromSlice decodes a checked message into v through a reader that
+// lets ext 110 arrays alias data (alias) and the maps of either dialect that
+// meet interface values become *ndarray.Array (dialects).
+func decodeFromSlice(data []byte, v any, dialects, alias bool) error {
+	r := sliceReaders.Get().(*sliceReader)
+	*r = sliceReader{b: data, alias: alias}
+	dec := msgpack.GetDecoder()
+	defer func() {
+		// The pool hands decoders to msgpack.Unmarshal too: leave none of
+		// this call's settings behind.
+		dec.SetMapDecoder(nil)
+		dec.Reset(nil)
+		msgpack.PutDecoder(dec)
+		*r = sliceReader{}
+		sliceReaders.Put(r)
+	}()
+	dec.Reset(r)
+	if !dialects {
+		dec.SetMapDecoder(nil)
+	} else {
+		dec.SetMapDecoder(func(d *msgpack.Decoder) (any, error) {
+			start := r.off
+			if dialect.IsArray(r.b[start:]) {
+				return dialectArray(r, start)
+			}
+			m, err := d.DecodeMap()
+			if err != nil {
+				return nil, err
+			}
+			if len(m) >= 3 && len(m) <= 16 && hasMarker(m) { // a sender that puts the marker later
+				return dialectArray(r, start)
+			}
+			return m, nil
+		})
+	}
 	if err := dec.Decode(v); err != nil {
 		var e *Error
 		var de *dialect.Error

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"sync"
 
 	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/ndarray"
@@ -51,16 +52,23 @@ func encodeArray(e *msgpack.Encoder, a *ndarray.Array) error {
 		return err
 	}
 	w := e.Writer()
-	prefix := l.appendPrefix(make([]byte, 0, 64))
+	buf := framingBuffers.Get().(*[]byte)
+	defer framingBuffers.Put(buf)
+	prefix := l.appendPrefix((*buf)[:0])
 	if _, err := w.Write(prefix[extHeaderLen(l.payload):]); err != nil {
 		return err
 	}
 	if _, err := w.Write(a.Data); err != nil {
 		return err
 	}
-	_, err = w.Write(l.appendSuffix(prefix[:0]))
+	*buf = l.appendSuffix(prefix[:0])
+	_, err = w.Write(*buf)
 	return err
 }
+
+// framingBuffers hold the bytes around an array's data while it is
+// encoded inside a message.
+var framingBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 128); return &b }}
 
 // decodeArrayValue decodes into an ndarray.Array held by value: nil leaves
 // it zero.
@@ -88,6 +96,14 @@ func decodeArrayValue(d *msgpack.Decoder, v reflect.Value) error {
 // growing its buffer as bytes arrive, and decodes them into v, a
 // *ndarray.Array. The decoded Array aliases that buffer, which it owns.
 func decodeExtPayload(d *msgpack.Decoder, v reflect.Value, extLen int) error {
+	if r, ok := d.Buffered().(*sliceReader); ok && r.alias {
+		// The message's owner lets arrays alias it: no copy at all.
+		payload, ok := r.next(extLen)
+		if !ok {
+			return newError(ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", nil)
+		}
+		return setArray(v, payload)
+	}
 	var src io.Reader = readFullFunc(d.ReadFull)
 	// Decoding from memory (msgpack.Unmarshal) the decoder's reader knows
 	// how much is left: with that, a true length is allocated once and a
@@ -99,6 +115,12 @@ func decodeExtPayload(d *msgpack.Decoder, v reflect.Value, extLen int) error {
 	if err != nil {
 		return newError(ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", err)
 	}
+	return setArray(v, payload)
+}
+
+// setArray decodes an ext 110 payload into v, a *ndarray.Array, aliasing
+// the payload.
+func setArray(v reflect.Value, payload []byte) error {
 	a, err := decodePayload(payload, 0, true)
 	if err != nil {
 		return err

@@ -2,6 +2,8 @@ package yaqrpc
 
 import (
 	"context"
+	"io"
+	"net"
 	"testing"
 
 	"github.com/ndpack/ndpack/internal/benchbase"
@@ -36,3 +38,66 @@ func BenchmarkRoundTrip32MiB(b *testing.B) {
 }
 
 func BenchmarkCopy32MiB(b *testing.B) { benchbase.Copy(b, benchbase.Data(32<<20)) }
+
+// rawEchoServer echoes whatever arrives, as fast as the socket allows.
+func rawEchoServer(b *testing.B) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer conn.Close(); io.Copy(conn, conn) }()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// BenchmarkRawEcho32MiB is the baseline of BenchmarkRoundTrip32MiB: the same
+// bytes sent over loopback and echoed back, with nothing decoded.
+func BenchmarkRawEcho32MiB(b *testing.B) {
+	conn, err := net.Dial("tcp", rawEchoServer(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	data := benchbase.Data(32 << 20)
+	back := make([]byte, len(data))
+	b.SetBytes(int64(2 * len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		done := make(chan error, 1)
+		go func() { _, err := conn.Write(data); done <- err }()
+		if _, err := io.ReadFull(conn, back); err != nil {
+			b.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRawPingPong100 is the baseline of BenchmarkRoundTrip10: 100 bytes
+// there and back.
+func BenchmarkRawPingPong100(b *testing.B) {
+	conn, err := net.Dial("tcp", rawEchoServer(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	msg, back := make([]byte, 100), make([]byte, 100)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := conn.Write(msg); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(conn, back); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package yaqrpc
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,27 +9,45 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/mpwalk"
-	"github.com/vmihailenco/msgpack/v5"
 )
+
+// replyChans recycles the channels of calls that have been answered.
+var replyChans = sync.Pool{New: func() any { return make(chan *response, 1) }}
 
 // ErrClientClosed is returned by calls on a closed Client.
 var ErrClientClosed = errors.New("yaqrpc: client closed")
 
 // Client calls a yaq-RPC daemon over one connection. Calls may be made from
 // many goroutines at once; responses are matched to calls by id.
+//
+// There is no reading goroutine of its own: a call that waits for its
+// response reads the connection itself when no other call is reading, as a
+// plain request/response loop would, and hands the responses of other calls
+// to them. That saves a goroutine switch on every call, which on loopback
+// is as much as the round trip itself. When responses are due that no
+// call waits for any more (their contexts ended), a drainer reads them, so
+// that the daemon is never left blocked writing.
 type Client struct {
 	conn net.Conn
 	max  int64
+	br   *bufio.Reader
 
-	wmu sync.Mutex // one request written at a time
-	buf []byte     // a small request's buffer, reused
+	wmu   sync.Mutex  // one request written at a time
+	out   segments    // the request being written
+	wbufs net.Buffers // its segments, as writev consumes them
 
-	mu      sync.Mutex
-	next    int64
-	pending map[int64]chan *response
-	err     error // set when the connection is done; fails later calls
-	done    chan struct{}
+	rmu sync.Mutex // held by whichever goroutine reads the connection
+
+	mu          sync.Mutex
+	next        int64
+	pending     map[int64]chan *response // calls waiting for their response
+	outstanding int                      // requests sent whose response has not been read
+	waiting     int                      // calls waiting for the reader to let go
+	idle        chan struct{}            // closed when the reader lets go
+	err         error                    // set when the connection is done; fails later calls
+	done        chan struct{}
 }
 
 // Dial connects to a daemon at addr ("host:port").
@@ -50,16 +67,15 @@ func NewClient(conn net.Conn, maxMessageSize int64) *Client {
 	if maxMessageSize <= 0 {
 		maxMessageSize = DefaultMaxMessageSize
 	}
-	c := &Client{conn: conn, max: maxMessageSize, pending: map[int64]chan *response{}, done: make(chan struct{})}
-	go c.readLoop()
-	return c
+	return &Client{conn: conn, max: maxMessageSize, br: bufio.NewReaderSize(conn, 64<<10),
+		pending: map[int64]chan *response{}, idle: make(chan struct{}), done: make(chan struct{})}
 }
 
 // Call calls method with params (nil, a slice for positional parameters, a
 // map or struct for named ones) and decodes the result into result (a
 // pointer, or nil to discard it). A daemon's error comes back as *Error.
-// When ctx ends first, Call returns ctx.Err() and the late response is
-// dropped.
+// When ctx ends first, Call returns ctx.Err(), the late response is
+// dropped, and the client stays usable.
 func (c *Client) Call(ctx context.Context, method string, params any, result any) error {
 	c.mu.Lock()
 	if c.err != nil {
@@ -69,93 +85,293 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 	}
 	c.next++
 	id := c.next
-	ch := make(chan *response, 1)
+	ch := replyChans.Get().(chan *response)
 	c.pending[id] = ch
 	c.mu.Unlock()
-	forget := func() {
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
-	}
-	if err := c.send(ctx, request{Version, id, method, params}); err != nil {
-		forget()
+	if err := c.send(ctx, request{Version, id, method, params}, true); err != nil {
+		c.forget(id)
 		// A daemon that refuses a request it will not read (too large)
 		// answers and closes: its answer says more than the broken write.
 		if cerr := c.closedErr(); cerr != nil {
 			return cerr
 		}
+		if ctx.Err() == nil { // the write itself failed: the daemon may have said why
+			if cerr := c.readRefusal(); cerr != nil {
+				return cerr
+			}
+		}
 		return err
 	}
-	select {
-	case resp := <-ch:
-		if resp == nil {
-			return c.closedErr()
-		}
-		if resp.Error != nil {
-			return resp.Error
-		}
-		if result == nil {
-			return nil
-		}
-		raw := resp.Result
-		if len(raw) == 0 {
-			raw = []byte{0xc0} // the library keeps a nil result as no bytes
-		}
-		if err := msgpack.Unmarshal(raw, result); err != nil {
-			return fmt.Errorf("yaqrpc: %s: decoding the result: %w", method, err)
-		}
-		return nil
-	case <-ctx.Done():
-		forget()
-		return ctx.Err()
-	case <-c.done:
-		return c.closedErr()
+	resp, err := c.wait(ctx, id, ch)
+	if err != nil {
+		return err // ch may yet receive a late response: not reused
 	}
+	replyChans.Put(ch) // answered and empty: nothing else can send on it
+	if resp.Error != nil {
+		return resp.Error
+	}
+	if result == nil {
+		return nil
+	}
+	raw := resp.Result
+	if len(raw) == 0 {
+		raw = []byte{0xc0} // a response without a result
+	}
+	// The result is a slice of its message's own buffer: its arrays
+	// alias it instead of being copied again.
+	opts := ext110.MessageOptions{MaxDepth: DefaultMaxDepth, NoCopy: true}
+	if err := opts.UnmarshalMessage(raw, result); err != nil {
+		return fmt.Errorf("yaqrpc: %s: decoding the result: %w", method, err)
+	}
+	return nil
+}
+
+// wait returns the response to call id: read by this goroutine when no
+// other is reading, else handed over by the one that is.
+func (c *Client) wait(ctx context.Context, id int64, ch chan *response) (*response, error) {
+	for {
+		select {
+		case resp := <-ch:
+			return resp, nil
+		case <-c.done:
+			return nil, c.closedErr()
+		default:
+		}
+		c.mu.Lock()
+		idle := c.idle
+		c.mu.Unlock()
+		if c.rmu.TryLock() {
+			resp, err := c.readUntil(ctx, id)
+			c.letGo()
+			switch {
+			case resp != nil:
+				return resp, nil
+			case err != nil && ctx.Err() != nil:
+				c.forget(id)
+				return nil, ctx.Err()
+			case err != nil:
+				return nil, err
+			}
+			continue // handed our response by ourselves: read it from ch
+		}
+		c.mu.Lock()
+		c.waiting++
+		c.mu.Unlock()
+		select {
+		case resp := <-ch:
+			c.stopWaiting()
+			return resp, nil
+		case <-idle:
+			c.stopWaiting()
+		case <-ctx.Done():
+			c.stopWaiting()
+			c.forget(id)
+			return nil, ctx.Err()
+		case <-c.done:
+			c.stopWaiting()
+			return nil, c.closedErr()
+		}
+	}
+}
+
+func (c *Client) stopWaiting() {
+	c.mu.Lock()
+	c.waiting--
+	c.mu.Unlock()
+}
+
+// letGo ends this goroutine's turn as the reader: waiting calls are woken to
+// take over, and if responses are due that nobody waits for, a drainer
+// reads them.
+func (c *Client) letGo() {
+	c.rmu.Unlock()
+	c.mu.Lock()
+	close(c.idle)
+	c.idle = make(chan struct{})
+	drain := c.outstanding > 0 && c.waiting == 0 && c.err == nil
+	c.mu.Unlock()
+	if drain {
+		go c.drain()
+	}
+}
+
+// drain reads responses nobody is reading while some are due.
+func (c *Client) drain() {
+	if !c.rmu.TryLock() {
+		return // someone reads already
+	}
+	for {
+		c.mu.Lock()
+		stop := c.outstanding == 0 || c.waiting > 0 || c.err != nil
+		c.mu.Unlock()
+		if stop {
+			break
+		}
+		if _, err := c.readOne(context.Background(), -1); err != nil {
+			break
+		}
+	}
+	c.letGo()
+}
+
+// readUntil reads responses, handing each to its call, until the one for
+// id, which it returns; or until ctx ends while no response is arriving.
+func (c *Client) readUntil(ctx context.Context, id int64) (*response, error) {
+	for {
+		c.mu.Lock()
+		ch, mine := c.pending[id]
+		c.mu.Unlock()
+		if !mine || len(ch) > 0 {
+			return nil, nil // already answered: the caller reads ch
+		}
+		resp, err := c.readOne(ctx, id)
+		if resp != nil || err != nil {
+			return resp, err
+		}
+	}
+}
+
+// readOne reads one response and delivers it: returned if it answers id,
+// sent to its call otherwise. It stops for ctx only before a response has
+// begun to arrive, so that the stream stays whole.
+func (c *Client) readOne(ctx context.Context, id int64) (*response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var err error
+	if ctx.Done() == nil { // a context that never ends: nothing to watch
+		_, err = c.br.Peek(1)
+	} else {
+		interrupted := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			c.conn.SetReadDeadline(time.Unix(1, 0))
+			close(interrupted)
+		})
+		_, err = c.br.Peek(1)
+		if !stop() {
+			<-interrupted
+			c.conn.SetReadDeadline(time.Time{})
+			if err != nil && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+		}
+	}
+	if err != nil {
+		c.fail(fmt.Errorf("yaqrpc: connection ended: %w", err))
+		c.conn.Close()
+		return nil, c.closedErr()
+	}
+	raw, err := mpwalk.Read(c.br, c.max, mpwalk.Limits{MaxDepth: DefaultMaxDepth, MaxExpansion: DefaultMaxExpansion})
+	if err != nil {
+		c.fail(fmt.Errorf("yaqrpc: connection ended: %w", err))
+		c.conn.Close()
+		return nil, c.closedErr()
+	}
+	resp, err := parseResponse(raw)
+	if err != nil {
+		c.fail(fmt.Errorf("yaqrpc: undecodable response: %w", err))
+		c.conn.Close()
+		return nil, c.closedErr()
+	}
+	rid, ok := intID(resp.ID)
+	if !ok {
+		// Errors about unreadable requests carry no id; they cannot be
+		// matched, and the daemon closes the connection after them.
+		if resp.Error != nil {
+			c.fail(resp.Error)
+			c.conn.Close()
+			return nil, resp.Error
+		}
+		return nil, nil
+	}
+	c.mu.Lock()
+	ch := c.pending[rid]
+	delete(c.pending, rid)
+	c.outstanding--
+	c.mu.Unlock()
+	if rid == id {
+		return resp, nil
+	}
+	if ch != nil {
+		ch <- resp
+	}
+	return nil, nil
+}
+
+// readRefusal reads, after a request could not be written, the answer a
+// daemon sends before closing (a request over its size limit).
+func (c *Client) readRefusal() error {
+	if !c.rmu.TryLock() {
+		return nil
+	}
+	defer c.letGo()
+	c.conn.SetReadDeadline(time.Now().Add(time.Second))
+	defer c.conn.SetReadDeadline(time.Time{})
+	c.readOne(context.Background(), -1)
+	return c.closedErr()
+}
+
+// forget drops call id, whose caller no longer waits: its response, if it
+// comes, is read and discarded.
+func (c *Client) forget(id int64) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
 }
 
 // Notify sends a notification: the daemon runs method and sends no answer.
 func (c *Client) Notify(ctx context.Context, method string, params any) error {
-	return c.send(ctx, request{Version, nil, method, params})
+	return c.send(ctx, request{Version, nil, method, params}, false)
 }
 
 // send writes one request. A context that has ended sends nothing; one
 // that ends while the request is being written interrupts the write. A
 // request cut part-way leaves the stream unreadable for the daemon, so the
 // connection is then closed and later calls fail; otherwise the client
-// stays usable.
-func (c *Client) send(ctx context.Context, req request) error {
+// stays usable. answered says a response is due.
+func (c *Client) send(ctx context.Context, req request, answered bool) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	buf := bytes.NewBuffer(c.buf[:0])
-	if err := msgpack.NewEncoder(buf).Encode(req); err != nil {
+	c.out.reset()
+	if err := encodeRequest(&c.out, req); err != nil {
 		return fmt.Errorf("yaqrpc: %s: encoding the request: %w", req.Method, err)
 	}
-	if buf.Cap() <= 1<<20 {
-		c.buf = buf.Bytes() // small requests reuse the buffer
+	total := c.out.total
+	c.wbufs = c.out.buffers()
+	var n int64
+	var err error
+	if ctx.Done() == nil { // a context that never ends: nothing to watch
+		n, err = c.wbufs.WriteTo(c.conn) // writev: array data goes out as it is
+	} else {
+		if dl, ok := ctx.Deadline(); ok {
+			c.conn.SetWriteDeadline(dl)
+		}
+		interrupted := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			c.conn.SetWriteDeadline(time.Unix(1, 0))
+			close(interrupted)
+		})
+		n, err = c.wbufs.WriteTo(c.conn)
+		if !stop() {
+			// The interruption has started: let it finish, so that
+			// clearing the deadline below is the last word.
+			<-interrupted
+		}
+		c.conn.SetWriteDeadline(time.Time{})
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		c.conn.SetWriteDeadline(dl)
-	}
-	interrupted := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		c.conn.SetWriteDeadline(time.Unix(1, 0))
-		close(interrupted)
-	})
-	n, err := c.conn.Write(buf.Bytes())
-	if !stop() {
-		// The interruption has started: let it finish, so that clearing
-		// the deadline below is the last word.
-		<-interrupted
-	}
-	c.conn.SetWriteDeadline(time.Time{})
 	if err == nil {
+		if answered {
+			c.mu.Lock()
+			c.outstanding++
+			c.mu.Unlock()
+		}
 		return nil
 	}
 	if n > 0 {
-		c.fail(fmt.Errorf("yaqrpc: connection abandoned: a request was cut after %d of %d bytes: %w", n, buf.Len(), err))
+		c.fail(fmt.Errorf("yaqrpc: connection abandoned: a request was cut after %d of %d bytes: %w", n, total, err))
 		c.conn.Close()
 	}
 	if ctx.Err() != nil {
@@ -185,40 +401,4 @@ func (c *Client) fail(err error) {
 	}
 	c.err = err
 	close(c.done)
-}
-
-func (c *Client) readLoop() {
-	br := bufio.NewReaderSize(c.conn, 64<<10)
-	for {
-		raw, err := mpwalk.Read(br, c.max, mpwalk.Limits{MaxDepth: DefaultMaxDepth, MaxExpansion: DefaultMaxExpansion})
-		if err != nil {
-			c.fail(fmt.Errorf("yaqrpc: connection ended: %w", err))
-			c.conn.Close()
-			return
-		}
-		var resp response
-		if err := msgpack.Unmarshal(raw, &resp); err != nil {
-			c.fail(fmt.Errorf("yaqrpc: undecodable response: %w", err))
-			c.conn.Close()
-			return
-		}
-		id, ok := intID(resp.ID)
-		if !ok {
-			// Errors about unreadable requests carry no id; they cannot
-			// be matched, and the daemon closes the connection after them.
-			if resp.Error != nil {
-				c.fail(resp.Error)
-				c.conn.Close()
-				return
-			}
-			continue
-		}
-		c.mu.Lock()
-		ch := c.pending[id]
-		delete(c.pending, id)
-		c.mu.Unlock()
-		if ch != nil {
-			ch <- &resp
-		}
-	}
 }

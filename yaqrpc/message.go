@@ -2,7 +2,6 @@ package yaqrpc
 
 import (
 	"github.com/ndpack/ndpack/ext110" // arrays travel as ext 110
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Version is the protocol version sent and required in every message.
@@ -39,15 +38,6 @@ type errorResponse struct {
 	Ver   string `msgpack:"ver"`
 	ID    any    `msgpack:"id"`
 	Error *Error `msgpack:"error"`
-}
-
-// response is what a Client reads: the result is kept raw so Call can
-// decode it into the caller's type.
-type response struct {
-	Ver    string             `msgpack:"ver"`
-	ID     any                `msgpack:"id"`
-	Result msgpack.RawMessage `msgpack:"result"`
-	Error  *Error             `msgpack:"error"`
 }
 
 // intID returns an integer id of any msgpack width as int64.

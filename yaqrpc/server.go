@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -203,7 +204,16 @@ func (s *Server) serveConn(conn net.Conn) {
 	bw := bufio.NewWriterSize(conn, 64<<10)
 	enc := msgpack.NewEncoder(bw)
 	reply := func(v any) bool {
-		if err := enc.Encode(v); err != nil {
+		var err error
+		switch r := v.(type) {
+		case resultResponse:
+			err = writeResponse(bw, enc, r.ID, r.Result, nil)
+		case errorResponse:
+			err = writeResponse(bw, enc, r.ID, nil, r.Error)
+		default:
+			err = enc.Encode(v)
+		}
+		if err != nil {
 			s.logf("yaqrpc: %s: encoding a response: %v", conn.RemoteAddr(), err)
 			return false
 		}
@@ -273,15 +283,22 @@ func (s *Server) drain(conn net.Conn, br *bufio.Reader) {
 	io.Copy(io.Discard, br)
 }
 
-// dispatch answers one message; nil means no answer (a notification).
+// dispatch answers one message; nil means no answer (a notification). raw
+// is the message's own buffer: the arrays of the request alias it.
 func (s *Server) dispatch(raw []byte) any {
-	var v any
-	if err := msgpack.Unmarshal(raw, &v); err != nil {
-		return errorResponse{Version, nil, Errorf(CodeParseError, "cannot decode the message: %v", err)}
-	}
-	m, ok := v.(map[string]any)
+	opts := ext110.MessageOptions{MaxDepth: s.maxDepth(), NoCopy: true}
+	m, ok := parseRequest(raw, opts)
 	if !ok {
-		return errorResponse{Version, nil, Errorf(CodeInvalidRequest, "a request is a map, got %T", v)}
+		// Not the usual shape: decode it whole, and say what is wrong.
+		var v any
+		if err := opts.UnmarshalMessage(raw, &v); err != nil {
+			return errorResponse{Version, nil, Errorf(CodeParseError, "cannot decode the message: %v", err)}
+		}
+		mm, isMap := v.(map[string]any)
+		if !isMap {
+			return errorResponse{Version, nil, Errorf(CodeInvalidRequest, "a request is a map, got %T", v)}
+		}
+		m = mm
 	}
 	id, hasID := m["id"]
 	if hasID {

@@ -25,7 +25,7 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		// The bytes are exactly one value: walking them again takes all.
-		n, err := Value(&tee{r: bufio.NewReader(bytes.NewReader(got))}, int64(len(got)), Limits{})
+		n, err := Value(&collector{r: bufio.NewReader(bytes.NewReader(got))}, int64(len(got)), Limits{})
 		if err != nil || n != int64(len(got)) {
 			t.Fatalf("re-walk took %d of %d bytes: %v", n, len(got), err)
 		}

@@ -9,7 +9,10 @@
 // before anything is consumed or sized from it.
 package mpwalk
 
-import "fmt"
+import (
+	"fmt"
+	"io"
+)
 
 // Source supplies the bytes being walked.
 type Source interface {
@@ -116,13 +119,43 @@ type level struct {
 // Its memory is a fixed amount plus 8 bytes per nesting level, whatever the
 // input.
 func Value(src Source, budget int64, lim Limits) (int64, error) {
-	used, _, err := walk(src, budget, lim)
+	used, _, err := walk(&input{src: src}, budget, lim)
 	return used, err
+}
+
+// input is what walk reads: a byte slice directly (the common case, with no
+// call through an interface and nothing allocated), or a Source.
+type input struct {
+	b   []byte
+	off int
+	src Source // nil: read b
+}
+
+func (in *input) ReadByte() (byte, error) {
+	if in.src != nil {
+		return in.src.ReadByte()
+	}
+	if in.off >= len(in.b) {
+		return 0, io.EOF
+	}
+	in.off++
+	return in.b[in.off-1], nil
+}
+
+func (in *input) Discard(n int) error {
+	if in.src != nil {
+		return in.src.Discard(n)
+	}
+	if n > len(in.b)-in.off {
+		return io.ErrUnexpectedEOF
+	}
+	in.off += n
+	return nil
 }
 
 // walk is Value, returning also the estimated cost of decoding what it
 // walked (when lim.MaxExpansion is set).
-func walk(src Source, budget int64, lim Limits) (used, cost int64, err error) {
+func walk(src *input, budget int64, lim Limits) (used, cost int64, err error) {
 	maxDepth := lim.MaxDepth
 	pending := int64(1) // values still to walk; each needs at least a byte
 	// open holds the arrays and maps the walk is inside.

@@ -147,7 +147,7 @@ var shapes = map[string][]byte{
 func TestExpansionEstimate(t *testing.T) {
 	for name, item := range shapes {
 		b := listOf((1<<20)/len(item), item)
-		_, cost, err := walk(&byteSource{b: b}, int64(len(b)), Limits{MaxExpansion: 1 << 30})
+		_, cost, err := walk(&input{b: b}, int64(len(b)), Limits{MaxExpansion: 1 << 30})
 		require.NoError(t, err)
 		runtime.GC()
 		var before, after runtime.MemStats

@@ -2,81 +2,82 @@ package mpwalk
 
 import (
 	"bufio"
-	"bytes"
 	"io"
+	"slices"
 )
 
 // Read reads exactly one complete msgpack value from r and returns its
 // bytes. A value longer than max bytes fails with *BudgetError as soon as a
 // length claims more than what is left of max, before any of it is read or
 // allocated: memory grows only with the bytes actually received. The walk
-// keeps lim (see Value). A stream
-// that ends before the value does gives io.ErrUnexpectedEOF; one that ends
-// before it starts gives io.EOF.
+// keeps lim (see Value). A stream that ends before the value does gives
+// io.ErrUnexpectedEOF; one that ends before it starts gives io.EOF.
+//
+// A long str, bin or ext payload is read straight into the returned
+// buffer, grown once to hold it (bufio hands a read that large past its own
+// buffer): the bytes are copied once from the connection, and the buffer is
+// about the size of the message, not the next power of two.
 func Read(r *bufio.Reader, max int64, lim Limits) ([]byte, error) {
 	if _, err := r.Peek(1); err != nil {
 		return nil, err
 	}
-	t := &tee{r: r}
-	_, err := Value(t, max, lim)
+	// Most messages are small and arrive whole: size for what is buffered.
+	size := int64(r.Buffered())
+	if size < 64 {
+		size = 64
+	}
+	c := &collector{r: r, buf: make([]byte, 0, min(max, size))}
+	_, err := Value(c, max, lim)
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	return t.buf.Bytes(), err
+	return c.buf, err
 }
 
-// tee is a Source that keeps what it reads.
-type tee struct {
+// collector is a Source that keeps what it reads.
+type collector struct {
 	r   *bufio.Reader
-	buf bytes.Buffer
+	buf []byte
 }
 
-func (t *tee) ReadByte() (byte, error) {
-	c, err := t.r.ReadByte()
+func (c *collector) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
 	if err == nil {
-		t.buf.WriteByte(c)
+		c.buf = append(c.buf, b)
 	}
-	return c, err
+	return b, err
 }
 
-func (t *tee) Discard(n int) error {
-	got, err := io.CopyN(&t.buf, t.r, int64(n))
-	if err == io.EOF && got < int64(n) {
-		return io.ErrUnexpectedEOF
+// payloadSlack is room left after a large payload for the rest of its
+// message (an ext 110 map's typestr and shape, a request's other keys), so
+// that those bytes do not make the buffer grow again.
+const payloadSlack = 16 << 10
+
+func (c *collector) Discard(n int) error {
+	if n > cap(c.buf)-len(c.buf) {
+		if n >= payloadSlack {
+			c.buf = slices.Grow(c.buf, n+payloadSlack)
+		} else {
+			c.buf = slices.Grow(c.buf, n)
+		}
+	}
+	got, err := io.ReadFull(c.r, c.buf[len(c.buf):len(c.buf)+n])
+	c.buf = c.buf[:len(c.buf)+got]
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
 	}
 	return err
 }
 
 // Len returns the length of the msgpack value at the start of b, checking
 // every claimed length and count against the bytes b really holds, and
-// lim (see Value). An empty or cut-short b gives
-// io.ErrUnexpectedEOF.
+// lim (see Value). An empty or cut-short b gives io.ErrUnexpectedEOF. It
+// allocates nothing.
 func Len(b []byte, lim Limits) (int, error) {
-	n, err := Value(&byteSource{b: b}, int64(len(b)), lim)
+	in := input{b: b}
+	n, _, err := walk(&in, int64(len(b)), lim)
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
 	return int(n), err
-}
-
-// byteSource is a Source over a byte slice.
-type byteSource struct {
-	b   []byte
-	off int
-}
-
-func (s *byteSource) ReadByte() (byte, error) {
-	if s.off >= len(s.b) {
-		return 0, io.EOF
-	}
-	s.off++
-	return s.b[s.off-1], nil
-}
-
-func (s *byteSource) Discard(n int) error {
-	if n > len(s.b)-s.off {
-		return io.ErrUnexpectedEOF
-	}
-	s.off += n
-	return nil
 }
