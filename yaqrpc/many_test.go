@@ -88,12 +88,17 @@ func manyRawEchoes(t testing.TB, addr string, clients, calls int) {
 }
 
 // BenchmarkManyClients is 64 clients making 200 calls each with a 1 MiB
-// array; compare its MB/s with BenchmarkManyRawEchoes.
+// array; compare its MB/s with BenchmarkManyRawEchoes. Reuse sets the
+// server's ReuseRequestBuffers.
 func BenchmarkManyClients(b *testing.B) {
-	addr, _ := testServer(b, 0)
-	b.SetBytes(2 * 64 * 200 << 20)
-	for b.Loop() {
-		manyCalls(b, addr, 64, 200)
+	for _, reuse := range []bool{false, true} {
+		b.Run(fmt.Sprintf("reuse=%v", reuse), func(b *testing.B) {
+			addr, _ := testServer(b, 0, func(s *Server) { s.ReuseRequestBuffers = reuse })
+			b.SetBytes(2 * 64 * 200 << 20)
+			for b.Loop() {
+				manyCalls(b, addr, 64, 200)
+			}
+		})
 	}
 }
 
@@ -149,13 +154,16 @@ func TestManyClientsMemory(t *testing.T) {
 	t.Logf("daemon peak RSS with 64 clients of 1 MiB arrays: %d MiB", hwm>>10)
 	assert.Less(t, hwm<<10, int64(64<<20+2*64<<20))
 
-	// In process: every connection goroutine ends with its client.
+	// In process: every connection goroutine ends with its client; with
+	// reused request buffers the answers are still right.
 	before := runtime.NumGoroutine()
 	srvAddr, _ := testServer(t, 0)
 	manyCalls(t, srvAddr, 64, 5)
+	reuseAddr, _ := testServer(t, 0, func(s *Server) { s.ReuseRequestBuffers = true })
+	manyCalls(t, reuseAddr, 16, 5)
 	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before+1 && time.Now().Before(deadline) {
+	for runtime.NumGoroutine() > before+2 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	assert.LessOrEqual(t, runtime.NumGoroutine(), before+1, "the server's accept loop only")
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before+2, "the servers' accept loops only")
 }

@@ -92,6 +92,12 @@ type Server struct {
 	// discarding what the peer is still sending, so that the peer reads
 	// the answer instead of a connection reset; 0 means 5 seconds.
 	DrainTimeout time.Duration
+	// ReuseRequestBuffers lets each connection read its next request into
+	// the memory of the last, once that has been answered, instead of a
+	// fresh buffer: for daemons whose handlers keep no part of a request
+	// (its arrays included) after returning, it saves allocating and
+	// zeroing the size of every request.
+	ReuseRequestBuffers bool
 	// ErrorLog receives connection errors and handler panics; nil means
 	// the log package's standard logger.
 	ErrorLog *log.Logger
@@ -219,8 +225,9 @@ func (s *Server) serveConn(conn net.Conn) {
 		}
 		return bw.Flush() == nil
 	}
+	var last []byte // the last request's buffer, to reuse
 	for {
-		raw, err := mpwalk.Read(br, s.maxMessage(), mpwalk.Limits{MaxDepth: s.maxDepth(), MaxExpansion: DefaultMaxExpansion})
+		raw, err := mpwalk.ReadInto(last, br, s.maxMessage(), mpwalk.Limits{MaxDepth: s.maxDepth(), MaxExpansion: DefaultMaxExpansion})
 		if err != nil {
 			// Without framing, a stream cannot be resynchronised after a
 			// bad message: answer once if there is something to say, then
@@ -255,6 +262,9 @@ func (s *Server) serveConn(conn net.Conn) {
 		}
 		if resp := s.dispatch(raw); resp != nil && !reply(resp) {
 			return
+		}
+		if s.ReuseRequestBuffers && cap(raw) <= int(s.maxMessage())+64<<10 {
+			last = raw[:0] // answered: its arrays are no longer in use
 		}
 	}
 }

@@ -20,9 +20,12 @@ import (
 )
 
 // testServer serves a few methods on a loopback port.
-func testServer(t testing.TB, maxMessage int64) (addr string, notified <-chan string) {
+func testServer(t testing.TB, maxMessage int64, configure ...func(*Server)) (addr string, notified <-chan string) {
 	srv := NewServer()
 	srv.MaxMessageSize = maxMessage
+	for _, f := range configure {
+		f(srv)
+	}
 	srv.ErrorLog = log.New(io.Discard, "", 0)
 	notes := make(chan string, 10)
 	srv.Handle("echo", func(_ context.Context, r *Request) (any, error) {
@@ -311,4 +314,22 @@ func TestCancelledCallsLeaveTheClientUsable(t *testing.T) {
 	// a later call.
 	require.NoError(t, c.Call(context.Background(), "sleep", nil, &slept))
 	assert.Equal(t, "slept", slept)
+}
+
+// With ReuseRequestBuffers, a request's arrays are valid until its answer
+// is written: echoing arrays of changing contents and sizes back to back
+// returns each one intact.
+func TestReuseRequestBuffers(t *testing.T) {
+	addr, _ := testServer(t, 0, func(s *Server) { s.ReuseRequestBuffers = true })
+	c := dial(t, addr)
+	for i, n := range []int{1 << 20, 100, 1 << 16, 1 << 20, 3} {
+		data := make([]byte, n)
+		for k := range data {
+			data[k] = byte(i*31 + k)
+		}
+		a, _ := ndarray.New(ndarray.Uint8, []int{n}, data)
+		var back *ndarray.Array
+		require.NoError(t, c.Call(context.Background(), "echo", []any{a}, &back))
+		assert.True(t, a.Equal(back), "call %d", i)
+	}
 }

@@ -18,15 +18,26 @@ import (
 // buffer): the bytes are copied once from the connection, and the buffer is
 // about the size of the message, not the next power of two.
 func Read(r *bufio.Reader, max int64, lim Limits) ([]byte, error) {
+	return ReadInto(nil, r, max, lim)
+}
+
+// ReadInto is Read into buf's memory, grown only if the message needs more:
+// a reader of many messages whose bytes are no longer needed once handled
+// reuses one buffer.
+func ReadInto(buf []byte, r *bufio.Reader, max int64, lim Limits) ([]byte, error) {
 	if _, err := r.Peek(1); err != nil {
 		return nil, err
 	}
-	// Most messages are small and arrive whole: size for what is buffered.
-	size := int64(r.Buffered())
-	if size < 64 {
-		size = 64
+	if buf == nil {
+		// Most messages are small and arrive whole: size for what is
+		// buffered.
+		size := int64(r.Buffered())
+		if size < 64 {
+			size = 64
+		}
+		buf = make([]byte, 0, min(max, size))
 	}
-	c := &collector{r: r, buf: make([]byte, 0, min(max, size))}
+	c := &collector{r: r, buf: buf[:0]}
 	_, err := Value(c, max, lim)
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
