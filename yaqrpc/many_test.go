@@ -152,7 +152,9 @@ func TestManyClientsMemory(t *testing.T) {
 		}
 	}
 	t.Logf("daemon peak RSS with 64 clients of 1 MiB arrays: %d MiB", hwm>>10)
-	assert.Less(t, hwm<<10, int64(64<<20+2*64<<20))
+	if !raceEnabled {
+		assert.Less(t, hwm<<10, int64(64<<20+2*64<<20))
+	}
 
 	// In process: every connection goroutine ends with its client; with
 	// reused request buffers the answers are still right.

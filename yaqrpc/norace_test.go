@@ -1,0 +1,5 @@
+//go:build !race
+
+package yaqrpc
+
+const raceEnabled = false
