@@ -46,3 +46,30 @@ func FuzzDispatch(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseResponse: the client's reading of a response envelope never
+// panics, and a result it finds is a slice of the message.
+func FuzzParseResponse(f *testing.F) {
+	for _, v := range []any{
+		resultResponse{Version, int64(3), []any{1.5, "x"}},
+		errorResponse{Version, "a", Errorf(CodeInvalidParams, "bad")},
+		errorResponse{Version, nil, Errorf(CodeInvalidRequest, "too large")},
+	} {
+		b, _ := msgpack.Marshal(v)
+		f.Add(b)
+	}
+	f.Add([]byte{0x83, 0xa2, 'i', 'd', 0xcf, 1, 2, 3, 4, 5, 6, 7, 8, 0xa6, 'r', 'e', 's', 'u', 'l', 't', 0xc0, 0xa3, 'v', 'e', 'r', 0xa0})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		n, err := mpwalk.Len(in, mpwalk.Limits{MaxDepth: DefaultMaxDepth})
+		if err != nil {
+			return // the walker refuses it before parseResponse sees it
+		}
+		resp, err := parseResponse(in[:n])
+		if err != nil {
+			return
+		}
+		if resp.Result != nil && (len(resp.Result) == 0 || len(resp.Result) > n) {
+			t.Fatalf("result of %d bytes from a %d-byte message", len(resp.Result), n)
+		}
+	})
+}
