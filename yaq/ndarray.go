@@ -1,0 +1,254 @@
+// Package yaq is ndpack's side of yaq as it is spoken today: Avro RPC
+// (YEP-107) between instrument daemons and clients, with arrays as the
+// YEP-113 ndarray record.
+//
+// This version holds the ndarray record's codec, exact both ways and in
+// Avro's binary encoding as the yaq daemons' own Avro library writes it
+// (fastavro): the array's shape as array<int>, its typestr, its C-ordered
+// bytes and the array interface version, 3. The client and the daemon
+// framework build on it.
+package yaq
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/ndpack/ndpack/internal/codecerr"
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// ArraySchema is the Avro schema of the YEP-113 ndarray record, as yaq
+// daemons declare it in their protocols.
+const ArraySchema = `{"type": "record", "name": "ndarray", "logicalType": "ndarray", "fields": [` +
+	`{"name": "shape", "type": {"type": "array", "items": "int"}}, {"name": "typestr", "type": "string"}, ` +
+	`{"name": "data", "type": "bytes"}, {"name": "version", "type": "int"}]}`
+
+// ArrayVersion is the array interface version the record carries.
+const ArrayVersion = 3
+
+// Sentinel errors; every error of the package wraps one, for errors.Is.
+// Errors about the array itself also wrap the ndarray sentinel.
+var (
+	// ErrTruncated: the input ends before the value does.
+	ErrTruncated = errors.New("truncated input")
+	// ErrMalformed: the bytes are not a valid ndarray record: a negative
+	// length, a dimension outside Avro's int, data that does not match the
+	// shape.
+	ErrMalformed = errors.New("malformed ndarray record")
+	// ErrNonstandard: encoding an array of a kind outside YEP-110's
+	// standard list (S, U, V, M8, m8) without ArrayOptions.AllowNonstandard.
+	ErrNonstandard = errors.New("non-standard dtype")
+)
+
+// Error is a failure of this package: its class (one of the sentinel errors
+// above), the byte offset in the input where it was found (-1 when none
+// applies), what was wrong, and the underlying cause if any. Its message
+// starts with "yaq: ".
+type Error struct {
+	Err    error  // the class: one of the sentinel errors
+	Offset int64  // byte offset in the input; -1 when none applies
+	Detail string // what was wrong
+	Cause  error  // the underlying error, such as an ndarray.Error; may be nil
+}
+
+// Error formats the failure as "yaq: CLASS at byte N: DETAIL: CAUSE".
+func (e *Error) Error() string { return codecerr.Format("yaq", e.Err, e.Offset, e.Detail, e.Cause) }
+
+// Unwrap returns the class and the cause, so that errors.Is matches either.
+func (e *Error) Unwrap() []error { return codecerr.Unwrap(e.Err, e.Cause) }
+
+func errAt(class error, off int, format string, args ...any) error {
+	return &Error{Err: class, Offset: int64(off), Detail: fmt.Sprintf(format, args...)}
+}
+
+// ArrayOptions controls encoding. The zero value is the default.
+type ArrayOptions struct {
+	// AllowNonstandard lets arrays of NumPy kinds outside YEP-110's
+	// standard list (S, U, V, M8, m8) be encoded; yaq daemons read them
+	// with numpy, but the standard leaves them out.
+	AllowNonstandard bool
+}
+
+// AppendArray appends the ndarray record of a to dst with the default
+// options, growing dst at most once.
+func AppendArray(dst []byte, a *ndarray.Array) ([]byte, error) {
+	return ArrayOptions{}.AppendArray(dst, a)
+}
+
+// AppendArray appends the ndarray record of a to dst, growing dst at most
+// once, to the exact size.
+func (o ArrayOptions) AppendArray(dst []byte, a *ndarray.Array) ([]byte, error) {
+	if a == nil {
+		return dst, errAt(ErrMalformed, -1, "cannot encode a nil *ndarray.Array")
+	}
+	if err := a.Validate(); err != nil {
+		return dst, &Error{Err: ErrMalformed, Offset: -1, Cause: err}
+	}
+	if !a.DType.IsStandard() && !o.AllowNonstandard {
+		return dst, errAt(ErrNonstandard, -1, "%s is outside YEP-110's standard kinds (b, i, u, f, c); set ArrayOptions.AllowNonstandard to send it", a.DType)
+	}
+	for i, d := range a.Shape {
+		if d > math.MaxInt32 {
+			return dst, errAt(ErrMalformed, -1, "dimension %d (%d) does not fit Avro's int", i, d)
+		}
+	}
+	var ts [24]byte
+	typestr, _ := a.DType.AppendText(ts[:0])
+	size := 0
+	if len(a.Shape) > 0 {
+		size += varintLen(int64(len(a.Shape)))
+		for _, d := range a.Shape {
+			size += varintLen(int64(d))
+		}
+	}
+	size += 1 + varintLen(int64(len(typestr))) + len(typestr) + varintLen(int64(len(a.Data))) + len(a.Data) + 1
+	if cap(dst)-len(dst) < size {
+		grown := make([]byte, len(dst), len(dst)+size)
+		copy(grown, dst)
+		dst = grown
+	}
+	if len(a.Shape) > 0 { // one block of items, then the end of the array
+		dst = appendVarint(dst, int64(len(a.Shape)))
+		for _, d := range a.Shape {
+			dst = appendVarint(dst, int64(d))
+		}
+	}
+	dst = append(dst, 0)
+	dst = appendVarint(dst, int64(len(typestr)))
+	dst = append(dst, typestr...)
+	dst = appendVarint(dst, int64(len(a.Data)))
+	dst = append(dst, a.Data...)
+	return appendVarint(dst, ArrayVersion), nil
+}
+
+// DecodeArray decodes the ndarray record at the start of b and returns the
+// array and the number of bytes it took. The array's Data aliases b, which
+// must not change while the array is in use; Clone it to keep it apart.
+// Every length is checked against the bytes that remain before it is used.
+// Any version is accepted, as YEP-110 asks of readers; data whose length is
+// not shape times item size, a negative dimension and a typestr ndarray
+// does not know are refused.
+func DecodeArray(b []byte) (*ndarray.Array, int, error) {
+	r := reader{b: b}
+	var shape []int
+	for {
+		blockAt := r.off
+		n, err := r.varint("shape block")
+		if err != nil {
+			return nil, 0, err
+		}
+		if n == 0 {
+			break
+		}
+		if n < 0 {
+			// A negative count is followed by the block's size in bytes.
+			n = -n
+			if _, err := r.varint("shape block size"); err != nil {
+				return nil, 0, err
+			}
+		}
+		if n > int64(len(b)-r.off) || len(shape)+int(n) > ndarray.MaxDims {
+			return nil, 0, errAt(ErrMalformed, blockAt, "shape claims %d more dimensions (%d bytes remain, NumPy allows %d)", n, len(b)-r.off, ndarray.MaxDims)
+		}
+		for i := int64(0); i < n; i++ {
+			dimAt := r.off
+			d, err := r.varint("dimension")
+			if err != nil {
+				return nil, 0, err
+			}
+			if d < 0 || d > math.MaxInt32 {
+				return nil, 0, errAt(ErrMalformed, dimAt, "dimension %d is %d, outside 0 .. 2^31-1", len(shape), d)
+			}
+			shape = append(shape, int(d))
+		}
+	}
+	if shape == nil {
+		shape = []int{}
+	}
+	tsAt := r.off
+	typestr, err := r.bytes("typestr")
+	if err != nil {
+		return nil, 0, err
+	}
+	dt, err := ndarray.ParseDType(string(typestr))
+	if err != nil {
+		return nil, 0, &Error{Err: ErrMalformed, Offset: int64(tsAt), Cause: err}
+	}
+	dataAt := r.off
+	data, err := r.bytes("data")
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, err := r.varint("version"); err != nil {
+		return nil, 0, err
+	}
+	a := &ndarray.Array{DType: dt, Shape: shape, Data: data}
+	if err := a.Validate(); err != nil {
+		return nil, 0, &Error{Err: ErrMalformed, Offset: int64(dataAt), Cause: err}
+	}
+	return a, r.off, nil
+}
+
+// reader reads Avro's binary encoding from a byte slice.
+type reader struct {
+	b   []byte
+	off int
+}
+
+// varint reads a zigzag-encoded long.
+func (r *reader) varint(what string) (int64, error) {
+	var u uint64
+	for shift := uint(0); ; shift += 7 {
+		if r.off >= len(r.b) {
+			return 0, errAt(ErrTruncated, r.off, "the input ends inside %s", what)
+		}
+		if shift >= 64 {
+			return 0, errAt(ErrMalformed, r.off, "%s is a varint longer than 10 bytes", what)
+		}
+		c := r.b[r.off]
+		r.off++
+		u |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			break
+		}
+	}
+	return int64(u>>1) ^ -int64(u&1), nil
+}
+
+// bytes reads a length and that many bytes, as a slice of the input.
+func (r *reader) bytes(what string) ([]byte, error) {
+	at := r.off
+	n, err := r.varint(what + " length")
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, errAt(ErrMalformed, at, "%s has a negative length (%d)", what, n)
+	}
+	if n > int64(len(r.b)-r.off) {
+		return nil, errAt(ErrTruncated, at, "%s claims %d bytes, %d remain", what, n, len(r.b)-r.off)
+	}
+	s := r.b[r.off : r.off+int(n) : r.off+int(n)]
+	r.off += int(n)
+	return s, nil
+}
+
+func appendVarint(b []byte, v int64) []byte {
+	u := uint64(v<<1) ^ uint64(v>>63)
+	for u >= 0x80 {
+		b = append(b, byte(u)|0x80)
+		u >>= 7
+	}
+	return append(b, byte(u))
+}
+
+func varintLen(v int64) int {
+	u := uint64(v<<1) ^ uint64(v>>63)
+	n := 1
+	for u >= 0x80 {
+		u >>= 7
+		n++
+	}
+	return n
+}
