@@ -1,0 +1,89 @@
+package yaq
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Protocol is a yaq daemon's Avro protocol, as it declares it (the .avpr
+// JSON, served in the handshake): its name, traits and messages.
+type Protocol struct {
+	Name     string
+	Traits   []string
+	Messages map[string]*Message
+	JSON     string // the text it was parsed from
+}
+
+// Message is one method of a protocol: its parameters and response.
+type Message struct {
+	Name     string
+	Doc      string
+	Request  []Field // the parameters, in order
+	Response *Schema
+	Errors   *Schema // the union an error response holds ("string" first)
+}
+
+// ParseProtocol parses a protocol's JSON (bare NaN and Infinity, which
+// Python writes in defaults, allowed).
+func ParseProtocol(text string) (*Protocol, error) {
+	v, err := decodeJSON([]byte(text))
+	if err != nil {
+		return nil, err
+	}
+	top, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: a protocol is a JSON object", ErrSchema)
+	}
+	p := &Protocol{JSON: text, Messages: map[string]*Message{}}
+	p.Name, _ = top["protocol"].(string)
+	if traits, ok := top["traits"].([]any); ok {
+		for _, t := range traits {
+			if s, ok := t.(string); ok {
+				p.Traits = append(p.Traits, s)
+			}
+		}
+	}
+	sp := &schemaParser{named: map[string]*Schema{}}
+	if types, ok := top["types"].([]any); ok {
+		for _, t := range types {
+			if _, err := sp.parse(t); err != nil {
+				return nil, fmt.Errorf("types: %w", err)
+			}
+		}
+	}
+	msgs, _ := top["messages"].(map[string]any)
+	names := make([]string, 0, len(msgs))
+	for name := range msgs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		m, _ := msgs[name].(map[string]any)
+		msg := &Message{Name: name}
+		msg.Doc, _ = m["doc"].(string)
+		req, _ := m["request"].([]any)
+		for _, f := range req {
+			fm, _ := f.(map[string]any)
+			fname, _ := fm["name"].(string)
+			ft, err := sp.parse(fm["type"])
+			if err != nil {
+				return nil, fmt.Errorf("message %q, parameter %q: %w", name, fname, err)
+			}
+			msg.Request = append(msg.Request, Field{Name: fname, Type: ft})
+		}
+		resp, err := sp.parse(m["response"])
+		if err != nil {
+			return nil, fmt.Errorf("message %q, response: %w", name, err)
+		}
+		msg.Response = resp
+		errs := []any{"string"}
+		if e, ok := m["errors"].([]any); ok {
+			errs = append(errs, e...)
+		}
+		if msg.Errors, err = sp.parse(errs); err != nil {
+			return nil, fmt.Errorf("message %q, errors: %w", name, err)
+		}
+		p.Messages[name] = msg
+	}
+	return p, nil
+}

@@ -1,0 +1,179 @@
+package yaq
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const sharedYaq = "../../shared/yaq/"
+
+var kinds = []string{"fake-camera", "fake-spectrometer", "fake-sensor", "fake-triggered-sensor",
+	"fake-continuous-hardware", "fake-discrete-hardware", "fake-has-turret"}
+
+type frame struct {
+	Seq   int    `json:"seq"`
+	Dir   string `json:"dir"`
+	Frame string `json:"frame"`
+}
+
+type recordedCall struct {
+	I      int                        `json:"i"`
+	Method string                     `json:"method"`
+	Args   []json.RawMessage          `json:"args"`
+	Kwargs map[string]json.RawMessage `json:"kwargs"`
+	Result json.RawMessage            `json:"result"`
+	Error  *string                    `json:"error"`
+	Frames []int                      `json:"frames"`
+}
+
+func readTranscript(t *testing.T, kind string) (*Protocol, []frame, []recordedCall) {
+	served, err := os.ReadFile(sharedYaq + "protocols/" + kind + ".served.json")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the yaq recordings are required in CI: %v", err)
+		}
+		t.Skip("no yaq recordings beside the repository")
+	}
+	p, err := ParseProtocol(string(served))
+	require.NoError(t, err)
+	raw, err := os.ReadFile(sharedYaq + "transcripts/" + kind + ".jsonl")
+	require.NoError(t, err)
+	var frames []frame
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var f frame
+		require.NoError(t, json.Unmarshal([]byte(line), &f))
+		frames = append(frames, f)
+	}
+	cj, err := os.ReadFile(sharedYaq + "transcripts/" + kind + ".calls.json")
+	require.NoError(t, err)
+	var calls struct {
+		Calls []recordedCall `json:"calls"`
+	}
+	require.NoError(t, json.Unmarshal(cj, &calls))
+	return p, frames, calls.Calls
+}
+
+// summarize turns a decoded value into the form the recordings use:
+// arrays as {ndarray: {typestr, shape, sha256, nbytes}}, non-finite doubles
+// as {double: "NaN"}.
+func summarize(v any) any {
+	switch x := v.(type) {
+	case *ndarray.Array:
+		sum := sha256.Sum256(x.Data)
+		return map[string]any{"ndarray": map[string]any{"typestr": x.DType.String(), "shape": x.Shape,
+			"sha256": hex.EncodeToString(sum[:]), "nbytes": len(x.Data)}}
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return map[string]any{"double": "NaN"}
+		case math.IsInf(x, 1):
+			return map[string]any{"double": "Infinity"}
+		case math.IsInf(x, -1):
+			return map[string]any{"double": "-Infinity"}
+		}
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			out[k] = summarize(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = summarize(e)
+		}
+		return out
+	}
+	return v
+}
+
+func sameJSON(t *testing.T, want json.RawMessage, got any, msgAndArgs ...any) {
+	t.Helper()
+	b, err := json.Marshal(summarize(got))
+	require.NoError(t, err)
+	var w, g any
+	require.NoError(t, json.Unmarshal(want, &w))
+	require.NoError(t, json.Unmarshal(b, &g))
+	assert.Equal(t, w, g, msgAndArgs...)
+}
+
+// Every call of every recorded yaqc session: ndpack encodes the parameters
+// to the very frames yaqc sent, and decodes the daemon's frames to the
+// values yaqc decoded.
+func TestRecordedSessions(t *testing.T) {
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			p, frames, calls := readTranscript(t, kind)
+			checked := 0
+			for _, c := range calls {
+				if c.Method == "" || len(c.Frames) != 2 {
+					continue
+				}
+				msg := p.Messages[c.Method]
+				require.NotNil(t, msg, c.Method)
+				var c2s, s2c [][]byte
+				for _, f := range frames {
+					if f.Seq < c.Frames[0] || f.Seq > c.Frames[1] {
+						continue
+					}
+					b, _ := hex.DecodeString(f.Frame)
+					if f.Dir == "c2s" {
+						c2s = append(c2s, b)
+					} else {
+						s2c = append(s2c, b)
+					}
+				}
+				// Request: meta (null), name, one frame per parameter, "".
+				require.GreaterOrEqual(t, len(c2s), 3, "%s %d", c.Method, c.I)
+				assert.Equal(t, []byte{0}, c2s[0])
+				name, _ := (&Schema{Type: "string"}).Append(nil, c.Method)
+				assert.Equal(t, name, c2s[1])
+				args := append([]json.RawMessage{}, c.Args...)
+				for _, f := range msg.Request[len(args):] {
+					if v, ok := c.Kwargs[f.Name]; ok {
+						args = append(args, v)
+					}
+				}
+				for i, arg := range args {
+					dec := json.NewDecoder(bytes.NewReader(arg))
+					dec.UseNumber()
+					var v any
+					require.NoError(t, dec.Decode(&v))
+					b, err := msg.Request[i].Type.Append(nil, v)
+					require.NoError(t, err, "%s parameter %s", c.Method, msg.Request[i].Name)
+					assert.Equal(t, hex.EncodeToString(c2s[2+i]), hex.EncodeToString(b), "%s %d parameter %s", c.Method, c.I, msg.Request[i].Name)
+				}
+				assert.Empty(t, c2s[len(c2s)-1], "the call terminator")
+
+				// Response: meta (null), flag, the value or the error, "".
+				require.GreaterOrEqual(t, len(s2c), 3)
+				assert.Equal(t, []byte{0}, s2c[0])
+				schema := msg.Response
+				if s2c[1][0] == 1 {
+					schema = msg.Errors
+				}
+				v, n, err := schema.Decode(s2c[2])
+				require.NoError(t, err, "%s %d", c.Method, c.I)
+				assert.Equal(t, len(s2c[2]), n)
+				if c.Error != nil {
+					assert.Equal(t, *c.Error, v, "%s %d error", c.Method, c.I)
+				} else {
+					sameJSON(t, c.Result, v, "%s %d result", c.Method, c.I)
+				}
+				checked++
+			}
+			t.Logf("%s: %d calls", kind, checked)
+			assert.Greater(t, checked, 5)
+		})
+	}
+}

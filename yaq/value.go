@@ -1,0 +1,514 @@
+package yaq
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// Limits on decoding values from a daemon or client, beyond the bytes
+// there are: items that take no bytes (nulls) cannot vouch for their count
+// with bytes, and recursive records could nest without end.
+const (
+	maxZeroSizeItems = 1 << 16
+	maxValueDepth    = 512
+)
+
+// Decode decodes one value of schema s at the start of b, in Avro's binary
+// encoding, and returns it and the number of bytes it took. Records become
+// map[string]any, except the YEP-113 ndarray record, which becomes an
+// *ndarray.Array whose Data aliases b; a union becomes the value of its
+// branch; arrays []any; maps map[string]any; int int32; long int64; float
+// float32; double float64; bytes []byte (aliasing b); enums their symbol.
+// Every count and length is checked against the bytes that remain before
+// anything is sized from it.
+func (s *Schema) Decode(b []byte) (any, int, error) {
+	d := valueDecoder{r: reader{b: b}}
+	v, err := d.value(s, 0)
+	return v, d.r.off, err
+}
+
+type valueDecoder struct {
+	r reader
+}
+
+func (d *valueDecoder) value(s *Schema, depth int) (any, error) {
+	if depth > maxValueDepth {
+		return nil, errAt(ErrMalformed, d.r.off, "values nested more than %d deep", maxValueDepth)
+	}
+	r := &d.r
+	at := r.off
+	switch s.Type {
+	case "null":
+		return nil, nil
+	case "boolean":
+		if r.off >= len(r.b) {
+			return nil, errAt(ErrTruncated, at, "the input ends inside a boolean")
+		}
+		c := r.b[r.off]
+		r.off++
+		if c > 1 {
+			return nil, errAt(ErrMalformed, at, "boolean byte %d is not 0 or 1", c)
+		}
+		return c == 1, nil
+	case "int":
+		v, err := r.varint("int")
+		if err != nil {
+			return nil, err
+		}
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return nil, errAt(ErrMalformed, at, "int %d is out of range", v)
+		}
+		return int32(v), nil
+	case "long":
+		return r.varint("long")
+	case "float":
+		if len(r.b)-r.off < 4 {
+			return nil, errAt(ErrTruncated, at, "the input ends inside a float")
+		}
+		r.off += 4
+		return math.Float32frombits(binary.LittleEndian.Uint32(r.b[at:])), nil
+	case "double":
+		if len(r.b)-r.off < 8 {
+			return nil, errAt(ErrTruncated, at, "the input ends inside a double")
+		}
+		r.off += 8
+		return math.Float64frombits(binary.LittleEndian.Uint64(r.b[at:])), nil
+	case "bytes":
+		return r.bytes("bytes")
+	case "string":
+		b, err := r.bytes("string")
+		return string(b), err
+	case "fixed":
+		if s.Size < 0 || len(r.b)-r.off < s.Size {
+			return nil, errAt(ErrTruncated, at, "the input ends inside a fixed of %d bytes", s.Size)
+		}
+		r.off += s.Size
+		return r.b[at:r.off:r.off], nil
+	case "enum":
+		i, err := r.varint("enum")
+		if err != nil {
+			return nil, err
+		}
+		if i < 0 || i >= int64(len(s.Symbols)) {
+			return nil, errAt(ErrMalformed, at, "enum index %d of %s is out of range", i, s.Name)
+		}
+		return s.Symbols[i], nil
+	case "union":
+		i, err := r.varint("union branch")
+		if err != nil {
+			return nil, err
+		}
+		if i < 0 || i >= int64(len(s.Branches)) {
+			return nil, errAt(ErrMalformed, at, "union branch %d of %s is out of range", i, s)
+		}
+		return d.value(s.Branches[i], depth+1)
+	case "record":
+		if s.isArray() {
+			a, n, err := DecodeArray(r.b[r.off:])
+			if err != nil {
+				return nil, shift(err, r.off)
+			}
+			r.off += n
+			return a, nil
+		}
+		m := make(map[string]any, len(s.Fields))
+		for _, f := range s.Fields {
+			v, err := d.value(f.Type, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			m[f.Name] = v
+		}
+		return m, nil
+	case "array", "map":
+		elem := s.Items
+		if s.Type == "map" {
+			elem = s.Values
+		}
+		var list []any
+		var m map[string]any
+		if s.Type == "map" {
+			m = map[string]any{}
+		} else {
+			list = []any{}
+		}
+		total := 0
+		for {
+			blockAt := r.off
+			n, err := r.varint(s.Type + " block")
+			if err != nil {
+				return nil, err
+			}
+			if n == 0 {
+				break
+			}
+			if n < 0 {
+				n = -n
+				if _, err := r.varint(s.Type + " block size"); err != nil {
+					return nil, err
+				}
+			}
+			// Each item takes at least one byte, a map entry its key's
+			// length byte; items of no bytes are capped by count.
+			minSize := 1
+			if s.Type == "array" && encodedMin(elem, 0) == 0 {
+				minSize = 0
+			}
+			if (minSize > 0 && n > int64(len(r.b)-r.off)) || (minSize == 0 && int64(total)+n > maxZeroSizeItems) {
+				return nil, errAt(ErrMalformed, blockAt, "%s block claims %d items, %d bytes remain", s.Type, n, len(r.b)-r.off)
+			}
+			total += int(n)
+			for i := int64(0); i < n; i++ {
+				var key string
+				if m != nil {
+					kb, err := r.bytes("map key")
+					if err != nil {
+						return nil, err
+					}
+					key = string(kb)
+				}
+				v, err := d.value(elem, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				if m != nil {
+					m[key] = v
+				} else {
+					list = append(list, v)
+				}
+			}
+		}
+		if m != nil {
+			return m, nil
+		}
+		return list, nil
+	}
+	return nil, errAt(ErrSchema, at, "cannot decode type %q", s.Type)
+}
+
+// shift adds base to the offset of a codec error found in a sub-slice.
+func shift(err error, base int) error {
+	if e, ok := err.(*Error); ok && e.Offset >= 0 {
+		c := *e
+		c.Offset += int64(base)
+		return &c
+	}
+	return err
+}
+
+// encodedMin is the fewest bytes a value of s takes.
+func encodedMin(s *Schema, depth int) int {
+	if depth > 16 {
+		return 0 // a recursive record: do not count on its size
+	}
+	switch s.Type {
+	case "null":
+		return 0
+	case "float":
+		return 4
+	case "double":
+		return 8
+	case "fixed":
+		return s.Size
+	case "record":
+		n := 0
+		for _, f := range s.Fields {
+			n += encodedMin(f.Type, depth+1)
+		}
+		return n
+	}
+	return 1
+}
+
+// Append appends the Avro binary encoding of v as a value of schema s to
+// dst. v is checked against the schema as it is encoded; an error names the
+// path to the value that does not fit ("[2].gain: a string is not a
+// double"). See Decode for the Go types of each Avro type; encoding also
+// takes any Go integer for int and long (within range), any number for
+// float and double, slices and maps of any element type, and *ndarray.Array
+// or ndarray.Array for the ndarray record. A union takes the first branch
+// the value fits.
+func (s *Schema) Append(dst []byte, v any) ([]byte, error) {
+	return appendValue(dst, s, v, "", 0)
+}
+
+func fitErr(path string, v any, s *Schema) error {
+	where := ""
+	if path != "" {
+		where = path + ": "
+	}
+	return errAt(ErrMalformed, -1, "%sa %T does not fit %s", where, v, s)
+}
+
+func appendValue(dst []byte, s *Schema, v any, path string, depth int) ([]byte, error) {
+	if depth > maxValueDepth {
+		return dst, errAt(ErrMalformed, -1, "%s: values nested more than %d deep", path, maxValueDepth)
+	}
+	switch s.Type {
+	case "null":
+		if v != nil {
+			return dst, fitErr(path, v, s)
+		}
+		return dst, nil
+	case "boolean":
+		b, ok := v.(bool)
+		if !ok {
+			return dst, fitErr(path, v, s)
+		}
+		if b {
+			return append(dst, 1), nil
+		}
+		return append(dst, 0), nil
+	case "int", "long":
+		i, ok := asInt(v)
+		if !ok || (s.Type == "int" && (i < math.MinInt32 || i > math.MaxInt32)) {
+			return dst, fitErr(path, v, s)
+		}
+		return appendVarint(dst, i), nil
+	case "float":
+		f, ok := asFloat(v)
+		if !ok {
+			return dst, fitErr(path, v, s)
+		}
+		return binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(f))), nil
+	case "double":
+		f, ok := asFloat(v)
+		if !ok {
+			return dst, fitErr(path, v, s)
+		}
+		return binary.LittleEndian.AppendUint64(dst, math.Float64bits(f)), nil
+	case "bytes", "fixed":
+		b, ok := v.([]byte)
+		if !ok || (s.Type == "fixed" && len(b) != s.Size) {
+			return dst, fitErr(path, v, s)
+		}
+		if s.Type == "bytes" {
+			dst = appendVarint(dst, int64(len(b)))
+		}
+		return append(dst, b...), nil
+	case "string":
+		str, ok := v.(string)
+		if !ok {
+			return dst, fitErr(path, v, s)
+		}
+		return append(appendVarint(dst, int64(len(str))), str...), nil
+	case "enum":
+		str, ok := v.(string)
+		if ok {
+			for i, sym := range s.Symbols {
+				if sym == str {
+					return appendVarint(dst, int64(i)), nil
+				}
+			}
+		}
+		return dst, fitErr(path, v, s)
+	case "union":
+		for i, br := range s.Branches {
+			if fits(br, v) {
+				return appendValue(appendVarint(dst, int64(i)), br, v, path, depth+1)
+			}
+		}
+		return dst, fitErr(path, v, s)
+	case "record":
+		if s.isArray() {
+			a, ok := asArray(v)
+			if !ok {
+				return dst, fitErr(path, v, s)
+			}
+			out, err := ArrayOptions{AllowNonstandard: true}.AppendArray(dst, a)
+			if err != nil && path != "" {
+				return dst, fmt.Errorf("%s: %w", path, err)
+			}
+			return out, err
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return dst, fitErr(path, v, s)
+		}
+		for _, f := range s.Fields {
+			fv, present := m[f.Name]
+			if !present && !fits(f.Type, nil) {
+				return dst, errAt(ErrMalformed, -1, "%s: the record lacks field %q", pathOr(path), f.Name)
+			}
+			var err error
+			if dst, err = appendValue(dst, f.Type, fv, path+"."+f.Name, depth+1); err != nil {
+				return dst, err
+			}
+		}
+		return dst, nil
+	case "array":
+		rv := reflect.ValueOf(v)
+		if v == nil || (rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array) {
+			return dst, fitErr(path, v, s)
+		}
+		if rv.Len() > 0 {
+			dst = appendVarint(dst, int64(rv.Len()))
+			for i := 0; i < rv.Len(); i++ {
+				var err error
+				if dst, err = appendValue(dst, s.Items, rv.Index(i).Interface(), fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
+					return dst, err
+				}
+			}
+		}
+		return append(dst, 0), nil
+	case "map":
+		rv := reflect.ValueOf(v)
+		if v == nil || rv.Kind() != reflect.Map || rv.Type().Key().Kind() != reflect.String {
+			return dst, fitErr(path, v, s)
+		}
+		keys := rv.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+		if len(keys) > 0 {
+			dst = appendVarint(dst, int64(len(keys)))
+			for _, k := range keys {
+				dst = append(appendVarint(dst, int64(len(k.String()))), k.String()...)
+				var err error
+				if dst, err = appendValue(dst, s.Values, rv.MapIndex(k).Interface(), path+"."+k.String(), depth+1); err != nil {
+					return dst, err
+				}
+			}
+		}
+		return append(dst, 0), nil
+	}
+	return dst, errAt(ErrSchema, -1, "cannot encode type %q", s.Type)
+}
+
+func pathOr(path string) string {
+	if path == "" {
+		return "the value"
+	}
+	return path
+}
+
+// fits reports whether v can be encoded as s without looking inside
+// containers: how a union picks its branch.
+func fits(s *Schema, v any) bool {
+	switch s.Type {
+	case "null":
+		return v == nil
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "int":
+		i, ok := asInt(v)
+		return ok && i >= math.MinInt32 && i <= math.MaxInt32 && !isFloat(v)
+	case "long":
+		_, ok := asInt(v)
+		return ok && !isFloat(v)
+	case "float", "double":
+		_, ok := asFloat(v)
+		return ok
+	case "bytes":
+		_, ok := v.([]byte)
+		return ok
+	case "fixed":
+		b, ok := v.([]byte)
+		return ok && len(b) == s.Size
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "enum":
+		str, ok := v.(string)
+		if ok {
+			for _, sym := range s.Symbols {
+				if sym == str {
+					return true
+				}
+			}
+		}
+		return false
+	case "record":
+		if s.isArray() {
+			_, ok := asArray(v)
+			return ok
+		}
+		_, ok := v.(map[string]any)
+		return ok
+	case "array":
+		rv := reflect.ValueOf(v)
+		return v != nil && (rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array) && !isBytes(v)
+	case "map":
+		rv := reflect.ValueOf(v)
+		return v != nil && rv.Kind() == reflect.Map && rv.Type().Key().Kind() == reflect.String
+	case "union":
+		for _, br := range s.Branches {
+			if fits(br, v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isBytes(v any) bool { _, ok := v.([]byte); return ok }
+
+// isFloat reports a floating-point value: a float, or a JSON number written
+// with a fraction or exponent (json.Number keeps how it was written, which
+// is how a union tells 2 from 2.0, as Python does).
+func isFloat(v any) bool {
+	switch x := v.(type) {
+	case float32, float64:
+		return true
+	case json.Number:
+		return strings.ContainsAny(string(x), ".eE")
+	}
+	return false
+}
+
+// asInt returns an integer value of any Go integer type, or a float that is
+// a whole number (as JSON decodes numbers).
+func asInt(v any) (int64, bool) {
+	if n, ok := v.(json.Number); ok {
+		if i, err := n.Int64(); err == nil {
+			return i, true
+		}
+		f, err := n.Float64()
+		return int64(f), err == nil && f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return rv.Int(), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		u := rv.Uint()
+		return int64(u), u <= math.MaxInt64
+	case reflect.Float32, reflect.Float64:
+		f := rv.Float()
+		return int64(f), f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64
+	}
+	return 0, false
+}
+
+func asFloat(v any) (float64, bool) {
+	if n, ok := v.(json.Number); ok {
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return rv.Float(), true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return float64(rv.Int()), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return float64(rv.Uint()), true
+	}
+	return 0, false
+}
+
+func asArray(v any) (*ndarray.Array, bool) {
+	switch a := v.(type) {
+	case *ndarray.Array:
+		return a, a != nil
+	case ndarray.Array:
+		return &a, true
+	}
+	return nil, false
+}
