@@ -69,7 +69,8 @@ func ParseProtocol(text string) (*Protocol, error) {
 			if err != nil {
 				return nil, fmt.Errorf("message %q, parameter %q: %w", name, fname, err)
 			}
-			msg.Request = append(msg.Request, Field{Name: fname, Type: ft})
+			def, hasDef := fm["default"]
+			msg.Request = append(msg.Request, Field{Name: fname, Type: ft, Default: def, HasDefault: hasDef})
 		}
 		resp, err := sp.parse(m["response"])
 		if err != nil {

@@ -25,10 +25,12 @@ type Schema struct {
 	Branches []*Schema // of a union
 }
 
-// Field is a record field.
+// Field is a record field, or a message's parameter.
 type Field struct {
-	Name string
-	Type *Schema
+	Name       string
+	Type       *Schema
+	Default    any  // the default value, as JSON decodes it (numbers as json.Number)
+	HasDefault bool // a default is declared (it may be null)
 }
 
 // isArray reports whether s is the YEP-113 ndarray record.
@@ -142,7 +144,7 @@ func (p *schemaParser) parse(v any) (*Schema, error) {
 			}
 			return s, nil
 		case "fixed":
-			size, _ := x["size"].(float64)
+			size, _ := x["size"].(json.Number).Int64()
 			s := &Schema{Type: t, Name: name, Size: int(size), Logical: logical}
 			if name != "" {
 				p.named[name] = s
@@ -179,8 +181,10 @@ func ParseSchema(text string) (*Schema, error) {
 // -Infinity tokens Python's json module writes (yaq protocols carry them in
 // defaults), as null.
 func decodeJSON(text []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(sanitizeJSON(text)))
+	dec.UseNumber() // a default of 2 is an int, 2.0 a double, as Python wrote them
 	var v any
-	if err := json.Unmarshal(sanitizeJSON(text), &v); err != nil {
+	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSchema, err)
 	}
 	return v, nil

@@ -1,0 +1,423 @@
+package yaq
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"reflect"
+	"sync"
+	"time"
+)
+
+// DefaultMaxFrameSize bounds one frame, and one value, read from a peer
+// unless configured otherwise.
+const DefaultMaxFrameSize = 64 << 20
+
+// ErrClosed is returned by calls on a closed Client.
+var ErrClosed = errors.New("yaq: client closed")
+
+// RemoteError is an error a daemon answered a call with: the text it sent
+// (for yaqd-core daemons, the repr of the Python exception).
+type RemoteError struct {
+	Method  string
+	Message string
+}
+
+func (e *RemoteError) Error() string { return "yaq: " + e.Method + ": " + e.Message }
+
+// Client calls one yaq daemon over Avro RPC, as yaqc does: one connection,
+// calls serialized on it. It is safe for concurrent use. A call whose
+// context ends before its answer has arrived leaves the connection in an
+// unknown state; the next call then reconnects and shakes hands again, as
+// yaqc does.
+type Client struct {
+	addr     string
+	maxFrame int
+
+	mu    sync.Mutex // one call at a time
+	conn  net.Conn
+	br    *bufio.Reader
+	proto *Protocol
+	hash  [16]byte
+	stale bool // the stream can no longer be trusted: reconnect first
+	done  bool
+}
+
+// Dial connects to the daemon at addr ("host:port") and shakes hands,
+// learning its protocol.
+func Dial(ctx context.Context, addr string) (*Client, error) {
+	c := &Client{addr: addr, maxFrame: DefaultMaxFrameSize}
+	if err := c.connect(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Protocol returns the daemon's protocol as learnt in the handshake: its
+// name, traits and messages with their parameter and response schemas.
+func (c *Client) Protocol() *Protocol {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.proto
+}
+
+// Close closes the connection.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done = true
+	if c.conn == nil {
+		return nil
+	}
+	return c.conn.Close()
+}
+
+// connect dials and shakes hands: first with no protocol (the daemon
+// answers NONE with its protocol and hash), then echoing them (BOTH), as
+// yaqc does.
+func (c *Client) connect(ctx context.Context) error {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", c.addr)
+	if err != nil {
+		return err
+	}
+	c.conn, c.br, c.stale = conn, bufio.NewReaderSize(conn, 64<<10), false
+	stop := c.watch(ctx)
+	defer stop()
+	var spaces [16]byte
+	for i := range spaces {
+		spaces[i] = ' '
+	}
+	err = c.shakeHands(spaces)
+	if err != nil {
+		conn.Close()
+		c.conn = nil
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	return nil
+}
+
+// shakeHands asks with no protocol; the daemon answers NONE with its
+// protocol and hash, which the second request echoes to be answered BOTH.
+func (c *Client) shakeHands(spaces [16]byte) error {
+	match, text, hash, err := c.handshake(spaces, nil, spaces)
+	if err != nil {
+		return err
+	}
+	if match == "BOTH" && c.proto != nil {
+		return nil // a daemon that knows us from before
+	}
+	if text == nil {
+		return fmt.Errorf("yaq: %s: the daemon answered %s without its protocol", c.addr, match)
+	}
+	if md5.Sum(text) != hash {
+		return fmt.Errorf("yaq: %s: the protocol the daemon sent does not match its hash", c.addr)
+	}
+	proto, err := ParseProtocol(string(text))
+	if err != nil {
+		return fmt.Errorf("yaq: %s: the daemon's protocol: %w", c.addr, err)
+	}
+	if match, _, _, err = c.handshake(hash, text, hash); err != nil {
+		return err
+	}
+	if match != "BOTH" {
+		return fmt.Errorf("yaq: %s: the daemon did not accept its own protocol (%s)", c.addr, match)
+	}
+	c.proto, c.hash = proto, hash
+	return nil
+}
+
+// The Avro IPC handshake records.
+var (
+	handshakeResponse = mustSchema(`{"type": "record", "name": "HandshakeResponse", "fields": [
+		{"name": "match", "type": {"type": "enum", "name": "HandshakeMatch", "symbols": ["BOTH", "CLIENT", "NONE"]}},
+		{"name": "serverProtocol", "type": ["null", "string"]},
+		{"name": "serverHash", "type": ["null", {"type": "fixed", "name": "MD5", "size": 16}]},
+		{"name": "meta", "type": ["null", {"type": "map", "values": "bytes"}]}]}`)
+	metaSchema    = mustSchema(`["null", {"type": "map", "values": "bytes"}]`)
+	booleanSchema = &Schema{Type: "boolean"}
+)
+
+func mustSchema(text string) *Schema {
+	s, err := ParseSchema(text)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// handshake sends a HandshakeRequest with the (empty) method yaqc sends
+// with it, and reads the answer.
+func (c *Client) handshake(clientHash [16]byte, protocol []byte, serverHash [16]byte) (match string, text []byte, hash [16]byte, err error) {
+	req := append([]byte{}, clientHash[:]...)
+	if protocol == nil {
+		req = append(req, 0x00)
+	} else {
+		req = append(appendVarint(append(req, 0x02), int64(len(protocol))), protocol...)
+	}
+	req = append(append(req, serverHash[:]...), 0x02, 0x00) // meta: an empty map
+	if err := c.writeFrames(req, []byte{0x00}, []byte{0x00}); err != nil {
+		return "", nil, hash, err
+	}
+	v, err := c.readValue(handshakeResponse)
+	if err != nil {
+		return "", nil, hash, err
+	}
+	r := v.(map[string]any)
+	match, _ = r["match"].(string)
+	if s, ok := r["serverProtocol"].(string); ok {
+		text = []byte(s)
+	}
+	if h, ok := r["serverHash"].([]byte); ok {
+		copy(hash[:], h)
+	}
+	// The answer to the empty method: meta, a flag, and a null.
+	if _, err := c.readValue(metaSchema); err != nil {
+		return "", nil, hash, err
+	}
+	if _, err := c.readValue(booleanSchema); err != nil {
+		return "", nil, hash, err
+	}
+	return match, text, hash, nil
+}
+
+// Call calls method with params, positional in the order the protocol
+// declares them (trailing ones with a declared default may be left out),
+// and decodes the answer into result: a pointer to a Go
+// value the answer converts to, or to any, where records become
+// map[string]any, unions their branch's value and ndarray records
+// *ndarray.Array; or nil to discard it. Each parameter is checked against
+// its schema before anything is sent; an error names it. An error answer
+// comes back as *RemoteError.
+func (c *Client) Call(ctx context.Context, method string, params []any, result any) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return ErrClosed
+	}
+	if c.conn == nil || c.stale {
+		if c.conn != nil {
+			c.conn.Close()
+		}
+		if err := c.connect(ctx); err != nil {
+			return err
+		}
+	}
+	msg := c.proto.Messages[method]
+	if msg == nil {
+		return fmt.Errorf("yaq: %s has no method %q", c.proto.Name, method)
+	}
+	// Parameters left out take their declared defaults, as yaqc fills them.
+	for len(params) < len(msg.Request) && msg.Request[len(params)].HasDefault {
+		params = append(params, msg.Request[len(params)].Default)
+	}
+	if len(params) != len(msg.Request) {
+		return fmt.Errorf("yaq: %s takes %d parameters (%s), got %d", method, len(msg.Request), fieldNames(msg.Request), len(params))
+	}
+	frames := [][]byte{{0x00}, (&Schema{Type: "string"}).mustAppend(method)}
+	for i, p := range params {
+		b, err := msg.Request[i].Type.Append(nil, p)
+		if err != nil {
+			return fmt.Errorf("yaq: %s: parameter %q: %w", method, msg.Request[i].Name, err)
+		}
+		frames = append(frames, b)
+	}
+	frames = append(frames, nil) // the call's end
+	stop := c.watch(ctx)
+	defer stop()
+	v, err := c.exchange(msg, frames)
+	if err != nil {
+		if ctx.Err() != nil {
+			c.stale = true
+			return ctx.Err()
+		}
+		var re *RemoteError
+		if !errors.As(err, &re) {
+			c.stale = true
+		}
+		return err
+	}
+	return assign(result, v)
+}
+
+func fieldNames(fields []Field) string {
+	var names []string
+	for _, f := range fields {
+		names = append(names, f.Name)
+	}
+	if names == nil {
+		return "none"
+	}
+	return fmt.Sprint(names)
+}
+
+func (s *Schema) mustAppend(v any) []byte {
+	b, err := s.Append(nil, v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// exchange sends a call's frames and reads its answer.
+func (c *Client) exchange(msg *Message, frames [][]byte) (any, error) {
+	if err := c.writeFrames(frames...); err != nil {
+		return nil, err
+	}
+	if _, err := c.readValue(metaSchema); err != nil {
+		return nil, err
+	}
+	failed, err := c.readValue(booleanSchema)
+	if err != nil {
+		return nil, err
+	}
+	if failed.(bool) {
+		e, err := c.readValue(msg.Errors)
+		if err != nil {
+			return nil, err
+		}
+		return nil, &RemoteError{Method: msg.Name, Message: fmt.Sprint(e)}
+	}
+	return c.readValue(msg.Response)
+}
+
+// watch makes ctx's end interrupt the connection's reads and writes.
+func (c *Client) watch(ctx context.Context) (stop func()) {
+	if ctx.Done() == nil {
+		return func() {}
+	}
+	conn := c.conn
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	s := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	return func() {
+		s()
+		conn.SetDeadline(time.Time{})
+	}
+}
+
+// writeFrames writes each payload as a frame: a 4-byte big-endian length,
+// then the bytes.
+func (c *Client) writeFrames(payloads ...[]byte) error {
+	var buf bytes.Buffer
+	for _, p := range payloads {
+		var h [4]byte
+		binary.BigEndian.PutUint32(h[:], uint32(len(p)))
+		buf.Write(h[:])
+		buf.Write(p)
+	}
+	_, err := c.conn.Write(buf.Bytes())
+	return err
+}
+
+// readValue reads one value of schema s, as yaq peers frame them: a value
+// that encodes to nothing (null) is read from nothing; empty frames before a
+// value are skipped (the terminators and nulls of earlier answers); a value
+// continues into the next frame when its frame ends early.
+func (c *Client) readValue(s *Schema) (any, error) {
+	if s.Type == "null" {
+		return nil, nil
+	}
+	var buf []byte
+	for {
+		frame, err := c.readFrame()
+		if err != nil {
+			return nil, err
+		}
+		if len(frame) == 0 {
+			continue
+		}
+		if len(buf)+len(frame) > c.maxFrame {
+			return nil, errAt(ErrMalformed, -1, "a value of more than %d bytes", c.maxFrame)
+		}
+		buf = append(buf, frame...)
+		v, _, err := s.Decode(buf)
+		if errors.Is(err, ErrTruncated) {
+			continue
+		}
+		return v, err
+	}
+}
+
+// readFrame reads one frame, refusing a length over the limit before
+// allocating for it.
+func (c *Client) readFrame() ([]byte, error) {
+	var h [4]byte
+	if _, err := io.ReadFull(c.br, h[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(h[:])
+	if int64(n) > int64(c.maxFrame) {
+		return nil, errAt(ErrMalformed, -1, "a frame of %d bytes, over the limit of %d", n, c.maxFrame)
+	}
+	frame := make([]byte, n)
+	if _, err := io.ReadFull(c.br, frame); err != nil {
+		return nil, err
+	}
+	return frame, nil
+}
+
+// assign stores the decoded value v in *result, converting where the Go
+// types differ but the values fit: numbers between number types, []any
+// into slices of a type, map[string]any into maps of a type.
+func assign(result any, v any) error {
+	if result == nil {
+		return nil
+	}
+	rv := reflect.ValueOf(result)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("yaq: result must be a non-nil pointer, got %T", result)
+	}
+	return assignValue(rv.Elem(), v)
+}
+
+func assignValue(dst reflect.Value, v any) error {
+	if v == nil {
+		dst.Set(reflect.Zero(dst.Type()))
+		return nil
+	}
+	src := reflect.ValueOf(v)
+	switch {
+	case src.Type().AssignableTo(dst.Type()):
+		dst.Set(src)
+		return nil
+	case dst.Kind() == reflect.Slice && src.Kind() == reflect.Slice && src.Type().Elem().Kind() == reflect.Interface:
+		out := reflect.MakeSlice(dst.Type(), src.Len(), src.Len())
+		for i := 0; i < src.Len(); i++ {
+			if err := assignValue(out.Index(i), src.Index(i).Interface()); err != nil {
+				return fmt.Errorf("[%d]: %w", i, err)
+			}
+		}
+		dst.Set(out)
+		return nil
+	case dst.Kind() == reflect.Map && src.Kind() == reflect.Map:
+		out := reflect.MakeMapWithSize(dst.Type(), src.Len())
+		for _, k := range src.MapKeys() {
+			e := reflect.New(dst.Type().Elem()).Elem()
+			if err := assignValue(e, src.MapIndex(k).Interface()); err != nil {
+				return fmt.Errorf("%v: %w", k, err)
+			}
+			out.SetMapIndex(k.Convert(dst.Type().Key()), e)
+		}
+		dst.Set(out)
+		return nil
+	case isNumber(src.Kind()) && isNumber(dst.Kind()):
+		dst.Set(src.Convert(dst.Type()))
+		return nil
+	}
+	return fmt.Errorf("yaq: cannot store a %T in a %s", v, dst.Type())
+}
+
+func isNumber(k reflect.Kind) bool {
+	return (k >= reflect.Int && k <= reflect.Uint64) || k == reflect.Float32 || k == reflect.Float64
+}
