@@ -2,7 +2,6 @@ package yaq
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/md5"
 	"encoding/binary"
@@ -143,8 +142,16 @@ var (
 		{"name": "serverProtocol", "type": ["null", "string"]},
 		{"name": "serverHash", "type": ["null", {"type": "fixed", "name": "MD5", "size": 16}]},
 		{"name": "meta", "type": ["null", {"type": "map", "values": "bytes"}]}]}`)
-	metaSchema    = mustSchema(`["null", {"type": "map", "values": "bytes"}]`)
+	metaSchema    = mustSchema(`{"type": "map", "values": "bytes"}`) // a request's meta, echoed in its answer
 	booleanSchema = &Schema{Type: "boolean"}
+	stringSchema  = &Schema{Type: "string"}
+	// The handshake answer's meta is a union, unlike a request's.
+	handshakeMetaSchema = mustSchema(`["null", {"type": "map", "values": "bytes"}]`)
+	handshakeRequest    = mustSchema(`{"type": "record", "name": "HandshakeRequest", "fields": [
+		{"name": "clientHash", "type": {"type": "fixed", "name": "MD5", "size": 16}},
+		{"name": "clientProtocol", "type": ["null", "string"]},
+		{"name": "serverHash", "type": "MD5"},
+		{"name": "meta", "type": ["null", {"type": "map", "values": "bytes"}]}]}`)
 )
 
 func mustSchema(text string) *Schema {
@@ -165,7 +172,7 @@ func (c *Client) handshake(clientHash [16]byte, protocol []byte, serverHash [16]
 		req = append(appendVarint(append(req, 0x02), int64(len(protocol))), protocol...)
 	}
 	req = append(append(req, serverHash[:]...), 0x02, 0x00) // meta: an empty map
-	if err := c.writeFrames(req, []byte{0x00}, []byte{0x00}); err != nil {
+	if err := writeFrames(c.conn, [][]byte{req, {0x00}, {0x00}}); err != nil {
 		return "", nil, hash, err
 	}
 	v, err := c.readValue(handshakeResponse)
@@ -223,7 +230,7 @@ func (c *Client) Call(ctx context.Context, method string, params []any, result a
 	if len(params) != len(msg.Request) {
 		return fmt.Errorf("yaq: %s takes %d parameters (%s), got %d", method, len(msg.Request), fieldNames(msg.Request), len(params))
 	}
-	frames := [][]byte{{0x00}, (&Schema{Type: "string"}).mustAppend(method)}
+	frames := [][]byte{{0x00}, stringSchema.mustAppend(method)} // meta: an empty map
 	for i, p := range params {
 		b, err := msg.Request[i].Type.Append(nil, p)
 		if err != nil {
@@ -270,7 +277,7 @@ func (s *Schema) mustAppend(v any) []byte {
 
 // exchange sends a call's frames and reads its answer.
 func (c *Client) exchange(msg *Message, frames [][]byte) (any, error) {
-	if err := c.writeFrames(frames...); err != nil {
+	if err := writeFrames(c.conn, frames); err != nil {
 		return nil, err
 	}
 	if _, err := c.readValue(metaSchema); err != nil {
@@ -304,20 +311,6 @@ func (c *Client) watch(ctx context.Context) (stop func()) {
 		s()
 		conn.SetDeadline(time.Time{})
 	}
-}
-
-// writeFrames writes each payload as a frame: a 4-byte big-endian length,
-// then the bytes.
-func (c *Client) writeFrames(payloads ...[]byte) error {
-	var buf bytes.Buffer
-	for _, p := range payloads {
-		var h [4]byte
-		binary.BigEndian.PutUint32(h[:], uint32(len(p)))
-		buf.Write(h[:])
-		buf.Write(p)
-	}
-	_, err := c.conn.Write(buf.Bytes())
-	return err
 }
 
 // readValue reads one value of schema s, as yaq peers frame them: a value
