@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"sync"
 	"time"
+
+	"github.com/ndpack/ndpack/internal/boundedio"
 )
 
 // DefaultMaxFrameSize bounds one frame, and one value, read from a peer
@@ -353,11 +355,7 @@ func (c *Client) readFrame() ([]byte, error) {
 	if int64(n) > int64(c.maxFrame) {
 		return nil, errAt(ErrMalformed, -1, "a frame of %d bytes, over the limit of %d", n, c.maxFrame)
 	}
-	frame := make([]byte, n)
-	if _, err := io.ReadFull(c.br, frame); err != nil {
-		return nil, err
-	}
-	return frame, nil
+	return boundedio.ReadFull(c.br, int(n)) // grown as the bytes arrive
 }
 
 // assign stores the decoded value v in *result, converting where the Go

@@ -12,6 +12,8 @@ import (
 	"log"
 	"net"
 	"sync"
+
+	"github.com/ndpack/ndpack/internal/boundedio"
 )
 
 // Handler answers one message of a daemon's protocol. params holds the
@@ -204,11 +206,12 @@ func (f *frames) value(s *Schema) (any, error) {
 		if int64(n)+int64(len(f.buf)) > int64(f.max) {
 			return nil, errAt(ErrMalformed, -1, "a frame of %d bytes, over the limit of %d", n, f.max)
 		}
-		start := len(f.buf)
-		f.buf = append(f.buf, make([]byte, n)...)
-		if _, err := io.ReadFull(f.br, f.buf[start:]); err != nil {
+		// Memory grows as the frame arrives, not from its claimed length.
+		frame, err := boundedio.ReadFull(f.br, int(n))
+		if err != nil {
 			return nil, err
 		}
+		f.buf = append(f.buf, frame...)
 	}
 }
 
