@@ -3,6 +3,7 @@ module github.com/ndpack/ndpack
 go 1.24.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/stretchr/testify v1.12.1
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 )

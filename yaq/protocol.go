@@ -11,7 +11,11 @@ type Protocol struct {
 	Name     string
 	Traits   []string
 	Messages map[string]*Message
-	JSON     string // the text it was parsed from
+	// ConfigDefaults are the defaults of the protocol's config fields, as
+	// JSON decodes them (numbers as json.Number); fields without one are
+	// left out.
+	ConfigDefaults map[string]any
+	JSON           string // the text it was parsed from
 }
 
 // Message is one method of a protocol: its parameters and response.
@@ -34,7 +38,16 @@ func ParseProtocol(text string) (*Protocol, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: a protocol is a JSON object", ErrSchema)
 	}
-	p := &Protocol{JSON: text, Messages: map[string]*Message{}}
+	p := &Protocol{JSON: text, Messages: map[string]*Message{}, ConfigDefaults: map[string]any{}}
+	if cfg, ok := top["config"].(map[string]any); ok {
+		for k, f := range cfg {
+			if fm, ok := f.(map[string]any); ok {
+				if def, has := fm["default"]; has && def != nil {
+					p.ConfigDefaults[k] = def
+				}
+			}
+		}
+	}
 	p.Name, _ = top["protocol"].(string)
 	if traits, ok := top["traits"].([]any); ok {
 		for _, t := range traits {
