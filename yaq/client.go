@@ -236,7 +236,7 @@ func (c *Client) Call(ctx context.Context, method string, params []any, result a
 	for i, p := range params {
 		b, err := msg.Request[i].Type.Append(nil, p)
 		if err != nil {
-			return fmt.Errorf("yaq: %s: parameter %q: %w", method, msg.Request[i].Name, err)
+			return fmt.Errorf("%s: parameter %q: %w", method, msg.Request[i].Name, err)
 		}
 		frames = append(frames, b)
 	}

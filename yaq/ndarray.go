@@ -36,6 +36,9 @@ var (
 	// length, a dimension outside Avro's int, data that does not match the
 	// shape.
 	ErrMalformed = errors.New("malformed ndarray record")
+	// ErrDoesNotFit: a Go value that does not fit the Avro schema it is
+	// to be encoded with (a string for a boolean parameter, say).
+	ErrDoesNotFit = errors.New("value does not fit its schema")
 	// ErrNonstandard: encoding an array of a kind outside YEP-110's
 	// standard list (S, U, V, M8, m8) without ArrayOptions.AllowNonstandard.
 	ErrNonstandard = errors.New("non-standard dtype")

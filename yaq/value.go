@@ -244,7 +244,7 @@ func fitErr(path string, v any, s *Schema) error {
 	if path != "" {
 		where = path + ": "
 	}
-	return errAt(ErrMalformed, -1, "%sa %T does not fit %s", where, v, s)
+	return errAt(ErrDoesNotFit, -1, "%sa %T is not a %s", where, v, s)
 }
 
 func appendValue(dst []byte, s *Schema, v any, path string, depth int) ([]byte, error) {
@@ -335,7 +335,7 @@ func appendValue(dst []byte, s *Schema, v any, path string, depth int) ([]byte, 
 		for _, f := range s.Fields {
 			fv, present := m[f.Name]
 			if !present && !fits(f.Type, nil) {
-				return dst, errAt(ErrMalformed, -1, "%s: the record lacks field %q", pathOr(path), f.Name)
+				return dst, errAt(ErrDoesNotFit, -1, "%s: the record lacks field %q", pathOr(path), f.Name)
 			}
 			var err error
 			if dst, err = appendValue(dst, f.Type, fv, path+"."+f.Name, depth+1); err != nil {

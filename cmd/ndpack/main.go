@@ -46,6 +46,7 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	terminal       bool          // stderr is a terminal: show progress
+	stdoutTerminal bool          // stdout is a terminal: redraw watched values
 	progressAfter  time.Duration // 0 means progressAfter
 	cleanup        *cleanups     // undone on SIGINT and SIGTERM; nil in tests
 }
@@ -59,6 +60,7 @@ func commands() []command {
 	return []command{
 		{"convert", "convert arrays between .npy, .npz and msgpack ext 110", convertUsage, runConvert},
 		{"inspect", "show the dtype, shape and statistics of arrays in files", inspectUsage, runInspect},
+		{"yaq", "show a yaq daemon, call its methods, save the arrays they answer", yaqUsage, runYaq},
 		{"demo", "write a sample array both ways, convert each into the other, compare", demoUsage, runDemo},
 	}
 }
@@ -66,7 +68,7 @@ func commands() []command {
 func main() {
 	c := &cleanups{}
 	onInterrupt(c)
-	os.Exit(run(env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, terminal: isTerminal(os.Stderr), cleanup: c}, os.Args[1:]))
+	os.Exit(run(env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, terminal: isTerminal(os.Stderr), stdoutTerminal: isTerminal(os.Stdout), cleanup: c}, os.Args[1:]))
 }
 
 // run executes the command line and returns the exit status.

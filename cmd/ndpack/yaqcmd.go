@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
+	"github.com/ndpack/ndpack/yaq"
+)
+
+const yaqUsage = `Usage: ndpack yaq [options] HOST:PORT [METHOD [ARG...]]
+
+Talk to a yaq daemon (Avro RPC, as yaqd-core daemons and yaqc speak it).
+With no METHOD, show the daemon: its name, kind, traits and messages with
+their parameters and results. With METHOD, call it with the ARGs, each a
+JSON value (5, 2.5, true, "text", [1, 2], null), and print the result,
+arrays summarised as 'ndpack inspect' shows them.
+
+Options:
+  --save FILE     write the result's arrays to FILE: .npz (one member per
+                  array, named by its key), or .npy for a single array
+  --watch D       call again every D (1s, 500ms) and show the values as
+                  they change, until Ctrl-C (on a terminal the screen is
+                  redrawn)
+  --timeout D     give up on a call after D (default 10s)
+
+Examples:
+  ndpack yaq 127.0.0.1:39111
+  ndpack yaq 127.0.0.1:39111 measure
+  ndpack yaq --save image.npy 127.0.0.1:39111 get_measured
+  ndpack yaq 127.0.0.1:39115 set_position 0.5
+  ndpack yaq --watch 1s 127.0.0.1:39115 get_position
+`
+
+func runYaq(e env, args []string) error {
+	fs := flag.NewFlagSet("yaq", flag.ContinueOnError)
+	save := fs.String("save", "", "")
+	watch := fs.Duration("watch", 0, "")
+	timeout := fs.Duration("timeout", 10*time.Second, "")
+	// Arguments after the method are JSON values, some of which ("-1")
+	// look like flags: only what comes before HOST:PORT is parsed.
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return err
+		}
+		return usageError("%v", err)
+	}
+	pos := fs.Args()
+	if len(pos) == 0 {
+		return usageError("name the daemon as HOST:PORT")
+	}
+	addr, pos := pos[0], pos[1:]
+	if *save != "" && len(pos) == 0 {
+		return usageError("--save writes the result of a call: name a METHOD")
+	}
+	if *watch < 0 || (*watch > 0 && len(pos) == 0) {
+		return usageError("--watch repeats a call: name a METHOD and a positive interval")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	c, err := yaq.Dial(ctx, addr)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%s: %w", addr, err)
+	}
+	defer c.Close()
+	if len(pos) == 0 {
+		return describeDaemon(e.stdout, c, *timeout)
+	}
+	method := pos[0]
+	var params []any
+	for i, a := range pos[1:] {
+		dec := json.NewDecoder(strings.NewReader(a))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return usageError("argument %d (%q) is not a JSON value (a string needs its quotes: '\"text\"')", i+1, a)
+		}
+		params = append(params, v)
+	}
+	for first := true; ; first = false {
+		if !first {
+			time.Sleep(*watch)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+		var result any
+		err := c.Call(ctx, method, params, &result)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s: %w", addr, err)
+		}
+		var out bytes.Buffer
+		if *watch > 0 {
+			if e.stdoutTerminal {
+				out.WriteString("\x1b[H\x1b[2J")
+			}
+			fmt.Fprintf(&out, "%s %s every %s, %s\n", addr, method, *watch, time.Now().Format("15:04:05.000"))
+		}
+		printValue(&out, result, "")
+		e.stdout.Write(out.Bytes())
+		if *save != "" {
+			if err := saveArrays(*save, method, result); err != nil {
+				return err
+			}
+		}
+		if *watch == 0 {
+			return nil
+		}
+		if !e.stdoutTerminal {
+			fmt.Fprintln(e.stdout)
+		}
+	}
+}
+
+// describeDaemon prints who the daemon is and what it answers.
+func describeDaemon(w io.Writer, c *yaq.Client, timeout time.Duration) error {
+	p := c.Protocol()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var id map[string]any
+	if p.Messages["id"] != nil {
+		if err := c.Call(ctx, "id", nil, &id); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "%v: a %s daemon\n", id["name"], p.Name)
+	for _, k := range []string{"make", "model", "serial"} {
+		if id[k] != nil {
+			fmt.Fprintf(w, "  %-6s %v\n", k, id[k])
+		}
+	}
+	fmt.Fprintf(w, "traits: %s\n\nmessages:\n", strings.Join(p.Traits, ", "))
+	names := make([]string, 0, len(p.Messages))
+	for name := range p.Messages {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		m := p.Messages[name]
+		var params []string
+		for _, f := range m.Request {
+			s := f.Name + ": " + f.Type.String()
+			if f.HasDefault {
+				d, _ := json.Marshal(f.Default)
+				s += " = " + string(d)
+			}
+			params = append(params, s)
+		}
+		fmt.Fprintf(w, "  %s(%s) -> %s\n", name, strings.Join(params, ", "), m.Response)
+		if m.Doc != "" {
+			fmt.Fprintf(w, "      %s\n", oneLine(m.Doc))
+		}
+	}
+	return nil
+}
+
+// printValue prints a call's result: maps key by key, arrays summarised.
+func printValue(w io.Writer, v any, indent string) {
+	switch x := v.(type) {
+	case *ndarray.Array:
+		fmt.Fprintf(w, "%s\n", arraySummary(x))
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		if indent != "" || len(keys) == 0 {
+			fmt.Fprintln(w)
+		}
+		for _, k := range keys {
+			fmt.Fprintf(w, "%s%s: ", indent+"  ", k)
+			printValue(w, x[k], indent+"  ")
+		}
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			b = []byte(fmt.Sprint(v))
+		}
+		fmt.Fprintf(w, "%s\n", b)
+	}
+}
+
+// arraySummary is one line about an array: dtype, shape, statistics and
+// the first values, as inspect shows them.
+func arraySummary(a *ndarray.Array) string {
+	acc := newAccumulator(a.DType)
+	acc.add(a.Data)
+	first := newFirstCapture(a.DType, a.Shape, false, 4)
+	first.add(a.Data, 0)
+	var parts []string
+	if s := acc.result(); s != nil {
+		switch {
+		case s.True != nil:
+			parts = append(parts, fmt.Sprintf("True %d, False %d", *s.True, *s.False))
+		case s.Min != nil:
+			parts = append(parts, fmt.Sprintf("min %s, max %s", s.Min.text(), s.Max.text()))
+		}
+		if s.Mean != nil {
+			parts = append(parts, "mean "+s.Mean.text())
+		}
+	}
+	var firsts []string
+	for _, v := range first.values(a.DType) {
+		firsts = append(firsts, v.text())
+	}
+	more := ""
+	if a.Len() > len(firsts) {
+		more = " ..."
+	}
+	parts = append(parts, "["+strings.Join(firsts, " ")+more+"]")
+	return a.String() + ": " + strings.Join(parts, "; ")
+}
+
+// saveArrays writes the arrays of a result to name: .npy for one, .npz for
+// any number, named by their keys.
+func saveArrays(name, method string, result any) error {
+	var arrays []npybridge.NamedArray
+	switch x := result.(type) {
+	case *ndarray.Array:
+		arrays = append(arrays, npybridge.NamedArray{Name: method, Array: x})
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if a, ok := x[k].(*ndarray.Array); ok {
+				arrays = append(arrays, npybridge.NamedArray{Name: k, Array: a})
+			}
+		}
+	}
+	if len(arrays) == 0 {
+		return fmt.Errorf("%s answered no array to save", method)
+	}
+	switch formatOf(name) {
+	case formatNPY:
+		if len(arrays) != 1 {
+			return fmt.Errorf("%s answered %d arrays (%s): save them as .npz", method, len(arrays), namedList(arrays))
+		}
+		return npybridge.WriteFile(name, arrays[0].Array)
+	case formatNPZ:
+		return npybridge.WriteNPZFile(name, arrays, false)
+	}
+	return usageError("--save needs a .npy or .npz file name, got %q", name)
+}
+
+func namedList(arrays []npybridge.NamedArray) string {
+	var s []string
+	for _, a := range arrays {
+		s = append(s, a.Name)
+	}
+	return strings.Join(s, ", ")
+}

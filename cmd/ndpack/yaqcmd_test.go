@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ndpack/ndpack/internal/pypeer"
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/yaq"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const testProtocol = `{"protocol": "testcam", "traits": ["is-daemon", "is-sensor"], "types": [` + yaq.ArraySchema + `],
+ "messages": {
+  "id": {"request": [], "response": {"type": "map", "values": ["null", "string"]}},
+  "get_measured": {"doc": "The image.", "request": [], "response": {"type": "map", "values": ["int", "double", "ndarray"]}},
+  "set_position": {"request": [{"name": "position", "type": "double"}], "response": "null"},
+  "get_position": {"request": [], "response": "double"}}}`
+
+// testDaemon serves testProtocol: a 2048x2048 <u2 image, a position.
+func testDaemon(t *testing.T) string {
+	d, err := yaq.NewDaemon("cam", testProtocol)
+	require.NoError(t, err)
+	d.ErrorLog = log.New(io.Discard, "", 0)
+	img := make([]uint16, 2048*2048)
+	for i := range img {
+		img[i] = uint16(i % 4096)
+	}
+	a, _ := ndarray.FromSlice(img, 2048, 2048)
+	a, _ = a.ToOrder(ndarray.LittleEndian)
+	position := 0.0
+	require.NoError(t, d.Handle("get_measured", func(context.Context, []any) (any, error) {
+		return map[string]any{"image": a, "measurement_id": 7}, nil
+	}))
+	require.NoError(t, d.Handle("set_position", func(_ context.Context, p []any) (any, error) { position = p[0].(float64); return nil, nil }))
+	require.NoError(t, d.Handle("get_position", func(context.Context, []any) (any, error) { position += 1; return position, nil }))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go d.Serve(l)
+	t.Cleanup(func() { d.Close() })
+	return l.Addr().String()
+}
+
+func TestYaqCommand(t *testing.T) {
+	addr := testDaemon(t)
+	r := ndpack(t, nil, "yaq", addr)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "cam: a testcam daemon\ntraits: is-daemon, is-sensor\n")
+	assert.Contains(t, r.stdout, "  set_position(position: double) -> null\n")
+	assert.Contains(t, r.stdout, "  get_measured() -> map<[int, double, ndarray]>\n      The image.\n")
+
+	r = ndpack(t, nil, "yaq", addr, "get_measured")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "  image: <u2 (2048, 2048): min 0, max 4095; mean 2047.5; [0 1 2 3 ...]\n  measurement_id: 7\n", r.stdout)
+
+	dir := t.TempDir()
+	npy, npz := filepath.Join(dir, "image.npy"), filepath.Join(dir, "all.npz")
+	require.Equal(t, 0, ndpack(t, nil, "yaq", "--save", npy, addr, "get_measured").code)
+	require.Equal(t, 0, ndpack(t, nil, "yaq", "--save", npz, addr, "get_measured").code)
+	out := pypeer.Run(t, `
+import numpy as np
+a = np.load(sys.argv[1])
+z = np.load(sys.argv[2])
+print(a.dtype.str, a.shape, int(a[1, 2]), z.files)
+`, nil, npy, npz)
+	assert.Equal(t, "<u2 (2048, 2048) 2050 ['image']\n", string(out))
+
+	r = ndpack(t, nil, "yaq", addr, "set_position", "0.5")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = ndpack(t, nil, "yaq", addr, "set_position", `"far"`)
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "ndpack: "+addr+": set_position: parameter \"position\": yaq: value does not fit its schema: a string is not a double\n", r.stderr)
+	r = ndpack(t, nil, "yaq", addr, "set_position", "far")
+	assert.Equal(t, 2, r.code, "not JSON")
+	r = ndpack(t, nil, "yaq", addr, "home")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, `has no method "home"`)
+	r = ndpack(t, nil, "yaq", "127.0.0.1:1")
+	assert.Equal(t, 1, r.code)
+	assert.Regexp(t, `^ndpack: 127.0.0.1:1: .*connection refused\n$`, r.stderr)
+}
+
+// --watch repeats the call until Ctrl-C.
+func TestYaqWatch(t *testing.T) {
+	addr := testDaemon(t)
+	cmd := exec.Command(ndpackBin, "yaq", "--watch", "50ms", addr, "get_position")
+	stdout, _ := cmd.StdoutPipe()
+	require.NoError(t, cmd.Start())
+	lines := bufio.NewScanner(stdout)
+	var values []string
+	for lines.Scan() && len(values) < 3 {
+		if l := lines.Text(); l != "" && !strings.HasPrefix(l, addr) {
+			values = append(values, l)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 130, ee.ExitCode())
+	assert.Equal(t, []string{"1", "2", "3"}, values)
+}
