@@ -335,7 +335,11 @@ func (c *Client) readValue(s *Schema) (any, error) {
 		if len(buf)+len(frame) > c.maxFrame {
 			return nil, errAt(ErrMalformed, -1, "a value of more than %d bytes", c.maxFrame)
 		}
-		buf = append(buf, frame...)
+		if buf == nil {
+			buf = frame // a value in a frame of its own: decoded in place
+		} else {
+			buf = append(buf, frame...)
+		}
 		v, _, err := s.Decode(buf)
 		if errors.Is(err, ErrTruncated) {
 			continue

@@ -211,7 +211,11 @@ func (f *frames) value(s *Schema) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		f.buf = append(f.buf, frame...)
+		if len(f.buf) == 0 {
+			f.buf = frame // the common case: a value in a frame of its own
+		} else {
+			f.buf = append(f.buf, frame...)
+		}
 	}
 }
 
@@ -356,17 +360,20 @@ func strOrNil(s *string) any {
 	return *s
 }
 
-// writeFrames writes the frames of one answer in one write, so that no
-// frame header is split from its frame (the Python peers cannot read one
-// that is).
+// writeFrames writes the frames of one message in one write (writev on a
+// connection, so that array data is not copied), so that no frame header
+// is split from its frame: the Python peers cannot read one that is.
 func writeFrames(w io.Writer, payloads [][]byte) error {
-	var buf bytes.Buffer
-	for _, p := range payloads {
-		var h [4]byte
-		binary.BigEndian.PutUint32(h[:], uint32(len(p)))
-		buf.Write(h[:])
-		buf.Write(p)
+	headers := make([]byte, 4*len(payloads))
+	bufs := make(net.Buffers, 0, 2*len(payloads))
+	for i, p := range payloads {
+		h := headers[4*i : 4*i+4]
+		binary.BigEndian.PutUint32(h, uint32(len(p)))
+		bufs = append(bufs, h)
+		if len(p) > 0 {
+			bufs = append(bufs, p)
+		}
 	}
-	_, err := w.Write(buf.Bytes())
+	_, err := bufs.WriteTo(w)
 	return err
 }

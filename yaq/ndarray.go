@@ -107,7 +107,9 @@ func (o ArrayOptions) AppendArray(dst []byte, a *ndarray.Array) ([]byte, error) 
 	}
 	size += 1 + varintLen(int64(len(typestr))) + len(typestr) + varintLen(int64(len(a.Data))) + len(a.Data) + 1
 	if cap(dst)-len(dst) < size {
-		grown := make([]byte, len(dst), len(dst)+size)
+		// Room for what may follow the record in a message, so that a few
+		// more bytes do not make a large buffer double.
+		grown := make([]byte, len(dst), len(dst)+size+4096)
 		copy(grown, dst)
 		dst = grown
 	}
