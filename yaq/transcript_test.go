@@ -267,3 +267,39 @@ func FuzzDecodeValue(f *testing.F) {
 		}
 	})
 }
+
+// python3-avro writes the HandshakeRequest ndpack's client sends, and reads
+// a recorded HandshakeResponse as ndpack reads it.
+func TestHandshakeRecordsWithPythonAvro(t *testing.T) {
+	_, frames, _ := readTranscript(t, "fake-sensor")
+	pypeer.RequireModule(t, "avro", "python3-avro")
+	resp, _ := hex.DecodeString(frames[3].Frame) // the NONE answer
+	ours, _, err := handshakeResponse.Decode(resp)
+	require.NoError(t, err)
+	in, _ := json.Marshal([]string{hex.EncodeToString(resp)})
+	out := pypeer.Run(t, `
+import hashlib, io, json
+import avro.schema, avro.io
+names = avro.schema.Names()
+md5 = {"type": "fixed", "name": "MD5", "size": 16, "namespace": "org.apache.avro.ipc"}
+req = avro.schema.parse(json.dumps({"type": "record", "name": "HandshakeRequest", "namespace": "org.apache.avro.ipc", "fields": [
+    {"name": "clientHash", "type": md5}, {"name": "clientProtocol", "type": ["null", "string"]},
+    {"name": "serverHash", "type": "MD5"}, {"name": "meta", "type": ["null", {"type": "map", "values": "bytes"}]}]}))
+resp = avro.schema.parse(json.dumps({"type": "record", "name": "HandshakeResponse", "namespace": "org.apache.avro.ipc", "fields": [
+    {"name": "match", "type": {"type": "enum", "name": "HandshakeMatch", "symbols": ["BOTH", "CLIENT", "NONE"]}},
+    {"name": "serverProtocol", "type": ["null", "string"]},
+    {"name": "serverHash", "type": ["null", md5]}, {"name": "meta", "type": ["null", {"type": "map", "values": "bytes"}]}]}))
+buf = io.BytesIO()
+avro.io.DatumWriter(req).write({"clientHash": b" " * 16, "clientProtocol": None, "serverHash": b" " * 16, "meta": {}}, avro.io.BinaryEncoder(buf))
+r = avro.io.DatumReader(resp).read(avro.io.BinaryDecoder(io.BytesIO(bytes.fromhex(json.load(sys.stdin)[0]))))
+print(json.dumps({"request": buf.getvalue().hex(), "match": r["match"], "hash": r["serverHash"].hex(),
+                  "protocol_md5": hashlib.md5(r["serverProtocol"].encode()).hexdigest()}))
+`, in)
+	var res map[string]string
+	require.NoError(t, json.Unmarshal(out, &res))
+	assert.Equal(t, frames[0].Frame, res["request"], "yaqc's first HandshakeRequest, as python3-avro writes it")
+	m := ours.(map[string]any)
+	assert.Equal(t, res["match"], m["match"])
+	assert.Equal(t, res["hash"], hex.EncodeToString(m["serverHash"].([]byte)))
+	assert.Equal(t, res["hash"], res["protocol_md5"])
+}
