@@ -236,7 +236,7 @@ func (c *Client) Call(ctx context.Context, method string, params []any, result a
 	for i, p := range params {
 		b, err := msg.Request[i].Type.Append(nil, p)
 		if err != nil {
-			return fmt.Errorf("%s: parameter %q: %w", method, msg.Request[i].Name, err)
+			return inParameter(err, method, msg.Request[i].Name)
 		}
 		frames = append(frames, b)
 	}
@@ -256,6 +256,17 @@ func (c *Client) Call(ctx context.Context, method string, params []any, result a
 		return err
 	}
 	return assign(result, v)
+}
+
+// inParameter says which parameter err is about: "yaq: value does not fit
+// its schema: echo: parameter "a": a string is not a ndarray".
+func inParameter(err error, method, name string) error {
+	where := fmt.Sprintf("%s: parameter %q", method, name)
+	var e *Error
+	if errors.As(err, &e) {
+		return &Error{Err: e.Err, Offset: e.Offset, Detail: where + ": " + e.Detail, Cause: e.Cause}
+	}
+	return fmt.Errorf("yaq: %s: %w", where, err)
 }
 
 func fieldNames(fields []Field) string {
@@ -299,18 +310,26 @@ func (c *Client) exchange(msg *Message, frames [][]byte) (any, error) {
 	return c.readValue(msg.Response)
 }
 
-// watch makes ctx's end interrupt the connection's reads and writes.
+// watch makes ctx's end interrupt the connection's reads and writes. The
+// interruption waits for ctx itself to end rather than setting the
+// context's deadline on the connection, so that a call cut short always
+// reports ctx.Err(); stop waits for an interruption already under way, so
+// that clearing the deadline is the last word and the next call is not
+// cut short by this one's context.
 func (c *Client) watch(ctx context.Context) (stop func()) {
 	if ctx.Done() == nil {
 		return func() {}
 	}
 	conn := c.conn
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
-	s := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	interrupted := make(chan struct{})
+	s := context.AfterFunc(ctx, func() {
+		conn.SetDeadline(time.Unix(1, 0))
+		close(interrupted)
+	})
 	return func() {
-		s()
+		if !s() {
+			<-interrupted
+		}
 		conn.SetDeadline(time.Time{})
 	}
 }
