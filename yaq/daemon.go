@@ -71,7 +71,10 @@ type Daemon struct {
 
 // NewDaemon returns a daemon called name serving the protocol whose JSON
 // text is protocol (an .avpr, as yaq daemons declare it); that text is what
-// it serves in the handshake, and what its hash is taken of.
+// it serves in the handshake, and what its hash is taken of. Clients can
+// call only the messages the protocol declares: yaq daemons' protocols
+// declare their traits' messages too, as yaq-traits composes them, and the
+// is-daemon ones need no handler.
 func NewDaemon(name, protocol string) (*Daemon, error) {
 	p, err := ParseProtocol(protocol)
 	if err != nil {

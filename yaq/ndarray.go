@@ -2,11 +2,25 @@
 // (YEP-107) between instrument daemons and clients, with arrays as the
 // YEP-113 ndarray record.
 //
-// This version holds the ndarray record's codec, exact both ways and in
-// Avro's binary encoding as the yaq daemons' own Avro library writes it
-// (fastavro): the array's shape as array<int>, its typestr, its C-ordered
-// bytes and the array interface version, 3. The client and the daemon
-// framework build on it.
+// It holds three layers:
+//
+//   - The ndarray record's codec (AppendArray, DecodeArray), exact both ways
+//     and in Avro's binary encoding as the yaq daemons' own Avro library,
+//     fastavro, writes it: the array's shape as array<int>, its typestr, its
+//     C-ordered bytes and the array interface version, 3.
+//   - A schema-driven Avro binary codec (ParseSchema, ParseProtocol) for
+//     the values yaq messages carry, with every length and count checked
+//     against the bytes present and nesting bounded before anything is
+//     allocated; arrays decode aliasing the frame they came in.
+//   - Avro RPC as yaqd-core and yaqc speak it (the handshake, framing, call
+//     and answer layout, error answers): Client, which calls a daemon as
+//     yaqc does, and Daemon, which serves a protocol with Go handlers as
+//     yaqd-core does; Run is the main of a daemon program, with yaqd-core's
+//     --config, --protocol and --version.
+//
+// The wire protocol is YEP-107 (Avro RPC for yaq) as the real programs
+// speak it, checked against recorded sessions of yaqc with yaqd-fakes and
+// against python3-avro.
 package yaq
 
 import (
