@@ -106,7 +106,7 @@ func BenchmarkManyRawEchoes(b *testing.B)         { benchManyRaw(b, false) }
 func BenchmarkManyRawEchoesBuffered(b *testing.B) { benchManyRaw(b, true) }
 
 func benchManyRaw(b *testing.B, buffered bool) {
-	addr := rawEchoServer(b, buffered)
+	addr := benchbase.EchoServer(b, buffered)
 	b.SetBytes(2 * 64 * 200 << 20)
 	for b.Loop() {
 		manyRawEchoes(b, addr, 64, 200)

@@ -1,5 +1,6 @@
 // Package benchbase holds the baselines every codec benchmark is compared
-// with in the same run: copy() into an existing buffer and make+copy. The
+// with in the same run: copy() into an existing buffer, make+copy, and the
+// same bytes echoed raw over loopback TCP for the RPC benchmarks. The
 // machine is shared and noisy, so only ratios measured side by side mean
 // anything.
 package benchbase
