@@ -48,6 +48,11 @@ type Client struct {
 	hash  [16]byte
 	stale bool // the stream can no longer be trusted: reconnect first
 	done  bool
+	// chunks receive the start of large frames, kept from one to the next.
+	chunks boundedio.Chunks
+	out    outFrames                                   // a call's frames
+	pieces [][]byte                                    // a parameter's encoding
+	dial   func(ctx context.Context) (net.Conn, error) // for tests; nil dials addr
 }
 
 // Dial connects to the daemon at addr ("host:port") and shakes hands,
@@ -83,8 +88,14 @@ func (c *Client) Close() error {
 // answers NONE with its protocol and hash), then echoing them (BOTH), as
 // yaqc does.
 func (c *Client) connect(ctx context.Context) error {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", c.addr)
+	var conn net.Conn
+	var err error
+	if c.dial != nil {
+		conn, err = c.dial(ctx)
+	} else {
+		var d net.Dialer
+		conn, err = d.DialContext(ctx, "tcp", c.addr)
+	}
 	if err != nil {
 		return err
 	}
@@ -144,12 +155,10 @@ var (
 		{"name": "serverProtocol", "type": ["null", "string"]},
 		{"name": "serverHash", "type": ["null", {"type": "fixed", "name": "MD5", "size": 16}]},
 		{"name": "meta", "type": ["null", {"type": "map", "values": "bytes"}]}]}`)
-	metaSchema    = mustSchema(`{"type": "map", "values": "bytes"}`) // a request's meta, echoed in its answer
-	booleanSchema = &Schema{Type: "boolean"}
-	stringSchema  = &Schema{Type: "string"}
-	// The handshake answer's meta is a union, unlike a request's.
-	handshakeMetaSchema = mustSchema(`["null", {"type": "map", "values": "bytes"}]`)
-	handshakeRequest    = mustSchema(`{"type": "record", "name": "HandshakeRequest", "fields": [
+	metaSchema       = mustSchema(`{"type": "map", "values": "bytes"}`) // a request's meta, echoed in its answer
+	booleanSchema    = &Schema{Type: "boolean"}
+	stringSchema     = &Schema{Type: "string"}
+	handshakeRequest = mustSchema(`{"type": "record", "name": "HandshakeRequest", "fields": [
 		{"name": "clientHash", "type": {"type": "fixed", "name": "MD5", "size": 16}},
 		{"name": "clientProtocol", "type": ["null", "string"]},
 		{"name": "serverHash", "type": "MD5"},
@@ -232,18 +241,25 @@ func (c *Client) Call(ctx context.Context, method string, params []any, result a
 	if len(params) != len(msg.Request) {
 		return fmt.Errorf("yaq: %s takes %d parameters (%s), got %d", method, len(msg.Request), fieldNames(msg.Request), len(params))
 	}
-	frames := [][]byte{{0x00}, stringSchema.mustAppend(method)} // meta: an empty map
+	out := &c.out
+	out.reset()
+	out.frame(emptyMeta)
+	out.frameString(method)
+	pieces := c.pieces[:0]
 	for i, p := range params {
-		b, err := msg.Request[i].Type.Append(nil, p)
-		if err != nil {
+		var err error
+		if pieces, err = msg.Request[i].Type.appendPieces(pieces[:0], p); err != nil {
+			clear(pieces)
 			return inParameter(err, method, msg.Request[i].Name)
 		}
-		frames = append(frames, b)
+		out.frame(pieces...)
 	}
-	frames = append(frames, nil) // the call's end
+	clear(pieces) // out holds them now
+	c.pieces = pieces[:0]
+	out.frame() // the call's end
 	stop := c.watch(ctx)
 	defer stop()
-	v, err := c.exchange(msg, frames)
+	v, err := c.exchange(msg, out)
 	if err != nil {
 		if ctx.Err() != nil {
 			c.stale = true
@@ -269,6 +285,9 @@ func inParameter(err error, method, name string) error {
 	return fmt.Errorf("yaq: %s: %w", where, err)
 }
 
+// emptyMeta is a call's meta: an empty map.
+var emptyMeta = []byte{0x00}
+
 func fieldNames(fields []Field) string {
 	var names []string
 	for _, f := range fields {
@@ -289,14 +308,14 @@ func (s *Schema) mustAppend(v any) []byte {
 }
 
 // exchange sends a call's frames and reads its answer.
-func (c *Client) exchange(msg *Message, frames [][]byte) (any, error) {
-	if err := writeFrames(c.conn, frames); err != nil {
+func (c *Client) exchange(msg *Message, out *outFrames) (any, error) {
+	if err := out.writeTo(c.conn); err != nil {
 		return nil, err
 	}
-	if _, err := c.readValue(metaSchema); err != nil {
+	if _, err := c.smallValue(metaSchema); err != nil {
 		return nil, err
 	}
-	failed, err := c.readValue(booleanSchema)
+	failed, err := c.smallValue(booleanSchema)
 	if err != nil {
 		return nil, err
 	}
@@ -338,6 +357,15 @@ func (c *Client) watch(ctx context.Context) (stop func()) {
 // that encodes to nothing (null) is read from nothing; empty frames before a
 // value are skipped (the terminators and nulls of earlier answers); a value
 // continues into the next frame when its frame ends early.
+// smallValue reads a value of s as readValue does, in place when it can;
+// the value must not be kept past the next read.
+func (c *Client) smallValue(s *Schema) (any, error) {
+	if v, ok := valueInPlace(c.br, s, c.maxFrame); ok {
+		return v, nil
+	}
+	return c.readValue(s)
+}
+
 func (c *Client) readValue(s *Schema) (any, error) {
 	if s.Type == "null" {
 		return nil, nil
@@ -378,7 +406,7 @@ func (c *Client) readFrame() ([]byte, error) {
 	if int64(n) > int64(c.maxFrame) {
 		return nil, errAt(ErrMalformed, -1, "a frame of %d bytes, over the limit of %d", n, c.maxFrame)
 	}
-	return boundedio.ReadFull(c.br, int(n)) // grown as the bytes arrive
+	return c.chunks.ReadFull(c.br, int(n)) // memory follows the bytes that arrive
 }
 
 // assign stores the decoded value v in *result, converting where the Go

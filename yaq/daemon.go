@@ -181,9 +181,10 @@ func (d *Daemon) Done() <-chan struct{} { return d.ctx.Done() }
 // a value are skipped, a value may continue into the next frame, and what
 // is left of a frame after a value is the start of the next.
 type frames struct {
-	br  *bufio.Reader
-	max int
-	buf []byte
+	br     *bufio.Reader
+	max    int
+	buf    []byte
+	chunks boundedio.Chunks
 }
 
 func (f *frames) value(s *Schema) (any, error) {
@@ -210,7 +211,7 @@ func (f *frames) value(s *Schema) (any, error) {
 			return nil, errAt(ErrMalformed, -1, "a frame of %d bytes, over the limit of %d", n, f.max)
 		}
 		// Memory grows as the frame arrives, not from its claimed length.
-		frame, err := boundedio.ReadFull(f.br, int(n))
+		frame, err := f.chunks.ReadFull(f.br, int(n))
 		if err != nil {
 			return nil, err
 		}
@@ -222,14 +223,50 @@ func (f *frames) value(s *Schema) (any, error) {
 	}
 }
 
+// valueInPlace decodes a value of s from the next frame while it lies in
+// br's buffer, without copying it out: for small values that are not kept
+// past the next read. ok is false, and nothing consumed, when it cannot:
+// the frame is empty, over max, not all buffered, or holds more or less
+// than a value.
+func valueInPlace(br *bufio.Reader, s *Schema, max int) (v any, ok bool) {
+	h, err := br.Peek(4)
+	if err != nil {
+		return nil, false
+	}
+	n := int(binary.BigEndian.Uint32(h))
+	if n == 0 || n > max || 4+n > br.Buffered() {
+		return nil, false
+	}
+	b, _ := br.Peek(4 + n)
+	v, used, err := s.Decode(b[4:])
+	if err != nil || used != n {
+		return nil, false
+	}
+	br.Discard(4 + n)
+	return v, true
+}
+
+// smallValue reads a value of s as value does, in place when it can; the
+// value must not be kept past the next read.
+func (f *frames) smallValue(s *Schema) (any, error) {
+	if len(f.buf) == 0 {
+		if v, ok := valueInPlace(f.br, s, f.max); ok {
+			return v, nil
+		}
+	}
+	return f.value(s)
+}
+
 // serveConn answers one connection's requests until it closes or sends
 // what cannot be read.
 func (d *Daemon) serveConn(conn net.Conn) {
 	defer conn.Close()
 	in := &frames{br: bufio.NewReaderSize(conn, 64<<10), max: d.maxFrame()}
 	shaken := false
+	var o outFrames
+	var pieces [][]byte
 	for {
-		var out [][]byte
+		o.reset()
 		forceNull := false
 		if !shaken {
 			v, err := in.value(handshakeRequest)
@@ -242,20 +279,27 @@ func (d *Daemon) serveConn(conn net.Conn) {
 			sh, _ := hr["serverHash"].([]byte)
 			if named && bytes.Equal(sh, d.hash[:]) {
 				shaken = true
-				out = append(out, []byte{0x00, 0x00, 0x00, 0x00}) // BOTH
+				o.frame([]byte{0x00, 0x00, 0x00, 0x00}) // BOTH
 			} else {
 				resp := append([]byte{0x04, 0x02}, appendVarint(nil, int64(len(d.text)))...)
 				resp = append(append(resp, d.text...), 0x02)
-				out = append(out, append(append(resp, d.hash[:]...), 0x00)) // NONE
+				o.frame(append(append(resp, d.hash[:]...), 0x00)) // NONE
 				forceNull = true
 			}
 		}
-		meta, err := in.value(metaSchema)
+		meta, err := in.smallValue(metaSchema)
 		if err != nil {
 			d.connError(conn, err)
 			return
 		}
-		name, err := in.value(stringSchema)
+		// Echoed in the answer; encoded now, before meta's bytes are read
+		// over.
+		metaBytes := emptyMeta
+		if len(meta.(map[string]any)) > 0 {
+			metaBytes, _ = metaSchema.Append(nil, meta)
+		}
+		o.frame(metaBytes)
+		name, err := in.smallValue(stringSchema)
 		if err != nil {
 			d.connError(conn, err)
 			return
@@ -273,9 +317,7 @@ func (d *Daemon) serveConn(conn net.Conn) {
 				params = append(params, p)
 			}
 		}
-		metaBytes, _ := metaSchema.Append(nil, meta)
-		out = append(out, metaBytes)
-		var value []byte
+		var value [][]byte
 		var failure error
 		switch {
 		case forceNull || method == "":
@@ -286,19 +328,24 @@ func (d *Daemon) serveConn(conn net.Conn) {
 			var result any
 			result, failure = d.call(method, params)
 			if failure == nil {
-				if value, failure = msg.Response.Append(nil, result); failure != nil {
+				if value, failure = msg.Response.appendPieces(pieces[:0], result); failure != nil {
 					failure = fmt.Errorf("the answer does not fit the protocol: %w", failure)
 				}
 			}
 		}
 		if failure != nil {
 			e, _ := msg.errorsOrString().Append(nil, failure.Error())
-			out = append(out, []byte{0x01}, e)
+			o.frame(flagError)
+			o.frame(e)
 		} else {
-			out = append(out, []byte{0x00}, value)
+			o.frame(flagOK)
+			o.frame(value...)
 		}
-		out = append(out, nil) // the terminator
-		if err := writeFrames(conn, out); err != nil {
+		o.frame() // the terminator
+		err = o.writeTo(conn)
+		pieces = value[:0]
+		clear(value)
+		if err != nil {
 			return
 		}
 		if method == "shutdown" && failure == nil && !forceNull {
@@ -307,6 +354,9 @@ func (d *Daemon) serveConn(conn net.Conn) {
 		}
 	}
 }
+
+// The flag frames of an answer.
+var flagOK, flagError = []byte{0x00}, []byte{0x01}
 
 // errorsOrString is the union an error answer is encoded with.
 func (m *Message) errorsOrString() *Schema {
@@ -363,20 +413,66 @@ func strOrNil(s *string) any {
 	return *s
 }
 
-// writeFrames writes the frames of one message in one write (writev on a
-// connection, so that array data is not copied), so that no frame header
-// is split from its frame: the Python peers cannot read one that is.
+// writeFrames writes payloads, one frame each, as outFrames does.
 func writeFrames(w io.Writer, payloads [][]byte) error {
-	headers := make([]byte, 4*len(payloads))
-	bufs := make(net.Buffers, 0, 2*len(payloads))
-	for i, p := range payloads {
-		h := headers[4*i : 4*i+4]
-		binary.BigEndian.PutUint32(h, uint32(len(p)))
-		bufs = append(bufs, h)
+	var o outFrames
+	for _, p := range payloads {
+		o.frame(p)
+	}
+	return o.writeTo(w)
+}
+
+// outFrames holds the frames of one message for one vectored write (writev
+// on a connection): the Python peers cannot read a frame whose header is
+// split from it, and large array data goes out from the array itself. One
+// outFrames serves a connection's messages one after another.
+type outFrames struct {
+	bufs      net.Buffers
+	arena     []byte     // frame headers and small payloads
+	arenaRoom [256]byte  // the arena, until it outgrows it
+	bufRoom   [16][]byte // bufs, likewise
+}
+
+// reset empties o for the next message.
+func (o *outFrames) reset() {
+	o.arena, o.bufs = o.arenaRoom[:0], o.bufRoom[:0]
+}
+
+// frame adds a frame whose payload is the concatenation of pieces.
+func (o *outFrames) frame(pieces ...[]byte) {
+	if o.arena == nil {
+		o.reset()
+	}
+	n := 0
+	for _, p := range pieces {
+		n += len(p)
+	}
+	// What bufs holds of the arena stays where it is, should the arena move.
+	at := len(o.arena)
+	o.arena = binary.BigEndian.AppendUint32(o.arena, uint32(n))
+	o.bufs = append(o.bufs, o.arena[at:at+4:at+4])
+	for _, p := range pieces {
 		if len(p) > 0 {
-			bufs = append(bufs, p)
+			o.bufs = append(o.bufs, p)
 		}
 	}
-	_, err := bufs.WriteTo(w)
+}
+
+// frameString adds a frame holding s as an Avro string.
+func (o *outFrames) frameString(s string) {
+	if o.arena == nil {
+		o.reset()
+	}
+	at := len(o.arena)
+	o.arena = binary.BigEndian.AppendUint32(o.arena, uint32(varintLen(int64(len(s)))+len(s)))
+	o.arena = append(appendVarint(o.arena, int64(len(s))), s...)
+	o.bufs = append(o.bufs, o.arena[at:len(o.arena):len(o.arena)])
+}
+
+// writeTo writes the frames and lets go of what they referred to.
+func (o *outFrames) writeTo(w io.Writer) error {
+	_, err := o.bufs.WriteTo(w)
+	clear(o.bufRoom[:])
+	o.bufs = nil
 	return err
 }

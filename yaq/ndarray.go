@@ -96,6 +96,23 @@ func AppendArray(dst []byte, a *ndarray.Array) ([]byte, error) {
 // AppendArray appends the ndarray record of a to dst, growing dst at most
 // once, to the exact size.
 func (o ArrayOptions) AppendArray(dst []byte, a *ndarray.Array) ([]byte, error) {
+	room := 1 // the version
+	if a != nil {
+		room += len(a.Data)
+	}
+	dst, err := o.appendArrayHead(dst, a, room)
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst, a.Data...)
+	return appendVarint(dst, ArrayVersion), nil
+}
+
+// appendArrayHead checks a and appends its record up to the data's length:
+// what comes before the data, which the caller appends or sends from where
+// it lies, followed by the version. room is how much more the caller will
+// append, so that dst grows once.
+func (o ArrayOptions) appendArrayHead(dst []byte, a *ndarray.Array, room int) ([]byte, error) {
 	if a == nil {
 		return dst, errAt(ErrMalformed, -1, "cannot encode a nil *ndarray.Array")
 	}
@@ -119,11 +136,11 @@ func (o ArrayOptions) AppendArray(dst []byte, a *ndarray.Array) ([]byte, error) 
 			size += varintLen(int64(d))
 		}
 	}
-	size += 1 + varintLen(int64(len(typestr))) + len(typestr) + varintLen(int64(len(a.Data))) + len(a.Data) + 1
+	size += 1 + varintLen(int64(len(typestr))) + len(typestr) + varintLen(int64(len(a.Data))) + room
 	if cap(dst)-len(dst) < size {
 		// Room for what may follow the record in a message, so that a few
 		// more bytes do not make a large buffer double.
-		grown := make([]byte, len(dst), len(dst)+size+4096)
+		grown := make([]byte, len(dst), len(dst)+size+min(size/8, 4096))
 		copy(grown, dst)
 		dst = grown
 	}
@@ -136,9 +153,7 @@ func (o ArrayOptions) AppendArray(dst []byte, a *ndarray.Array) ([]byte, error) 
 	dst = append(dst, 0)
 	dst = appendVarint(dst, int64(len(typestr)))
 	dst = append(dst, typestr...)
-	dst = appendVarint(dst, int64(len(a.Data)))
-	dst = append(dst, a.Data...)
-	return appendVarint(dst, ArrayVersion), nil
+	return appendVarint(dst, int64(len(a.Data))), nil
 }
 
 // DecodeArray decodes the ndarray record at the start of b and returns the
@@ -216,14 +231,18 @@ type reader struct {
 }
 
 // varint reads a zigzag-encoded long.
-func (r *reader) varint(what string) (int64, error) {
+func (r *reader) varint(what string) (int64, error) { return r.varintOf(what, "") }
+
+// varintOf reads a varint named what+suffix in errors, joined only when
+// there is an error to say.
+func (r *reader) varintOf(what, suffix string) (int64, error) {
 	var u uint64
 	for shift := uint(0); ; shift += 7 {
 		if r.off >= len(r.b) {
-			return 0, errAt(ErrTruncated, r.off, "the input ends inside %s", what)
+			return 0, errAt(ErrTruncated, r.off, "the input ends inside %s%s", what, suffix)
 		}
 		if shift >= 64 {
-			return 0, errAt(ErrMalformed, r.off, "%s is a varint longer than 10 bytes", what)
+			return 0, errAt(ErrMalformed, r.off, "%s%s is a varint longer than 10 bytes", what, suffix)
 		}
 		c := r.b[r.off]
 		r.off++
@@ -238,7 +257,7 @@ func (r *reader) varint(what string) (int64, error) {
 // bytes reads a length and that many bytes, as a slice of the input.
 func (r *reader) bytes(what string) ([]byte, error) {
 	at := r.off
-	n, err := r.varint(what + " length")
+	n, err := r.varintOf(what, " length")
 	if err != nil {
 		return nil, err
 	}

@@ -56,8 +56,36 @@ func BenchmarkGetMeasured2048(b *testing.B) {
 	}
 }
 
-// BenchmarkCall10 is a 10-element echo; compare with a raw 100-byte
-// ping-pong (yaqrpc's BenchmarkRawPingPong100).
+// BenchmarkEcho32MiB sends a 32 MiB <f8 array and gets it back; compare
+// with BenchmarkRawEcho32MiB.
+func BenchmarkEcho32MiB(b *testing.B) {
+	addr, _ := speedDaemon(b)
+	c, err := Dial(context.Background(), addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	a, _ := ndarray.New(ndarray.Float64, []int{4 << 20}, benchbase.Data(32<<20))
+	b.SetBytes(int64(2 * len(a.Data))) // there and back
+	b.ReportAllocs()
+	for b.Loop() {
+		var back *ndarray.Array
+		if err := c.Call(context.Background(), "echo", []any{a}, &back); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRawEcho32MiB is the baseline of BenchmarkEcho32MiB: the same
+// bytes over loopback and back, nothing decoded.
+func BenchmarkRawEcho32MiB(b *testing.B) { benchbase.RawEcho(b, 32<<20, false) }
+
+// BenchmarkRawPingPong100 is the baseline of BenchmarkCall10: 100 bytes
+// there and back.
+func BenchmarkRawPingPong100(b *testing.B) { benchbase.RawPingPong(b, 100) }
+
+// BenchmarkCall10 is a 10-element echo; compare with
+// BenchmarkRawPingPong100.
 func BenchmarkCall10(b *testing.B) {
 	addr, _ := speedDaemon(b)
 	c, err := Dial(context.Background(), addr)

@@ -142,7 +142,7 @@ func (d *valueDecoder) value(s *Schema, depth int) (any, error) {
 		total := 0
 		for {
 			blockAt := r.off
-			n, err := r.varint(s.Type + " block")
+			n, err := r.varintOf(s.Type, " block")
 			if err != nil {
 				return nil, err
 			}
@@ -151,7 +151,7 @@ func (d *valueDecoder) value(s *Schema, depth int) (any, error) {
 			}
 			if n < 0 {
 				n = -n
-				if _, err := r.varint(s.Type + " block size"); err != nil {
+				if _, err := r.varintOf(s.Type, " block size"); err != nil {
 					return nil, err
 				}
 			}
@@ -236,7 +236,33 @@ func encodedMin(s *Schema, depth int) int {
 // or ndarray.Array for the ndarray record. A union takes the first branch
 // the value fits.
 func (s *Schema) Append(dst []byte, v any) ([]byte, error) {
-	return appendValue(dst, s, v, "", 0)
+	return appendValue(dst, s, v, "", 0, nil)
+}
+
+// gatherMin is the size from which appendPieces sends an array's data from
+// where it lies rather than copying it.
+const gatherMin = 64 << 10
+
+// gather collects an encoding in pieces, for a vectored write: the encoded
+// bytes, and between them the data of large arrays, referenced in place.
+type gather struct {
+	pieces [][]byte
+	mark   int // where the encoded bytes not yet in pieces start
+}
+
+// appendPieces encodes v as Append does, into pieces whose concatenation is
+// the encoding; the data of arrays of gatherMin bytes or more is one of the
+// pieces, not a copy.
+func (s *Schema) appendPieces(pieces [][]byte, v any) ([][]byte, error) {
+	g := gather{pieces: pieces}
+	dst, err := appendValue(nil, s, v, "", 0, &g)
+	if err != nil {
+		return pieces, err
+	}
+	if len(dst) > g.mark {
+		g.pieces = append(g.pieces, dst[g.mark:])
+	}
+	return g.pieces, nil
 }
 
 func fitErr(path string, v any, s *Schema) error {
@@ -247,7 +273,7 @@ func fitErr(path string, v any, s *Schema) error {
 	return errAt(ErrDoesNotFit, -1, "%sa %T is not a %s", where, v, s)
 }
 
-func appendValue(dst []byte, s *Schema, v any, path string, depth int) ([]byte, error) {
+func appendValue(dst []byte, s *Schema, v any, path string, depth int, g *gather) ([]byte, error) {
 	if depth > maxValueDepth {
 		return dst, errAt(ErrMalformed, -1, "%s: values nested more than %d deep", path, maxValueDepth)
 	}
@@ -312,7 +338,7 @@ func appendValue(dst []byte, s *Schema, v any, path string, depth int) ([]byte, 
 	case "union":
 		for i, br := range s.Branches {
 			if fits(br, v) {
-				return appendValue(appendVarint(dst, int64(i)), br, v, path, depth+1)
+				return appendValue(appendVarint(dst, int64(i)), br, v, path, depth+1, g)
 			}
 		}
 		return dst, fitErr(path, v, s)
@@ -322,7 +348,19 @@ func appendValue(dst []byte, s *Schema, v any, path string, depth int) ([]byte, 
 			if !ok {
 				return dst, fitErr(path, v, s)
 			}
-			out, err := ArrayOptions{AllowNonstandard: true}.AppendArray(dst, a)
+			var out []byte
+			var err error
+			if g != nil && a != nil && len(a.Data) >= gatherMin {
+				// Everything up to the data, the data where it lies, then
+				// the version.
+				if out, err = (ArrayOptions{AllowNonstandard: true}).appendArrayHead(dst, a, 1); err == nil {
+					g.pieces = append(g.pieces, out[g.mark:], a.Data)
+					g.mark = len(out)
+					out = appendVarint(out, ArrayVersion)
+				}
+			} else {
+				out, err = ArrayOptions{AllowNonstandard: true}.AppendArray(dst, a)
+			}
 			if err != nil && path != "" {
 				return dst, fmt.Errorf("%s: %w", path, err)
 			}
@@ -338,7 +376,7 @@ func appendValue(dst []byte, s *Schema, v any, path string, depth int) ([]byte, 
 				return dst, errAt(ErrDoesNotFit, -1, "%s: the record lacks field %q", pathOr(path), f.Name)
 			}
 			var err error
-			if dst, err = appendValue(dst, f.Type, fv, path+"."+f.Name, depth+1); err != nil {
+			if dst, err = appendValue(dst, f.Type, fv, path+"."+f.Name, depth+1, g); err != nil {
 				return dst, err
 			}
 		}
@@ -352,7 +390,7 @@ func appendValue(dst []byte, s *Schema, v any, path string, depth int) ([]byte, 
 			dst = appendVarint(dst, int64(rv.Len()))
 			for i := 0; i < rv.Len(); i++ {
 				var err error
-				if dst, err = appendValue(dst, s.Items, rv.Index(i).Interface(), fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
+				if dst, err = appendValue(dst, s.Items, rv.Index(i).Interface(), fmt.Sprintf("%s[%d]", path, i), depth+1, g); err != nil {
 					return dst, err
 				}
 			}
@@ -370,7 +408,7 @@ func appendValue(dst []byte, s *Schema, v any, path string, depth int) ([]byte, 
 			for _, k := range keys {
 				dst = append(appendVarint(dst, int64(len(k.String()))), k.String()...)
 				var err error
-				if dst, err = appendValue(dst, s.Values, rv.MapIndex(k).Interface(), path+"."+k.String(), depth+1); err != nil {
+				if dst, err = appendValue(dst, s.Values, rv.MapIndex(k).Interface(), path+"."+k.String(), depth+1, g); err != nil {
 					return dst, err
 				}
 			}

@@ -44,3 +44,64 @@ func ReadFull(r io.Reader, n int) ([]byte, error) {
 	}
 	return buf, nil
 }
+
+// ChunkSize is the size of the chunks a Chunks reads into.
+const ChunkSize = 256 << 10
+
+// maxKept bounds the memory a Chunks keeps between reads.
+const maxKept = 8 << 20
+
+// Chunks reads claimed lengths, like ReadFull, for a connection that reads
+// one large frame after another. Until a quarter of the claim has arrived
+// the bytes go into chunks it keeps for the next read (up to 8 MiB of them);
+// then it allocates the whole length once, copies the chunks in and reads
+// the rest in place. A frame thus costs one allocation of its size, and a
+// claim the input does not back costs at most about four times what it
+// sent. The zero value is ready to use; a Chunks is not safe for concurrent
+// use.
+type Chunks struct {
+	kept [][]byte
+}
+
+// ReadFull reads exactly n bytes from r into a buffer of its own, which
+// the caller keeps. On error it returns nil.
+func (c *Chunks) ReadFull(r io.Reader, n int) ([]byte, error) {
+	if n <= FirstChunk {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	got, used := 0, 0
+	for got < n/4 {
+		if used == len(c.kept) {
+			c.kept = append(c.kept, make([]byte, ChunkSize)) // trimmed after
+		}
+		chunk := c.kept[used][:min(ChunkSize, n-got)]
+		if _, err := io.ReadFull(r, chunk); err != nil {
+			c.trim()
+			return nil, err
+		}
+		got += len(chunk)
+		used++
+	}
+	buf := make([]byte, n)
+	at := 0
+	for _, chunk := range c.kept[:used] {
+		at += copy(buf[at:got], chunk)
+	}
+	c.trim()
+	if _, err := io.ReadFull(r, buf[got:]); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// trim drops the chunks beyond what a Chunks keeps.
+func (c *Chunks) trim() {
+	if keep := maxKept / ChunkSize; len(c.kept) > keep {
+		clear(c.kept[keep:])
+		c.kept = c.kept[:keep]
+	}
+}
