@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"log"
 	"net"
@@ -18,7 +19,7 @@ import (
 
 // nestDaemon serves a protocol with a recursive type, to be sent values
 // nested without end.
-func nestDaemon(t *testing.T) (*Daemon, string) {
+func nestDaemon(t testing.TB) (*Daemon, string) {
 	proto := `{"protocol": "nest", "types": [{"type": "record", "name": "node", "fields": [{"name": "next", "type": ["null", "node"]}]}, ` +
 		ArraySchema + `], "messages": {"depth": {"request": [{"name": "n", "type": ["null", "node"]}], "response": "int"}, ` +
 		`"echo": {"request": [{"name": "a", "type": "ndarray"}], "response": "ndarray"}, ` +
@@ -115,4 +116,131 @@ func TestDaemonRefusesHostilePeers(t *testing.T) {
 	var depth int
 	require.NoError(t, good.Call(ctx, "depth", []any{map[string]any{"next": map[string]any{"next": nil}}}, &depth))
 	assert.Equal(t, 2, depth)
+}
+
+// FuzzDaemonConn sends a daemon's connection arbitrary bytes: it answers or
+// closes, never panics, and returns once the peer has hung up.
+func FuzzDaemonConn(f *testing.F) {
+	d, _ := nestDaemon(f)
+	var spaces [16]byte
+	for i := range spaces {
+		spaces[i] = ' '
+	}
+	hash := d.hash
+	hs, err := handshakeRequest.Append(nil, map[string]any{"clientHash": spaces[:],
+		"clientProtocol": "x", "serverHash": hash[:], "meta": nil})
+	require.NoError(f, err)
+	a, _ := ndarray.FromSlice([]int16{1, -2, 3})
+	arr, _ := AppendArray(nil, a)
+	node := []byte{0x02, 0x02, 0x00} // two nodes deep
+	call := func(name string, params ...[]byte) []byte {
+		b := append(frameOf(hs), frameOf([]byte{0x00})...)
+		b = append(b, frameOf(stringSchema.mustAppend(name))...)
+		for _, p := range params {
+			b = append(b, frameOf(p)...)
+		}
+		return append(b, 0, 0, 0, 0)
+	}
+	f.Add(call("echo", arr))
+	f.Add(call("depth", node))
+	f.Add(call("id"))
+	f.Add(append(call("id"), frameOf([]byte{0x00})...))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Add(frameOf(hs)[:20])
+	f.Fuzz(func(t *testing.T, in []byte) {
+		client, server := net.Pipe()
+		done := make(chan struct{})
+		go func() { d.serveConn(server); close(done) }()
+		go io.Copy(io.Discard, client)
+		client.SetWriteDeadline(time.Now().Add(2 * time.Second))
+		client.Write(in)
+		client.Close()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the connection's goroutine did not return after the peer hung up")
+		}
+	})
+}
+
+// recordAnswers returns what a daemon sends a Go client that shakes hands
+// and calls each of calls, as one stream.
+func recordAnswers(t testing.TB, addr string, calls func(c *Client)) []byte {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	var got bytes.Buffer
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		in, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer in.Close()
+		out, err := net.Dial("tcp", addr)
+		if err != nil {
+			return
+		}
+		defer out.Close()
+		go func() {
+			io.Copy(out, in)
+			out.(*net.TCPConn).CloseWrite() // the client hung up: so does the daemon
+		}()
+		io.Copy(io.MultiWriter(in, &got), out)
+	}()
+	c, err := Dial(context.Background(), l.Addr().String())
+	require.NoError(t, err)
+	calls(c)
+	c.Close()
+	<-copied
+	return got.Bytes()
+}
+
+// FuzzClientAnswers has a Go client talk to a daemon that sends arbitrary
+// bytes: every call returns, with a value or an error, and nothing panics.
+func FuzzClientAnswers(f *testing.F) {
+	_, addr := nestDaemon(f)
+	a, _ := ndarray.FromSlice([]int16{1, -2, 3})
+	session := recordAnswers(f, addr, func(c *Client) {
+		require.NoError(f, c.Call(context.Background(), "echo", []any{a}, nil))
+		require.NoError(f, c.Call(context.Background(), "depth", []any{map[string]any{"next": nil}}, nil))
+		require.NoError(f, c.Call(context.Background(), "id", nil, nil))
+	})
+	require.Greater(f, len(session), 100)
+	f.Add(session)
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		dialed := false
+		c := &Client{maxFrame: DefaultMaxFrameSize, dial: func(context.Context) (net.Conn, error) {
+			if dialed {
+				return nil, errors.New("refused") // one connection per input
+			}
+			dialed = true
+			client, server := net.Pipe()
+			go func() {
+				defer server.Close()
+				go io.Copy(io.Discard, server)
+				server.Write(in)
+			}()
+			return client, nil
+		}}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := c.connect(ctx); err != nil {
+			return
+		}
+		defer c.Close()
+		for _, name := range []string{"echo", "depth", "id"} {
+			var params []any
+			switch name {
+			case "echo":
+				params = []any{a}
+			case "depth":
+				params = []any{nil}
+			}
+			var v any
+			c.Call(ctx, name, params, &v)
+		}
+	})
 }
