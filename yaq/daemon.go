@@ -11,9 +11,9 @@ import (
 	"io"
 	"log"
 	"net"
-	"sync"
 
 	"github.com/ndpack/ndpack/internal/boundedio"
+	"github.com/ndpack/ndpack/internal/connset"
 )
 
 // Handler answers one message of a daemon's protocol. params holds the
@@ -60,13 +60,7 @@ type Daemon struct {
 	hash     [16]byte
 	handlers map[string]Handler
 
-	mu        sync.Mutex
-	listeners map[net.Listener]bool
-	conns     map[net.Conn]bool
-	closed    bool
-	ctx       context.Context
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
+	conns *connset.Set
 }
 
 // NewDaemon returns a daemon called name serving the protocol whose JSON
@@ -80,10 +74,8 @@ func NewDaemon(name, protocol string) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	return &Daemon{Name: name, proto: p, text: []byte(protocol), hash: md5.Sum([]byte(protocol)),
-		handlers: map[string]Handler{}, listeners: map[net.Listener]bool{}, conns: map[net.Conn]bool{},
-		ctx: ctx, cancel: cancel}, nil
+		handlers: map[string]Handler{}, conns: connset.New()}, nil
 }
 
 // Protocol returns the protocol the daemon serves.
@@ -116,66 +108,18 @@ func (d *Daemon) maxFrame() int {
 // Serve accepts connections on l and serves each on its own goroutine until
 // Close. It returns ErrDaemonClosed after Close, or the accept error.
 func (d *Daemon) Serve(l net.Listener) error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return ErrDaemonClosed
-	}
-	d.listeners[l] = true
-	d.mu.Unlock()
-	for {
-		conn, err := l.Accept()
-		if err != nil {
-			d.mu.Lock()
-			closed := d.closed
-			d.mu.Unlock()
-			if closed {
-				return ErrDaemonClosed
-			}
-			return err
-		}
-		d.mu.Lock()
-		if d.closed {
-			d.mu.Unlock()
-			conn.Close()
-			return ErrDaemonClosed
-		}
-		d.conns[conn] = true
-		d.wg.Add(1)
-		d.mu.Unlock()
-		go func() {
-			defer d.wg.Done()
-			d.serveConn(conn)
-			d.mu.Lock()
-			delete(d.conns, conn)
-			d.mu.Unlock()
-		}()
-	}
+	return d.conns.Serve(l, d.serveConn, ErrDaemonClosed)
 }
 
 // Close stops the listeners, closes every connection, cancels the
 // handlers' context and waits for the connections to end.
 func (d *Daemon) Close() error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return nil
-	}
-	d.closed = true
-	d.cancel()
-	for l := range d.listeners {
-		l.Close()
-	}
-	for c := range d.conns {
-		c.Close()
-	}
-	d.mu.Unlock()
-	d.wg.Wait()
+	d.conns.Close()
 	return nil
 }
 
 // Done is closed when the daemon closes (after shutdown, say).
-func (d *Daemon) Done() <-chan struct{} { return d.ctx.Done() }
+func (d *Daemon) Done() <-chan struct{} { return d.conns.Context().Done() }
 
 // frames reads a peer's values with yaq's framing rules: empty frames before
 // a value are skipped, a value may continue into the next frame, and what
@@ -383,7 +327,7 @@ func (d *Daemon) call(method string, params []any) (result any, err error) {
 		}
 	}()
 	if h := d.handlers[method]; h != nil {
-		return h(d.ctx, params)
+		return h(d.conns.Context(), params)
 	}
 	switch method {
 	case "id":

@@ -8,10 +8,10 @@ import (
 	"io"
 	"log"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/connset"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -104,20 +104,12 @@ type Server struct {
 
 	handlers map[string]Handler
 
-	mu        sync.Mutex
-	listeners map[net.Listener]bool
-	conns     map[net.Conn]bool
-	closed    bool
-	ctx       context.Context
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
+	conns *connset.Set
 }
 
 // NewServer returns a Server with no handlers.
 func NewServer() *Server {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{handlers: map[string]Handler{}, listeners: map[net.Listener]bool{},
-		conns: map[net.Conn]bool{}, ctx: ctx, cancel: cancel}
+	return &Server{handlers: map[string]Handler{}, conns: connset.New()}
 }
 
 // Handle registers h for method. It must not be called once Serve runs.
@@ -126,65 +118,13 @@ func (s *Server) Handle(method string, h Handler) { s.handlers[method] = h }
 // Serve accepts connections on l and serves each on its own goroutine until
 // Close. It returns ErrServerClosed after Close, or the accept error.
 func (s *Server) Serve(l net.Listener) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return ErrServerClosed
-	}
-	s.listeners[l] = true
-	s.mu.Unlock()
-	for {
-		conn, err := l.Accept()
-		if err != nil {
-			s.mu.Lock()
-			closed := s.closed
-			s.mu.Unlock()
-			if closed {
-				return ErrServerClosed
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return err
-		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			conn.Close()
-			return ErrServerClosed
-		}
-		s.conns[conn] = true
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go func() {
-			defer s.wg.Done()
-			s.serveConn(conn)
-			s.mu.Lock()
-			delete(s.conns, conn)
-			s.mu.Unlock()
-		}()
-	}
+	return s.conns.Serve(l, s.serveConn, ErrServerClosed)
 }
 
 // Close stops the listeners, closes every connection, cancels the
 // handlers' context and waits for the connection goroutines to end.
 func (s *Server) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
-	s.closed = true
-	s.cancel()
-	for l := range s.listeners {
-		l.Close()
-	}
-	for c := range s.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
+	s.conns.Close()
 	return nil
 }
 
@@ -367,5 +307,5 @@ func (s *Server) call(h Handler, req *Request) (result any, err error) {
 			err = fmt.Errorf("handler panicked: %v", r)
 		}
 	}()
-	return h(s.ctx, req)
+	return h(s.conns.Context(), req)
 }
