@@ -128,6 +128,13 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// Shutdown stops the server gracefully: it stops accepting, closes idle
+// connections, lets each request in hand be answered, then closes as Close
+// does. A handler may start it (in a goroutine) to stop the server once its
+// own answer is sent, as a shutdown method does. If ctx ends first, the
+// rest is closed at once and ctx.Err() returned.
+func (s *Server) Shutdown(ctx context.Context) error { return s.conns.Shutdown(ctx) }
+
 func (s *Server) logf(format string, args ...any) {
 	if s.ErrorLog != nil {
 		s.ErrorLog.Printf(format, args...)
@@ -200,8 +207,12 @@ func (s *Server) serveConn(conn net.Conn) {
 			}
 			return
 		}
+		s.conns.Busy(conn, true)
 		if resp := s.dispatch(raw); resp != nil && !reply(resp) {
 			return
+		}
+		if !s.conns.Busy(conn, false) {
+			return // Shutdown: this request was the last
 		}
 		if s.ReuseRequestBuffers && cap(raw) <= int(s.maxMessage())+64<<10 {
 			last = raw[:0] // answered: its arrays are no longer in use

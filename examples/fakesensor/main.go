@@ -12,6 +12,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log"
@@ -44,6 +45,6 @@ func main() {
 func newServer(name string, maxMessage int64) *yaqrpc.Server {
 	srv := yaqrpc.NewServer()
 	srv.MaxMessageSize = maxMessage
-	newSensor(name, 20*time.Millisecond).register(srv, func() { srv.Close() })
+	newSensor(name, 20*time.Millisecond).register(srv, func() { srv.Shutdown(context.Background()) })
 	return srv
 }

@@ -105,7 +105,7 @@ func (s *sensor) register(srv *yaqrpc.Server, shutdown func()) {
 	srv.Handle("get_measured", locked(func() any { return s.measured }))
 	srv.Handle("get_measurement_id", locked(func() any { return s.measurementID }))
 	srv.Handle("shutdown", func(context.Context, *yaqrpc.Request) (any, error) {
-		go shutdown() // after the answer is sent
+		go shutdown() // graceful: returns once this answer is sent
 		return nil, nil
 	})
 }

@@ -17,8 +17,9 @@ type Set struct {
 
 	mu        sync.Mutex
 	listeners map[net.Listener]bool
-	conns     map[net.Conn]bool
+	conns     map[net.Conn]bool // true while the connection handles a request
 	closed    bool
+	draining  bool // Shutdown: idle connections close
 	wg        sync.WaitGroup
 }
 
@@ -37,7 +38,7 @@ func (s *Set) Context() context.Context { return s.ctx }
 // the accept error. Temporary accept errors (timeouts) are retried.
 func (s *Set) Serve(l net.Listener, serve func(net.Conn), closedErr error) error {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.draining {
 		s.mu.Unlock()
 		return closedErr
 	}
@@ -47,7 +48,7 @@ func (s *Set) Serve(l net.Listener, serve func(net.Conn), closedErr error) error
 		conn, err := l.Accept()
 		if err != nil {
 			s.mu.Lock()
-			closed := s.closed
+			closed := s.closed || s.draining
 			s.mu.Unlock()
 			if closed {
 				return closedErr
@@ -59,12 +60,12 @@ func (s *Set) Serve(l net.Listener, serve func(net.Conn), closedErr error) error
 			return err
 		}
 		s.mu.Lock()
-		if s.closed {
+		if s.closed || s.draining {
 			s.mu.Unlock()
 			conn.Close()
 			return closedErr
 		}
-		s.conns[conn] = true
+		s.conns[conn] = false
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {
@@ -75,6 +76,46 @@ func (s *Set) Serve(l net.Listener, serve func(net.Conn), closedErr error) error
 			s.mu.Unlock()
 		}()
 	}
+}
+
+// Busy marks conn as handling a request (busy) or done with it. It reports
+// whether the connection should go on: false once Shutdown has begun and
+// the connection is idle, when its goroutine should return.
+func (s *Set) Busy(conn net.Conn, busy bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.conns[conn]; ok {
+		s.conns[conn] = busy
+	}
+	return busy || !s.draining
+}
+
+// Shutdown stops the listeners and closes idle connections at once, lets
+// busy ones finish the request in hand (see Busy), then closes as Close
+// does. If ctx ends first, it closes everything at once and returns
+// ctx.Err().
+func (s *Set) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.draining = true
+	for l := range s.listeners {
+		l.Close()
+	}
+	for c, busy := range s.conns {
+		if !busy {
+			c.Close()
+		}
+	}
+	s.mu.Unlock()
+	finished := make(chan struct{})
+	go func() { s.wg.Wait(); close(finished) }()
+	var err error
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	s.Close()
+	return err
 }
 
 // Close stops the listeners, closes every connection, cancels Context and
