@@ -242,6 +242,9 @@ func (s *slowReader) Read(p []byte) (int, error) {
 // Compressing into an .npz streams each member through the deflater: a
 // 512 MiB array converts in a few MiB (measured in a child process).
 func TestCompressMemoryIsBounded(t *testing.T) {
+	if raceDetector {
+		t.Skip("the race detector multiplies memory use")
+	}
 	dir := t.TempDir()
 	in := filepath.Join(dir, "big.npy")
 	header := npybridge.AppendHeader(nil, ndarray.Float64, []int{64 << 20})

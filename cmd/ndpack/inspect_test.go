@@ -150,6 +150,9 @@ func TestInspectReportsEveryFile(t *testing.T) {
 // inspect reads a file of any size in a few MiB: measured on a 2 GiB file
 // (sparse, so that the test writes nothing), in a child process.
 func TestInspectMemoryIsBounded(t *testing.T) {
+	if raceDetector {
+		t.Skip("the race detector multiplies memory use")
+	}
 	dir := t.TempDir()
 	p := filepath.Join(dir, "big.npy")
 	header := npybridge.AppendHeader(nil, ndarray.MustParseDType("<f4"), []int{1 << 29})
