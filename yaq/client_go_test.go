@@ -27,7 +27,8 @@ func goDaemon(t *testing.T) (addr string, calls *atomic.Int64) {
 	  "echo": {"request": [{"name": "a", "type": "ndarray"}], "response": "ndarray"},
 	  "slow": {"request": [{"name": "seconds", "type": "double"}], "response": "null"},
 	  "fail": {"request": [], "response": "null"},
-	  "explode": {"request": [], "response": "null"}}}`
+	  "explode": {"request": [], "response": "null"},
+	  "shutdown": {"request": [{"name": "restart", "type": "boolean", "default": false}], "response": "null"}}}`
 	d, err := NewDaemon("gotest", proto)
 	require.NoError(t, err)
 	d.ErrorLog = log.New(io.Discard, "", 0)
@@ -188,4 +189,22 @@ func TestClientRemoteErrors(t *testing.T) {
 
 	require.NoError(t, c.Close())
 	require.ErrorIs(t, c.Call(context.Background(), "echo", []any{a}, nil), ErrClosed)
+}
+
+// A shutdown lets a call another client has in hand be answered first.
+func TestDaemonShutdownAnswersCallsInHand(t *testing.T) {
+	addr, _ := goDaemon(t)
+	slow, err := Dial(context.Background(), addr)
+	require.NoError(t, err)
+	defer slow.Close()
+	other, err := Dial(context.Background(), addr)
+	require.NoError(t, err)
+	defer other.Close()
+	answered := make(chan error, 1)
+	go func() { answered <- slow.Call(context.Background(), "slow", []any{0.3}, nil) }()
+	time.Sleep(50 * time.Millisecond) // the slow call is in hand
+	require.NoError(t, other.Call(context.Background(), "shutdown", []any{false}, nil))
+	require.NoError(t, <-answered)
+	_, err = net.DialTimeout("tcp", addr, time.Second)
+	assert.Error(t, err, "still accepting after shutdown")
 }

@@ -118,6 +118,12 @@ func (d *Daemon) Close() error {
 	return nil
 }
 
+// Shutdown stops the daemon gracefully: it stops accepting, closes idle
+// connections, lets each request in hand be answered, then closes as Close
+// does. The shutdown message does this. If ctx ends first, the rest is
+// closed at once and ctx.Err() returned.
+func (d *Daemon) Shutdown(ctx context.Context) error { return d.conns.Shutdown(ctx) }
+
 // Done is closed when the daemon closes (after shutdown, say).
 func (d *Daemon) Done() <-chan struct{} { return d.conns.Context().Done() }
 
@@ -261,6 +267,7 @@ func (d *Daemon) serveConn(conn net.Conn) {
 				params = append(params, p)
 			}
 		}
+		d.conns.Busy(conn, true)
 		var value [][]byte
 		var failure error
 		switch {
@@ -293,8 +300,12 @@ func (d *Daemon) serveConn(conn net.Conn) {
 			return
 		}
 		if method == "shutdown" && failure == nil && !forceNull {
-			go d.Close()
+			// Requests other clients have in hand are answered first.
+			go d.Shutdown(context.Background())
 			return
+		}
+		if !d.conns.Busy(conn, false) {
+			return // Shutdown: this request was the last
 		}
 	}
 }
