@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/stretchr/testify/assert"
@@ -54,13 +55,7 @@ func checkValid(t *testing.T, a *ndarray.Array, v verdict) {
 }
 
 func TestExternalCorpus(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(externalDir, "expected.json"))
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the external corpus is required in CI: %v", err)
-		}
-		t.Skipf("no external corpus beside the repository: %v", err)
-	}
+	raw := sharedfiles.ReadFile(t, filepath.Join(externalDir, "expected.json"))
 	var expected map[string]verdict
 	require.NoError(t, json.Unmarshal(raw, &expected))
 	require.GreaterOrEqual(t, len(expected), 290)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ndpack/ndpack/internal/pypeer"
+	"github.com/ndpack/ndpack/internal/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,13 +36,7 @@ func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:
 // Every single-array message the real packers wrote decodes to the array
 // they describe, and ndpack encodes that array back to the same bytes.
 func TestCorpus(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(corpusDir, "expected.json"))
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the dialect corpus is required in CI: %v", err)
-		}
-		t.Skipf("no dialect corpus beside the repository: %v", err)
-	}
+	raw := sharedfiles.ReadFile(t, filepath.Join(corpusDir, "expected.json"))
 	var expected map[string]corpusEntry
 	require.NoError(t, json.Unmarshal(raw, &expected))
 	names := make([]string, 0, len(expected))

@@ -13,6 +13,7 @@ import (
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/pypeer"
+	"github.com/ndpack/ndpack/internal/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,13 +42,7 @@ func arraysAt(v any, path string, out map[string]*ndarray.Array) {
 // Whole messages written by the real packers decode with their arrays
 // where the packers put them.
 func TestDialectMessagesFromCorpus(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(dialectCorpus, "expected.json"))
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the dialect corpus is required in CI: %v", err)
-		}
-		t.Skip("no dialect corpus beside the repository")
-	}
+	raw := sharedfiles.ReadFile(t, filepath.Join(dialectCorpus, "expected.json"))
 	var expected map[string]struct {
 		Arrays map[string]struct {
 			Typestr string `json:"typestr"`

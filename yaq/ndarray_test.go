@@ -5,11 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/ndpack/ndpack/internal/pypeer"
+	"github.com/ndpack/ndpack/internal/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -156,13 +156,7 @@ func FuzzDecodeArray(f *testing.F) {
 // to the arrays yaqc decoded.
 func TestArrayRecordFromRealDaemon(t *testing.T) {
 	const dir = "../../shared/yaq/transcripts/"
-	lines, err := os.ReadFile(dir + "fake-camera.jsonl")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the yaq transcripts are required in CI: %v", err)
-		}
-		t.Skip("no yaq transcripts beside the repository")
-	}
+	lines := sharedfiles.ReadFile(t, dir+"fake-camera.jsonl")
 	var frame []byte
 	for _, line := range strings.Split(string(lines), "\n") {
 		var f struct {

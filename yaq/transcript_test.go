@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ndpack/ndpack/internal/pypeer"
+	"github.com/ndpack/ndpack/internal/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,13 +39,7 @@ type recordedCall struct {
 }
 
 func readTranscript(t *testing.T, kind string) (*Protocol, []frame, []recordedCall) {
-	served, err := os.ReadFile(sharedYaq + "protocols/" + kind + ".served.json")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the yaq recordings are required in CI: %v", err)
-		}
-		t.Skip("no yaq recordings beside the repository")
-	}
+	served := sharedfiles.ReadFile(t, sharedYaq+"protocols/"+kind+".served.json")
 	p, err := ParseProtocol(string(served))
 	require.NoError(t, err)
 	raw, err := os.ReadFile(sharedYaq + "transcripts/" + kind + ".jsonl")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/pypeer"
+	"github.com/ndpack/ndpack/internal/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/stretchr/testify/assert"
@@ -312,13 +313,7 @@ func TestConvertAppend(t *testing.T) {
 // travels through an OpenPI map and back.
 func TestConvertDialects(t *testing.T) {
 	corpus := "../../../shared/corpus/dialects"
-	raw, err := os.ReadFile(filepath.Join(corpus, "expected.json"))
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the dialect corpus is required in CI: %v", err)
-		}
-		t.Skip("no dialect corpus beside the repository")
-	}
+	raw := sharedfiles.ReadFile(t, filepath.Join(corpus, "expected.json"))
 	var expected map[string]struct {
 		Arrays map[string]struct {
 			NPYSHA256 string `json:"npy_sha256"`
