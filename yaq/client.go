@@ -4,16 +4,12 @@ import (
 	"bufio"
 	"context"
 	"crypto/md5"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"reflect"
 	"sync"
 	"time"
-
-	"github.com/ndpack/ndpack/internal/boundedio"
 )
 
 // DefaultMaxFrameSize bounds one frame, and one value, read from a peer
@@ -41,15 +37,13 @@ type Client struct {
 	addr     string
 	maxFrame int
 
-	mu    sync.Mutex // one call at a time
-	conn  net.Conn
-	br    *bufio.Reader
-	proto *Protocol
-	hash  [16]byte
-	stale bool // the stream can no longer be trusted: reconnect first
-	done  bool
-	// chunks receive the start of large frames, kept from one to the next.
-	chunks boundedio.Chunks
+	mu     sync.Mutex // one call at a time
+	conn   net.Conn
+	proto  *Protocol
+	hash   [16]byte
+	stale  bool // the stream can no longer be trusted: reconnect first
+	done   bool
+	in     *frames                                     // the answers, as they arrive
 	out    outFrames                                   // a call's frames
 	pieces [][]byte                                    // a parameter's encoding
 	dial   func(ctx context.Context) (net.Conn, error) // for tests; nil dials addr
@@ -99,7 +93,8 @@ func (c *Client) connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.conn, c.br, c.stale = conn, bufio.NewReaderSize(conn, 64<<10), false
+	c.conn, c.stale = conn, false
+	c.in = &frames{br: bufio.NewReaderSize(conn, 64<<10), max: c.maxFrame, dropRest: true}
 	stop := c.watch(ctx)
 	defer stop()
 	var spaces [16]byte
@@ -186,7 +181,7 @@ func (c *Client) handshake(clientHash [16]byte, protocol []byte, serverHash [16]
 	if err := writeFrames(c.conn, [][]byte{req, {0x00}, {0x00}}); err != nil {
 		return "", nil, hash, err
 	}
-	v, err := c.readValue(handshakeResponse)
+	v, err := c.in.value(handshakeResponse)
 	if err != nil {
 		return "", nil, hash, err
 	}
@@ -199,10 +194,10 @@ func (c *Client) handshake(clientHash [16]byte, protocol []byte, serverHash [16]
 		copy(hash[:], h)
 	}
 	// The answer to the empty method: meta, a flag, and a null.
-	if _, err := c.readValue(metaSchema); err != nil {
+	if _, err := c.in.value(metaSchema); err != nil {
 		return "", nil, hash, err
 	}
-	if _, err := c.readValue(booleanSchema); err != nil {
+	if _, err := c.in.value(booleanSchema); err != nil {
 		return "", nil, hash, err
 	}
 	return match, text, hash, nil
@@ -312,21 +307,21 @@ func (c *Client) exchange(msg *Message, out *outFrames) (any, error) {
 	if err := out.writeTo(c.conn); err != nil {
 		return nil, err
 	}
-	if _, err := c.smallValue(metaSchema); err != nil {
+	if _, err := c.in.smallValue(metaSchema); err != nil {
 		return nil, err
 	}
-	failed, err := c.smallValue(booleanSchema)
+	failed, err := c.in.smallValue(booleanSchema)
 	if err != nil {
 		return nil, err
 	}
 	if failed.(bool) {
-		e, err := c.readValue(msg.Errors)
+		e, err := c.in.value(msg.Errors)
 		if err != nil {
 			return nil, err
 		}
 		return nil, &RemoteError{Method: msg.Name, Message: fmt.Sprint(e)}
 	}
-	return c.readValue(msg.Response)
+	return c.in.value(msg.Response)
 }
 
 // watch makes ctx's end interrupt the connection's reads and writes. The
@@ -351,62 +346,6 @@ func (c *Client) watch(ctx context.Context) (stop func()) {
 		}
 		conn.SetDeadline(time.Time{})
 	}
-}
-
-// readValue reads one value of schema s, as yaq peers frame them: a value
-// that encodes to nothing (null) is read from nothing; empty frames before a
-// value are skipped (the terminators and nulls of earlier answers); a value
-// continues into the next frame when its frame ends early.
-// smallValue reads a value of s as readValue does, in place when it can;
-// the value must not be kept past the next read.
-func (c *Client) smallValue(s *Schema) (any, error) {
-	if v, ok := valueInPlace(c.br, s, c.maxFrame); ok {
-		return v, nil
-	}
-	return c.readValue(s)
-}
-
-func (c *Client) readValue(s *Schema) (any, error) {
-	if s.Type == "null" {
-		return nil, nil
-	}
-	var buf []byte
-	for {
-		frame, err := c.readFrame()
-		if err != nil {
-			return nil, err
-		}
-		if len(frame) == 0 {
-			continue
-		}
-		if len(buf)+len(frame) > c.maxFrame {
-			return nil, errAt(ErrMalformed, -1, "a value of more than %d bytes", c.maxFrame)
-		}
-		if buf == nil {
-			buf = frame // a value in a frame of its own: decoded in place
-		} else {
-			buf = append(buf, frame...)
-		}
-		v, _, err := s.Decode(buf)
-		if errors.Is(err, ErrTruncated) {
-			continue
-		}
-		return v, err
-	}
-}
-
-// readFrame reads one frame, refusing a length over the limit before
-// allocating for it.
-func (c *Client) readFrame() ([]byte, error) {
-	var h [4]byte
-	if _, err := io.ReadFull(c.br, h[:]); err != nil {
-		return nil, err
-	}
-	n := binary.BigEndian.Uint32(h[:])
-	if int64(n) > int64(c.maxFrame) {
-		return nil, errAt(ErrMalformed, -1, "a frame of %d bytes, over the limit of %d", n, c.maxFrame)
-	}
-	return c.chunks.ReadFull(c.br, int(n)) // memory follows the bytes that arrive
 }
 
 // assign stores the decoded value v in *result, converting where the Go

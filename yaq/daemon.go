@@ -127,16 +127,23 @@ func (d *Daemon) Shutdown(ctx context.Context) error { return d.conns.Shutdown(c
 // Done is closed when the daemon closes (after shutdown, say).
 func (d *Daemon) Done() <-chan struct{} { return d.conns.Context().Done() }
 
-// frames reads a peer's values with yaq's framing rules: empty frames before
-// a value are skipped, a value may continue into the next frame, and what
-// is left of a frame after a value is the start of the next.
+// frames reads a peer's values with yaq's framing rules (see value); what
+// is left of a frame after a value starts the next, unless dropRest.
 type frames struct {
 	br     *bufio.Reader
 	max    int
 	buf    []byte
 	chunks boundedio.Chunks
+	// dropRest throws away what follows a value in its frames, as yaqc
+	// does; otherwise it starts the next value.
+	dropRest bool
 }
 
+// value reads one value of schema s, as yaq peers frame them: a value that
+// encodes to nothing (null) is read from nothing; empty frames before a
+// value are skipped (the terminators and nulls of earlier messages); a
+// value continues into the next frame when its frame ends early. A frame
+// over the limit is refused before anything is read of it.
 func (f *frames) value(s *Schema) (any, error) {
 	if s.Type == "null" {
 		return nil, nil
@@ -146,6 +153,9 @@ func (f *frames) value(s *Schema) (any, error) {
 			v, n, err := s.Decode(f.buf)
 			if err == nil {
 				f.buf = f.buf[n:]
+				if f.dropRest {
+					f.buf = nil
+				}
 				return v, nil
 			}
 			if !errors.Is(err, ErrTruncated) {
