@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"reflect"
 	"sync"
@@ -229,7 +230,9 @@ func (c *Client) Call(ctx context.Context, method string, params []any, result a
 	if msg == nil {
 		return fmt.Errorf("yaq: %s has no method %q", c.proto.Name, method)
 	}
-	// Parameters left out take their declared defaults, as yaqc fills them.
+	// Parameters left out take their declared defaults, as yaqc fills them
+	// (appended to a copy: the caller's slice may have room beyond its end).
+	params = params[:len(params):len(params)]
 	for len(params) < len(msg.Request) && msg.Request[len(params)].HasDefault {
 		params = append(params, msg.Request[len(params)].Default)
 	}
@@ -292,14 +295,6 @@ func fieldNames(fields []Field) string {
 		return "none"
 	}
 	return fmt.Sprint(names)
-}
-
-func (s *Schema) mustAppend(v any) []byte {
-	b, err := s.Append(nil, v)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }
 
 // exchange sends a call's frames and reads its answer.
@@ -393,10 +388,31 @@ func assignValue(dst reflect.Value, v any) error {
 		dst.Set(out)
 		return nil
 	case isNumber(src.Kind()) && isNumber(dst.Kind()):
-		dst.Set(src.Convert(dst.Type()))
-		return nil
+		// Only where the number survives: 2.5 into an int, 300 into a
+		// uint8 or -1 into a uint would store another number.
+		out := src.Convert(dst.Type())
+		back := out.Convert(src.Type())
+		if back.Equal(src) && negative(src) == negative(out) || isNaN(src) && isNaN(out) {
+			dst.Set(out)
+			return nil
+		}
+		return fmt.Errorf("yaq: cannot store %v in a %s without changing it", v, dst.Type())
 	}
 	return fmt.Errorf("yaq: cannot store a %T in a %s", v, dst.Type())
+}
+
+func negative(v reflect.Value) bool {
+	switch {
+	case v.CanInt():
+		return v.Int() < 0
+	case v.CanFloat():
+		return v.Float() < 0
+	}
+	return false
+}
+
+func isNaN(v reflect.Value) bool {
+	return (v.Kind() == reflect.Float32 || v.Kind() == reflect.Float64) && math.IsNaN(v.Float())
 }
 
 func isNumber(k reflect.Kind) bool {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -207,4 +208,43 @@ func TestDaemonShutdownAnswersCallsInHand(t *testing.T) {
 	require.NoError(t, <-answered)
 	_, err = net.DialTimeout("tcp", addr, time.Second)
 	assert.Error(t, err, "still accepting after shutdown")
+}
+
+// Answers go into Go values only where they fit unchanged, and defaults
+// are not written into the room a caller's parameter slice has.
+func TestClientResultsAndDefaults(t *testing.T) {
+	proto := `{"protocol": "numbers", "messages": {
+	  "get": {"request": [{"name": "which", "type": "string", "default": "int"}], "response": ["long", "double"]}}}`
+	d, err := NewDaemon("numbers", proto)
+	require.NoError(t, err)
+	answers := map[string]any{"int": int64(300), "negative": int64(-1), "half": 2.5, "nan": math.NaN(), "tiny": 1e-50}
+	require.NoError(t, d.Handle("get", func(_ context.Context, p []any) (any, error) { return answers[p[0].(string)], nil }))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go d.Serve(l)
+	defer d.Close()
+	c, err := Dial(context.Background(), l.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	ctx := context.Background()
+
+	room := []any{"not a parameter"}
+	var i16 int16
+	require.NoError(t, c.Call(ctx, "get", room[:0], &i16))
+	assert.Equal(t, int16(300), i16)
+	assert.Equal(t, "not a parameter", room[0], "the default was written into the caller's array")
+
+	var u8 uint8
+	assert.EqualError(t, c.Call(ctx, "get", []any{"int"}, &u8), "yaq: cannot store 300 in a uint8 without changing it")
+	var u uint
+	assert.EqualError(t, c.Call(ctx, "get", []any{"negative"}, &u), "yaq: cannot store -1 in a uint without changing it")
+	var n int
+	assert.EqualError(t, c.Call(ctx, "get", []any{"half"}, &n), "yaq: cannot store 2.5 in a int without changing it")
+	var f32 float32
+	assert.EqualError(t, c.Call(ctx, "get", []any{"tiny"}, &f32), "yaq: cannot store 1e-50 in a float32 without changing it")
+	require.NoError(t, c.Call(ctx, "get", []any{"nan"}, &f32))
+	assert.True(t, math.IsNaN(float64(f32)))
+	var f64 float64
+	require.NoError(t, c.Call(ctx, "get", []any{"half"}, &f64))
+	assert.Equal(t, 2.5, f64)
 }

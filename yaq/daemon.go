@@ -398,8 +398,10 @@ type outFrames struct {
 	bufRoom   [16][]byte // bufs, likewise
 }
 
-// reset empties o for the next message.
+// reset empties o for the next message, letting go of what a message
+// that was never written referred to.
 func (o *outFrames) reset() {
+	clear(o.bufRoom[:])
 	o.arena, o.bufs = o.arenaRoom[:0], o.bufRoom[:0]
 }
 

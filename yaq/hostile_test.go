@@ -244,3 +244,11 @@ func FuzzClientAnswers(f *testing.F) {
 		}
 	})
 }
+
+func (s *Schema) mustAppend(v any) []byte {
+	b, err := s.Append(nil, v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
