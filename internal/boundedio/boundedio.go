@@ -78,7 +78,7 @@ func (c *Chunks) ReadFull(r io.Reader, n int) ([]byte, error) {
 		if used == len(c.kept) {
 			c.kept = append(c.kept, make([]byte, ChunkSize)) // trimmed after
 		}
-		chunk := c.kept[used][:min(ChunkSize, n-got)]
+		chunk := c.kept[used][:min(ChunkSize, n/4-got)] // a quarter, then the rest in place
 		if _, err := io.ReadFull(r, chunk); err != nil {
 			c.trim()
 			return nil, err
