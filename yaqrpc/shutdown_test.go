@@ -51,6 +51,7 @@ func TestShutdown(t *testing.T) {
 		}
 		assert.ErrorIs(t, <-served, ErrServerClosed)
 		err = idle.Call(context.Background(), "nothing", nil, nil)
+		require.Error(t, err)
 		assert.False(t, errors.As(err, &rpcErr), "the idle connection is closed, not answered: %v", err)
 		_, err = net.DialTimeout("tcp", l.Addr().String(), time.Second)
 		assert.Error(t, err, "still accepting")
