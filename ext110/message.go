@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/ndpack/ndpack/dialect"
+	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -152,7 +153,8 @@ type MessageDecoder struct {
 	// Options limit each message; set them before the first Decode.
 	Options MessageOptions
 	r       *bufio.Reader
-	off     int64 // bytes consumed, for error offsets
+	off     int64            // bytes consumed, for error offsets
+	chunks  boundedio.Chunks // large payloads arrive here first, reused
 }
 
 // NewMessageDecoder returns a MessageDecoder that reads from r.
@@ -169,7 +171,7 @@ func (d *MessageDecoder) Decode(v any) error {
 		max = DefaultMaxMessageSize
 	}
 	start := d.off
-	raw, err := mpwalk.Read(d.r, max, d.Options.limits())
+	raw, err := mpwalk.ReadInto(nil, d.r, &d.chunks, max, d.Options.limits())
 	d.off += int64(len(raw))
 	if err != nil {
 		if err == io.EOF {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 )
 
@@ -38,7 +39,8 @@ type Client struct {
 	out   segments    // the request being written
 	wbufs net.Buffers // its segments, as writev consumes them
 
-	rmu sync.Mutex // held by whichever goroutine reads the connection
+	rmu    sync.Mutex       // held by whichever goroutine reads the connection
+	chunks boundedio.Chunks // the reader's, for large responses
 
 	mu          sync.Mutex
 	next        int64
@@ -261,7 +263,7 @@ func (c *Client) readOne(ctx context.Context, id int64) (*response, error) {
 		c.conn.Close()
 		return nil, c.closedErr()
 	}
-	raw, err := mpwalk.Read(c.br, c.max, mpwalk.Limits{MaxDepth: DefaultMaxDepth, MaxExpansion: DefaultMaxExpansion})
+	raw, err := mpwalk.ReadInto(nil, c.br, &c.chunks, c.max, mpwalk.Limits{MaxDepth: DefaultMaxDepth, MaxExpansion: DefaultMaxExpansion})
 	if err != nil {
 		c.fail(fmt.Errorf("yaqrpc: connection ended: %w", err))
 		c.conn.Close()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/internal/connset"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/vmihailenco/msgpack/v5"
@@ -173,8 +174,9 @@ func (s *Server) serveConn(conn net.Conn) {
 		return bw.Flush() == nil
 	}
 	var last []byte // the last request's buffer, to reuse
+	var chunks boundedio.Chunks
 	for {
-		raw, err := mpwalk.ReadInto(last, br, s.maxMessage(), mpwalk.Limits{MaxDepth: s.maxDepth(), MaxExpansion: DefaultMaxExpansion})
+		raw, err := mpwalk.ReadInto(last, br, &chunks, s.maxMessage(), mpwalk.Limits{MaxDepth: s.maxDepth(), MaxExpansion: DefaultMaxExpansion})
 		if err != nil {
 			// Without framing, a stream cannot be resynchronised after a
 			// bad message: answer once if there is something to say, then

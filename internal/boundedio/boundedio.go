@@ -66,12 +66,31 @@ type Chunks struct {
 // ReadFull reads exactly n bytes from r into a buffer of its own, which
 // the caller keeps. On error it returns nil.
 func (c *Chunks) ReadFull(r io.Reader, n int) ([]byte, error) {
+	var buf []byte
 	if n <= FirstChunk {
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return nil, err
+		buf = make([]byte, 0, n) // exactly n, and not nil
+	}
+	buf, err := c.ReadAppend(buf, r, n, 0)
+	if err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// ReadAppend reads exactly n bytes from r onto the end of dst and returns
+// the longer slice, with room for extra more bytes if it had to grow (the
+// rest of a message after a large payload). Room dst already has is read
+// into directly. Otherwise memory grows as ReadFull's does: a claim the
+// input does not back costs at most about four times what it sent. On
+// error the returned slice holds dst and whatever did arrive of the n
+// bytes, or just dst.
+func (c *Chunks) ReadAppend(dst []byte, r io.Reader, n, extra int) ([]byte, error) {
+	if n <= cap(dst)-len(dst) || n <= FirstChunk {
+		if n > cap(dst)-len(dst) {
+			dst = slices.Grow(dst, n+extra)
 		}
-		return buf, nil
+		got, err := io.ReadFull(r, dst[len(dst):len(dst)+n])
+		return dst[:len(dst)+got], err
 	}
 	got, used := 0, 0
 	for got < n/4 {
@@ -81,19 +100,19 @@ func (c *Chunks) ReadFull(r io.Reader, n int) ([]byte, error) {
 		chunk := c.kept[used][:min(ChunkSize, n/4-got)] // a quarter, then the rest in place
 		if _, err := io.ReadFull(r, chunk); err != nil {
 			c.trim()
-			return nil, err
+			return dst, err
 		}
 		got += len(chunk)
 		used++
 	}
-	buf := make([]byte, n)
-	at := 0
+	buf := make([]byte, len(dst)+n, len(dst)+n+extra)
+	at := copy(buf, dst)
 	for _, chunk := range c.kept[:used] {
-		at += copy(buf[at:got], chunk)
+		at += copy(buf[at:len(dst)+got], chunk)
 	}
 	c.trim()
-	if _, err := io.ReadFull(r, buf[got:]); err != nil {
-		return nil, err
+	if _, err := io.ReadFull(r, buf[at:]); err != nil {
+		return dst, err
 	}
 	return buf, nil
 }

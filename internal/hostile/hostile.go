@@ -9,6 +9,7 @@ package hostile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"time"
 )
 
@@ -50,7 +51,24 @@ func Inputs() []Input {
 		{Name: "request nesting 1,000,000 arrays", Bytes: NestedRequest(1000000), RPC: true, Answer: tooDeep},
 		{Name: "10^7 nested arrays", Bytes: Nested(10000000), Answer: tooDeep},
 		{Name: "request of 3 million one-entry maps", Bytes: TinyMapsRequest(3000000), RPC: true, Answer: tooCostly},
+		// Within the size limit, so only the bytes that arrive may cost
+		// memory: a reader that sizes its buffer from the claim spends
+		// 60 MiB on each of these.
+		{Name: "bin32 claiming 60 MiB, 10 bytes sent", Bytes: Claim(0xc6, 10)},
+		{Name: "str32 claiming 60 MiB, 10 bytes sent", Bytes: Claim(0xdb, 10)},
+		{Name: "ext32 claiming 60 MiB, 1 MiB sent", Bytes: Claim(0xc9, 1<<20)},
+		{Name: "request with a bin32 claiming 60 MiB, 100 KiB sent", Bytes: append(requestPrefix(), append([]byte{0x91}, Claim(0xc6, 100<<10)...)...), RPC: true},
 	}
+}
+
+// Claim returns a bin32, str32 or ext32 header (typ) that claims 60 MiB,
+// followed by only sent bytes of it.
+func Claim(typ byte, sent int) []byte {
+	b := binary.BigEndian.AppendUint32([]byte{typ}, 60<<20)
+	if typ == 0xc9 {
+		b = append(b, 110) // the ext type
+	}
+	return append(b, make([]byte, sent)...)
 }
 
 const (

@@ -3,7 +3,8 @@ package mpwalk
 import (
 	"bufio"
 	"io"
-	"slices"
+
+	"github.com/ndpack/ndpack/internal/boundedio"
 )
 
 // Read reads exactly one complete msgpack value from r and returns its
@@ -13,18 +14,21 @@ import (
 // keeps lim (see Value). A stream that ends before the value does gives
 // io.ErrUnexpectedEOF; one that ends before it starts gives io.EOF.
 //
-// A long str, bin or ext payload is read straight into the returned
-// buffer, grown once to hold it (bufio hands a read that large past its own
-// buffer): the bytes are copied once from the connection, and the buffer is
-// about the size of the message, not the next power of two.
+// A long str, bin or ext payload is read into the returned buffer, which is
+// about the size of the message, not the next power of two. The buffer is
+// not sized from the claimed length alone: until a quarter of a payload
+// has arrived it goes into chunks (see boundedio.Chunks), so a peer that
+// claims 60 MiB and sends 60 bytes costs kilobytes, not 60 MiB.
 func Read(r *bufio.Reader, max int64, lim Limits) ([]byte, error) {
-	return ReadInto(nil, r, max, lim)
+	return ReadInto(nil, r, nil, max, lim)
 }
 
 // ReadInto is Read into buf's memory, grown only if the message needs more:
 // a reader of many messages whose bytes are no longer needed once handled
-// reuses one buffer.
-func ReadInto(buf []byte, r *bufio.Reader, max int64, lim Limits) ([]byte, error) {
+// reuses one buffer. chunks, if not nil, holds the chunks of payloads
+// between calls, so that a connection reading one large message after
+// another allocates them once.
+func ReadInto(buf []byte, r *bufio.Reader, chunks *boundedio.Chunks, max int64, lim Limits) ([]byte, error) {
 	if _, err := r.Peek(1); err != nil {
 		return nil, err
 	}
@@ -37,7 +41,10 @@ func ReadInto(buf []byte, r *bufio.Reader, max int64, lim Limits) ([]byte, error
 		}
 		buf = make([]byte, 0, min(max, size))
 	}
-	c := &collector{r: r, buf: buf[:0]}
+	if chunks == nil {
+		chunks = new(boundedio.Chunks)
+	}
+	c := &collector{r: r, buf: buf[:0], chunks: chunks}
 	_, err := Value(c, max, lim)
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
@@ -47,8 +54,9 @@ func ReadInto(buf []byte, r *bufio.Reader, max int64, lim Limits) ([]byte, error
 
 // collector is a Source that keeps what it reads.
 type collector struct {
-	r   *bufio.Reader
-	buf []byte
+	r      *bufio.Reader
+	buf    []byte
+	chunks *boundedio.Chunks
 }
 
 func (c *collector) ReadByte() (byte, error) {
@@ -65,15 +73,12 @@ func (c *collector) ReadByte() (byte, error) {
 const payloadSlack = 16 << 10
 
 func (c *collector) Discard(n int) error {
-	if n > cap(c.buf)-len(c.buf) {
-		if n >= payloadSlack {
-			c.buf = slices.Grow(c.buf, n+payloadSlack)
-		} else {
-			c.buf = slices.Grow(c.buf, n)
-		}
+	extra := 0
+	if n >= payloadSlack {
+		extra = payloadSlack
 	}
-	got, err := io.ReadFull(c.r, c.buf[len(c.buf):len(c.buf)+n])
-	c.buf = c.buf[:len(c.buf)+got]
+	var err error
+	c.buf, err = c.chunks.ReadAppend(c.buf, c.r, n, extra)
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
