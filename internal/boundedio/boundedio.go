@@ -57,10 +57,17 @@ const maxKept = 8 << 20
 // then it allocates the whole length once, copies the chunks in and reads
 // the rest in place. A frame thus costs one allocation of its size, and a
 // claim the input does not back costs at most about four times what it
-// sent. The zero value is ready to use; a Chunks is not safe for concurrent
-// use.
+// sent. A claim no larger than what the input has delivered through this
+// Chunks before is read in place at once. The zero value is ready to use;
+// a Chunks is not safe for concurrent use.
 type Chunks struct {
 	kept [][]byte
+	// delivered counts the bytes this Chunks has read so far. A claim no
+	// larger than that is allocated at once and read in place: the peer
+	// has already sent at least as much, so the allocation is still within
+	// a small multiple of its input, and a connection that carries one
+	// large array after another copies none of them through chunks.
+	delivered int64
 }
 
 // ReadFull reads exactly n bytes from r into a buffer of its own, which
@@ -85,11 +92,12 @@ func (c *Chunks) ReadFull(r io.Reader, n int) ([]byte, error) {
 // error the returned slice holds dst and whatever did arrive of the n
 // bytes, or just dst.
 func (c *Chunks) ReadAppend(dst []byte, r io.Reader, n, extra int) ([]byte, error) {
-	if n <= cap(dst)-len(dst) || n <= FirstChunk {
+	if n <= cap(dst)-len(dst) || n <= FirstChunk || int64(n) <= c.delivered {
 		if n > cap(dst)-len(dst) {
 			dst = slices.Grow(dst, n+extra)
 		}
 		got, err := io.ReadFull(r, dst[len(dst):len(dst)+n])
+		c.delivered += int64(got)
 		return dst[:len(dst)+got], err
 	}
 	got, used := 0, 0
@@ -111,7 +119,9 @@ func (c *Chunks) ReadAppend(dst []byte, r io.Reader, n, extra int) ([]byte, erro
 		at += copy(buf[at:len(dst)+got], chunk)
 	}
 	c.trim()
-	if _, err := io.ReadFull(r, buf[at:]); err != nil {
+	rest, err := io.ReadFull(r, buf[at:])
+	c.delivered += int64(got + rest)
+	if err != nil {
 		return dst, err
 	}
 	return buf, nil

@@ -71,3 +71,37 @@ func TestChunksAllocateOnce(t *testing.T) {
 		t.Errorf("allocated %d per %d-byte frame", per, len(data))
 	}
 }
+
+// A claim no larger than what the input has already delivered is read in
+// place, without chunks; a larger one is still bounded by what arrives.
+func TestChunksTrustDeliveredBytes(t *testing.T) {
+	var c Chunks
+	data := pattern(4 << 20)
+	if got, err := c.ReadFull(bytes.NewReader(data), len(data)); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("first read: %v", err)
+	}
+	kept := len(c.kept)
+	c.kept = nil // chunks now would show as allocations
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := c.ReadFull(bytes.NewReader(data), len(data))
+	runtime.ReadMemStats(&after)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("second read: %v", err)
+	}
+	if kept == 0 || len(c.kept) != 0 {
+		t.Errorf("chunks: %d on the first read, %d on the second (want some, then none)", kept, len(c.kept))
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(data))+4096 {
+		t.Errorf("allocated %d for a %d-byte read in place", alloc, len(data))
+	}
+	// A claim beyond the 8 MiB delivered goes through chunks again.
+	runtime.ReadMemStats(&before)
+	if _, err := c.ReadFull(bytes.NewReader(pattern(1<<20)), 60<<20); err == nil {
+		t.Fatal("no error for a short claim")
+	}
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20+2*FirstChunk+ChunkSize {
+		t.Errorf("a 60 MiB claim backed by 1 MiB, after 8 MiB delivered: allocated %d", alloc)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ndpack/ndpack/conformance"
+	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -25,7 +26,7 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		// The bytes are exactly one value: walking them again takes all.
-		n, err := Value(&collector{r: bufio.NewReader(bytes.NewReader(got))}, int64(len(got)), Limits{})
+		n, err := Value(&collector{r: bufio.NewReader(bytes.NewReader(got)), chunks: new(boundedio.Chunks)}, int64(len(got)), Limits{})
 		if err != nil || n != int64(len(got)) {
 			t.Fatalf("re-walk took %d of %d bytes: %v", n, len(got), err)
 		}
