@@ -155,15 +155,19 @@ func (s *Server) maxMessage() int64 {
 func (s *Server) serveConn(conn net.Conn) {
 	defer conn.Close()
 	br := bufio.NewReaderSize(conn, 64<<10)
-	bw := bufio.NewWriterSize(conn, 64<<10)
-	enc := msgpack.NewEncoder(bw)
+	// A response is gathered as segments and sent with one writev: array
+	// data goes out from where it lies, and the client is woken once per
+	// response rather than once per buffer's worth.
+	var out segments
+	enc := msgpack.NewEncoder(&out)
 	reply := func(v any) bool {
+		out.reset()
 		var err error
 		switch r := v.(type) {
 		case resultResponse:
-			err = writeResponse(bw, enc, r.ID, r.Result, nil)
+			err = writeResponse(&out, enc, r.ID, r.Result, nil)
 		case errorResponse:
-			err = writeResponse(bw, enc, r.ID, nil, r.Error)
+			err = writeResponse(&out, enc, r.ID, nil, r.Error)
 		default:
 			err = enc.Encode(v)
 		}
@@ -171,7 +175,9 @@ func (s *Server) serveConn(conn net.Conn) {
 			s.logf("yaqrpc: %s: encoding a response: %v", conn.RemoteAddr(), err)
 			return false
 		}
-		return bw.Flush() == nil
+		bufs := out.buffers()
+		_, err = bufs.WriteTo(conn)
+		return err == nil
 	}
 	var last []byte // the last request's buffer, to reuse
 	var chunks boundedio.Chunks
