@@ -56,24 +56,57 @@ func BenchmarkGetMeasured2048(b *testing.B) {
 	}
 }
 
-// BenchmarkEcho32MiB sends a 32 MiB <f8 array and gets it back; compare
-// with BenchmarkRawEcho32MiB.
-func BenchmarkEcho32MiB(b *testing.B) {
+// echoCaller returns a function that calls echo with a on a daemon of its
+// own and checks the answer's size.
+func echoCaller(b *testing.B, a *ndarray.Array) func() {
 	addr, _ := speedDaemon(b)
 	c, err := Dial(context.Background(), addr)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Close()
-	a, _ := ndarray.New(ndarray.Float64, []int{4 << 20}, benchbase.Data(32<<20))
-	b.SetBytes(int64(2 * len(a.Data))) // there and back
-	b.ReportAllocs()
-	for b.Loop() {
+	b.Cleanup(func() { c.Close() })
+	return func() {
 		var back *ndarray.Array
 		if err := c.Call(context.Background(), "echo", []any{a}, &back); err != nil {
 			b.Fatal(err)
 		}
+		if len(back.Data) != len(a.Data) {
+			b.Fatalf("echo returned %d bytes of %d", len(back.Data), len(a.Data))
+		}
 	}
+}
+
+func array32MiB() *ndarray.Array {
+	a, _ := ndarray.New(ndarray.Float64, []int{4 << 20}, benchbase.Data(32<<20))
+	return a
+}
+
+func array10() *ndarray.Array {
+	a, _ := ndarray.FromSlice([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+	return a
+}
+
+// BenchmarkEcho32MiB sends a 32 MiB <f8 array and gets it back; compare
+// with BenchmarkRawEcho32MiB.
+func BenchmarkEcho32MiB(b *testing.B) {
+	call := echoCaller(b, array32MiB())
+	b.SetBytes(2 * 32 << 20) // there and back
+	b.ReportAllocs()
+	for b.Loop() {
+		call()
+	}
+}
+
+// BenchmarkEcho32MiBVsRaw runs the 32 MiB echo call and a raw echo of the
+// same bytes alternately; its x-baseline is the target (at most 1.5).
+func BenchmarkEcho32MiBVsRaw(b *testing.B) {
+	benchbase.Versus(b, echoCaller(b, array32MiB()), benchbase.Echoer(b, 32<<20, false))
+}
+
+// BenchmarkCall10VsPingPong runs a 10-element echo call and a raw 100-byte
+// ping-pong alternately (target: at most 1.5).
+func BenchmarkCall10VsPingPong(b *testing.B) {
+	benchbase.Versus(b, echoCaller(b, array10()), benchbase.PingPonger(b, 100))
 }
 
 // BenchmarkRawEcho32MiB is the baseline of BenchmarkEcho32MiB: the same
@@ -87,19 +120,10 @@ func BenchmarkRawPingPong100(b *testing.B) { benchbase.RawPingPong(b, 100) }
 // BenchmarkCall10 is a 10-element echo; compare with
 // BenchmarkRawPingPong100.
 func BenchmarkCall10(b *testing.B) {
-	addr, _ := speedDaemon(b)
-	c, err := Dial(context.Background(), addr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	a, _ := ndarray.FromSlice([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+	call := echoCaller(b, array10())
 	b.ReportAllocs()
 	for b.Loop() {
-		var back any
-		if err := c.Call(context.Background(), "echo", []any{a}, &back); err != nil {
-			b.Fatal(err)
-		}
+		call()
 	}
 }
 

@@ -11,28 +11,55 @@ import (
 // Round trips on loopback: a Go client calls echo on a Go server, which
 // sends the array back. ns/op is the round-trip latency.
 
-func benchEcho(b *testing.B, a *ndarray.Array) {
+// echoCaller returns a function that calls echo with a on a server of its
+// own and checks the answer's size.
+func echoCaller(b *testing.B, a *ndarray.Array) func() {
 	addr, _ := testServer(b, 0)
 	c := dial(b, addr)
-	ctx := context.Background()
-	b.SetBytes(int64(2 * len(a.Data))) // there and back
-	b.ReportAllocs()
-	for b.Loop() {
+	return func() {
 		var back *ndarray.Array
-		if err := c.Call(ctx, "echo", []any{a}, &back); err != nil {
+		if err := c.Call(context.Background(), "echo", []any{a}, &back); err != nil {
 			b.Fatal(err)
+		}
+		if len(back.Data) != len(a.Data) {
+			b.Fatalf("echo returned %d bytes of %d", len(back.Data), len(a.Data))
 		}
 	}
 }
 
-func BenchmarkRoundTrip10(b *testing.B) {
-	a, _ := ndarray.FromSlice([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
-	benchEcho(b, a)
+func benchEcho(b *testing.B, a *ndarray.Array) {
+	call := echoCaller(b, a)
+	b.SetBytes(int64(2 * len(a.Data))) // there and back
+	b.ReportAllocs()
+	for b.Loop() {
+		call()
+	}
 }
 
-func BenchmarkRoundTrip32MiB(b *testing.B) {
+func array10() *ndarray.Array {
+	a, _ := ndarray.FromSlice([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+	return a
+}
+
+func array32MiB() *ndarray.Array {
 	a, _ := ndarray.New(ndarray.Float64, []int{4 << 20}, benchbase.Data(32<<20))
-	benchEcho(b, a)
+	return a
+}
+
+func BenchmarkRoundTrip10(b *testing.B)    { benchEcho(b, array10()) }
+func BenchmarkRoundTrip32MiB(b *testing.B) { benchEcho(b, array32MiB()) }
+
+// BenchmarkRoundTrip32MiBVsRaw runs a 32 MiB echo call and a raw echo of
+// the same bytes alternately; its x-baseline is the first target
+// (at most 1.5).
+func BenchmarkRoundTrip32MiBVsRaw(b *testing.B) {
+	benchbase.Versus(b, echoCaller(b, array32MiB()), benchbase.Echoer(b, 32<<20, false))
+}
+
+// BenchmarkRoundTrip10VsPingPong runs a 10-element echo call and a raw
+// 100-byte ping-pong alternately (target: at most 1.5).
+func BenchmarkRoundTrip10VsPingPong(b *testing.B) {
+	benchbase.Versus(b, echoCaller(b, array10()), benchbase.PingPonger(b, 100))
 }
 
 func BenchmarkCopy32MiB(b *testing.B) { benchbase.Copy(b, benchbase.Data(32<<20)) }

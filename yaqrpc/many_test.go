@@ -102,6 +102,20 @@ func BenchmarkManyClients(b *testing.B) {
 	}
 }
 
+// BenchmarkManyClientsVsRaw runs the 64 x 200 calls and 64 raw echo
+// streams moving the same bytes alternately. Its x-baseline is the time
+// ratio, the inverse of the throughput ratio the target is set in (at
+// least 0.7, so at most 1.43 here).
+func BenchmarkManyClientsVsRaw(b *testing.B) {
+	for _, reuse := range []bool{false, true} {
+		b.Run(fmt.Sprintf("reuse=%v", reuse), func(b *testing.B) {
+			addr, _ := testServer(b, 0, func(s *Server) { s.ReuseRequestBuffers = reuse })
+			raw := benchbase.EchoServer(b, false)
+			benchbase.Versus(b, func() { manyCalls(b, addr, 64, 200) }, func() { manyRawEchoes(b, raw, 64, 200) })
+		})
+	}
+}
+
 func BenchmarkManyRawEchoes(b *testing.B)         { benchManyRaw(b, false) }
 func BenchmarkManyRawEchoesBuffered(b *testing.B) { benchManyRaw(b, true) }
 

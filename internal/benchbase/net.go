@@ -3,7 +3,9 @@ package benchbase
 import (
 	"io"
 	"net"
+	"slices"
 	"testing"
+	"time"
 )
 
 // EchoServer serves raw echoes on loopback and returns its address: each
@@ -39,16 +41,26 @@ func EchoServer(b testing.TB, buffered bool) string {
 // RawEcho measures n bytes sent over loopback and echoed back with nothing
 // decoded: the baseline of an RPC round trip of an n-byte array.
 func RawEcho(b *testing.B, n int, buffered bool) {
+	echo := Echoer(b, n, buffered)
+	b.SetBytes(int64(2 * n))
+	b.ReportAllocs()
+	for b.Loop() {
+		echo()
+	}
+}
+
+// Echoer connects to a raw echo server (see EchoServer) and returns a
+// function that sends n bytes and reads them back, writing and reading at
+// once as an echo client does. It fails b if the connection does.
+func Echoer(b testing.TB, n int, buffered bool) func() {
 	conn, err := net.Dial("tcp", EchoServer(b, buffered))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer conn.Close()
+	b.Cleanup(func() { conn.Close() })
 	data := Data(n)
 	back := make([]byte, len(data))
-	b.SetBytes(int64(2 * len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
+	return func() {
 		done := make(chan error, 1)
 		go func() { _, err := conn.Write(data); done <- err }()
 		if _, err := io.ReadFull(conn, back); err != nil {
@@ -63,14 +75,23 @@ func RawEcho(b *testing.B, n int, buffered bool) {
 // RawPingPong measures n bytes there and back over loopback: the baseline
 // of a small RPC call.
 func RawPingPong(b *testing.B, n int) {
+	ping := PingPonger(b, n)
+	b.ReportAllocs()
+	for b.Loop() {
+		ping()
+	}
+}
+
+// PingPonger connects to a raw echo server and returns a function that
+// writes n bytes and then reads them back.
+func PingPonger(b testing.TB, n int) func() {
 	conn, err := net.Dial("tcp", EchoServer(b, false))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer conn.Close()
+	b.Cleanup(func() { conn.Close() })
 	msg, back := make([]byte, n), make([]byte, n)
-	b.ReportAllocs()
-	for b.Loop() {
+	return func() {
 		if _, err := conn.Write(msg); err != nil {
 			b.Fatal(err)
 		}
@@ -78,4 +99,29 @@ func RawPingPong(b *testing.B, n int) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// Versus measures subject against its baseline in one loop: each iteration
+// runs the baseline and then the subject, so that both meet the same
+// moments of a shared, noisy machine, which separate benchmarks run
+// seconds apart do not. It reports the median over iterations of the
+// subject's time divided by the baseline's, as "x-baseline", and the
+// subject's own time per call, as "subject-ns/op" (ns/op counts both).
+func Versus(b *testing.B, subject, baseline func()) {
+	subject() // connections, handshakes and first allocations out of the way
+	baseline()
+	var ratios []float64
+	var total time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		baseline()
+		t1 := time.Now()
+		subject()
+		t2 := time.Now()
+		ratios = append(ratios, float64(t2.Sub(t1))/float64(t1.Sub(t0)))
+		total += t2.Sub(t1)
+	}
+	slices.Sort(ratios)
+	b.ReportMetric(ratios[len(ratios)/2], "x-baseline")
+	b.ReportMetric(float64(total.Nanoseconds())/float64(len(ratios)), "subject-ns/op")
 }
