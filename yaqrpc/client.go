@@ -78,7 +78,30 @@ func NewClient(conn net.Conn, maxMessageSize int64) *Client {
 // pointer, or nil to discard it). A daemon's error comes back as *Error.
 // When ctx ends first, Call returns ctx.Err(), the late response is
 // dropped, and the client stays usable.
+//
+// Arrays in the result are the caller's to keep: each response is read into
+// memory of its own. CallReusing reads responses into the same memory.
 func (c *Client) Call(ctx context.Context, method string, params any, result any) error {
+	return c.call(ctx, method, params, result, nil)
+}
+
+// A ResultBuffer holds the memory of a response for the next call made with
+// it to read its response into, so that a loop fetching one large array
+// after another allocates (and zeroes) none of them. The zero value is
+// ready to use. A ResultBuffer serves one call at a time.
+type ResultBuffer struct {
+	msg []byte
+}
+
+// CallReusing is Call with the response read into buf's memory when it has
+// the room (else into new memory, which buf keeps for the next call). The
+// result's arrays then alias buf: they are valid until the next call with
+// buf, which overwrites them; clone what must outlive it.
+func (c *Client) CallReusing(ctx context.Context, method string, params any, result any, buf *ResultBuffer) error {
+	return c.call(ctx, method, params, result, buf)
+}
+
+func (c *Client) call(ctx context.Context, method string, params any, result any, buf *ResultBuffer) error {
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -104,11 +127,18 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 		}
 		return err
 	}
-	resp, err := c.wait(ctx, id, ch)
+	var into []byte
+	if buf != nil {
+		into = buf.msg[:0]
+	}
+	resp, err := c.wait(ctx, id, ch, into)
 	if err != nil {
 		return err // ch may yet receive a late response: not reused
 	}
 	replyChans.Put(ch) // answered and empty: nothing else can send on it
+	if buf != nil {
+		buf.msg = resp.msg[:0] // where the result lies, for the next call
+	}
 	if resp.Error != nil {
 		return resp.Error
 	}
@@ -130,7 +160,8 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 
 // wait returns the response to call id: read by this goroutine when no
 // other is reading, else handed over by the one that is.
-func (c *Client) wait(ctx context.Context, id int64, ch chan *response) (*response, error) {
+// into, if not nil, is memory for the response to be read into.
+func (c *Client) wait(ctx context.Context, id int64, ch chan *response, into []byte) (*response, error) {
 	for {
 		select {
 		case resp := <-ch:
@@ -143,7 +174,8 @@ func (c *Client) wait(ctx context.Context, id int64, ch chan *response) (*respon
 		idle := c.idle
 		c.mu.Unlock()
 		if c.rmu.TryLock() {
-			resp, err := c.readUntil(ctx, id)
+			resp, err := c.readUntil(ctx, id, into)
+			into = nil // used once at most
 			c.letGo()
 			switch {
 			case resp != nil:
@@ -209,7 +241,7 @@ func (c *Client) drain() {
 		if stop {
 			break
 		}
-		if _, err := c.readOne(context.Background(), -1); err != nil {
+		if _, err := c.readOne(context.Background(), -1, nil); err != nil {
 			break
 		}
 	}
@@ -218,7 +250,7 @@ func (c *Client) drain() {
 
 // readUntil reads responses, handing each to its call, until the one for
 // id, which it returns; or until ctx ends while no response is arriving.
-func (c *Client) readUntil(ctx context.Context, id int64) (*response, error) {
+func (c *Client) readUntil(ctx context.Context, id int64, into []byte) (*response, error) {
 	for {
 		c.mu.Lock()
 		ch, mine := c.pending[id]
@@ -226,7 +258,8 @@ func (c *Client) readUntil(ctx context.Context, id int64) (*response, error) {
 		if !mine || len(ch) > 0 {
 			return nil, nil // already answered: the caller reads ch
 		}
-		resp, err := c.readOne(ctx, id)
+		resp, err := c.readOne(ctx, id, into)
+		into = nil
 		if resp != nil || err != nil {
 			return resp, err
 		}
@@ -236,7 +269,12 @@ func (c *Client) readUntil(ctx context.Context, id int64) (*response, error) {
 // readOne reads one response and delivers it: returned if it answers id,
 // sent to its call otherwise. It stops for ctx only before a response has
 // begun to arrive, so that the stream stays whole.
-func (c *Client) readOne(ctx context.Context, id int64) (*response, error) {
+//
+// into, if not nil, is memory the call for id lends for its response. The
+// response read into it may turn out to be another call's: that call then
+// owns the memory, and the lender, whose ResultBuffer takes the memory of
+// its own response, never uses it again.
+func (c *Client) readOne(ctx context.Context, id int64, into []byte) (*response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -263,7 +301,7 @@ func (c *Client) readOne(ctx context.Context, id int64) (*response, error) {
 		c.conn.Close()
 		return nil, c.closedErr()
 	}
-	raw, err := mpwalk.ReadInto(nil, c.br, &c.chunks, c.max, mpwalk.Limits{MaxDepth: DefaultMaxDepth, MaxExpansion: DefaultMaxExpansion})
+	raw, err := mpwalk.ReadInto(into, c.br, &c.chunks, c.max, mpwalk.Limits{MaxDepth: DefaultMaxDepth, MaxExpansion: DefaultMaxExpansion})
 	if err != nil {
 		c.fail(fmt.Errorf("yaqrpc: connection ended: %w", err))
 		c.conn.Close()
@@ -275,6 +313,7 @@ func (c *Client) readOne(ctx context.Context, id int64) (*response, error) {
 		c.conn.Close()
 		return nil, c.closedErr()
 	}
+	resp.msg = raw
 	rid, ok := intID(resp.ID)
 	if !ok {
 		// Errors about unreadable requests carry no id; they cannot be
@@ -309,7 +348,7 @@ func (c *Client) readRefusal() error {
 	defer c.letGo()
 	c.conn.SetReadDeadline(time.Now().Add(time.Second))
 	defer c.conn.SetReadDeadline(time.Time{})
-	c.readOne(context.Background(), -1)
+	c.readOne(context.Background(), -1, nil)
 	return c.closedErr()
 }
 

@@ -45,3 +45,39 @@ func Example() {
 	// [4] [0 0.5 1 1.5]
 	// yaqrpc: error -32602: parameter 0 ("points") is a string, want int
 }
+
+// A loop fetching one frame after another into the same memory: only the
+// first call allocates for its answer.
+func ExampleClient_CallReusing() {
+	srv := yaqrpc.NewServer()
+	frame := 0
+	srv.Handle("get_frame", func(context.Context, *yaqrpc.Request) (any, error) {
+		frame++
+		pixels := make([]uint16, 640*480)
+		pixels[0] = uint16(frame)
+		return ndarray.FromSlice(pixels, 480, 640)
+	})
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	go srv.Serve(l)
+	defer srv.Close()
+
+	c, err := yaqrpc.Dial(context.Background(), l.Addr().String())
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	var buf yaqrpc.ResultBuffer
+	for range 3 {
+		var img *ndarray.Array
+		if err := c.CallReusing(context.Background(), "get_frame", nil, &img, &buf); err != nil {
+			panic(err)
+		}
+		// img is valid until the next call with buf: use it (or clone it) now.
+		first, _ := ndarray.Values[uint16](img)
+		fmt.Println(img.Shape, first[0])
+	}
+	// Output:
+	// [480 640] 1
+	// [480 640] 2
+	// [480 640] 3
+}

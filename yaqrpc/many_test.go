@@ -25,6 +25,12 @@ import (
 // manyCalls has clients goroutines each call echo calls times with a 1 MiB
 // array, and checks what comes back.
 func manyCalls(t testing.TB, addr string, clients, calls int) {
+	manyCallsReusing(t, addr, clients, calls, false)
+}
+
+// manyCallsReusing is manyCalls with each client reading its answers into
+// one ResultBuffer when reuse is set.
+func manyCallsReusing(t testing.TB, addr string, clients, calls int, reuse bool) {
 	a, _ := ndarray.New(ndarray.Uint8, []int{1 << 20}, benchbase.Data(1<<20))
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
@@ -38,9 +44,16 @@ func manyCalls(t testing.TB, addr string, clients, calls int) {
 				return
 			}
 			defer c.Close()
+			var buf ResultBuffer
 			for range calls {
 				var back *ndarray.Array
-				if err := c.Call(context.Background(), "echo", []any{a}, &back); err != nil {
+				var err error
+				if reuse {
+					err = c.CallReusing(context.Background(), "echo", []any{a}, &back, &buf)
+				} else {
+					err = c.Call(context.Background(), "echo", []any{a}, &back)
+				}
+				if err != nil {
 					errs <- err
 					return
 				}
@@ -87,31 +100,40 @@ func manyRawEchoes(t testing.TB, addr string, clients, calls int) {
 	wg.Wait()
 }
 
+// manyModes are the configurations the many-clients benchmarks run in: the
+// defaults (every array in new memory on both sides), the server's
+// ReuseRequestBuffers, and that with the clients' CallReusing as well.
+var manyModes = []struct {
+	name                       string
+	serverReuses, clientReuses bool
+}{{"default", false, false}, {"server-reuses", true, false}, {"both-reuse", true, true}}
+
 // BenchmarkManyClients is 64 clients making 200 calls each with a 1 MiB
-// array; compare its MB/s with BenchmarkManyRawEchoes. Reuse sets the
-// server's ReuseRequestBuffers.
+// array; compare its MB/s with BenchmarkManyRawEchoes.
 func BenchmarkManyClients(b *testing.B) {
-	for _, reuse := range []bool{false, true} {
-		b.Run(fmt.Sprintf("reuse=%v", reuse), func(b *testing.B) {
-			addr, _ := testServer(b, 0, func(s *Server) { s.ReuseRequestBuffers = reuse })
+	for _, mode := range manyModes {
+		b.Run(mode.name, func(b *testing.B) {
+			addr, _ := testServer(b, 0, func(s *Server) { s.ReuseRequestBuffers = mode.serverReuses })
 			b.SetBytes(2 * 64 * 200 << 20)
 			for b.Loop() {
-				manyCalls(b, addr, 64, 200)
+				manyCallsReusing(b, addr, 64, 200, mode.clientReuses)
 			}
 		})
 	}
 }
 
 // BenchmarkManyClientsVsRaw runs the 64 x 200 calls and 64 raw echo
-// streams moving the same bytes alternately. Its x-baseline is the time
-// ratio, the inverse of the throughput ratio the target is set in (at
-// least 0.7, so at most 1.43 here).
+// streams moving the same bytes alternately, in each of manyModes. Its
+// x-baseline is the time ratio, the inverse of the throughput ratio the
+// target is set in (at least 0.7, so at most 1.43 here).
 func BenchmarkManyClientsVsRaw(b *testing.B) {
-	for _, reuse := range []bool{false, true} {
-		b.Run(fmt.Sprintf("reuse=%v", reuse), func(b *testing.B) {
-			addr, _ := testServer(b, 0, func(s *Server) { s.ReuseRequestBuffers = reuse })
+	for _, mode := range manyModes {
+		b.Run(mode.name, func(b *testing.B) {
+			addr, _ := testServer(b, 0, func(s *Server) { s.ReuseRequestBuffers = mode.serverReuses })
 			raw := benchbase.EchoServer(b, false)
-			benchbase.Versus(b, func() { manyCalls(b, addr, 64, 200) }, func() { manyRawEchoes(b, raw, 64, 200) })
+			benchbase.Versus(b,
+				func() { manyCallsReusing(b, addr, 64, 200, mode.clientReuses) },
+				func() { manyRawEchoes(b, raw, 64, 200) })
 		})
 	}
 }

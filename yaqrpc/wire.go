@@ -135,6 +135,7 @@ type response struct {
 	ID     any
 	Result []byte // nil when the message has no result
 	Error  *Error
+	msg    []byte // the whole message, which Result is part of
 }
 
 // parseResponse reads the envelope of a response message (a map of ver,

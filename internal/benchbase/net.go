@@ -122,6 +122,10 @@ func Versus(b *testing.B, subject, baseline func()) {
 		total += t2.Sub(t1)
 	}
 	slices.Sort(ratios)
-	b.ReportMetric(ratios[len(ratios)/2], "x-baseline")
+	median := ratios[len(ratios)/2]
+	if len(ratios)%2 == 0 {
+		median = (median + ratios[len(ratios)/2-1]) / 2
+	}
+	b.ReportMetric(median, "x-baseline")
 	b.ReportMetric(float64(total.Nanoseconds())/float64(len(ratios)), "subject-ns/op")
 }
