@@ -159,6 +159,7 @@ func (s *Server) serveConn(conn net.Conn) {
 	// data goes out from where it lies, and the client is woken once per
 	// response rather than once per buffer's worth.
 	var out segments
+	var wbufs net.Buffers // out's segments, as writev consumes them
 	enc := msgpack.NewEncoder(&out)
 	reply := func(v any) bool {
 		out.reset()
@@ -175,8 +176,8 @@ func (s *Server) serveConn(conn net.Conn) {
 			s.logf("yaqrpc: %s: encoding a response: %v", conn.RemoteAddr(), err)
 			return false
 		}
-		bufs := out.buffers()
-		_, err = bufs.WriteTo(conn)
+		wbufs = out.buffers()
+		_, err = wbufs.WriteTo(conn)
 		return err == nil
 	}
 	var last []byte // the last request's buffer, to reuse

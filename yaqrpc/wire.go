@@ -37,6 +37,14 @@ func (s *segments) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// WriteString appends a (short) string without converting it to []byte
+// first, which would allocate.
+func (s *segments) WriteString(p string) (int, error) {
+	s.total += len(p)
+	s.small = append(s.small, p...)
+	return len(p), nil
+}
+
 func (s *segments) WriteByte(c byte) error {
 	s.total++
 	s.small = append(s.small, c)
