@@ -212,7 +212,30 @@ func (c *Client) handshake(clientHash [16]byte, protocol []byte, serverHash [16]
 // *ndarray.Array; or nil to discard it. Each parameter is checked against
 // its schema before anything is sent; an error names it. An error answer
 // comes back as *RemoteError.
+//
+// Arrays in the result are the caller's to keep: each answer is read into
+// memory of its own. CallReusing reads answers into the same memory.
 func (c *Client) Call(ctx context.Context, method string, params []any, result any) error {
+	return c.call(ctx, method, params, result, nil)
+}
+
+// A ResultBuffer holds the memory of an answer for the next call made with
+// it to read its answer into, so that a loop fetching one image after
+// another allocates (and zeroes) none of them. The zero value is ready to
+// use; a ResultBuffer serves one call at a time.
+type ResultBuffer struct {
+	mem []byte
+}
+
+// CallReusing is Call with the answer read into buf's memory when it has
+// the room (else into new memory, which buf keeps for the next call). The
+// result's arrays then alias buf: they are valid until the next call with
+// buf, which overwrites them; clone what must outlive it.
+func (c *Client) CallReusing(ctx context.Context, method string, params []any, result any, buf *ResultBuffer) error {
+	return c.call(ctx, method, params, result, buf)
+}
+
+func (c *Client) call(ctx context.Context, method string, params []any, result any, buf *ResultBuffer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done {
@@ -257,7 +280,7 @@ func (c *Client) Call(ctx context.Context, method string, params []any, result a
 	out.frame() // the call's end
 	stop := c.watch(ctx)
 	defer stop()
-	v, err := c.exchange(msg, out)
+	v, err := c.exchange(msg, out, buf)
 	if err != nil {
 		if ctx.Err() != nil {
 			c.stale = true
@@ -298,7 +321,8 @@ func fieldNames(fields []Field) string {
 }
 
 // exchange sends a call's frames and reads its answer.
-func (c *Client) exchange(msg *Message, out *outFrames) (any, error) {
+// The answer's frames are read into buf's memory if buf is not nil.
+func (c *Client) exchange(msg *Message, out *outFrames, buf *ResultBuffer) (any, error) {
 	if err := out.writeTo(c.conn); err != nil {
 		return nil, err
 	}
@@ -316,7 +340,15 @@ func (c *Client) exchange(msg *Message, out *outFrames) (any, error) {
 		}
 		return nil, &RemoteError{Method: msg.Name, Message: fmt.Sprint(e)}
 	}
-	return c.in.value(msg.Response)
+	if buf == nil {
+		return c.in.value(msg.Response)
+	}
+	c.in.lend(buf.mem)
+	v, err := c.in.value(msg.Response)
+	if mem := c.in.lent(); mem != nil {
+		buf.mem = mem // where the result lies, for the next call
+	}
+	return v, err
 }
 
 // watch makes ctx's end interrupt the connection's reads and writes. The

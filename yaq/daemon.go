@@ -137,6 +137,21 @@ type frames struct {
 	// dropRest throws away what follows a value in its frames, as yaqc
 	// does; otherwise it starts the next value.
 	dropRest bool
+	// lending says the next frame is to be read into loan's memory (when
+	// it has the room); taken is the memory that frame went into.
+	lending     bool
+	loan, taken []byte
+}
+
+// lend offers mem for the next frame that is read, which takes it over.
+func (f *frames) lend(mem []byte) { f.lending, f.loan, f.taken = true, mem, nil }
+
+// lent ends a loan and returns the memory the frame read under it lies
+// in (nil if no frame was read).
+func (f *frames) lent() []byte {
+	mem := f.taken
+	f.lending, f.loan, f.taken = false, nil, nil
+	return mem
 }
 
 // value reads one value of schema s, as yaq peers frame them: a value that
@@ -171,7 +186,14 @@ func (f *frames) value(s *Schema) (any, error) {
 			return nil, errAt(ErrMalformed, -1, "a frame of %d bytes, over the limit of %d", n, f.max)
 		}
 		// Memory grows as the frame arrives, not from its claimed length.
-		frame, err := f.chunks.ReadFull(f.br, int(n))
+		var frame []byte
+		var err error
+		if f.lending {
+			frame, err = f.chunks.ReadAppend(f.loan[:0], f.br, int(n), 0)
+			f.lending, f.loan, f.taken = false, nil, frame
+		} else {
+			frame, err = f.chunks.ReadFull(f.br, int(n))
+		}
 		if err != nil {
 			return nil, err
 		}
