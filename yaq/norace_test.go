@@ -1,5 +1,0 @@
-//go:build !race
-
-package yaq
-
-const raceEnabled = false
