@@ -107,6 +107,14 @@ func TestLiveGoClientAgainstPythonDaemons(t *testing.T) {
 						assert.NoError(t, a.Validate())
 					}
 				}
+				// The same answer read into lent memory, as a camera loop
+				// would: equal to Call's, whatever the daemon's framing.
+				var buf ResultBuffer
+				for range 3 {
+					var again map[string]any
+					require.NoError(t, c.CallReusing(ctx, "get_measured", nil, &again, &buf))
+					assert.Equal(t, m, again)
+				}
 			}
 			if msgs["set_position"] != nil {
 				require.NoError(t, c.Call(ctx, "set_position", []any{0.25}, nil))
