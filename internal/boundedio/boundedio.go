@@ -47,26 +47,21 @@ func ReadFull(r io.Reader, n int) ([]byte, error) {
 // ChunkSize is the size of the chunks a Chunks reads into.
 const ChunkSize = 256 << 10
 
-// maxKept bounds the memory a Chunks keeps between reads.
-const maxKept = 8 << 20
-
 // Chunks reads claimed lengths, like ReadFull, for a connection that reads
-// one large frame after another. Until a quarter of the claim has arrived
-// the bytes go into chunks it keeps for the next read (up to 8 MiB of them);
-// then it allocates the whole length once, copies the chunks in and reads
-// the rest in place. A frame thus costs one allocation of its size, and a
-// claim the input does not back costs at most about four times what it
-// sent. A claim no larger than what the input has delivered through this
-// Chunks before is read in place at once. The zero value is ready to use;
-// a Chunks is not safe for concurrent use.
+// one large frame after another. A claim no larger than what the input has
+// delivered through this Chunks before is allocated at once and read in
+// place: the peer has already sent at least as much, so the allocation is
+// still within a small multiple of its input, and a connection that
+// carries one large array after another copies none of them twice. A
+// larger claim is read into chunks until a quarter has arrived; then the
+// whole length is allocated once, the chunks copied in and the rest read
+// in place, so that a claim the input does not back costs at most about
+// four times what it sent. The chunks are not kept: memory a connection
+// holds between frames would raise the live heap, and with it the heap the
+// garbage collector lets grow, of every connection. The zero value is
+// ready to use; a Chunks is not safe for concurrent use.
 type Chunks struct {
-	kept [][]byte
-	// delivered counts the bytes this Chunks has read so far. A claim no
-	// larger than that is allocated at once and read in place: the peer
-	// has already sent at least as much, so the allocation is still within
-	// a small multiple of its input, and a connection that carries one
-	// large array after another copies none of them through chunks.
-	delivered int64
+	delivered int64 // bytes read through this Chunks so far
 }
 
 // ReadFull reads exactly n bytes from r into a buffer of its own, which
@@ -99,25 +94,21 @@ func (c *Chunks) ReadAppend(dst []byte, r io.Reader, n, extra int) ([]byte, erro
 		c.delivered += int64(got)
 		return dst[:len(dst)+got], err
 	}
-	got, used := 0, 0
+	var chunks [][]byte
+	got := 0
 	for got < n/4 {
-		if used == len(c.kept) {
-			c.kept = append(c.kept, make([]byte, ChunkSize)) // trimmed after
-		}
-		chunk := c.kept[used][:min(ChunkSize, n/4-got)] // a quarter, then the rest in place
+		chunk := make([]byte, min(ChunkSize, n/4-got)) // a quarter, then the rest in place
 		if _, err := io.ReadFull(r, chunk); err != nil {
-			c.trim()
 			return dst, err
 		}
+		chunks = append(chunks, chunk)
 		got += len(chunk)
-		used++
 	}
 	buf := make([]byte, len(dst)+n, len(dst)+n+extra)
 	at := copy(buf, dst)
-	for _, chunk := range c.kept[:used] {
-		at += copy(buf[at:len(dst)+got], chunk)
+	for _, chunk := range chunks {
+		at += copy(buf[at:], chunk)
 	}
-	c.trim()
 	rest, err := io.ReadFull(r, buf[at:])
 	c.delivered += int64(got + rest)
 	if err != nil {
@@ -133,12 +124,4 @@ func grow(b []byte, n int) []byte {
 	nb := make([]byte, len(b), len(b)+n)
 	copy(nb, b)
 	return nb
-}
-
-// trim drops the chunks beyond what a Chunks keeps.
-func (c *Chunks) trim() {
-	if keep := maxKept / ChunkSize; len(c.kept) > keep {
-		clear(c.kept[keep:])
-		c.kept = c.kept[:keep]
-	}
 }

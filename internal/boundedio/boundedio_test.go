@@ -16,21 +16,24 @@ func pattern(n int) []byte {
 	return b
 }
 
-// Chunks reads every length exactly, from readers that deliver in pieces,
-// one frame after another with its chunks reused.
+// Chunks reads every length exactly, from readers that deliver in pieces:
+// a new one through chunks, one that has delivered enough in place.
 func TestChunksReadsExactly(t *testing.T) {
 	var c Chunks
 	for _, n := range []int{0, 1, FirstChunk, FirstChunk + 1, 4*ChunkSize - 1, 4 * ChunkSize, 40*ChunkSize + 17, 3 << 20} {
 		want := pattern(n)
-		for _, r := range []io.Reader{bytes.NewReader(want), iotest.HalfReader(bytes.NewReader(want))} {
-			got, err := c.ReadFull(io.MultiReader(r, bytes.NewReader([]byte("next"))), n)
-			if err != nil || !bytes.Equal(got, want) {
-				t.Fatalf("n=%d: %d bytes, equal %v, %v", n, len(got), bytes.Equal(got, want), err)
+		for _, half := range []bool{false, true} {
+			for _, c := range []*Chunks{new(Chunks), &c} {
+				var r io.Reader = bytes.NewReader(want)
+				if half {
+					r = iotest.HalfReader(r)
+				}
+				got, err := c.ReadFull(io.MultiReader(r, bytes.NewReader([]byte("next"))), n)
+				if err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("n=%d: %d bytes, equal %v, %v", n, len(got), bytes.Equal(got, want), err)
+				}
 			}
 		}
-	}
-	if len(c.kept)*ChunkSize > maxKept {
-		t.Errorf("keeps %d chunks", len(c.kept))
 	}
 	if _, err := c.ReadFull(bytes.NewReader(pattern(100)), 5*ChunkSize); err != io.ErrUnexpectedEOF {
 		t.Errorf("short input: %v", err)
@@ -80,8 +83,6 @@ func TestChunksTrustDeliveredBytes(t *testing.T) {
 	if got, err := c.ReadFull(bytes.NewReader(data), len(data)); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("first read: %v", err)
 	}
-	kept := len(c.kept)
-	c.kept = nil // chunks now would show as allocations
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	got, err := c.ReadFull(bytes.NewReader(data), len(data))
@@ -89,11 +90,8 @@ func TestChunksTrustDeliveredBytes(t *testing.T) {
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("second read: %v", err)
 	}
-	if kept == 0 || len(c.kept) != 0 {
-		t.Errorf("chunks: %d on the first read, %d on the second (want some, then none)", kept, len(c.kept))
-	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(data))+4096 {
-		t.Errorf("allocated %d for a %d-byte read in place", alloc, len(data))
+		t.Errorf("allocated %d for a %d-byte read in place (through chunks, a quarter more)", alloc, len(data))
 	}
 	// A claim beyond the 8 MiB delivered goes through chunks again.
 	runtime.ReadMemStats(&before)
