@@ -42,6 +42,30 @@ func nestDaemon(t testing.TB) (*Daemon, string) {
 	return d, l.Addr().String()
 }
 
+// Peers that claim 60 MiB frames, send a little of them and then wait,
+// holding their connections open, cost the daemon what they sent plus a
+// small constant each, not what they claimed.
+func TestDaemonHeldOpenClaims(t *testing.T) {
+	_, addr := nestDaemon(t)
+	claim := append([]byte{0x03, 0xc0, 0x00, 0x00}, make([]byte, 1<<10)...)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const peers = 20
+	for range peers {
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { conn.Close() })
+		_, err = conn.Write(claim)
+		require.NoError(t, err)
+	}
+	time.Sleep(300 * time.Millisecond) // the daemon reads what there is, then waits
+	runtime.ReadMemStats(&after)
+	grew := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("%d peers holding 60 MiB frame claims with 1 KiB sent: the heap grew by %d KiB", peers, grew>>10)
+	assert.Less(t, grew, int64(peers*256<<10), "at most 256 KiB a connection, its buffers included")
+}
+
 func frameOf(p []byte) []byte {
 	var h [4]byte
 	binary.BigEndian.PutUint32(h[:], uint32(len(p)))

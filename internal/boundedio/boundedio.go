@@ -44,7 +44,7 @@ func ReadFull(r io.Reader, n int) ([]byte, error) {
 	return buf, nil
 }
 
-// ChunkSize is the size of the chunks a Chunks reads into.
+// ChunkSize is the largest chunk a Chunks reads into.
 const ChunkSize = 256 << 10
 
 // Chunks reads claimed lengths, like ReadFull, for a connection that reads
@@ -97,7 +97,10 @@ func (c *Chunks) ReadAppend(dst []byte, r io.Reader, n, extra int) ([]byte, erro
 	var chunks [][]byte
 	got := 0
 	for got < n/4 {
-		chunk := make([]byte, min(ChunkSize, n/4-got)) // a quarter, then the rest in place
+		// Chunks grow with what has arrived (FirstChunk, then doubling to
+		// ChunkSize): a connection that claims much and sends little costs
+		// FirstChunk, not ChunkSize.
+		chunk := make([]byte, min(max(FirstChunk, got), ChunkSize, n/4-got))
 		if _, err := io.ReadFull(r, chunk); err != nil {
 			return dst, err
 		}

@@ -57,8 +57,14 @@ func Inputs() []Input {
 		{Name: "bin32 claiming 60 MiB, 10 bytes sent", Bytes: Claim(0xc6, 10)},
 		{Name: "str32 claiming 60 MiB, 10 bytes sent", Bytes: Claim(0xdb, 10)},
 		{Name: "ext32 claiming 60 MiB, 1 MiB sent", Bytes: Claim(0xc9, 1<<20)},
-		{Name: "request with a bin32 claiming 60 MiB, 100 KiB sent", Bytes: append(requestPrefix(), append([]byte{0x91}, Claim(0xc6, 100<<10)...)...), RPC: true},
+		{Name: "request with a bin32 claiming 60 MiB, 100 KiB sent", Bytes: ClaimRequest(100 << 10), RPC: true},
 	}
+}
+
+// ClaimRequest returns a yaq-RPC request whose one parameter is a bin32
+// that claims 60 MiB, of which only sent bytes follow.
+func ClaimRequest(sent int) []byte {
+	return append(append(requestPrefix(), 0x91), Claim(0xc6, sent)...)
 }
 
 // Claim returns a bin32, str32 or ext32 header (typ) that claims 60 MiB,
