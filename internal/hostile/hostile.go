@@ -10,6 +10,9 @@ package hostile
 import (
 	"bytes"
 	"encoding/binary"
+	"net"
+	"runtime"
+	"testing"
 	"time"
 )
 
@@ -65,6 +68,33 @@ func Inputs() []Input {
 // that claims 60 MiB, of which only sent bytes follow.
 func ClaimRequest(sent int) []byte {
 	return append(append(requestPrefix(), 0x91), Claim(0xc6, sent)...)
+}
+
+// PerHeldConnection is the most a server may spend on a connection that
+// claims 60 MiB, sends a kilobyte and waits (its read buffer included).
+const PerHeldConnection = 256 << 10
+
+// HoldOpen opens peers connections to addr, sends msg (a claim the peer
+// does not back) on each and leaves them open until t ends, and returns by
+// how many bytes the process's heap grew once the server has read what
+// there is. The server must run in the test's process.
+func HoldOpen(t testing.TB, addr string, msg []byte, peers int) int64 {
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range peers {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		if _, err := conn.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // the server reads what there is, then waits
+	runtime.ReadMemStats(&after)
+	return int64(after.HeapAlloc) - int64(before.HeapAlloc)
 }
 
 // Claim returns a bin32, str32 or ext32 header (typ) that claims 60 MiB,
