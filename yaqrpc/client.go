@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -297,19 +298,19 @@ func (c *Client) readOne(ctx context.Context, id int64, into []byte) (*response,
 		}
 	}
 	if err != nil {
-		c.fail(fmt.Errorf("yaqrpc: connection ended: %w", err))
+		c.fail(c.connError("waiting for a response", err))
 		c.conn.Close()
 		return nil, c.closedErr()
 	}
 	raw, err := mpwalk.ReadInto(into, c.br, &c.chunks, c.max, mpwalk.Limits{MaxDepth: DefaultMaxDepth, MaxExpansion: DefaultMaxExpansion})
 	if err != nil {
-		c.fail(fmt.Errorf("yaqrpc: connection ended: %w", err))
+		c.fail(c.connError("reading a response", err))
 		c.conn.Close()
 		return nil, c.closedErr()
 	}
 	resp, err := parseResponse(raw)
 	if err != nil {
-		c.fail(fmt.Errorf("yaqrpc: undecodable response: %w", err))
+		c.fail(fmt.Errorf("yaqrpc: %s: undecodable response: %w", c.conn.RemoteAddr(), err))
 		c.conn.Close()
 		return nil, c.closedErr()
 	}
@@ -337,6 +338,19 @@ func (c *Client) readOne(ctx context.Context, id int64, into []byte) (*response,
 		ch <- resp
 	}
 	return nil, nil
+}
+
+// connError says that the connection to the daemon ended while doing
+// what, naming the daemon; an end of stream says the daemon closed it,
+// rather than a bare "EOF".
+func (c *Client) connError(doing string, err error) error {
+	switch {
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("yaqrpc: %s: the daemon closed the connection while the client was %s: %w", c.conn.RemoteAddr(), doing, err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("yaqrpc: %s: the daemon closed the connection in the middle of a response: %w", c.conn.RemoteAddr(), err)
+	}
+	return fmt.Errorf("yaqrpc: %s: connection ended while %s: %w", c.conn.RemoteAddr(), doing, err)
 }
 
 // readRefusal reads, after a request could not be written, the answer a

@@ -140,12 +140,13 @@ func TestClientRefusesHostileInput(t *testing.T) {
 	}
 	// A response whose result nests too deep.
 	resp := append([]byte{0x83, 0xa3, 'v', 'e', 'r', 0xa3, '1', '.', '0', 0xa2, 'i', 'd', 0x01, 0xa6, 'r', 'e', 's', 'u', 'l', 't'}, hostile.Nested(2000000)...)
-	c := dial(t, fakeDaemon(t, resp))
+	addr := fakeDaemon(t, resp)
+	c := dial(t, addr)
 	var v any
 	err := c.Call(context.Background(), "get_measured", nil, &v)
 	var de *mpwalk.DepthError
 	require.ErrorAs(t, err, &de)
-	assert.Equal(t, "yaqrpc: connection ended: arrays and maps nested more than 512 deep (at byte 531)", err.Error())
+	assert.Equal(t, "yaqrpc: "+addr+": connection ended while reading a response: arrays and maps nested more than 512 deep (at byte 531)", err.Error())
 }
 
 // A request over the size limit is answered on the same call, not reset.
@@ -161,4 +162,24 @@ func TestOversizedRequestIsAnswered(t *testing.T) {
 	assert.Contains(t, rpcErr.Message, "exceeds the limit of 67108864 bytes")
 	// The client is done (the server closed), and says why.
 	assert.True(t, errors.As(c.Call(context.Background(), "add", []any{1, 2}, nil), &rpcErr))
+}
+
+// A daemon that hangs up is named in the error, which says what the client
+// was waiting for rather than a bare "EOF".
+func TestClientNamesTheDaemonThatHangsUp(t *testing.T) {
+	for _, tc := range []struct {
+		name, sent, want string
+	}{
+		{"before answering", "", "the daemon closed the connection while the client was waiting for a response: EOF"},
+		{"inside a response", "\x83\xa3ver", "the daemon closed the connection in the middle of a response: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := fakeDaemon(t, []byte(tc.sent))
+			c := dial(t, addr)
+			var v any
+			err := c.Call(context.Background(), "get_measured", nil, &v)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "yaqrpc: "+addr+": "+tc.want)
+		})
+	}
 }
