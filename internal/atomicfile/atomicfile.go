@@ -2,6 +2,28 @@
 // or the complete new one, never a half-written one, and replaces a file the
 // way cp and editors do: through a symbolic link to its target, keeping the
 // old file's mode and owner, refusing a file that is not writable.
+//
+// # Temporary files of writers that died
+//
+// The new file is written as ".NAME.tmp-PID-RANDOM" beside NAME. A writer
+// killed with SIGKILL (or by a power loss) cannot remove it, so Create
+// removes such files from the directory it writes into, but only those whose
+// writer is gone: each writer holds an exclusive flock(2) on its temporary
+// file for as long as it has it, and the kernel drops the lock when the
+// process dies, however it dies. A file is taken for stale only when its lock
+// is free and, besides, either the process PID in its name no longer exists
+// or the file has not been modified for StaleAge. The second condition
+// covers the microseconds between a writer's creating its file and locking
+// it, during which its lock is free but its process is running and its file
+// new; it also keeps a recycled PID (or a zombie) from protecting a dead
+// writer's file for more than StaleAge. Only names of exactly this pattern
+// are ever removed (a PID and a base-36 number), never a symbolic link, never
+// a file replaced under that name between the check and the removal.
+//
+// A lock cannot tell apart two writers on different machines sharing a
+// directory over NFS (flock there is emulated with byte-range locks, which a
+// close of any descriptor releases): only local file systems are covered.
+// Where flock does not exist (Windows), nothing is removed.
 package atomicfile
 
 import (
@@ -12,8 +34,15 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 )
+
+// StaleAge is how long a temporary file must have gone unmodified, its lock
+// free, before it is removed even though the process named in it exists: far
+// longer than the moment a writer takes to lock the file it has created.
+const StaleAge = time.Minute
 
 // Errors about the destination, wrapped in an *os.PathError naming it as
 // the caller did.
@@ -34,6 +63,12 @@ type File struct {
 	*os.File
 	name   string // the destination as the caller named it
 	target string // where it is written: name, or what name links to
+	// lock is a duplicate of the descriptor of File, holding its flock: the
+	// lock is the open file's, so it lasts until both are closed, and File
+	// can be closed (reporting a deferred write error, as NFS does) before
+	// the rename while the temporary file is still seen as in use. Nil
+	// where there are no locks.
+	lock *os.File
 
 	mu   sync.Mutex
 	done bool
@@ -44,6 +79,9 @@ type File struct {
 // and, where the process may, its owner; otherwise perm less the umask. A
 // directory, a missing directory or a file that is not writable is refused
 // with an *os.PathError naming name.
+//
+// Create first removes, from the directory it writes into, the temporary
+// files of writers that have died (see the package documentation).
 func Create(name string, perm os.FileMode) (*File, error) {
 	fail := func(err error) (*File, error) { return nil, &os.PathError{Op: "write", Path: name, Err: err} }
 	target, err := resolve(name)
@@ -63,7 +101,8 @@ func Create(name string, perm os.FileMode) (*File, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return fail(ErrNoDir)
 	}
-	f, err := createTemp(target, perm)
+	RemoveStale(dir)
+	f, lock, err := createTemp(target, perm)
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return fail(fmt.Errorf("cannot create a file in %s: permission denied", dir))
@@ -76,7 +115,7 @@ func Create(name string, perm os.FileMode) (*File, error) {
 		f.Chmod(old.Mode().Perm())
 		keepOwner(f, old)
 	}
-	return &File{File: f, name: name, target: target}, nil
+	return &File{File: f, name: name, target: target, lock: lock}, nil
 }
 
 // resolve follows name through symbolic links to the file to replace,
@@ -109,12 +148,45 @@ func (f *File) Commit() error {
 		return &os.PathError{Op: "write", Path: f.name, Err: os.ErrClosed}
 	}
 	f.done = true
+	defer f.unlock() // after the rename or the removal: never seen unlocked
 	err := f.File.Close()
 	if err == nil {
 		err = os.Rename(f.File.Name(), f.target)
 	}
 	if err != nil {
 		os.Remove(f.File.Name())
+		return &os.PathError{Op: "write", Path: f.name, Err: err}
+	}
+	return nil
+}
+
+// CommitNew gives the file the destination's name only if no file has that
+// name yet: it links it there (link(2), which never replaces a file, where
+// Commit's rename would) and removes the temporary name. Unlike Commit it
+// leaves f.File open, for a caller that goes on writing the file under its
+// new name, and that must close f.File itself; until then the file keeps
+// the exclusive flock its writer held, which a caller may count on.
+//
+// If the destination exists the error wraps fs.ErrExist. On any failure the
+// temporary file is removed and f.File closed. Where the file system has no
+// hard links (FAT) the error is the link's, and the caller can fall back
+// to creating the destination itself.
+func (f *File) CommitNew() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.done {
+		return &os.PathError{Op: "write", Path: f.name, Err: os.ErrClosed}
+	}
+	f.done = true
+	defer f.unlock() // f.File, still open on success, keeps the lock
+	err := os.Link(f.File.Name(), f.target)
+	os.Remove(f.File.Name())
+	if err != nil {
+		f.File.Close()
+		var le *os.LinkError
+		if errors.As(err, &le) {
+			err = le.Err
+		}
 		return &os.PathError{Op: "write", Path: f.name, Err: err}
 	}
 	return nil
@@ -132,6 +204,14 @@ func (f *File) Abort() {
 	f.done = true
 	f.File.Close()
 	os.Remove(f.File.Name())
+	f.unlock()
+}
+
+func (f *File) unlock() {
+	if f.lock != nil {
+		f.lock.Close()
+		f.lock = nil
+	}
 }
 
 // Write creates name through Create, lets fill write to it, and commits it
@@ -152,16 +232,84 @@ func Write(name string, perm os.FileMode, fill func(f *os.File) error) error {
 	return f.Commit()
 }
 
-// createTemp creates a new file beside name. Unlike os.CreateTemp (always
-// 0600) it opens with perm, so the kernel applies the umask.
-func createTemp(name string, perm os.FileMode) (*os.File, error) {
+// createTemp creates a new file beside name, named as RemoveStale expects,
+// and locks it; lock is the duplicate descriptor that holds the lock (nil
+// where there are no locks). Unlike os.CreateTemp (always 0600) it opens
+// with perm, so the kernel applies the umask.
+func createTemp(name string, perm os.FileMode) (f, lock *os.File, err error) {
 	dir, base := filepath.Split(name)
 	for range 100 {
-		tmp := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
+		tmp := filepath.Join(dir, tempName(base, os.Getpid(), rand.Uint64()))
 		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
-		if !errors.Is(err, fs.ErrExist) {
-			return f, err
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		lock, err := lockTemp(f)
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+			return nil, nil, fmt.Errorf("locking %s: %w", tmp, err)
+		}
+		return f, lock, nil
+	}
+	return nil, nil, fmt.Errorf("cannot create a temporary file beside %s", name)
+}
+
+const tempMark = ".tmp-"
+
+// tempName is the name of a temporary file for base written by process pid.
+func tempName(base string, pid int, n uint64) string {
+	return "." + base + tempMark + strconv.Itoa(pid) + "-" + strconv.FormatUint(n, 36)
+}
+
+// parseTemp returns the pid in name if name is exactly a name tempName
+// makes (what a strconv would not print, such as a leading zero, is not),
+// else 0.
+func parseTemp(name string) int {
+	i := strings.LastIndex(name, tempMark)
+	if len(name) < 2 || name[0] != '.' || i < 2 {
+		return 0
+	}
+	pidText, random, ok := strings.Cut(name[i+len(tempMark):], "-")
+	if !ok || len(random) == 0 || len(random) > 13 {
+		return 0
+	}
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 || strconv.Itoa(pid) != pidText {
+		return 0
+	}
+	n, err := strconv.ParseUint(random, 36, 64)
+	if err != nil || strconv.FormatUint(n, 36) != random {
+		return 0
+	}
+	return pid
+}
+
+// RemoveStale removes from dir the temporary files that writers which have
+// died left there (see the package documentation) and returns their names.
+// It is best effort: a file it cannot open, lock or remove is left.
+func RemoveStale(dir string) []string {
+	if !canLock {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	var removed []string
+	for {
+		names, err := d.Readdirnames(1024)
+		for _, name := range names {
+			if pid := parseTemp(name); pid != 0 && removeIfStale(filepath.Join(dir, name), pid) {
+				removed = append(removed, name)
+			}
+		}
+		if err != nil {
+			return removed
 		}
 	}
-	return nil, fmt.Errorf("cannot create a temporary file beside %s", name)
 }
