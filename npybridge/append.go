@@ -2,6 +2,7 @@ package npybridge
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +11,19 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/ndpack/ndpack/internal/atomicfile"
 	"github.com/ndpack/ndpack/ndarray"
+)
+
+// Sentinel errors of appending, besides those in errors.go.
+var (
+	// ErrLocked: another Appender, of this process or another, holds the
+	// file (see AppendOptions.Wait).
+	ErrLocked = errors.New("locked by another appender")
+	// ErrNotAppended: an Append could not write its rows (a full disk, an
+	// I/O error). The file was cut back to its last whole row, and the
+	// error says how many rows it holds.
+	ErrNotAppended = errors.New("rows not appended")
 )
 
 // Appender adds rows to an .npy file in place, for data acquisition: frames
@@ -23,8 +36,18 @@ import (
 // (kill -9 included) leaves one holding the rows of every completed Append:
 // the header is rewritten by a single small write, which a dying process
 // cannot leave half done, and rows written but not yet counted are bytes
-// after the data, which np.load ignores. Nothing is fsynced unless Sync is
-// called: that would guard against power loss, at disk speed.
+// after the data, which np.load ignores. An Append that fails (a full disk)
+// cuts those bytes off again and leaves the count as it was. Nothing is
+// fsynced unless Sync is called: that would guard against power loss, at
+// disk speed.
+//
+// An Appender holds an exclusive advisory lock (flock) on its file from
+// OpenAppend to Close, so that two writers never append to one file: each
+// would write its rows over the other's and count only its own. Readers take
+// no lock and are never blocked; numpy, ReadFile and OpenMapped read the
+// file at any moment. The lock is advisory: a program that writes the file
+// without taking it (np.save over it, another tool) is not stopped. Where
+// flock does not exist (Windows) there is no lock.
 //
 // An Appender is not safe for concurrent use.
 type Appender struct {
@@ -42,64 +65,185 @@ type Appender struct {
 	// rewriting the count allocates nothing.
 	before, after []byte
 	line          []byte
+	// writeAt writes the rows; tests replace it to fail as a full disk.
+	writeAt func(p []byte, off int64) (int, error)
+}
+
+// AppendOptions controls how OpenAppend takes its file. The zero value
+// fails at once if another Appender holds the file.
+type AppendOptions struct {
+	// Wait makes OpenAppend wait for the Appender that holds the file, in
+	// this process or another, to close it, instead of failing with
+	// ErrLocked. OpenAppendContext bounds the wait. An Appender waiting
+	// for one that the same goroutine holds waits forever.
+	Wait bool
 }
 
 // OpenAppend opens the .npy file name for appending rows of dtype dt and
 // the given row shape (the file's shape less its first dimension: no
-// dimensions for a file of scalars). A file that does not exist is created
-// holding zero rows. An existing file must be C-order, of exactly that
-// dtype and row shape; bytes after its last row (rows of an Append that a
-// crash cut short) are dropped.
+// dimensions for a file of scalars), with the default options: if another
+// Appender holds the file, it fails at once with an error wrapping
+// ErrLocked. See AppendOptions.OpenAppendContext.
 func OpenAppend(name string, dt ndarray.DType, shape ...int) (*Appender, error) {
+	return AppendOptions{}.OpenAppendContext(context.Background(), name, dt, shape...)
+}
+
+// OpenAppend is OpenAppendContext without a bound on the wait.
+func (o AppendOptions) OpenAppend(name string, dt ndarray.DType, shape ...int) (*Appender, error) {
+	return o.OpenAppendContext(context.Background(), name, dt, shape...)
+}
+
+// OpenAppendContext opens the .npy file name for appending rows of dtype dt
+// and the given row shape, and locks it (see Appender). If another Appender
+// holds the file it fails with an error wrapping ErrLocked, or, with
+// o.Wait, waits for it until ctx is done (the error then wraps ErrLocked
+// and ctx's error).
+//
+// A file that does not exist is created holding zero rows: it appears under
+// its name complete, header and all (it is written beside it, then linked),
+// so no reader ever finds it empty. An empty file is taken for one being
+// created and given its header. An existing file must be C-order, of
+// exactly that dtype and row shape; bytes after its last row (rows of an
+// Append that a crash cut short) are dropped.
+func (o AppendOptions) OpenAppendContext(ctx context.Context, name string, dt ndarray.DType, shape ...int) (*Appender, error) {
+	fail := func(err error) (*Appender, error) {
+		var pe *os.PathError
+		if errors.As(err, &pe) && pe.Path == name {
+			err = pe.Err // say "append NAME" once
+		}
+		return nil, &os.PathError{Op: "append", Path: name, Err: err}
+	}
 	if err := dt.Validate(); err != nil {
-		return nil, &os.PathError{Op: "append", Path: name, Err: wrapAt(ErrInvalidArray, -1, err)}
+		return fail(wrapAt(ErrInvalidArray, -1, err))
 	}
 	full := append([]int{0}, shape...)
 	if _, err := ndarray.ByteSize(dt, full); err != nil {
-		return nil, &os.PathError{Op: "append", Path: name, Err: wrapAt(ErrInvalidArray, -1, err)}
+		return fail(wrapAt(ErrInvalidArray, -1, err))
 	}
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-	created := err == nil
-	if errors.Is(err, fs.ErrExist) {
-		f, err = os.OpenFile(name, os.O_RDWR, 0)
-	}
-	if err != nil {
-		return nil, err
-	}
-	a := &Appender{f: f, name: name, dt: dt, rowShape: append([]int{}, shape...)}
+	a := &Appender{name: name, dt: dt, rowShape: append([]int{}, shape...)}
 	a.rowBytes = int64(dt.ItemSize)
 	for _, d := range shape {
 		a.rowBytes *= int64(d)
 	}
-	if created {
-		err = a.create()
-	} else {
-		err = a.open()
-	}
+	f, created, err := a.lockedFile(ctx, o.Wait)
 	if err != nil {
+		return fail(err)
+	}
+	a.f = f
+	if created {
+		a.useHeader(AppendHeader(nil, a.dt, full))
+	} else if err := a.open(); err != nil {
 		f.Close()
-		if created {
-			os.Remove(name)
-		}
-		return nil, &os.PathError{Op: "append", Path: name, Err: err}
+		return fail(err)
 	}
 	return a, nil
 }
 
-func (a *Appender) create() error {
-	a.header = AppendHeader(nil, a.dt, append([]int{0}, a.rowShape...))
+// lockedFile opens the file, creating it if it does not exist, and locks
+// it. created reports that it was created with its header.
+func (a *Appender) lockedFile(ctx context.Context, wait bool) (f *os.File, created bool, err error) {
+	for range 100 {
+		f, err := os.OpenFile(a.name, os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			f, created, err = a.createFile()
+			if errors.Is(err, fs.ErrExist) {
+				continue // another process created it first: open that
+			}
+			if err != nil || created {
+				return f, created, err
+			}
+		} else if err != nil {
+			return nil, false, err
+		}
+		if err := a.lock(ctx, f, wait); err != nil {
+			f.Close()
+			return nil, false, err
+		}
+		// While this Appender waited, the name may have been given to
+		// another file (a conversion replacing it): rows appended to this
+		// one would be lost with it.
+		held, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, false, err
+		}
+		if now, err := os.Stat(a.name); err == nil && os.SameFile(held, now) {
+			return f, false, nil
+		}
+		f.Close()
+	}
+	return nil, false, errors.New("the file was replaced or removed 100 times while being opened")
+}
+
+func (a *Appender) lock(ctx context.Context, f *os.File, wait bool) error {
+	ok, err := atomicfile.TryLock(f)
+	if err != nil || ok {
+		return err
+	}
+	if !wait {
+		return errAt(ErrLocked, -1, "another Appender, in this process or another, is adding rows to the file, "+
+			"and rows from two writers would overwrite each other; AppendOptions.Wait waits for it to close the file")
+	}
+	if err := atomicfile.Lock(ctx, f); err != nil {
+		if ctx.Err() != nil {
+			return &Error{Err: ErrLocked, Offset: -1, Detail: "gave up waiting for the Appender that holds the file", Cause: err}
+		}
+		return err
+	}
+	return nil
+}
+
+// createFile creates the file holding zero rows, locked. It writes it
+// beside its name and links it there, so that it never appears without its
+// header; where the file system has no hard links, it creates it in place
+// with no header (created false: whoever locks it first writes it).
+func (a *Appender) createFile() (f *os.File, created bool, err error) {
+	t, err := atomicfile.Create(a.name, 0o666)
+	if err != nil {
+		return nil, false, err
+	}
+	if _, err := t.File.Write(AppendHeader(nil, a.dt, append([]int{0}, a.rowShape...))); err != nil {
+		t.Abort()
+		return nil, false, err
+	}
+	err = t.CommitNew()
+	if err == nil {
+		return t.File, true, nil // locked since atomicfile created it
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return nil, false, err
+	}
+	f, err = os.OpenFile(a.name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	return f, false, err
+}
+
+// useHeader takes header, as on disk, for the file's.
+func (a *Appender) useHeader(header []byte) {
+	a.header = header
 	a.prefix = 10
-	if a.header[6] == 2 {
+	if header[6] > 1 {
 		a.prefix = 12
 	}
-	a.textLen = len(a.header) - a.prefix
-	a.dataOff = int64(len(a.header))
-	_, err := a.f.WriteAt(a.header, 0)
-	return err
+	a.textLen = len(header) - a.prefix
+	a.dataOff = int64(len(header))
 }
 
 func (a *Appender) open() error {
-	h, err := ReadHeader(io.NewSectionReader(a.f, 0, 1<<62))
+	fi, err := a.f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() == 0 {
+		// Created where there are no hard links, or by a process that
+		// died before it wrote the header.
+		header := AppendHeader(nil, a.dt, append([]int{0}, a.rowShape...))
+		if _, err := a.f.WriteAt(header, 0); err != nil {
+			return err
+		}
+		a.useHeader(header)
+		return nil
+	}
+	h, err := ReadHeader(io.NewSectionReader(a.f, 0, fi.Size()))
 	if err != nil {
 		return err
 	}
@@ -113,26 +257,20 @@ func (a *Appender) open() error {
 	case !slices.Equal(h.Shape[1:], a.rowShape):
 		return errAt(ErrInvalidArray, -1, "the file's rows have shape %s, not %s", ndarray.FormatShape(h.Shape[1:]), ndarray.FormatShape(a.rowShape))
 	}
-	a.rows, a.dataOff = int64(h.Shape[0]), h.DataOffset
-	a.prefix = 10
-	if h.Major > 1 {
-		a.prefix = 12
+	header := make([]byte, h.DataOffset)
+	if _, err := a.f.ReadAt(header, 0); err != nil {
+		return errAt(ErrTruncated, 0, "the %d-byte header could not be read again: %v", len(header), err)
 	}
-	a.textLen = int(h.DataOffset) - a.prefix
-	a.header = make([]byte, h.DataOffset)
-	if _, err := a.f.ReadAt(a.header, 0); err != nil {
-		return err
-	}
-	fi, err := a.f.Stat()
-	if err != nil {
-		return err
-	}
+	a.useHeader(header)
+	a.rows = int64(h.Shape[0])
 	end := a.dataOff + a.rows*a.rowBytes
 	switch {
 	case fi.Size() < end:
 		return errAt(ErrTruncated, a.dataOff, "the header announces %d rows (%d bytes), the file holds %d bytes of data", a.rows, a.rows*a.rowBytes, fi.Size()-a.dataOff)
 	case fi.Size() > end:
-		return a.f.Truncate(end) // rows a crash left uncounted
+		// Rows a crash left uncounted: the lock says no writer is
+		// adding them.
+		return a.f.Truncate(end)
 	}
 	// Rewriting the header now checks that the count can be rewritten at
 	// all (a header written without numpy's room to grow may be full).
@@ -168,14 +306,46 @@ func (a *Appender) Append(arr *ndarray.Array) error {
 		return errAt(ErrInvalidArray, -1, "cannot append an array of shape %s to rows of shape %s",
 			ndarray.FormatShape(arr.Shape), ndarray.FormatShape(a.rowShape))
 	}
-	if _, err := a.f.WriteAt(arr.Data, a.dataOff+a.rows*a.rowBytes); err != nil {
-		return &os.PathError{Op: "append", Path: a.name, Err: err}
+	writeAt := a.writeAt
+	if writeAt == nil {
+		writeAt = a.f.WriteAt
+	}
+	if _, err := writeAt(arr.Data, a.dataOff+a.rows*a.rowBytes); err != nil {
+		return a.rollback(n, err)
 	}
 	if err := a.writeCount(a.rows + n); err != nil {
-		return &os.PathError{Op: "append", Path: a.name, Err: err}
+		return a.rollback(n, err)
 	}
 	a.rows += n
 	return nil
+}
+
+// rollback cuts off what an Append that failed wrote after the last whole
+// row (the header still counts only the rows before), and says so.
+func (a *Appender) rollback(n int64, cause error) error {
+	end := a.dataOff + a.rows*a.rowBytes
+	terr := a.f.Truncate(end) // shrinking needs no room on a full disk
+	if errors.Is(cause, ErrHeaderTooLarge) {
+		return &os.PathError{Op: "append", Path: a.name, Err: cause}
+	}
+	var pe *os.PathError
+	if errors.As(cause, &pe) {
+		cause = pe.Err // the name is said once, below
+	}
+	what := writeFailure(cause)
+	detail := fmt.Sprintf("%s: %s (%d bytes) did not fit; the file was left with %s, its last whole row", what, rowsText(n), n*a.rowBytes, rowsText(a.rows))
+	if terr != nil {
+		detail = fmt.Sprintf("%s: %s (%d bytes) were not appended; the header still counts %s, which numpy reads, "+
+			"but the bytes written after them could not be cut off (%v): the next OpenAppend drops them", what, rowsText(n), n*a.rowBytes, rowsText(a.rows), terr)
+	}
+	return &os.PathError{Op: "append", Path: a.name, Err: &Error{Err: ErrNotAppended, Offset: end, Detail: detail, Cause: cause}}
+}
+
+func rowsText(n int64) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return strconv.FormatInt(n, 10) + " rows"
 }
 
 // writeCount rewrites the header with rows as its first dimension, its
@@ -242,8 +412,8 @@ func (a *Appender) Sync() error {
 	return a.f.Sync()
 }
 
-// Close closes the file. The file is complete after every Append; Close
-// adds nothing to it.
+// Close closes the file, which releases its lock. The file is complete
+// after every Append; Close adds nothing to it.
 func (a *Appender) Close() error {
 	if a.f == nil {
 		return nil

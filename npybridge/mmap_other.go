@@ -17,3 +17,7 @@ func unmap([]byte) error { return nil }
 func mapSection(*os.File, int64, int) ([]byte, []byte, error) {
 	return nil, nil, errors.New("mmap is not available")
 }
+
+// writeFailure says why an Append's write failed, for its error; the
+// cause that follows it tells a full disk here.
+func writeFailure(error) string { return "the write failed" }

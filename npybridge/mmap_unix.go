@@ -3,6 +3,7 @@
 package npybridge
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -27,4 +28,15 @@ func mapSection(f *os.File, off int64, n int) (mapping, section []byte, err erro
 		return nil, nil, err
 	}
 	return m, m[off-base:], nil
+}
+
+// writeFailure says why an Append's write failed, for its error.
+func writeFailure(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "the disk is full"
+	case errors.Is(err, syscall.EDQUOT):
+		return "the disk quota is exceeded"
+	}
+	return "the write failed"
 }
