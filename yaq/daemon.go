@@ -11,6 +11,7 @@ import (
 	"io"
 	"log"
 	"net"
+	"time"
 
 	"github.com/ndpack/ndpack/internal/connset"
 )
@@ -25,6 +26,22 @@ type Handler func(ctx context.Context, params []any) (any, error)
 
 // ErrDaemonClosed is returned by Serve after Close.
 var ErrDaemonClosed = errors.New("yaq: daemon closed")
+
+// The defaults of a Daemon's connection limits: no yaq client in normal use
+// meets them.
+const (
+	// DefaultMaxConnections caps the connections a daemon serves at once,
+	// unless three quarters of the process's open-file limit is less.
+	DefaultMaxConnections = connset.DefaultMaxConns
+	// DefaultIdleTimeout bounds the wait for a connection's next request.
+	DefaultIdleTimeout = connset.DefaultIdleTimeout
+	// DefaultReadTimeout bounds the arrival of a request, from its first
+	// byte to its last, and of a new connection's handshake.
+	DefaultReadTimeout = connset.DefaultReadTimeout
+	// DefaultWriteTimeout bounds how long a peer that has stopped reading
+	// holds its connection.
+	DefaultWriteTimeout = connset.DefaultWriteTimeout
+)
 
 // Daemon serves a yaq protocol over Avro RPC, as yaqd-core daemons do: the
 // handshake, one goroutine per connection, requests dispatched to Go
@@ -50,6 +67,40 @@ type Daemon struct {
 	// means DefaultMaxFrameSize. Over it, the connection is closed before
 	// anything is allocated for it.
 	MaxFrameSize int
+	// MaxConnections caps the connections served at once; 0 means
+	// DefaultMaxConnections (1024), or three quarters of the process's
+	// soft open-file limit (RLIMIT_NOFILE) if that is less, and a negative
+	// value means no cap. Over it, a new connection is accepted and closed
+	// at once, with one log line per burst of them, so that a flood of
+	// connections can neither exhaust the process's descriptors nor fill
+	// the listen backlog. (Whatever the cap, running out of descriptors
+	// only pauses accepting: Serve retries, backing off from 5 ms to 1 s.)
+	// Run sets it from the config key max_connections.
+	MaxConnections int
+	// IdleTimeout bounds how long a connection may wait between requests
+	// (from an answer to the next request's first byte) before it is
+	// closed; 0 means DefaultIdleTimeout (an hour), a negative value none.
+	// yaqc finds its connection closed at its next call, reconnects and
+	// repeats the call, so an idle client notices nothing. Run sets it from
+	// the config key idle_timeout.
+	IdleTimeout time.Duration
+	// ReadTimeout bounds how long a request may take to arrive, from its
+	// first byte to its last, and how long a new connection may take to
+	// send its handshake (yaq clients shake hands as they connect), so that
+	// a peer cannot hold a connection by trickling a request; 0 means
+	// DefaultReadTimeout (a minute), a negative value none. Run sets it
+	// from the config key read_timeout.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds how long a peer that has stopped reading holds
+	// its connection: an answer that the peer has been taking less than 64
+	// KiB of per quarter of WriteTimeout, for WriteTimeout, fails, and the
+	// connection closes; 0 means DefaultWriteTimeout (20 s), a negative
+	// value none. Slow links still receive large arrays whole, however long
+	// they take. Without it, a peer that pipelines calls and never reads
+	// makes the daemon hold megabytes of answers per connection in the
+	// kernel's socket buffers. Run sets it from the config key
+	// write_timeout.
+	WriteTimeout time.Duration
 	// ErrorLog receives connection errors and handler panics; nil means the
 	// log package's standard logger.
 	ErrorLog *log.Logger
@@ -73,8 +124,10 @@ func NewDaemon(name, protocol string) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Daemon{Name: name, proto: p, text: []byte(protocol), hash: md5.Sum([]byte(protocol)),
-		handlers: map[string]Handler{}, conns: connset.New()}, nil
+	d := &Daemon{Name: name, proto: p, text: []byte(protocol), hash: md5.Sum([]byte(protocol)),
+		handlers: map[string]Handler{}}
+	d.conns = connset.New(func(format string, args ...any) { d.logf("yaq: %s: "+format, append([]any{d.Name}, args...)...) })
+	return d, nil
 }
 
 // Protocol returns the protocol the daemon serves.
@@ -105,9 +158,14 @@ func (d *Daemon) maxFrame() int {
 }
 
 // Serve accepts connections on l and serves each on its own goroutine until
-// Close. It returns ErrDaemonClosed after Close, or the accept error.
+// Close, under the daemon's connection limits. It returns ErrDaemonClosed
+// after Close, or an accept error that does not pass by itself (such as
+// the listener closed by someone else); running out of descriptors, buffers
+// or memory only pauses accepting.
 func (d *Daemon) Serve(l net.Listener) error {
-	return d.conns.Serve(l, d.serveConn, ErrDaemonClosed)
+	lim := connset.Limits{MaxConns: d.MaxConnections, IdleTimeout: d.IdleTimeout,
+		ReadTimeout: d.ReadTimeout, WriteTimeout: d.WriteTimeout}
+	return d.conns.Serve(l, lim, d.serveConn, ErrDaemonClosed)
 }
 
 // Close stops the listeners, closes every connection, cancels the
@@ -128,13 +186,18 @@ func (d *Daemon) Done() <-chan struct{} { return d.conns.Context().Done() }
 
 // serveConn answers one connection's requests until it closes or sends
 // what cannot be read.
-func (d *Daemon) serveConn(conn net.Conn) {
+func (d *Daemon) serveConn(nc net.Conn) {
+	conn := connset.Wrap(nc)
 	defer conn.Close()
-	in := &frames{br: bufio.NewReaderSize(conn, 64<<10), max: d.maxFrame()}
+	br := bufio.NewReaderSize(conn, 64<<10)
+	in := &frames{br: br, max: d.maxFrame()}
 	shaken := false
 	var o outFrames
 	var pieces [][]byte
 	for {
+		if !d.awaitRequest(conn, br, in, shaken) {
+			return
+		}
 		o.reset()
 		forceNull := false
 		if !shaken {
@@ -186,7 +249,7 @@ func (d *Daemon) serveConn(conn net.Conn) {
 				params = append(params, p)
 			}
 		}
-		d.conns.Busy(conn, true)
+		conn.Busy(true)
 		var value [][]byte
 		var failure error
 		switch {
@@ -216,6 +279,10 @@ func (d *Daemon) serveConn(conn net.Conn) {
 		pieces = value[:0]
 		clear(value)
 		if err != nil {
+			var te *connset.TimeoutError
+			if errors.As(err, &te) { // else the peer is gone: nothing to say
+				d.connError(conn, err)
+			}
 			return
 		}
 		if method == "shutdown" && failure == nil && !forceNull {
@@ -223,7 +290,7 @@ func (d *Daemon) serveConn(conn net.Conn) {
 			go d.Shutdown(context.Background())
 			return
 		}
-		if !d.conns.Busy(conn, false) {
+		if !conn.Busy(false) {
 			return // Shutdown: this request was the last
 		}
 	}
@@ -240,11 +307,49 @@ func (m *Message) errorsOrString() *Schema {
 	return m.Errors
 }
 
-func (d *Daemon) connError(conn net.Conn, err error) {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
-		return
+// awaitRequest waits until the next request begins and starts its read
+// timeout. Between requests the peer may take IdleTimeout; a connection
+// that has not shaken hands is due to at once, as yaq clients shake hands
+// as they connect. The empty frame that ends a request is not the next one:
+// yaqc sends it in a write of its own, which may arrive after the request
+// has been answered. It reports false when the connection is to close.
+func (d *Daemon) awaitRequest(conn *connset.Conn, br *bufio.Reader, in *frames, shaken bool) bool {
+	for shaken && len(in.buf) == 0 {
+		conn.Idle()
+		if _, err := br.Peek(1); err != nil {
+			d.connError(conn, err)
+			return false
+		}
+		conn.Request()
+		h, err := br.Peek(4)
+		if err != nil {
+			d.connError(conn, err)
+			return false
+		}
+		if binary.BigEndian.Uint32(h) != 0 {
+			return true
+		}
+		br.Discard(4)
 	}
-	d.logf("yaq: %s: %s: %v; closing the connection", d.Name, conn.RemoteAddr(), err)
+	conn.Request()
+	return true
+}
+
+// connError logs why a connection ends, unless it ended as connections do:
+// the peer hung up, the daemon closed it, or it was idle too long. Timeouts
+// come in bursts (every peer of an attack at once) and are logged at most
+// once a second.
+func (d *Daemon) connError(conn net.Conn, err error) {
+	var te *connset.TimeoutError
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed):
+	case errors.As(err, &te):
+		if te.Op != "idle" {
+			d.conns.LogThrottled("yaq: %s: %s: %v; closing the connection", d.Name, conn.RemoteAddr(), te)
+		}
+	default:
+		d.logf("yaq: %s: %s: %v; closing the connection", d.Name, conn.RemoteAddr(), err)
+	}
 }
 
 // call runs a handler, or a built-in is-daemon message; a panic is
@@ -345,9 +450,18 @@ func (o *outFrames) frameString(s string) {
 	o.bufs = append(o.bufs, o.arena[at:len(o.arena):len(o.arena)])
 }
 
-// writeTo writes the frames and lets go of what they referred to.
+// writeTo writes the frames and lets go of what they referred to. A
+// daemon's connection writes them itself, under its write timeout; on
+// another writer, net.Buffers uses writev where it can.
 func (o *outFrames) writeTo(w io.Writer) error {
-	_, err := o.bufs.WriteTo(w)
+	var err error
+	if bw, ok := w.(interface {
+		WriteBuffers(*net.Buffers) (int64, error)
+	}); ok {
+		_, err = bw.WriteBuffers(&o.bufs)
+	} else {
+		_, err = o.bufs.WriteTo(w)
+	}
 	clear(o.bufRoom[:])
 	o.bufs = nil
 	return err

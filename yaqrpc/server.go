@@ -74,6 +74,22 @@ type Handler func(ctx context.Context, req *Request) (any, error)
 // ErrServerClosed is returned by Serve after Close.
 var ErrServerClosed = errors.New("yaqrpc: server closed")
 
+// The defaults of the Server's connection limits: no client in normal use
+// meets them.
+const (
+	// DefaultMaxConnections caps the connections served at once, unless
+	// three quarters of the process's open-file limit is less.
+	DefaultMaxConnections = connset.DefaultMaxConns
+	// DefaultIdleTimeout bounds the wait for a connection's next request.
+	DefaultIdleTimeout = connset.DefaultIdleTimeout
+	// DefaultReadTimeout bounds the arrival of a request, from its first
+	// byte to its last.
+	DefaultReadTimeout = connset.DefaultReadTimeout
+	// DefaultWriteTimeout bounds how long a peer that has stopped reading
+	// holds its connection.
+	DefaultWriteTimeout = connset.DefaultWriteTimeout
+)
+
 // Server dispatches yaq-RPC requests to handlers. Set its fields and
 // register handlers before calling Serve.
 type Server struct {
@@ -99,6 +115,36 @@ type Server struct {
 	// (its arrays included) after returning, it saves allocating and
 	// zeroing the size of every request.
 	ReuseRequestBuffers bool
+	// MaxConnections caps the connections served at once; 0 means
+	// DefaultMaxConnections (1024), or three quarters of the process's
+	// soft open-file limit (RLIMIT_NOFILE) if that is less, and a negative
+	// value means no cap. Over it, a new connection is accepted and closed
+	// at once, with one log line per burst of them, so that a flood of
+	// connections can neither exhaust the process's descriptors nor fill
+	// the listen backlog. (Whatever the cap, running out of descriptors
+	// only pauses accepting: Serve retries, backing off from 5 ms to 1 s.)
+	MaxConnections int
+	// IdleTimeout bounds how long a connection may wait between requests
+	// (from an answer, or from being accepted, to the next request's first
+	// byte) before it is closed; 0 means DefaultIdleTimeout (an hour), a
+	// negative value none. Client keeps no connection alive by itself: a
+	// program that leaves one unused for longer must expect its next call
+	// to fail, and Dial again.
+	IdleTimeout time.Duration
+	// ReadTimeout bounds how long a request may take to arrive, from its
+	// first byte to its last, so that a peer cannot hold a connection (and
+	// the memory of a half-read message) by trickling it; 0 means
+	// DefaultReadTimeout (a minute), a negative value none.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds how long a peer that has stopped reading holds
+	// its connection: an answer that the peer has been taking less than 64
+	// KiB of per quarter of WriteTimeout, for WriteTimeout, fails, and the
+	// connection closes; 0 means DefaultWriteTimeout (20 s), a negative
+	// value none. Slow links still receive large answers whole, however
+	// long they take. Without it, a peer that pipelines requests and never
+	// reads makes the server hold megabytes of answers per connection in
+	// the kernel's socket buffers.
+	WriteTimeout time.Duration
 	// ErrorLog receives connection errors and handler panics; nil means
 	// the log package's standard logger.
 	ErrorLog *log.Logger
@@ -110,16 +156,23 @@ type Server struct {
 
 // NewServer returns a Server with no handlers.
 func NewServer() *Server {
-	return &Server{handlers: map[string]Handler{}, conns: connset.New()}
+	s := &Server{handlers: map[string]Handler{}}
+	s.conns = connset.New(func(format string, args ...any) { s.logf("yaqrpc: "+format, args...) })
+	return s
 }
 
 // Handle registers h for method. It must not be called once Serve runs.
 func (s *Server) Handle(method string, h Handler) { s.handlers[method] = h }
 
 // Serve accepts connections on l and serves each on its own goroutine until
-// Close. It returns ErrServerClosed after Close, or the accept error.
+// Close, under the Server's connection limits. It returns ErrServerClosed
+// after Close, or an accept error that does not pass by itself (such as
+// the listener closed by someone else); running out of descriptors, buffers
+// or memory only pauses accepting.
 func (s *Server) Serve(l net.Listener) error {
-	return s.conns.Serve(l, s.serveConn, ErrServerClosed)
+	lim := connset.Limits{MaxConns: s.MaxConnections, IdleTimeout: s.IdleTimeout,
+		ReadTimeout: s.ReadTimeout, WriteTimeout: s.WriteTimeout}
+	return s.conns.Serve(l, lim, s.serveConn, ErrServerClosed)
 }
 
 // Close stops the listeners, closes every connection, cancels the
@@ -152,7 +205,8 @@ func (s *Server) maxMessage() int64 {
 }
 
 // serveConn reads requests one after another and answers each in order.
-func (s *Server) serveConn(conn net.Conn) {
+func (s *Server) serveConn(nc net.Conn) {
+	conn := connset.Wrap(nc)
 	defer conn.Close()
 	br := bufio.NewReaderSize(conn, 64<<10)
 	// A response is gathered as segments and sent with one writev: array
@@ -177,12 +231,25 @@ func (s *Server) serveConn(conn net.Conn) {
 			return false
 		}
 		wbufs = out.buffers()
-		_, err = wbufs.WriteTo(conn)
+		if _, err = conn.WriteBuffers(&wbufs); err != nil {
+			var te *connset.TimeoutError
+			if errors.As(err, &te) { // else the peer is gone: nothing to say
+				s.connError(conn, err)
+			}
+		}
 		return err == nil
 	}
 	var last []byte // the last request's buffer, to reuse
 	var chunks boundedio.Chunks
 	for {
+		// Between requests the peer may take its time; once one begins,
+		// it must arrive whole within ReadTimeout.
+		conn.Idle()
+		if _, err := br.Peek(1); err != nil {
+			s.connError(conn, err)
+			return
+		}
+		conn.Request()
 		raw, err := mpwalk.ReadInto(last, br, &chunks, s.maxMessage(), mpwalk.Limits{MaxDepth: s.maxDepth(), MaxExpansion: DefaultMaxExpansion})
 		if err != nil {
 			// Without framing, a stream cannot be resynchronised after a
@@ -204,9 +271,8 @@ func (s *Server) serveConn(conn net.Conn) {
 				answer = Errorf(CodeInvalidRequest, "message refused: %v", depth)
 			case errors.As(err, &invalid):
 				answer = Errorf(CodeParseError, "not msgpack: %v", invalid)
-			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
 			default:
-				s.logf("yaqrpc: %s: %v", conn.RemoteAddr(), err)
+				s.connError(conn, err)
 			}
 			if answer != nil {
 				s.logf("yaqrpc: %s: answered %d and closing: %s", conn.RemoteAddr(), answer.Code, answer.Message)
@@ -216,16 +282,33 @@ func (s *Server) serveConn(conn net.Conn) {
 			}
 			return
 		}
-		s.conns.Busy(conn, true)
+		conn.Busy(true)
 		if resp := s.dispatch(raw); resp != nil && !reply(resp) {
 			return
 		}
-		if !s.conns.Busy(conn, false) {
+		if !conn.Busy(false) {
 			return // Shutdown: this request was the last
 		}
 		if s.ReuseRequestBuffers && cap(raw) <= int(s.maxMessage())+64<<10 {
 			last = raw[:0] // answered: its arrays are no longer in use
 		}
+	}
+}
+
+// connError logs why a connection ends, unless it ended as connections do:
+// the peer hung up, the server closed it, or it was idle too long. Timeouts
+// come in bursts (every peer of an attack at once) and are logged at most
+// once a second.
+func (s *Server) connError(conn net.Conn, err error) {
+	var te *connset.TimeoutError
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+	case errors.As(err, &te):
+		if te.Op != "idle" {
+			s.conns.LogThrottled("yaqrpc: %s: %v; closing the connection", conn.RemoteAddr(), te)
+		}
+	default:
+		s.logf("yaqrpc: %s: %v", conn.RemoteAddr(), err)
 	}
 }
 
@@ -241,10 +324,8 @@ func (s *Server) maxDepth() int {
 // the stream, and reads and discards what the peer still sends, for at most
 // DrainTimeout: closing a socket with unread bytes makes the kernel reset the
 // connection, and the peer would lose the answer.
-func (s *Server) drain(conn net.Conn, br *bufio.Reader) {
-	if cw, ok := conn.(interface{ CloseWrite() error }); ok {
-		cw.CloseWrite()
-	}
+func (s *Server) drain(conn *connset.Conn, br *bufio.Reader) {
+	conn.CloseWrite()
 	d := s.DrainTimeout
 	if d <= 0 {
 		d = 5 * time.Second

@@ -1,42 +1,169 @@
 // Package connset keeps a server's listeners and connections, so that one
 // Close stops them all and waits for their goroutines: the lifecycle that
-// yaqrpc's Server and yaq's Daemon share.
+// yaqrpc's Server and yaq's Daemon share. It is also where both get their
+// defences against peers that hold connections: the accept loop backs off
+// when the process runs out of descriptors instead of ending, a cap on
+// concurrent connections refuses the excess at once, and each connection
+// has an idle timeout, a read timeout for a request that has begun, and a
+// write timeout for a peer that has stopped reading.
 package connset
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log"
 	"net"
+	"os"
 	"sync"
+	"syscall"
+	"time"
+)
+
+// The defaults of Limits' fields, chosen so that no yaq client in normal
+// use meets them.
+const (
+	// DefaultMaxConns is the connection cap, unless three quarters of the
+	// process's open-file limit is less (see Limits.MaxConns).
+	DefaultMaxConns = 1024
+	// DefaultIdleTimeout is how long a connection may wait between
+	// requests. yaqc reconnects and repeats its call when it finds its
+	// connection closed, so an hour costs a client that comes back after
+	// lunch nothing, and lets a daemon forget peers that went away.
+	DefaultIdleTimeout = time.Hour
+	// DefaultReadTimeout is how long a request may take to arrive whole
+	// once it has begun: requests are a few bytes to a few MiB.
+	DefaultReadTimeout = time.Minute
+	// DefaultWriteTimeout is how long a connection is kept while its peer
+	// takes (almost) nothing of an answer.
+	DefaultWriteTimeout = 20 * time.Second
+)
+
+// MinWriteProgress is how much of an answer a peer must take in each
+// quarter of the write timeout to count as reading: 64 KiB per 5 s with the
+// default, about 13 KB/s, so that a slow link still receives large arrays
+// however long they take, while a peer that has stopped reading is cut off
+// within the write timeout (and a quarter) of its buffers filling.
+const MinWriteProgress = 64 << 10
+
+// Limits are what a server grants one connection, and how many it serves at
+// once. For each field, 0 means its default and a negative value means no
+// limit.
+type Limits struct {
+	// MaxConns caps the connections served at once; over it, a new
+	// connection is accepted and closed at once, so that a flood cannot
+	// fill the listen backlog, and the refusals are logged once per burst.
+	// The default is DefaultMaxConns, or three quarters of the process's
+	// soft limit on open files (RLIMIT_NOFILE) if that is less, so that the
+	// cap is reached before the descriptors run out and the handlers keep
+	// some for their own files.
+	MaxConns int
+	// IdleTimeout bounds the wait for a request between requests (see
+	// Conn.Idle).
+	IdleTimeout time.Duration
+	// ReadTimeout bounds the time from a request's first byte to its last
+	// (see Conn.Request).
+	ReadTimeout time.Duration
+	// WriteTimeout bounds how long an answer's write waits on a peer that
+	// has stopped reading (see Conn.Write).
+	WriteTimeout time.Duration
+}
+
+// resolve turns 0s into defaults and negatives into -1, "none".
+func (l Limits) resolve() Limits {
+	if l.MaxConns == 0 {
+		l.MaxConns = DefaultMaxConns
+		if n := openFileLimit(); n > 0 && n/4*3 < l.MaxConns {
+			l.MaxConns = max(n/4*3, 1)
+		}
+	} else if l.MaxConns < 0 {
+		l.MaxConns = -1
+	}
+	dur := func(d *time.Duration, def time.Duration) {
+		switch {
+		case *d == 0:
+			*d = def
+		case *d < 0:
+			*d = -1
+		}
+	}
+	dur(&l.IdleTimeout, DefaultIdleTimeout)
+	dur(&l.ReadTimeout, DefaultReadTimeout)
+	dur(&l.WriteTimeout, DefaultWriteTimeout)
+	return l
+}
+
+// The accept loop's waits after a temporary error, as net/http's: from the
+// first, doubling up to the most.
+const (
+	firstAcceptDelay = 5 * time.Millisecond
+	maxAcceptDelay   = time.Second
 )
 
 // Set is the listeners and connections of one server. Make it with New.
 type Set struct {
 	ctx    context.Context
 	cancel context.CancelFunc
+	logf   func(format string, args ...any)
+	// sleep waits d, or until the Set stops, when it reports false; tests
+	// replace it to see the accept loop's backoff.
+	sleep func(d time.Duration) bool
 
 	mu        sync.Mutex
 	listeners map[net.Listener]bool
-	conns     map[net.Conn]bool // true while the connection handles a request
+	conns     map[*Conn]bool // true while the connection handles a request
 	closed    bool
-	draining  bool // Shutdown: idle connections close
+	draining  bool          // Shutdown: idle connections close
+	stop      chan struct{} // closed at Shutdown or Close: ends backoff waits
 	wg        sync.WaitGroup
+
+	// The throttled log: when it last wrote, and what it left out since.
+	lastNote     time.Time
+	notesSkipped int
 }
 
-// New returns an empty, open Set.
-func New() *Set {
+// New returns an empty, open Set that logs with logf (nil: the log
+// package's standard logger). The lines it logs begin with the listener's
+// or the peer's address; logf adds the server's prefix.
+func New(logf func(format string, args ...any)) *Set {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Set{ctx: ctx, cancel: cancel, listeners: map[net.Listener]bool{}, conns: map[net.Conn]bool{}}
+	if logf == nil {
+		logf = log.Printf
+	}
+	s := &Set{ctx: ctx, cancel: cancel, logf: logf, listeners: map[net.Listener]bool{}, conns: map[*Conn]bool{}, stop: make(chan struct{})}
+	s.sleep = func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-s.stop:
+			return false
+		}
+	}
+	return s
 }
 
 // Context is cancelled when the Set closes: the context of the server's
 // handlers.
 func (s *Set) Context() context.Context { return s.ctx }
 
+// Len returns how many connections are open.
+func (s *Set) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
 // Serve accepts connections on l and serves each with serve on its own
-// goroutine until Close, after which it returns closedErr; or it returns
-// the accept error. Temporary accept errors (timeouts) are retried.
-func (s *Set) Serve(l net.Listener, serve func(net.Conn), closedErr error) error {
+// goroutine, as a *Conn under lim, until Close, after which it returns
+// closedErr. Errors that pass (running out of descriptors or buffers, an
+// aborted connection, a timeout) are retried after a wait that doubles from
+// 5 ms to 1 s, logged once per run of failures, as net/http's Server does:
+// a daemon at its open-file limit serves again as soon as connections
+// close. Any other accept error is returned.
+func (s *Set) Serve(l net.Listener, lim Limits, serve func(net.Conn), closedErr error) error {
+	lim = lim.resolve()
 	s.mu.Lock()
 	if s.closed || s.draining {
 		s.mu.Unlock()
@@ -44,59 +171,125 @@ func (s *Set) Serve(l net.Listener, serve func(net.Conn), closedErr error) error
 	}
 	s.listeners[l] = true
 	s.mu.Unlock()
+	var delay time.Duration // the wait after the last failed accept; 0 after a success
+	refusing := false       // the last connection was over the cap
 	for {
-		conn, err := l.Accept()
+		nc, err := l.Accept()
 		if err != nil {
-			s.mu.Lock()
-			closed := s.closed || s.draining
-			s.mu.Unlock()
-			if closed {
+			if s.stopping() {
 				return closedErr
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if !passing(err) {
+				return err
 			}
-			return err
+			if delay == 0 {
+				delay = firstAcceptDelay
+				s.logf("%s: %v; retrying after %v, doubling to %v, until accept succeeds", l.Addr(), err, delay, maxAcceptDelay)
+			} else {
+				delay = min(2*delay, maxAcceptDelay)
+			}
+			if !s.sleep(delay) {
+				return closedErr
+			}
+			continue
 		}
+		delay = 0
 		s.mu.Lock()
 		if s.closed || s.draining {
 			s.mu.Unlock()
-			conn.Close()
+			nc.Close()
 			return closedErr
 		}
-		s.conns[conn] = false
+		if lim.MaxConns > 0 && len(s.conns) >= lim.MaxConns {
+			s.mu.Unlock()
+			// Reset rather than close: nothing lingers, neither the
+			// descriptor nor a TIME_WAIT entry.
+			if tc, ok := nc.(*net.TCPConn); ok {
+				tc.SetLinger(0)
+			}
+			nc.Close()
+			if !refusing {
+				refusing = true
+				s.logf("%s: %d connections open, the limit: refusing new ones until some close", l.Addr(), lim.MaxConns)
+			}
+			continue
+		}
+		refusing = false
+		c := &Conn{Conn: nc, set: s, lim: lim}
+		s.conns[c] = false
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
-			serve(conn)
+			serve(c)
 			s.mu.Lock()
-			delete(s.conns, conn)
+			delete(s.conns, c)
 			s.mu.Unlock()
 		}()
 	}
 }
 
-// Busy marks conn as handling a request (busy) or done with it. It reports
-// whether the connection should go on: false once Shutdown has begun and
-// the connection is idle, when its goroutine should return.
-func (s *Set) Busy(conn net.Conn, busy bool) bool {
+// passing reports whether an accept error is one that goes away by itself,
+// as descriptors, buffers or memory are freed; the others (a closed
+// listener, say) end Serve.
+func passing(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, e := range [...]error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM,
+		syscall.ECONNABORTED, syscall.ECONNRESET, syscall.EINTR, syscall.EAGAIN} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Set) stopping() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.conns[conn]; ok {
-		s.conns[conn] = busy
+	return s.closed || s.draining
+}
+
+// stopLocked ends the accept loops' waits; s.mu is held.
+func (s *Set) stopLocked() {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
 	}
-	return busy || !s.draining
+}
+
+// LogThrottled logs as the Set's logf does, at most once a second: what
+// many connections may each say at once (a hundred peers timing out
+// together) takes one line, and the next line says how many were left
+// out.
+func (s *Set) LogThrottled(format string, args ...any) {
+	s.mu.Lock()
+	now := time.Now()
+	if now.Sub(s.lastNote) < time.Second {
+		s.notesSkipped++
+		s.mu.Unlock()
+		return
+	}
+	skipped := s.notesSkipped
+	s.lastNote, s.notesSkipped = now, 0
+	s.mu.Unlock()
+	if skipped > 0 {
+		format += fmt.Sprintf(" (and %d lines like it left out)", skipped)
+	}
+	s.logf(format, args...)
 }
 
 // Shutdown stops the listeners and closes idle connections at once, lets
-// busy ones finish the request in hand (see Busy), then closes as Close
-// does. If ctx ends first, it closes everything at once and returns
+// busy ones finish the request in hand (see Conn.Busy), then closes as
+// Close does. If ctx ends first, it closes everything at once and returns
 // ctx.Err().
 func (s *Set) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.draining = true
+	s.stopLocked()
 	for l := range s.listeners {
 		l.Close()
 	}
@@ -127,6 +320,7 @@ func (s *Set) Close() {
 		return
 	}
 	s.closed = true
+	s.stopLocked()
 	s.cancel()
 	for l := range s.listeners {
 		l.Close()
@@ -137,3 +331,165 @@ func (s *Set) Close() {
 	s.mu.Unlock()
 	s.wg.Wait()
 }
+
+// Conn is a connection as a server's goroutine sees it: the net.Conn, with
+// reads bounded by the phase the server says it is in (Idle, Request) and
+// writes that give up on a peer that has stopped reading. Its methods are
+// for that one goroutine; Close may be called from any.
+type Conn struct {
+	net.Conn
+	set   *Set // nil for a Conn of Wrap
+	lim   Limits
+	phase phase
+}
+
+// phase is what the read deadline in force bounds.
+type phase uint8
+
+const (
+	phaseNone    phase = iota // no deadline of ours
+	phaseIdle                 // between requests
+	phaseRequest              // a request is under way
+)
+
+// Wrap returns nc as a *Conn: itself if it is one (a connection of Serve),
+// else one with no limits and no Set, for serving a connection by hand (a
+// test's net.Pipe).
+func Wrap(nc net.Conn) *Conn {
+	if c, ok := nc.(*Conn); ok {
+		return c
+	}
+	return &Conn{Conn: nc, lim: Limits{MaxConns: -1, IdleTimeout: -1, ReadTimeout: -1, WriteTimeout: -1}}
+}
+
+// Idle says the server waits for the next request: reads may wait
+// IdleTimeout from now. Call Request once it has begun, else the whole
+// request gets as long.
+func (c *Conn) Idle() { c.deadline(phaseIdle, c.lim.IdleTimeout) }
+
+// Request says a request has begun (its first byte is in hand, or, for a
+// protocol whose peer speaks first, the connection is new): it must be
+// read whole within ReadTimeout from now, so that a peer cannot hold the
+// connection by sending a request a byte at a time.
+func (c *Conn) Request() { c.deadline(phaseRequest, c.lim.ReadTimeout) }
+
+func (c *Conn) deadline(p phase, d time.Duration) {
+	c.phase = p
+	var t time.Time // zero: none
+	if d > 0 {
+		t = time.Now().Add(d)
+	}
+	c.Conn.SetReadDeadline(t)
+}
+
+// SetReadDeadline sets a deadline of the caller's own, which Read reports
+// as the plain net error it is.
+func (c *Conn) SetReadDeadline(t time.Time) error {
+	c.phase = phaseNone
+	return c.Conn.SetReadDeadline(t)
+}
+
+// Read reads from the connection; a read that runs out of the time Idle or
+// Request gave fails with a *TimeoutError.
+func (c *Conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil && c.phase != phaseNone && errors.Is(err, os.ErrDeadlineExceeded) {
+		switch c.phase {
+		case phaseIdle:
+			err = &TimeoutError{Op: "idle", Limit: c.lim.IdleTimeout, Err: err}
+		case phaseRequest:
+			err = &TimeoutError{Op: "read", Limit: c.lim.ReadTimeout, Err: err}
+		}
+	}
+	return n, err
+}
+
+// Write writes p whole, as WriteBuffers does.
+func (c *Conn) Write(p []byte) (int, error) {
+	b := net.Buffers{p}
+	n, err := c.WriteBuffers(&b)
+	return int(n), err
+}
+
+// WriteBuffers writes b, with one writev where the connection allows it,
+// consuming it as net.Buffers.WriteTo does. The peer may take as long as
+// it needs, provided it takes MinWriteProgress bytes (or the rest) in each
+// quarter of WriteTimeout: after WriteTimeout of quarters in a row with
+// less, the write fails with a *TimeoutError, and the server should close
+// the connection, whose answers would otherwise pile up in the kernel's
+// socket buffers (megabytes per connection) for as long as the peer
+// pleases.
+func (c *Conn) WriteBuffers(b *net.Buffers) (int64, error) {
+	wt := c.lim.WriteTimeout
+	if wt <= 0 {
+		return b.WriteTo(c.Conn)
+	}
+	window := wt / 4
+	var total int64
+	var stalled time.Duration
+	for {
+		c.Conn.SetWriteDeadline(time.Now().Add(window))
+		n, err := b.WriteTo(c.Conn)
+		total += n
+		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+			return total, err
+		}
+		if n >= MinWriteProgress {
+			stalled = 0
+		} else if stalled += window; stalled >= wt {
+			return total, &TimeoutError{Op: "write", Limit: wt, Err: err}
+		}
+	}
+}
+
+// CloseWrite shuts the sending side, when the connection has one.
+func (c *Conn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// Busy marks the connection as handling a request (busy) or done with it.
+// It reports whether the connection should go on: false once Shutdown has
+// begun and the connection is idle, when its goroutine should return.
+func (c *Conn) Busy(busy bool) bool {
+	s := c.set
+	if s == nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.conns[c]; ok {
+		s.conns[c] = busy
+	}
+	return busy || !s.draining
+}
+
+// TimeoutError is the error of a read or write that ran out of the time
+// Limits give it.
+type TimeoutError struct {
+	// Op is "idle" (no request came within IdleTimeout), "read" (a request
+	// was not whole ReadTimeout after it began) or "write" (the peer took
+	// less than MinWriteProgress of an answer per quarter of WriteTimeout,
+	// for WriteTimeout).
+	Op    string
+	Limit time.Duration
+	Err   error // os.ErrDeadlineExceeded, as the connection reported it
+}
+
+func (e *TimeoutError) Error() string {
+	switch e.Op {
+	case "idle":
+		return fmt.Sprintf("no request for %v (the idle timeout)", e.Limit)
+	case "read":
+		return fmt.Sprintf("a request still incomplete %v after it began (the read timeout)", e.Limit)
+	}
+	return fmt.Sprintf("the peer took less than %d KiB of an answer per %v for %v: it has stopped reading (the write timeout)", MinWriteProgress>>10, e.Limit/4, e.Limit)
+}
+
+// Unwrap returns the connection's own error.
+func (e *TimeoutError) Unwrap() error { return e.Err }
+
+// Timeout reports true, as a net.Error's does for a deadline.
+func (e *TimeoutError) Timeout() bool { return true }

@@ -1,0 +1,401 @@
+package connset
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// scriptListener's Accept returns its script's errors and connections in
+// turn, then waits for Close.
+type scriptListener struct {
+	mu     sync.Mutex
+	script []any // error or net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+var scriptAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}
+
+func (l *scriptListener) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	if len(l.script) > 0 {
+		next := l.script[0]
+		l.script = l.script[1:]
+		l.mu.Unlock()
+		if err, ok := next.(error); ok {
+			return nil, err
+		}
+		return next.(net.Conn), nil
+	}
+	l.mu.Unlock()
+	<-l.closed
+	return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: scriptAddr, Err: net.ErrClosed}
+}
+
+func (l *scriptListener) Close() error   { l.once.Do(func() { close(l.closed) }); return nil }
+func (l *scriptListener) Addr() net.Addr { return scriptAddr }
+
+// acceptErr is what accept4 at a limit looks like from Accept.
+func acceptErr(errno syscall.Errno) error {
+	return &net.OpError{Op: "accept", Net: "tcp", Addr: scriptAddr, Err: os.NewSyscallError("accept4", errno)}
+}
+
+// logLines collects what a Set logs.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+func (l *logLines) get() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.lines...)
+}
+
+var errTestClosed = errors.New("test: closed")
+
+// At the open-file limit the accept loop waits 5 ms, doubling to 1 s, and
+// tries again, logging one line per run of failures; a success starts the
+// waits over. The old loop returned the first EMFILE, which ended the
+// daemons.
+func TestAcceptBacksOffOnPassingErrors(t *testing.T) {
+	var script []any
+	for range 10 {
+		script = append(script, acceptErr(syscall.EMFILE))
+	}
+	a1, b1 := net.Pipe()
+	script = append(script, b1, acceptErr(syscall.ENFILE), acceptErr(syscall.ENOBUFS), acceptErr(syscall.ECONNABORTED))
+	a2, b2 := net.Pipe()
+	script = append(script, b2)
+	defer a1.Close()
+	defer a2.Close()
+	l := &scriptListener{script: script, closed: make(chan struct{})}
+	var logs logLines
+	s := New(logs.logf)
+	var slept []time.Duration
+	s.sleep = func(d time.Duration) bool { slept = append(slept, d); return true }
+	served := make(chan net.Conn, 2)
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Serve(l, Limits{}, func(c net.Conn) { served <- c; io.Copy(io.Discard, c) }, errTestClosed)
+	}()
+	for range 2 {
+		select {
+		case <-served:
+		case err := <-done:
+			t.Fatalf("Serve returned %v before serving both connections", err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("the connections after the errors were not served")
+		}
+	}
+	s.Close()
+	assert.Equal(t, errTestClosed, <-done)
+	ms := time.Millisecond
+	assert.Equal(t, []time.Duration{5 * ms, 10 * ms, 20 * ms, 40 * ms, 80 * ms, 160 * ms, 320 * ms, 640 * ms, time.Second, time.Second,
+		5 * ms, 10 * ms, 20 * ms}, slept)
+	assert.Equal(t, []string{
+		"127.0.0.1:1: accept tcp 127.0.0.1:1: accept4: too many open files; retrying after 5ms, doubling to 1s, until accept succeeds",
+		"127.0.0.1:1: accept tcp 127.0.0.1:1: accept4: too many open files in system; retrying after 5ms, doubling to 1s, until accept succeeds",
+	}, logs.get())
+}
+
+// An accept error that does not pass by itself ends Serve with it; Close
+// during a backoff wait ends Serve at once, not after the wait.
+func TestAcceptEnds(t *testing.T) {
+	boom := errors.New("boom")
+	s := New((&logLines{}).logf)
+	err := s.Serve(&scriptListener{script: []any{boom}, closed: make(chan struct{})}, Limits{}, func(net.Conn) {}, errTestClosed)
+	assert.Equal(t, boom, err)
+
+	var script []any
+	for range 1000 {
+		script = append(script, acceptErr(syscall.EMFILE))
+	}
+	s = New((&logLines{}).logf)
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Serve(&scriptListener{script: script, closed: make(chan struct{})}, Limits{}, func(net.Conn) {}, errTestClosed)
+	}()
+	time.Sleep(800 * time.Millisecond) // into the 640 ms wait, which ends at 1275 ms
+	start := time.Now()
+	s.Close()
+	select {
+	case err := <-done:
+		assert.Equal(t, errTestClosed, err)
+		assert.Less(t, time.Since(start), 200*time.Millisecond)
+	case <-time.After(3 * time.Second):
+		t.Fatal("Serve did not return after Close")
+	}
+}
+
+// listen serves an echo of lines on 127.0.0.1 under lim, each connection
+// waiting Idle between lines and Request during one; the Set's log and
+// the errors that end connections are collected.
+func listen(t *testing.T, lim Limits) (s *Set, addr string, logs *logLines, ended chan error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	logs = &logLines{}
+	s = New(logs.logf)
+	ended = make(chan error, 100)
+	go s.Serve(l, lim, func(nc net.Conn) {
+		c := Wrap(nc)
+		defer c.Close()
+		br := bufio.NewReader(c)
+		for {
+			c.Idle()
+			if _, err := br.Peek(1); err != nil {
+				ended <- err
+				return
+			}
+			c.Request()
+			line, err := br.ReadString('\n')
+			if err != nil {
+				ended <- err
+				return
+			}
+			if _, err := c.Write([]byte(line)); err != nil {
+				ended <- err
+				return
+			}
+		}
+	}, errTestClosed)
+	t.Cleanup(s.Close)
+	return s, l.Addr().String(), logs, ended
+}
+
+func echo(t *testing.T, c net.Conn, line string) {
+	t.Helper()
+	c.SetDeadline(time.Now().Add(3 * time.Second))
+	_, err := c.Write([]byte(line))
+	require.NoError(t, err)
+	got := make([]byte, len(line))
+	_, err = io.ReadFull(c, got)
+	require.NoError(t, err)
+	assert.Equal(t, line, string(got))
+}
+
+func waitLen(t *testing.T, s *Set, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Second); s.Len() != n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections open, want %d", s.Len(), n)
+		}
+	}
+}
+
+// Over the cap, a connection is closed as soon as it is accepted, with one
+// log line per run of refusals, and served again once others have closed.
+func TestConnectionCap(t *testing.T) {
+	s, addr, logs, _ := listen(t, Limits{MaxConns: 2})
+	var held []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+		echo(t, c, "held\n")
+		held = append(held, c)
+	}
+	refused := func() {
+		t.Helper()
+		for range 5 {
+			start := time.Now()
+			c, err := net.Dial("tcp", addr)
+			if err != nil { // reset before connect returned
+				assert.ErrorIs(t, err, syscall.ECONNRESET)
+				continue
+			}
+			c.SetReadDeadline(time.Now().Add(3 * time.Second))
+			_, err = c.Read(make([]byte, 1))
+			c.Close()
+			require.Error(t, err)
+			var ne net.Error
+			assert.False(t, errors.As(err, &ne) && ne.Timeout(), "closed by the server, not left waiting: %v", err)
+			assert.Less(t, time.Since(start), time.Second)
+		}
+	}
+	refused()
+	want := fmt.Sprintf("%s: 2 connections open, the limit: refusing new ones until some close", addr)
+	assert.Equal(t, []string{want}, logs.get())
+	held[0].Close()
+	waitLen(t, s, 1)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	echo(t, c, "served again\n")
+	refused()
+	assert.Equal(t, []string{want, want}, logs.get(), "a new run of refusals, a new line")
+}
+
+// The default cap is 1024, or three quarters of the open-file limit when
+// that is less; 0s become the default timeouts, negatives no limit.
+func TestLimitsResolve(t *testing.T) {
+	want := DefaultMaxConns
+	if n := openFileLimit(); n > 0 && n/4*3 < want {
+		want = n / 4 * 3
+	}
+	assert.Equal(t, Limits{MaxConns: want, IdleTimeout: time.Hour, ReadTimeout: time.Minute, WriteTimeout: 20 * time.Second}, Limits{}.resolve())
+	assert.Equal(t, Limits{MaxConns: -1, IdleTimeout: -1, ReadTimeout: -1, WriteTimeout: 2 * time.Second},
+		Limits{MaxConns: -5, IdleTimeout: -time.Second, ReadTimeout: -1, WriteTimeout: 2 * time.Second}.resolve())
+}
+
+// A connection that sends nothing is closed after IdleTimeout; one whose
+// request stops half way, ReadTimeout after the request began; one that
+// pauses between requests for longer than ReadTimeout is served.
+func TestReadTimeouts(t *testing.T) {
+	_, addr, _, ended := listen(t, Limits{IdleTimeout: 600 * time.Millisecond, ReadTimeout: 200 * time.Millisecond})
+	start := time.Now()
+	silent, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer silent.Close()
+	trickle, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer trickle.Close()
+	_, err = trickle.Write([]byte("half a li"))
+	require.NoError(t, err)
+	for _, want := range []struct {
+		text  string
+		after time.Duration
+	}{
+		{"a request still incomplete 200ms after it began (the read timeout)", 200 * time.Millisecond},
+		{"no request for 600ms (the idle timeout)", 600 * time.Millisecond},
+	} {
+		select {
+		case err := <-ended:
+			took := time.Since(start)
+			var te *TimeoutError
+			require.ErrorAs(t, err, &te)
+			assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
+			assert.Equal(t, want.text, err.Error())
+			assert.GreaterOrEqual(t, took, want.after)
+			assert.Less(t, took, want.after+300*time.Millisecond)
+		case <-time.After(3 * time.Second):
+			t.Fatal("a connection was not closed by its timeout")
+		}
+	}
+	// Both peers see the close.
+	for _, c := range []net.Conn{silent, trickle} {
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		_, err := c.Read(make([]byte, 1))
+		assert.ErrorIs(t, err, io.EOF)
+	}
+
+	patient, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer patient.Close()
+	echo(t, patient, "one\n")
+	time.Sleep(400 * time.Millisecond) // longer than ReadTimeout, within IdleTimeout
+	echo(t, patient, "two\n")
+}
+
+// writeServer serves one 2 MiB answer per connection under WriteTimeout
+// wt, its socket's send buffer small so that a peer that does not read
+// fills it at once; the writes' errors (nil for success) are sent on
+// ended.
+func writeServer(t *testing.T, wt time.Duration) (string, chan error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s := New((&logLines{}).logf)
+	ended := make(chan error, 10)
+	answer := make([]byte, 2<<20)
+	go s.Serve(l, Limits{WriteTimeout: wt}, func(nc net.Conn) {
+		c := Wrap(nc)
+		defer c.Close()
+		c.Conn.(*net.TCPConn).SetWriteBuffer(64 << 10)
+		b := net.Buffers{answer[:4], answer[4:]}
+		_, err := c.WriteBuffers(&b)
+		ended <- err
+	}, errTestClosed)
+	t.Cleanup(s.Close)
+	return l.Addr().String(), ended
+}
+
+// A peer that stops reading has its answer's write fail within
+// WriteTimeout (and a quarter) of its buffers filling; a slow peer that
+// keeps reading gets the whole answer, however long it takes.
+func TestWriteTimeout(t *testing.T) {
+	const wt = 400 * time.Millisecond
+	addr, ended := writeServer(t, wt)
+
+	stuck, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer stuck.Close()
+	stuck.(*net.TCPConn).SetReadBuffer(16 << 10)
+	start := time.Now()
+	select {
+	case err := <-ended:
+		took := time.Since(start)
+		var te *TimeoutError
+		require.ErrorAs(t, err, &te)
+		assert.Equal(t, "the peer took less than 64 KiB of an answer per 100ms for 400ms: it has stopped reading (the write timeout)", err.Error())
+		assert.GreaterOrEqual(t, took, wt)
+		assert.Less(t, took, wt+wt/4+300*time.Millisecond)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the write to a peer that does not read did not end")
+	}
+
+	slow, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer slow.Close()
+	slow.(*net.TCPConn).SetReadBuffer(16 << 10)
+	start = time.Now()
+	var got int
+	buf := make([]byte, 32<<10)
+	for got < 2<<20 && time.Since(start) < 10*time.Second {
+		// About 200 KiB per 100 ms window: 10 of them, more than twice
+		// WriteTimeout.
+		time.Sleep(15 * time.Millisecond)
+		slow.SetReadDeadline(time.Now().Add(time.Second))
+		n, err := io.ReadAtLeast(slow, buf, 16<<10)
+		got += n
+		if err != nil {
+			break
+		}
+	}
+	assert.Equal(t, 2<<20, got, "the slow peer's answer arrived whole")
+	assert.Greater(t, time.Since(start), 2*wt, "slower than the write timeout")
+	select {
+	case err := <-ended:
+		assert.NoError(t, err)
+	case <-time.After(3 * time.Second):
+		t.Fatal("the write to the slow peer did not end")
+	}
+}
+
+// Shutdown during a backoff wait, and with no connection, returns at once.
+func TestShutdownStopsBackoff(t *testing.T) {
+	var script []any
+	for range 100 {
+		script = append(script, acceptErr(syscall.EMFILE))
+	}
+	s := New((&logLines{}).logf)
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Serve(&scriptListener{script: script, closed: make(chan struct{})}, Limits{}, func(net.Conn) {}, errTestClosed)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, s.Shutdown(context.Background()))
+	select {
+	case err := <-done:
+		assert.Equal(t, errTestClosed, err)
+	case <-time.After(time.Second):
+		t.Fatal("Serve did not return after Shutdown")
+	}
+}
