@@ -54,7 +54,7 @@ func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return errAt(ErrTruncated, h.DataOffset, "the data ends before the %d bytes the header announces", h.DataLen())
 		}
-		return err
+		return mappedError(err)
 	}
 	return nil
 }
@@ -105,10 +105,14 @@ func ext110FileToNPY(w io.Writer, f *os.File, size int64) error {
 	}
 	// The parser reads only the framing: the pages of the data are never
 	// touched, so they are not brought into memory.
-	h, err := ext110.DecodeHeader(m[start:])
+	var h ext110.Header
+	err = filesection.Guard(f.Name(), m, 0, func() (err error) {
+		h, err = ext110.DecodeHeader(m[start:])
+		return err
+	})
 	unmap(m)
 	if err != nil {
-		return err
+		return mappedError(err)
 	}
 	if int64(h.Len) != size-start {
 		return newConvertError(fmt.Sprintf("%d bytes after the ext 110 object", size-start-int64(h.Len)))
@@ -120,7 +124,7 @@ func ext110FileToNPY(w io.Writer, f *os.File, size int64) error {
 	if err == nil && n != int64(h.DataLen) {
 		err = fmt.Errorf("npybridge: the file shrank while being converted (%d of %d data bytes)", n, h.DataLen)
 	}
-	return err
+	return mappedError(err)
 }
 
 // NPYToExt110 is ConvertOptions{}.NPYToExt110: standard dtypes only.

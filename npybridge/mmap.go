@@ -1,8 +1,11 @@
 package npybridge
 
 import (
+	"errors"
+	"io"
 	"os"
 
+	"github.com/ndpack/ndpack/internal/filesection"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -15,10 +18,27 @@ import (
 // two or more dimensions) OpenMapped reads and transposes the data into
 // ordinary memory, as Read does, and Aliased reports false. So do platforms
 // without mmap.
+//
+// # A file truncated while mapped
+//
+// If another process truncates the file while it is mapped, the pages it
+// cut off are gone, and reading one raises SIGBUS, which ends a Go program
+// with "unexpected fault address" unless the goroutine that reads has asked
+// the runtime (debug.SetPanicOnFault) to make it a panic. WriteTo and Guard
+// do so and return an error wrapping ErrTruncated instead, naming the file
+// and the first byte that is gone. Everything else that reads Array.Data
+// (indexing it, ndarray's typed views, sums, a copy handed to another
+// goroutine) is not protected: run it inside Guard, on the goroutine that
+// called Guard, or keep the file from being truncated while it is mapped
+// (an Appender never truncates rows it has counted, so a file being
+// appended to is safe to map). Writing a file in place (np.save over it)
+// truncates it first.
 type Mapped struct {
 	Array   *ndarray.Array
 	Header  *Header
 	mapping []byte // nil when nothing is mapped
+	name    string // the file mapped, for errors
+	off     int64  // the file offset of mapping[0]
 }
 
 // OpenMapped opens the NPY file name with the default options. See
@@ -61,7 +81,53 @@ func (o ReadOptions) OpenMapped(name string) (*Mapped, error) {
 		unmap(m)
 		return nil, fileError(name, err)
 	}
-	return &Mapped{Array: a, Header: h, mapping: m}, nil
+	return &Mapped{Array: a, Header: h, mapping: m, name: name}, nil
+}
+
+// Guard runs fn, which reads m.Array.Data, and turns the fault of reading
+// pages that another process has meanwhile truncated off the file into an
+// error wrapping ErrTruncated (see Mapped), where without Guard the program
+// would die of SIGBUS. fn must read the data on the goroutine that called
+// Guard. An error of fn's own is returned as it is, unless the file has
+// become shorter than the mapping: a write(2) from vanished pages fails
+// with EFAULT rather than faulting, and that is the truncation too.
+func (m *Mapped) Guard(fn func() error) error {
+	if m.mapping == nil {
+		return fn()
+	}
+	name := m.name
+	if name == "" {
+		name = "the mapped file"
+	}
+	return mappedError(filesection.Guard(name, m.mapping, m.off, fn))
+}
+
+// WriteTo writes the array's data to w, under Guard: a file truncated while
+// it is written is an error wrapping ErrTruncated, not a crash. The data
+// must be read by w on the calling goroutine (an *os.File, a
+// bufio.Writer, a bytes.Buffer do; an io.PipeWriter does not).
+func (m *Mapped) WriteTo(w io.Writer) (int64, error) {
+	if m.Array == nil {
+		return 0, &os.PathError{Op: "read", Path: m.name, Err: os.ErrClosed}
+	}
+	var n int
+	err := m.Guard(func() (err error) {
+		n, err = w.Write(m.Array.Data)
+		return err
+	})
+	return int64(n), err
+}
+
+// mappedError gives a file truncated while being read through a mapping
+// this package's error class.
+func mappedError(err error) error {
+	var fe *filesection.Error
+	var pe *os.PathError
+	if !errors.As(err, &fe) || fe.Err != filesection.ErrTruncated || !errors.As(err, &pe) {
+		return err
+	}
+	return &os.PathError{Op: pe.Op, Path: pe.Path, Err: &Error{Err: ErrTruncated, Offset: fe.Offset,
+		Detail: "another process truncated the file while it was being read: " + fe.Detail}}
 }
 
 // Aliased reports whether Array.Data is the file's mapped pages (true) or a

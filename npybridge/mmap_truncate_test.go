@@ -1,0 +1,129 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package npybridge
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// threeMiBNPY writes an .npy of 3 MiB of <u2 values, i%65536 at index i.
+func threeMiBNPY(t *testing.T) (string, *ndarray.Array) {
+	v := make([]uint16, 3<<19)
+	for i := range v {
+		v[i] = uint16(i)
+	}
+	a, _ := ndarray.FromSlice(v)
+	a, _ = a.ToOrder(ndarray.LittleEndian)
+	p := filepath.Join(t.TempDir(), "in.npy")
+	require.NoError(t, WriteFile(p, a))
+	return p, a
+}
+
+// truncateFile cuts the file at path to size through a descriptor of its
+// own, as another process would.
+func truncateFile(t *testing.T, path string, size int64) {
+	other, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	require.NoError(t, other.Truncate(size))
+	require.NoError(t, other.Close())
+}
+
+// A mapped file truncated by another process: WriteTo and Guard return an
+// error naming the file and the first byte gone, where reading the data
+// died of SIGBUS.
+func TestMappedTruncated(t *testing.T) {
+	p, a := threeMiBNPY(t)
+	m, err := OpenMapped(p)
+	require.NoError(t, err)
+	defer m.Close()
+	require.True(t, m.Aliased())
+	truncateFile(t, p, 8192)
+	want := fmt.Sprintf("read %s: npybridge: truncated input at byte 8192: another process truncated the file while it was being read: "+
+		"it now holds 8192 bytes, and bytes 0 to %d were being read", p, 128+len(a.Data))
+
+	var out bytes.Buffer
+	n, err := m.WriteTo(&out)
+	assert.ErrorIs(t, err, ErrTruncated)
+	assert.EqualError(t, err, want)
+	assert.Zero(t, n)
+
+	var sum uint64
+	err = m.Guard(func() error {
+		values, err := ndarray.Values[uint16](m.Array)
+		for _, v := range values {
+			sum += uint64(v)
+		}
+		return err
+	})
+	assert.EqualError(t, err, want)
+	// What is left can still be read.
+	require.NoError(t, m.Guard(func() error { sum = uint64(m.Array.Data[8191-128]); return nil }))
+	assert.Equal(t, a.Data[8191-128], byte(sum))
+}
+
+// Converting a file that another process truncates meanwhile: an error, no
+// crash, in both directions.
+func TestConvertTruncatedInput(t *testing.T) {
+	p, a := threeMiBNPY(t)
+	t.Run("npy to ext 110", func(t *testing.T) {
+		f, err := os.Open(p)
+		require.NoError(t, err)
+		defer f.Close()
+		w := &truncatingWriter{t: t, path: p, size: 8192, after: 1 << 20}
+		err = NPYToExt110(w, f)
+		assert.ErrorIs(t, err, ErrTruncated)
+		assert.EqualError(t, err, fmt.Sprintf("read %s: npybridge: truncated input at byte 8192: another process truncated the file while it was being read: "+
+			"it now holds 8192 bytes, and bytes 128 to %d were being read", p, 128+len(a.Data)))
+	})
+	t.Run("ext 110 to npy", func(t *testing.T) {
+		var msg bytes.Buffer
+		require.NoError(t, NPYToExt110(&msg, bytes.NewReader(mustNPY(t, a))))
+		q := filepath.Join(t.TempDir(), "in.msgpack")
+		require.NoError(t, os.WriteFile(q, msg.Bytes(), 0o644))
+		f, err := os.Open(q)
+		require.NoError(t, err)
+		defer f.Close()
+		w := &truncatingWriter{t: t, path: q, size: 8192, after: 1 << 20}
+		err = Ext110ToNPY(w, f)
+		assert.ErrorIs(t, err, ErrTruncated)
+		assert.Contains(t, err.Error(), "read "+q+": npybridge: truncated input at byte 8192: another process truncated the file while it was being read: it now holds 8192 bytes")
+	})
+}
+
+func mustNPY(t *testing.T, a *ndarray.Array) []byte {
+	var b bytes.Buffer
+	require.NoError(t, Write(&b, a))
+	return b.Bytes()
+}
+
+// truncatingWriter reads every byte it is given and keeps none, and at its
+// first write of more than after bytes has the file at path truncated to
+// size first.
+type truncatingWriter struct {
+	t           *testing.T
+	path        string
+	size, after int64
+	done        bool
+	sum         byte
+}
+
+func (w *truncatingWriter) Write(p []byte) (int, error) {
+	if !w.done && int64(len(p)) > w.after {
+		w.done = true
+		truncateFile(w.t, w.path, w.size)
+	}
+	var x byte
+	for _, b := range p {
+		x ^= b
+	}
+	w.sum ^= x
+	return len(p), nil
+}
