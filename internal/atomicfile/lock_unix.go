@@ -3,9 +3,12 @@
 package atomicfile
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
+	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -72,10 +75,22 @@ func removeIfStale(path string, pid int) bool {
 }
 
 // processExists reports whether a process pid exists (for another user's
-// process, too: EPERM says it exists).
+// process, too: EPERM says it exists). On Linux a zombie, dead but not yet
+// reaped by its parent, does not count: its files are closed, its locks
+// released.
 func processExists(pid int) bool {
 	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	if runtime.GOOS == "linux" {
+		// /proc/PID/stat: "PID (COMM) STATE ...", COMM any bytes.
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if i := bytes.LastIndexByte(b, ')'); err == nil && i >= 0 && i+2 < len(b) {
+			return b[i+2] != 'Z' && b[i+2] != 'X'
+		}
+	}
+	return true
 }
 
 // TryLock takes an exclusive flock(2) on f without waiting: it reports

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,7 +85,22 @@ func TestCreateRemovesStaleTemps(t *testing.T) {
 	dir := t.TempDir()
 	killed, killedTmp := startWriter(t, filepath.Join(dir, "killed.npy"))
 	require.NoError(t, killed.Process.Kill())
-	killed.Wait() // reaped: a zombie still exists
+	if runtime.GOOS == "linux" {
+		// Not reaped yet: a zombie, whose locks the kernel has released.
+		for end := time.Now().Add(5 * time.Second); processExists(killed.Process.Pid) && time.Now().Before(end); {
+			time.Sleep(time.Millisecond)
+		}
+		require.False(t, processExists(killed.Process.Pid), "a zombie is not a live writer")
+		require.FileExists(t, killedTmp, "SIGKILL leaves the temporary file")
+		// The leader thread is a zombie before the last thread has closed
+		// the files, and so released the lock.
+		for end := time.Now().Add(5 * time.Second); len(RemoveStale(dir)) == 0 && time.Now().Before(end); {
+			time.Sleep(time.Millisecond)
+		}
+		require.NoFileExists(t, killedTmp, "a zombie's temporary file is removed")
+		require.NoError(t, os.WriteFile(killedTmp, []byte("x"), 0o644)) // again, for Create to remove
+	}
+	killed.Wait()
 	require.FileExists(t, killedTmp, "SIGKILL leaves the temporary file")
 	deadPID := killed.Process.Pid
 
@@ -195,4 +211,23 @@ func TestParseTemp(t *testing.T) {
 	for _, n := range []string{"", ".", "..tmp-1-1", ".x.tmp-1-" + "1000000000000z", ".x.tmp--1-a", ".x.tmp-+1-a", ".x.tmp-1-a-b"} {
 		assert.Zero(t, parseTemp(n), n)
 	}
+}
+
+// Whatever name a directory holds, parseTemp accepts only what tempName
+// makes.
+func FuzzParseTemp(f *testing.F) {
+	for _, s := range []string{tempName("a.npy", 1, 0), tempName("x", 4194304, 1<<64-1), ".a.tmp-1-", ".a.npy.tmp-3k5jd9", "..tmp-1-1", ".a.tmp-01-a"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		pid := parseTemp(name)
+		if pid == 0 {
+			return
+		}
+		i := strings.LastIndex(name, tempMark)
+		n, err := strconv.ParseUint(name[strings.LastIndexByte(name, '-')+1:], 36, 64)
+		if err != nil || tempName(name[1:i], pid, n) != name {
+			t.Fatalf("parseTemp(%q) = %d, but tempName makes no such name", name, pid)
+		}
+	})
 }
