@@ -333,7 +333,7 @@ func (a *Appender) rollback(n int64, cause error) error {
 		cause = pe.Err // the name is said once, below
 	}
 	what := writeFailure(cause)
-	detail := fmt.Sprintf("%s: %s (%d bytes) did not fit; the file was left with %s, its last whole row", what, rowsText(n), n*a.rowBytes, rowsText(a.rows))
+	detail := fmt.Sprintf("%s: %s (%d bytes) did not fit; the file was cut back to its last whole row and holds %s", what, rowsText(n), n*a.rowBytes, rowsText(a.rows))
 	if terr != nil {
 		detail = fmt.Sprintf("%s: %s (%d bytes) were not appended; the header still counts %s, which numpy reads, "+
 			"but the bytes written after them could not be cut off (%v): the next OpenAppend drops them", what, rowsText(n), n*a.rowBytes, rowsText(a.rows), terr)

@@ -57,7 +57,7 @@ func TestAppendFullTmpfs(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNotAppended)
 	assert.ErrorIs(t, err, syscall.ENOSPC)
 	assert.EqualError(t, err, fmt.Sprintf("append %s: npybridge: rows not appended at byte %d: the disk is full: "+
-		"1 row (600 bytes) did not fit; the file was left with %d rows, its last whole row: no space left on device", p, 128+600*rows, rows))
+		"1 row (600 bytes) did not fit; the file was cut back to its last whole row and holds %d rows: no space left on device", p, 128+600*rows, rows))
 	assert.Equal(t, rows, w.Rows())
 	fi, err := os.Stat(p)
 	require.NoError(t, err)

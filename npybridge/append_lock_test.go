@@ -265,12 +265,12 @@ func TestAppendDiskFullRollsBack(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNotAppended)
 	assert.ErrorIs(t, err, syscall.ENOSPC)
 	assert.EqualError(t, err, "append "+p+": npybridge: rows not appended at byte 1664: the disk is full: "+
-		"2 rows (1024 bytes) did not fit; the file was left with 3 rows, its last whole row: no space left on device")
+		"2 rows (1024 bytes) did not fit; the file was cut back to its last whole row and holds 3 rows: no space left on device")
 	assert.Equal(t, int64(3), w.Rows())
 	fi, _ := os.Stat(p)
 	assert.Equal(t, int64(128+3*512), fi.Size(), "no partial row")
 	err = w.Append(row(3))
-	assert.ErrorContains(t, err, "1 row (512 bytes) did not fit; the file was left with 3 rows")
+	assert.ErrorContains(t, err, "1 row (512 bytes) did not fit; the file was cut back to its last whole row and holds 3 rows")
 
 	// Once there is room again, appending carries on where it stopped.
 	w.writeAt = nil
