@@ -345,7 +345,7 @@ func (d *Daemon) connError(conn net.Conn, err error) {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed):
 	case errors.As(err, &te):
 		if te.Op != "idle" {
-			d.conns.LogThrottled("yaq: %s: %s: %v; closing the connection", d.Name, conn.RemoteAddr(), te)
+			d.conns.LogThrottled("%s: %v; closing the connection", conn.RemoteAddr(), te)
 		}
 	default:
 		d.logf("yaq: %s: %s: %v; closing the connection", d.Name, conn.RemoteAddr(), err)

@@ -305,7 +305,7 @@ func (s *Server) connError(conn net.Conn, err error) {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
 	case errors.As(err, &te):
 		if te.Op != "idle" {
-			s.conns.LogThrottled("yaqrpc: %s: %v; closing the connection", conn.RemoteAddr(), te)
+			s.conns.LogThrottled("%s: %v; closing the connection", conn.RemoteAddr(), te)
 		}
 	default:
 		s.logf("yaqrpc: %s: %v", conn.RemoteAddr(), err)
