@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -28,8 +30,18 @@ import (
 // (required) and host (default: every interface) say where it listens, and
 // its other keys, over the protocol's config defaults, are its config
 // (get_config answers them). setup registers the daemon's handlers and
-// fields. Run returns when every daemon has shut down, or on SIGINT or
-// SIGTERM, with the exit status: 0, 1 on an error, 2 on a usage error.
+// fields. Four optional keys then set the daemon's connection limits, over
+// what setup set (see Daemon's fields of the same meaning for the
+// defaults):
+//
+//	max_connections = 1024   # MaxConnections: connections served at once
+//	idle_timeout = 3600      # IdleTimeout, in seconds: between requests
+//	read_timeout = 60        # ReadTimeout, in seconds: one request's arrival
+//	write_timeout = 20       # WriteTimeout, in seconds: a peer not reading
+//
+// Each is a positive number, or -1 for no limit. Run returns when every
+// daemon has shut down, or on SIGINT or SIGTERM, with the exit status: 0, 1
+// on an error, 2 on a usage error.
 func Run(program, version, protocol string, args []string, stdout, stderr io.Writer, setup func(d *Daemon) error) int {
 	fs := flag.NewFlagSet(program, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -134,6 +146,10 @@ func configure(path, protocol string, setup func(d *Daemon) error) ([]*Daemon, [
 			closeAll()
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
+		if err := configureLimits(d, cfg); err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("config %s: [%s] %w", path, name, err)
+		}
 		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.FormatInt(port, 10)))
 		if err != nil {
 			closeAll()
@@ -142,6 +158,53 @@ func configure(path, protocol string, setup func(d *Daemon) error) ([]*Daemon, [
 		daemons, listeners = append(daemons, d), append(listeners, l)
 	}
 	return daemons, listeners, nil
+}
+
+// configureLimits sets d's connection limits from the config keys Run
+// documents.
+func configureLimits(d *Daemon, cfg map[string]any) error {
+	if v, ok := cfg["max_connections"]; ok {
+		n, isInt := v.(int64)
+		if !isInt || n == 0 || n < -1 {
+			return fmt.Errorf("max_connections must be a positive integer, or -1 for no cap, not %v", tomlValueText(v))
+		}
+		d.MaxConnections = int(min(n, math.MaxInt32))
+	}
+	for _, key := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"idle_timeout", &d.IdleTimeout}, {"read_timeout", &d.ReadTimeout}, {"write_timeout", &d.WriteTimeout}} {
+		v, ok := cfg[key.name]
+		if !ok {
+			continue
+		}
+		var s float64
+		switch x := v.(type) {
+		case int64:
+			s = float64(x)
+		case float64:
+			s = x
+		default:
+			s = math.NaN()
+		}
+		switch {
+		case s == -1:
+			*key.dst = -1
+		case s > 0 && s <= math.MaxInt64/float64(time.Second):
+			*key.dst = max(time.Duration(s*float64(time.Second)), 1)
+		default:
+			return fmt.Errorf("%s must be a positive number of seconds, or -1 for none, not %v", key.name, tomlValueText(v))
+		}
+	}
+	return nil
+}
+
+// tomlValueText shows a config value as it would be written in TOML.
+func tomlValueText(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
 }
 
 // jsonValue turns a protocol default (numbers as json.Number) into the

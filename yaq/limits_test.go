@@ -1,0 +1,348 @@
+package yaq
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// floodProtocol has a message with a large answer, for peers to ask for and
+// never read, and a small one for a normal client.
+const floodProtocol = `{"protocol": "flood", "messages": {
+	"image": {"request": [], "response": "bytes"},
+	"ping": {"request": [], "response": "int"}}}`
+
+// syncLog is a log that tests can read while the daemon writes it.
+type syncLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// floodDaemon serves floodProtocol on 127.0.0.1 with the limits set by
+// tune; image answers 1 MiB.
+func floodDaemon(t *testing.T, tune func(d *Daemon)) (*Daemon, string, *syncLog) {
+	d, err := NewDaemon("flood", floodProtocol)
+	require.NoError(t, err)
+	logs := &syncLog{}
+	d.ErrorLog = log.New(logs, "", 0)
+	image := bytes.Repeat([]byte{7}, 1<<20)
+	require.NoError(t, d.Handle("image", func(context.Context, []any) (any, error) { return image, nil }))
+	require.NoError(t, d.Handle("ping", func(context.Context, []any) (any, error) { return 1, nil }))
+	tune(d)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan struct{})
+	go func() { d.Serve(l); close(served) }()
+	t.Cleanup(func() { d.Close(); <-served })
+	return d, l.Addr().String(), logs
+}
+
+// limitFrame frames p as yaq peers do.
+func limitFrame(p ...byte) []byte {
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(p))), p...)
+}
+
+// avroString is s as an Avro string.
+func avroString(s string) []byte { return append(binary.AppendVarint(nil, int64(len(s))), s...) }
+
+// rawHandshake is a BOTH handshake with d, and its request's meta and
+// empty name, as one write.
+func rawHandshake(t *testing.T, d *Daemon) []byte {
+	spaces := bytes.Repeat([]byte{' '}, 16)
+	hs, err := handshakeRequest.Append(nil, map[string]any{"clientHash": spaces, "clientProtocol": "x", "serverHash": d.hash[:], "meta": nil})
+	require.NoError(t, err)
+	return append(append(limitFrame(hs...), limitFrame(0)...), limitFrame(avroString("")...)...)
+}
+
+// rawCall is a call of a message with no parameters, as one write.
+func rawCall(name string) []byte {
+	return append(append(limitFrame(0), limitFrame(avroString(name)...)...), limitFrame()...)
+}
+
+// pingEvery calls ping on a client of its own every 20 ms until stop, each
+// call with a 2 s deadline, and returns the slowest call and any error.
+func pingEvery(t *testing.T, addr string, stop chan struct{}) (slowest func() (time.Duration, error)) {
+	c, err := Dial(context.Background(), addr)
+	require.NoError(t, err)
+	var worst time.Duration
+	var failed error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer c.Close()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			start := time.Now()
+			var n int
+			err := c.Call(ctx, "ping", nil, &n)
+			cancel()
+			worst = max(worst, time.Since(start))
+			if err != nil && failed == nil {
+				failed = err
+			}
+		}
+	}()
+	return func() (time.Duration, error) { <-done; return worst, failed }
+}
+
+// Peers that pipeline calls for large answers and never read them are cut
+// off within the write timeout of their buffers filling, rather than
+// holding megabytes of socket buffer each for as long as they please, while
+// a normal client's calls keep being answered within 2 s; afterwards no
+// goroutine is left and the daemon serves on. (With no write timeout the
+// peers are held until they leave: the test fails.)
+func TestDaemonCutsOffPeersThatDoNotRead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stress test")
+	}
+	runtime.GC()
+	goroutines := runtime.NumGoroutine()
+	const wt = 500 * time.Millisecond
+	const peers = 100
+	d, addr, logs := floodDaemon(t, func(d *Daemon) { d.WriteTimeout = wt })
+	stop := make(chan struct{})
+	slowest := pingEvery(t, addr, stop)
+
+	hs := rawHandshake(t, d)
+	calls := bytes.Repeat(rawCall("image"), 4096)
+	var cutOff atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range peers {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		// The peer's own buffers stay small: the test is about the daemon's.
+		c.(*net.TCPConn).SetReadBuffer(4 << 10)
+		c.(*net.TCPConn).SetWriteBuffer(64 << 10)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			if _, err := c.Write(hs); err != nil {
+				return
+			}
+			for {
+				if _, err := c.Write(calls); err != nil {
+					var ne net.Error
+					if !errors.As(err, &ne) || !ne.Timeout() {
+						cutOff.Add(1) // reset by the daemon
+					}
+					return
+				}
+			}
+		}()
+	}
+	dialled := time.Since(start)
+	// Every peer is cut off within the write timeout (and a quarter) of
+	// its buffers filling, which takes a moment.
+	var closedAt time.Duration
+	for deadline := time.Now().Add(wt + 4*time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if d.conns.Len() == 1 { // the normal client
+			closedAt = time.Since(start)
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "%d connections still open %v after the peers began", d.conns.Len(), time.Since(start))
+	}
+	t.Logf("%d peers that do not read, dialled in %v: all cut off %v after the first began", peers, dialled, closedAt)
+	assert.Less(t, closedAt-dialled, wt+wt/4+time.Second)
+	wg.Wait()
+	assert.Equal(t, int64(peers), cutOff.Load(), "peers whose writes the daemon's close ended")
+	assert.Contains(t, logs.String(), "it has stopped reading (the write timeout); closing the connection")
+	assert.LessOrEqual(t, strings.Count(logs.String(), "\n"), int(time.Since(start)/time.Second)+2, "timeouts logged at most once a second:\n%s", logs)
+	close(stop)
+	worst, err := slowest()
+	require.NoError(t, err, "the normal client's calls")
+	t.Logf("the normal client's slowest call during the flood: %v", worst)
+	assert.Less(t, worst, 2*time.Second)
+
+	c, err := Dial(context.Background(), addr)
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, c.Call(context.Background(), "ping", nil, &n), "the daemon serves on")
+	assert.Equal(t, 1, n)
+	c.Close()
+	for deadline := time.Now().Add(3 * time.Second); runtime.NumGoroutine() > goroutines+1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), goroutines, buf[:runtime.Stack(buf, true)])
+		}
+	}
+}
+
+// yaqc sends a call's terminator in a write of its own, which may arrive
+// after the answer: it is not the start of the next request, and the
+// connection may then sit idle for longer than the read timeout. A request
+// that stops half way, or a new connection that sends no handshake, is
+// closed after the read timeout; one idle past the idle timeout quietly.
+func TestDaemonReadTimeouts(t *testing.T) {
+	const rt = 200 * time.Millisecond
+	d, addr, logs := floodDaemon(t, func(d *Daemon) { d.ReadTimeout, d.IdleTimeout = rt, 1500*time.Millisecond })
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	readFrames := func(n int) [][]byte {
+		t.Helper()
+		var out [][]byte
+		for range n {
+			var h [4]byte
+			_, err := io.ReadFull(c, h[:])
+			require.NoError(t, err)
+			p := make([]byte, binary.BigEndian.Uint32(h[:]))
+			_, err = io.ReadFull(c, p)
+			require.NoError(t, err)
+			out = append(out, p)
+		}
+		return out
+	}
+	_, err = c.Write(rawHandshake(t, d))
+	require.NoError(t, err)
+	// The handshake's answer: BOTH, meta, flag, a null (empty), the end.
+	assert.Equal(t, [][]byte{{0x00, 0x00, 0x00, 0x00}, {0x00}, {0x00}, {}, {}}, readFrames(5))
+	for range 2 {
+		call := rawCall("ping")
+		_, err = c.Write(call[:len(call)-4]) // all but the terminator
+		require.NoError(t, err)
+		assert.Equal(t, [][]byte{{0x00}, {0x00}, {0x02}, {}}, readFrames(4), "meta, flag, 1, end")
+		time.Sleep(50 * time.Millisecond)
+		_, err = c.Write(call[len(call)-4:])
+		require.NoError(t, err)
+		time.Sleep(2 * rt) // idle, longer than the read timeout
+	}
+
+	start := time.Now()
+	half, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer half.Close()
+	_, err = half.Write(append(rawHandshake(t, d), 0, 0, 0, 9, 0))
+	require.NoError(t, err)
+	silent, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer silent.Close()
+	for _, p := range []net.Conn{half, silent} {
+		p.SetReadDeadline(time.Now().Add(3 * time.Second))
+		_, err := io.Copy(io.Discard, p)
+		assert.NoError(t, err, "closed by the daemon")
+		took := time.Since(start)
+		assert.GreaterOrEqual(t, took, rt)
+		assert.Less(t, took, rt+500*time.Millisecond)
+	}
+	// Timeouts are logged at most once a second: one line for the two.
+	assert.Regexp(t, `^yaq: flood: 127\.0\.0\.1:\d+: a request still incomplete 200ms after it began \(the read timeout\); closing the connection\n$`, logs.String())
+
+	// Idle past the idle timeout: closed, and nothing logged.
+	time.Sleep(1500*time.Millisecond - 3*rt)
+	c.SetReadDeadline(time.Now().Add(time.Second))
+	_, err = io.Copy(io.Discard, c)
+	assert.NoError(t, err, "closed by the daemon")
+	assert.Equal(t, 1, strings.Count(logs.String(), "\n"), "%s", logs)
+}
+
+// Over MaxConnections, a connection is closed at once and the refusals
+// logged once; a normal client is served again once a connection closes.
+func TestDaemonConnectionCap(t *testing.T) {
+	d, addr, logs := floodDaemon(t, func(d *Daemon) { d.MaxConnections = 3 })
+	var held []*Client
+	for range 3 {
+		c, err := Dial(context.Background(), addr)
+		require.NoError(t, err)
+		defer c.Close()
+		held = append(held, c)
+	}
+	for range 5 {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		_, err := Dial(ctx, addr)
+		cancel()
+		require.Error(t, err)
+		assert.NotErrorIs(t, err, context.DeadlineExceeded, "refused at once")
+		assert.Less(t, time.Since(start), time.Second)
+	}
+	assert.Regexp(t, `^yaq: flood: 127\.0\.0\.1:\d+: 3 connections open, the limit: refusing new ones until some close\n$`, logs.String())
+	held[0].Close()
+	for deadline := time.Now().Add(3 * time.Second); d.conns.Len() > 2; time.Sleep(5 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline))
+	}
+	c, err := Dial(context.Background(), addr)
+	require.NoError(t, err)
+	defer c.Close()
+	var n int
+	require.NoError(t, c.Call(context.Background(), "ping", nil, &n))
+}
+
+// Run reads the connection limits from the daemon's config table, over what
+// setup set, and refuses values that are not limits.
+func TestRunConfigLimits(t *testing.T) {
+	dir := t.TempDir()
+	write := func(table string) string {
+		path := filepath.Join(dir, fmt.Sprintf("c%d.toml", time.Now().UnixNano()))
+		require.NoError(t, os.WriteFile(path, []byte("[flood]\nport = 0\nhost = \"127.0.0.1\"\n"+table), 0o644))
+		return path
+	}
+	setup := func(d *Daemon) error { d.WriteTimeout = 7 * time.Second; return nil }
+	daemons, listeners, err := configure(write("max_connections = 10\nidle_timeout = 600\nread_timeout = 2.5\nwrite_timeout = -1\n"), floodProtocol, setup)
+	require.NoError(t, err)
+	for _, l := range listeners {
+		l.Close()
+	}
+	d := daemons[0]
+	assert.Equal(t, []any{10, 10 * time.Minute, 2500 * time.Millisecond, time.Duration(-1)}, []any{d.MaxConnections, d.IdleTimeout, d.ReadTimeout, d.WriteTimeout})
+
+	daemons, listeners, err = configure(write(""), floodProtocol, setup)
+	require.NoError(t, err)
+	for _, l := range listeners {
+		l.Close()
+	}
+	d = daemons[0]
+	assert.Equal(t, []any{0, time.Duration(0), time.Duration(0), 7 * time.Second}, []any{d.MaxConnections, d.IdleTimeout, d.ReadTimeout, d.WriteTimeout}, "defaults, and what setup set")
+
+	for table, msg := range map[string]string{
+		"max_connections = 0\n":      "[flood] max_connections must be a positive integer, or -1 for no cap, not 0",
+		"max_connections = 2.5\n":    "[flood] max_connections must be a positive integer, or -1 for no cap, not 2.5",
+		"idle_timeout = \"1h\"\n":    "[flood] idle_timeout must be a positive number of seconds, or -1 for none, not \"1h\"",
+		"read_timeout = 0\n":         "[flood] read_timeout must be a positive number of seconds, or -1 for none, not 0",
+		"write_timeout = -2\n":       "[flood] write_timeout must be a positive number of seconds, or -1 for none, not -2",
+		"write_timeout = 1e300\n":    "[flood] write_timeout must be a positive number of seconds, or -1 for none, not 1e+300",
+		"max_connections = -1000\n":  "[flood] max_connections must be a positive integer, or -1 for no cap, not -1000",
+		"idle_timeout = [1, 2, 3]\n": "[flood] idle_timeout must be a positive number of seconds, or -1 for none, not [1 2 3]",
+	} {
+		path := write(table)
+		_, _, err := configure(path, floodProtocol, setup)
+		require.Error(t, err, table)
+		assert.Equal(t, "config "+path+": "+msg, err.Error())
+	}
+}
