@@ -12,7 +12,10 @@
 //	host = "127.0.0.1"
 //	aoi_width = 512
 //
-// yaqc.Client(39111) then talks to it as to any yaq daemon.
+// yaqc.Client(39111) then talks to it as to any yaq daemon. A table may
+// also set the connection limits yaq.Run reads (max_connections,
+// idle_timeout, read_timeout, write_timeout); the defaults suit any client
+// in normal use.
 package main
 
 import (

@@ -3,6 +3,10 @@
 //
 //	go run ./examples/fakesensor -addr 127.0.0.1:38000
 //
+// Its connection limits are yaqrpc.Server's, set with -max-connections,
+// -idle-timeout, -read-timeout and -write-timeout; the defaults suit any
+// client in normal use.
+//
 // It behaves as yaqd-core's is-sensor and has-measure-trigger traits do:
 // measure starts a measurement unless one is running and returns the id it
 // will have, busy stays true until it has finished, and get_measured
@@ -15,6 +19,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"os"
@@ -24,21 +29,40 @@ import (
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:38000", "address to listen on")
-	name := flag.String("name", "fakesensor", "the daemon's name, returned by id")
-	maxMsg := flag.Int64("max-message", yaqrpc.DefaultMaxMessageSize, "largest accepted message, in bytes")
-	flag.Parse()
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+// run is the daemon: it returns when the server has shut down, with the
+// exit status.
+func run(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fakesensor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:38000", "address to listen on")
+	name := fs.String("name", "fakesensor", "the daemon's name, returned by id")
+	maxMsg := fs.Int64("max-message", yaqrpc.DefaultMaxMessageSize, "largest accepted message, in bytes")
+	maxConns := fs.Int("max-connections", 0, "connections served at once (0: 1024, or 3/4 of the open-file limit if less; -1: no cap)")
+	idle := fs.Duration("idle-timeout", yaqrpc.DefaultIdleTimeout, "how long a connection may wait between requests (-1s: no limit)")
+	readTimeout := fs.Duration("read-timeout", yaqrpc.DefaultReadTimeout, "how long a request may take to arrive once begun (-1s: no limit)")
+	writeTimeout := fs.Duration("write-timeout", yaqrpc.DefaultWriteTimeout, "how long a client that has stopped reading keeps its connection (-1s: no limit)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
 
 	l, err := net.Listen("tcp", *addr)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "fakesensor: %v\n", err)
-		os.Exit(1)
+		fmt.Fprintf(stderr, "fakesensor: %v\n", err)
+		return 1
 	}
 	srv := newServer(*name, *maxMsg)
-	log.Printf("fakesensor %q listening on %s", *name, l.Addr())
+	srv.MaxConnections = *maxConns
+	srv.IdleTimeout, srv.ReadTimeout, srv.WriteTimeout = *idle, *readTimeout, *writeTimeout
+	srv.ErrorLog = log.New(stderr, "", log.LstdFlags)
+	srv.ErrorLog.Printf("fakesensor %q listening on %s", *name, l.Addr())
 	if err := srv.Serve(l); err != yaqrpc.ErrServerClosed {
-		log.Fatal(err)
+		fmt.Fprintf(stderr, "fakesensor: %v\n", err)
+		return 1
 	}
+	return 0
 }
 
 // newServer builds the daemon's server; its shutdown method closes it.
