@@ -1,3 +1,5 @@
+//go:build unix
+
 package atomicfile
 
 import (
@@ -10,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -203,31 +204,4 @@ func TestTempLockedUntilDone(t *testing.T) {
 	assert.Equal(t, []string{"a", "b"}, names(t, dir), "the temporary file is removed")
 	assert.Error(t, f.CommitNew())
 	f.Abort()
-}
-
-func TestParseTemp(t *testing.T) {
-	assert.Equal(t, 42, parseTemp(tempName("x.npy", 42, 1<<64-1)))
-	assert.Equal(t, 42, parseTemp(tempName(".x.tmp-1-1", 42, 0)))
-	for _, n := range []string{"", ".", "..tmp-1-1", ".x.tmp-1-" + "1000000000000z", ".x.tmp--1-a", ".x.tmp-+1-a", ".x.tmp-1-a-b"} {
-		assert.Zero(t, parseTemp(n), n)
-	}
-}
-
-// Whatever name a directory holds, parseTemp accepts only what tempName
-// makes.
-func FuzzParseTemp(f *testing.F) {
-	for _, s := range []string{tempName("a.npy", 1, 0), tempName("x", 4194304, 1<<64-1), ".a.tmp-1-", ".a.npy.tmp-3k5jd9", "..tmp-1-1", ".a.tmp-01-a"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, name string) {
-		pid := parseTemp(name)
-		if pid == 0 {
-			return
-		}
-		i := strings.LastIndex(name, tempMark)
-		n, err := strconv.ParseUint(name[strings.LastIndexByte(name, '-')+1:], 36, 64)
-		if err != nil || tempName(name[1:i], pid, n) != name {
-			t.Fatalf("parseTemp(%q) = %d, but tempName makes no such name", name, pid)
-		}
-	})
 }
