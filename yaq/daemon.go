@@ -92,14 +92,16 @@ type Daemon struct {
 	// from the config key read_timeout.
 	ReadTimeout time.Duration
 	// WriteTimeout bounds how long a peer that has stopped reading holds
-	// its connection: an answer that the peer has been taking less than 64
-	// KiB of per quarter of WriteTimeout, for WriteTimeout, fails, and the
+	// its connection: once, with answers waiting for it, it has taken less
+	// than 64 KiB of them (and not all it was sent) for WriteTimeout, the
 	// connection closes; 0 means DefaultWriteTimeout (20 s), a negative
 	// value none. Slow links still receive large arrays whole, however long
 	// they take. Without it, a peer that pipelines calls and never reads
 	// makes the daemon hold megabytes of answers per connection in the
-	// kernel's socket buffers. Run sets it from the config key
-	// write_timeout.
+	// kernel's socket buffers for as long as it likes; with it, for 20 to
+	// 22 s (on Linux, where the kernel says what the peer has
+	// acknowledged; elsewhere the clock starts once those buffers are
+	// full). Run sets it from the config key write_timeout.
 	WriteTimeout time.Duration
 	// ErrorLog receives connection errors and handler panics; nil means the
 	// log package's standard logger.

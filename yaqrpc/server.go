@@ -137,13 +137,16 @@ type Server struct {
 	// DefaultReadTimeout (a minute), a negative value none.
 	ReadTimeout time.Duration
 	// WriteTimeout bounds how long a peer that has stopped reading holds
-	// its connection: an answer that the peer has been taking less than 64
-	// KiB of per quarter of WriteTimeout, for WriteTimeout, fails, and the
+	// its connection: once, with answers waiting for it, it has taken less
+	// than 64 KiB of them (and not all it was sent) for WriteTimeout, the
 	// connection closes; 0 means DefaultWriteTimeout (20 s), a negative
 	// value none. Slow links still receive large answers whole, however
 	// long they take. Without it, a peer that pipelines requests and never
 	// reads makes the server hold megabytes of answers per connection in
-	// the kernel's socket buffers.
+	// the kernel's socket buffers for as long as it likes; with it, for 20
+	// to 22 s (on Linux, where the kernel says what the peer has
+	// acknowledged; elsewhere the clock starts once those buffers are
+	// full).
 	WriteTimeout time.Duration
 	// ErrorLog receives connection errors and handler panics; nil means
 	// the log package's standard logger.

@@ -35,15 +35,16 @@ const (
 	// once it has begun: requests are a few bytes to a few MiB.
 	DefaultReadTimeout = time.Minute
 	// DefaultWriteTimeout is how long a connection is kept while its peer
-	// takes (almost) nothing of an answer.
+	// takes (almost) nothing of the answers waiting for it.
 	DefaultWriteTimeout = 20 * time.Second
 )
 
-// MinWriteProgress is how much of an answer a peer must take in each
-// quarter of the write timeout to count as reading: 64 KiB per 5 s with the
-// default, about 13 KB/s, so that a slow link still receives large arrays
-// however long they take, while a peer that has stopped reading is cut off
-// within the write timeout (and a quarter) of its buffers filling.
+// MinWriteProgress is how much of what it has been sent a peer must take
+// within the write timeout to count as reading, unless it has taken all it
+// was sent: 64 KiB per 20 s with the default, so that a slow link still
+// receives large arrays however long they take, while a peer that has
+// stopped reading is cut off within the write timeout (and two seconds)
+// of stopping.
 const MinWriteProgress = 64 << 10
 
 // Limits are what a server grants one connection, and how many it serves at
@@ -64,8 +65,8 @@ type Limits struct {
 	// ReadTimeout bounds the time from a request's first byte to its last
 	// (see Conn.Request).
 	ReadTimeout time.Duration
-	// WriteTimeout bounds how long an answer's write waits on a peer that
-	// has stopped reading (see Conn.Write).
+	// WriteTimeout bounds how long a connection is kept whose peer has
+	// stopped reading (see Conn.WriteBuffers).
 	WriteTimeout time.Duration
 }
 
@@ -215,7 +216,7 @@ func (s *Set) Serve(l net.Listener, lim Limits, serve func(net.Conn), closedErr 
 			continue
 		}
 		refusing = false
-		c := &Conn{Conn: nc, set: s, lim: lim}
+		c := &Conn{Conn: nc, set: s, lim: lim, markAt: time.Now()}
 		s.conns[c] = false
 		s.wg.Add(1)
 		s.mu.Unlock()
@@ -341,6 +342,16 @@ type Conn struct {
 	set   *Set // nil for a Conn of Wrap
 	lim   Limits
 	phase phase
+
+	// What the peer has taken of what it was sent: written counts the
+	// bytes the kernel accepted; mark is how much of them the peer had
+	// taken at markAt, the last time it was seen to keep up (see
+	// progress); sampled is when that was last looked at, and owed what
+	// had been written then.
+	written         int64
+	mark, owed      int64
+	markAt, sampled time.Time
+	queue           sendQueue
 }
 
 // phase is what the read deadline in force bounds.
@@ -359,7 +370,7 @@ func Wrap(nc net.Conn) *Conn {
 	if c, ok := nc.(*Conn); ok {
 		return c
 	}
-	return &Conn{Conn: nc, lim: Limits{MaxConns: -1, IdleTimeout: -1, ReadTimeout: -1, WriteTimeout: -1}}
+	return &Conn{Conn: nc, lim: Limits{MaxConns: -1, IdleTimeout: -1, ReadTimeout: -1, WriteTimeout: -1}, markAt: time.Now()}
 }
 
 // Idle says the server waits for the next request: reads may wait
@@ -413,33 +424,69 @@ func (c *Conn) Write(p []byte) (int, error) {
 
 // WriteBuffers writes b, with one writev where the connection allows it,
 // consuming it as net.Buffers.WriteTo does. The peer may take as long as
-// it needs, provided it takes MinWriteProgress bytes (or the rest) in each
-// quarter of WriteTimeout: after WriteTimeout of quarters in a row with
-// less, the write fails with a *TimeoutError, and the server should close
-// the connection, whose answers would otherwise pile up in the kernel's
-// socket buffers (megabytes per connection) for as long as the peer
-// pleases.
+// it needs, provided it keeps reading: once it has taken less than
+// MinWriteProgress bytes of what it was sent (and not all of it) for
+// WriteTimeout, the write fails with a *TimeoutError, and the server
+// should close the connection, whose answers would otherwise pile up in
+// the kernel's socket buffers (megabytes per connection) for as long as
+// the peer pleases.
+//
+// Where the kernel says how much of the send queue the peer has yet to
+// acknowledge (Linux), that is what counts, so the clock starts when the
+// peer stops reading, however much the kernel's buffers still absorb
+// after; elsewhere, what the kernel accepts of each answer counts.
 func (c *Conn) WriteBuffers(b *net.Buffers) (int64, error) {
 	wt := c.lim.WriteTimeout
 	if wt <= 0 {
-		return b.WriteTo(c.Conn)
+		n, err := b.WriteTo(c.Conn)
+		c.written += n
+		return n, err
 	}
-	window := wt / 4
+	// How often to look at the peer's progress: a blocked write wakes
+	// this often, and between answers (where looking costs a system call)
+	// it is looked at no more often. The peer is cut off between
+	// WriteTimeout and WriteTimeout plus two of these after it stopped.
+	window := min(wt/4, time.Second)
+	now := time.Now()
+	if now.Sub(c.sampled) >= window {
+		if stalled := c.progress(now, true); stalled >= wt {
+			return 0, &TimeoutError{Op: "write", Limit: wt, Err: os.ErrDeadlineExceeded}
+		}
+	}
 	var total int64
-	var stalled time.Duration
 	for {
-		c.Conn.SetWriteDeadline(time.Now().Add(window))
+		c.Conn.SetWriteDeadline(now.Add(window))
 		n, err := b.WriteTo(c.Conn)
 		total += n
+		c.written += n
 		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
 			return total, err
 		}
-		if n >= MinWriteProgress {
-			stalled = 0
-		} else if stalled += window; stalled >= wt {
+		now = time.Now()
+		if stalled := c.progress(now, false); stalled >= wt {
 			return total, &TimeoutError{Op: "write", Limit: wt, Err: err}
 		}
 	}
+}
+
+// progress notes what the peer has taken of what it was sent and returns
+// how long it has been since it was last seen to keep up: to have taken
+// everything, or all it was owed when last looked at (a peer that reads
+// small answers as they come, over a link slow to acknowledge them), or
+// MinWriteProgress bytes more (a slow link, a large answer). start says no
+// write is under way: for a kernel that cannot say, everything it accepted
+// has gone.
+func (c *Conn) progress(now time.Time, start bool) time.Duration {
+	taken, keptUp := c.written, start
+	if unsent, ok := c.queue.unsent(c.Conn); ok {
+		taken = c.written - int64(unsent)
+		keptUp = unsent == 0 || taken >= c.owed
+	}
+	if keptUp || taken-c.mark >= MinWriteProgress {
+		c.mark, c.markAt = taken, now
+	}
+	c.sampled, c.owed = now, c.written
+	return now.Sub(c.markAt)
 }
 
 // CloseWrite shuts the sending side, when the connection has one.
@@ -471,8 +518,7 @@ func (c *Conn) Busy(busy bool) bool {
 type TimeoutError struct {
 	// Op is "idle" (no request came within IdleTimeout), "read" (a request
 	// was not whole ReadTimeout after it began) or "write" (the peer took
-	// less than MinWriteProgress of an answer per quarter of WriteTimeout,
-	// for WriteTimeout).
+	// less than MinWriteProgress of what it was sent in WriteTimeout).
 	Op    string
 	Limit time.Duration
 	Err   error // os.ErrDeadlineExceeded, as the connection reported it
@@ -485,7 +531,7 @@ func (e *TimeoutError) Error() string {
 	case "read":
 		return fmt.Sprintf("a request still incomplete %v after it began (the read timeout)", e.Limit)
 	}
-	return fmt.Sprintf("the peer took less than %d KiB of an answer per %v for %v: it has stopped reading (the write timeout)", MinWriteProgress>>10, e.Limit/4, e.Limit)
+	return fmt.Sprintf("the peer took less than %d KiB of its answers in %v: it has stopped reading (the write timeout)", MinWriteProgress>>10, e.Limit)
 }
 
 // Unwrap returns the connection's own error.
