@@ -1,0 +1,5 @@
+//go:build !race
+
+package yaq
+
+const raceEnabled = false
