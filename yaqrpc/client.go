@@ -51,16 +51,32 @@ type Client struct {
 	idle        chan struct{}            // closed when the reader lets go
 	err         error                    // set when the connection is done; fails later calls
 	done        chan struct{}
+
+	// redial connects again, for a client made by Dial; lastUsed is when
+	// the connection last carried a request (under mu).
+	redial   func(context.Context) (net.Conn, error)
+	lastUsed time.Time
 }
 
-// Dial connects to a daemon at addr ("host:port").
+// idleProbeAfter is how long a connection must have carried nothing before
+// a call first checks that the daemon has not closed it (an idle timeout):
+// the check is a syscall, not worth making between calls in a loop.
+const idleProbeAfter = time.Second
+
+// Dial connects to a daemon at addr ("host:port"). A client made by Dial
+// reconnects when the daemon has closed the connection while no call was
+// in progress (daemons close connections idle for long, see
+// Server.IdleTimeout), before it sends the next request, so that no request
+// is ever sent twice.
 func Dial(ctx context.Context, addr string) (*Client, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	return NewClient(conn, 0), nil
+	c := NewClient(conn, 0)
+	c.redial = func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
+	return c, nil
 }
 
 // NewClient returns a Client using conn. maxMessageSize bounds one response
@@ -71,7 +87,57 @@ func NewClient(conn net.Conn, maxMessageSize int64) *Client {
 		maxMessageSize = DefaultMaxMessageSize
 	}
 	return &Client{conn: conn, max: maxMessageSize, br: bufio.NewReaderSize(conn, 64<<10),
-		pending: map[int64]chan *response{}, idle: make(chan struct{}), done: make(chan struct{})}
+		pending: map[int64]chan *response{}, idle: make(chan struct{}), done: make(chan struct{}),
+		lastUsed: time.Now()}
+}
+
+// reconnectIfClosed replaces the connection when the daemon has closed it
+// while nothing was in progress: no request being written, none read, none
+// outstanding. A closed connection is seen at once by a read that may
+// hardly wait; a live one times out. Any other state is left for the call to meet.
+func (c *Client) reconnectIfClosed(ctx context.Context) {
+	c.mu.Lock()
+	due := c.redial != nil && c.err == nil && c.outstanding == 0 && time.Since(c.lastUsed) >= idleProbeAfter
+	c.mu.Unlock()
+	if !due || !c.wmu.TryLock() {
+		return
+	}
+	defer c.wmu.Unlock()
+	if !c.rmu.TryLock() {
+		return
+	}
+	defer c.rmu.Unlock()
+	c.mu.Lock()
+	quiet := c.outstanding == 0 && c.err == nil
+	c.mu.Unlock()
+	if !quiet {
+		return
+	}
+	// A deadline already past fails without reading at all: give the read
+	// a moment, which a closed connection answers at once.
+	c.conn.SetReadDeadline(time.Now().Add(time.Millisecond))
+	_, err := c.br.Peek(1)
+	c.conn.SetReadDeadline(time.Time{})
+	var ne net.Error
+	if err == nil || (errors.As(err, &ne) && ne.Timeout()) {
+		return // alive, or something to read: the call will see it
+	}
+	conn, derr := c.redial(ctx)
+	if derr != nil {
+		return // the call fails on the old connection and says why
+	}
+	c.mu.Lock()
+	if c.err != nil { // closed meanwhile
+		c.mu.Unlock()
+		conn.Close()
+		return
+	}
+	old := c.conn
+	c.conn = conn
+	c.br.Reset(conn)
+	c.lastUsed = time.Now()
+	c.mu.Unlock()
+	old.Close()
 }
 
 // Call calls method with params (nil, a slice for positional parameters, a
@@ -103,12 +169,14 @@ func (c *Client) CallReusing(ctx context.Context, method string, params any, res
 }
 
 func (c *Client) call(ctx context.Context, method string, params any, result any, buf *ResultBuffer) error {
+	c.reconnectIfClosed(ctx)
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
 		return err
 	}
+	c.lastUsed = time.Now()
 	c.next++
 	id := c.next
 	ch := replyChans.Get().(chan *response)
@@ -376,6 +444,10 @@ func (c *Client) forget(id int64) {
 
 // Notify sends a notification: the daemon runs method and sends no answer.
 func (c *Client) Notify(ctx context.Context, method string, params any) error {
+	c.reconnectIfClosed(ctx)
+	c.mu.Lock()
+	c.lastUsed = time.Now()
+	c.mu.Unlock()
 	return c.send(ctx, request{Version, nil, method, params}, false)
 }
 
@@ -438,7 +510,10 @@ func (c *Client) send(ctx context.Context, req request, answered bool) error {
 // Close closes the connection; pending calls fail with ErrClientClosed.
 func (c *Client) Close() error {
 	c.fail(ErrClientClosed)
-	return c.conn.Close()
+	c.mu.Lock()
+	conn := c.conn // as reconnectIfClosed may replace it
+	c.mu.Unlock()
+	return conn.Close()
 }
 
 func (c *Client) closedErr() error {
