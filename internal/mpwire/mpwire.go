@@ -15,7 +15,9 @@
 // the input claims against the bytes that remain before returning it, so a
 // caller may size memory from a count it was given. Their errors are *Error,
 // carrying the offset in b and matching ErrTruncated, ErrType or ErrRange
-// under errors.Is.
+// under errors.Is. (The one count not checked is that of a fixarray or a
+// fixmap, at most 15, which cannot size anything large: the items' reader
+// meets the shortfall.)
 package mpwire
 
 import (
@@ -192,3 +194,31 @@ func (e *Error) detail() string {
 
 // Unwrap returns the class, so that errors.Is matches it.
 func (e *Error) Unwrap() error { return e.Err }
+
+// Describe words a reader's failure err (an *Error) the way the codecs word
+// them in their own errors, which quote the value they were reading: value
+// names it ("typestr", "payload"), length its length or count field ("map"
+// for the payload's), want the types it may be ("str or bin", "a map"). It
+// returns the offset the words are about, counted as the Error's are, and
+// whether the input was cut short (ErrTruncated) rather than of the wrong
+// type or range.
+func Describe(err error, value, length, want string) (offset int, detail string, truncated bool) {
+	e, ok := err.(*Error)
+	switch {
+	case !ok:
+		return 0, err.Error(), false
+	case e.Err == ErrType:
+		return e.Offset, fmt.Sprintf("%s is msgpack type byte 0x%02x, not %s", value, e.Byte, want), false
+	case e.Err == ErrRange:
+		return e.Offset, fmt.Sprintf("%s is out of range for %s", value, e.Want), false
+	case e.Claim && HeadOf(e.Byte).LenSize == 0:
+		// A fixstr: its length is in the type byte, and its bytes are short.
+		return e.Offset, fmt.Sprintf("%s needs %d bytes, %d remain", value, e.Need, e.Remain), true
+	case e.Claim:
+		return e.Offset, fmt.Sprintf("%s claims %d, only %d bytes remain", length, e.Need, e.Remain), true
+	case e.Remain == 0:
+		return e.Offset, fmt.Sprintf("%s needs 1 bytes, 0 remain", value), true
+	}
+	// The type byte is there; what follows it is short.
+	return e.Offset + 1, fmt.Sprintf("%s needs %d bytes, %d remain", length, e.Need-1, e.Remain-1), true
+}

@@ -217,6 +217,13 @@ func TestReadersRefuseEveryTruncation(t *testing.T) {
 				cases++
 				cut := whole[:i:i]
 				rest, err := r.read(cut)
+				if i > 0 && e.n < 16 && (e.typ == MapType || e.typ == ArrayType) {
+					// A fix count is left to the items' reader.
+					if err != nil || len(rest) != i-1 {
+						t.Fatalf("%s of %s cut to %d: %v", r.name, e.name, i, err)
+					}
+					continue
+				}
 				var we *Error
 				if !errors.As(err, &we) || !errors.Is(err, ErrTruncated) {
 					t.Fatalf("%s of %s (%d bytes) cut to %d: %v", r.name, e.name, len(whole), i, err)
@@ -249,8 +256,8 @@ func TestErrorMessages(t *testing.T) {
 			"mpwire: wrong type at byte 0: want str or bin, found type byte 0xc1 (invalid)"},
 		{[]byte{0xdf, 0xff, 0xff, 0xff, 0xff, 1, 2, 3}, func(b []byte) ([]byte, error) { _, r, err := ReadMapHeaderBytes(b); return r, err },
 			"mpwire: truncated input at byte 5: map claims 4294967295 entries, only 3 bytes remain"},
-		{[]byte{0x82, 1, 2, 3}, func(b []byte) ([]byte, error) { _, r, err := ReadMapHeaderBytes(b); return r, err },
-			"mpwire: truncated input at byte 1: map claims 2 entries, only 3 bytes remain"},
+		{[]byte{0xde, 0, 2, 1, 2, 3}, func(b []byte) ([]byte, error) { _, r, err := ReadMapHeaderBytes(b); return r, err },
+			"mpwire: truncated input at byte 3: map claims 2 entries, only 3 bytes remain"},
 		{[]byte{0xdc, 0, 9, 1}, func(b []byte) ([]byte, error) { _, r, err := ReadArrayHeaderBytes(b); return r, err },
 			"mpwire: truncated input at byte 3: array claims 9 items, only 1 bytes remain"},
 		{[]byte{0xc5, 1, 0, 1}, func(b []byte) ([]byte, error) { _, r, err := ReadBytesZC(b); return r, err },
@@ -344,4 +351,31 @@ func TestReadersAllocateNothing(t *testing.T) {
 		}
 	})
 	assert.Zero(t, allocs)
+}
+
+// TestDescribe: the codecs' wording of each failure, at the offsets they
+// report.
+func TestDescribe(t *testing.T) {
+	for _, c := range []struct {
+		in        []byte
+		off       int
+		detail    string
+		truncated bool
+	}{
+		{nil, 0, "typestr needs 1 bytes, 0 remain", true},
+		{[]byte{0x93}, 0, "typestr is msgpack type byte 0x93, not str or bin", false},
+		{[]byte{0xa5, 'a'}, 1, "typestr needs 5 bytes, 1 remain", true},
+		{[]byte{0xd9, 5, 'a'}, 2, "len claims 5, only 1 bytes remain", true},
+		{[]byte{0xda, 1}, 1, "len needs 2 bytes, 1 remain", true},
+	} {
+		_, _, err := ReadStringOrBinZC(c.in)
+		off, detail, truncated := Describe(err, "typestr", "len", "str or bin")
+		assert.Equal(t, c.off, off, "% x", c.in)
+		assert.Equal(t, c.detail, detail)
+		assert.Equal(t, c.truncated, truncated)
+	}
+	_, _, err := ReadUintBytes([]byte{0xff})
+	_, detail, truncated := Describe(err, "dim", "dim", "an integer")
+	assert.Equal(t, "dim is out of range for uint64", detail)
+	assert.False(t, truncated)
 }

@@ -52,6 +52,11 @@ func length(b []byte, h Head, want string) (n uint64, size int, err error) {
 
 // sized reads the header of a str, bin, ext, array or map and checks that
 // the n items it claims, each at least unit bytes, fit in what remains.
+//
+// The count of a fixarray or fixmap, at most 15, is left to the reader of
+// the items: it cannot size anything large, and the codecs have always
+// reported such a shortfall, or a wrong item before it, where the items
+// are read.
 func sized(b []byte, accept uint16, unit uint64, want string) (n, size int, err error) {
 	h, err := head(b, accept, want)
 	if err != nil {
@@ -61,6 +66,9 @@ func sized(b []byte, accept uint16, unit uint64, want string) (n, size int, err 
 	if err != nil {
 		return 0, 0, err
 	}
+	if h.LenSize == 0 && (h.Type == ArrayType || h.Type == MapType) {
+		return int(l), size, nil
+	}
 	if l > uint64(len(b)-size)/unit {
 		return 0, 0, &Error{Err: ErrTruncated, Offset: size, Want: want, Byte: b[0], Need: l, Claim: true, Remain: len(b) - size}
 	}
@@ -69,7 +77,8 @@ func sized(b []byte, accept uint16, unit uint64, want string) (n, size int, err 
 
 // ReadMapHeaderBytes reads a map header and returns its number of entries
 // and the bytes after the header, where the entries start. Each entry takes
-// at least two bytes, so the count is at most half of what remains.
+// at least two bytes, so a count over 15 is checked to be at most half of
+// what remains.
 func ReadMapHeaderBytes(b []byte) (n int, rest []byte, err error) {
 	n, size, err := sized(b, mapSet, 2, "map")
 	if err != nil {
@@ -79,7 +88,8 @@ func ReadMapHeaderBytes(b []byte) (n int, rest []byte, err error) {
 }
 
 // ReadArrayHeaderBytes reads an array header and returns its number of
-// items, at most the bytes that remain, and the bytes where they start.
+// items and the bytes where they start. A count over 15 is checked to be at
+// most the bytes that remain.
 func ReadArrayHeaderBytes(b []byte) (n int, rest []byte, err error) {
 	n, size, err := sized(b, arraySet, 1, "array")
 	if err != nil {
