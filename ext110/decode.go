@@ -1,13 +1,13 @@
 package ext110
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
 
 	"github.com/ndpack/ndpack/internal/mpwalk"
+	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -108,97 +108,55 @@ func (p *parser) byte(what string) (byte, error) {
 	return c, nil
 }
 
-// uintN reads a big-endian unsigned integer of width 1, 2, 4 or 8 bytes.
-func (p *parser) uintN(width int, what string) (uint64, error) {
-	s, err := p.take(width, what)
-	if err != nil {
-		return 0, err
-	}
-	switch width {
-	case 1:
-		return uint64(s[0]), nil
-	case 2:
-		return uint64(binary.BigEndian.Uint16(s)), nil
-	case 4:
-		return uint64(binary.BigEndian.Uint32(s)), nil
-	}
-	return binary.BigEndian.Uint64(s), nil
-}
-
-// length reads a width-byte length and checks that at least
-// length*minItem bytes remain, so that callers may size things from it.
-func (p *parser) length(width int, minItem int, what string) (int, error) {
-	v, err := p.uintN(width, what)
-	if err != nil {
-		return 0, err
-	}
-	if v > uint64(len(p.b)-p.off)/uint64(minItem) {
-		return 0, errAt(ErrTruncated, p.pos(), "%s claims %d, only %d bytes remain", what, v, len(p.b)-p.off)
-	}
-	return int(v), nil
-}
-
 // extHeader reads an ext header of type 110 and returns the offset and the
 // length of its payload, which is known to fit in the input.
 func (p *parser) extHeader() (start, n int, err error) {
 	at := p.pos()
-	if p.off >= len(p.b) {
-		return 0, 0, p.truncated("ext header", 1)
-	}
-	size := extHeaderSize(p.b[p.off])
-	if size == 0 {
-		return 0, 0, errAt(ErrNotExt110, at, "msgpack type byte 0x%02x is not an ext header", p.b[p.off])
-	}
-	h, err := p.take(size, "ext header")
+	typ, l, rest, err := mpwire.ReadExtHeaderUnchecked(p.b[p.off:])
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, extHeaderError(err, at)
 	}
-	if err := checkExtType(h, at); err != nil {
-		return 0, 0, err
+	p.next(rest)
+	if typ != ExtType {
+		return 0, 0, extTypeError(typ, p.pos()-1)
 	}
-	l := extPayloadLen(h)
-	if l > uint64(len(p.b)-p.off) {
-		return 0, 0, errAt(ErrTruncated, at, "ext header claims a %d-byte payload, %d bytes remain", l, len(p.b)-p.off)
+	if int64(l) > int64(len(rest)) {
+		return 0, 0, errAt(ErrTruncated, at, "ext header claims a %d-byte payload, %d bytes remain", l, len(rest))
 	}
 	return p.pos(), int(l), nil
 }
 
-// extHeaderSize returns the length of the ext header that starts with the
-// msgpack type byte c, type byte included, or 0 if c starts no ext.
-func extHeaderSize(c byte) int {
+// extHeaderError words a failure to read an ext header found at offset at.
+func extHeaderError(err error, at int) error {
+	e, ok := err.(*mpwire.Error)
 	switch {
-	case c >= 0xd4 && c <= 0xd8: // fixext 1..16
-		return 2
-	case c == 0xc7: // ext8
-		return 3
-	case c == 0xc8: // ext16
-		return 4
-	case c == 0xc9: // ext32
-		return 6
+	case !ok:
+		return err
+	case e.Err == mpwire.ErrType:
+		return notExtError(e.Byte, at)
 	}
-	return 0
+	return errAt(ErrTruncated, at, "ext header needs %d bytes, %d remain", e.Need, e.Remain)
 }
 
-// extPayloadLen returns the payload length of a complete ext header.
-func extPayloadLen(h []byte) uint64 {
-	switch h[0] {
-	case 0xc7:
-		return uint64(h[1])
-	case 0xc8:
-		return uint64(binary.BigEndian.Uint16(h[1:]))
-	case 0xc9:
-		return uint64(binary.BigEndian.Uint32(h[1:]))
-	}
-	return 1 << (h[0] - 0xd4)
+func notExtError(c byte, at int) error {
+	return errAt(ErrNotExt110, at, "msgpack type byte 0x%02x is not an ext header", c)
 }
 
-// checkExtType checks the type byte, the last of a complete ext header found
-// at offset at.
-func checkExtType(h []byte, at int) error {
-	if t := int8(h[len(h)-1]); t != ExtType {
-		return errAt(ErrNotExt110, at+len(h)-1, "ext type %d, want %d", t, ExtType)
+func extTypeError(typ int8, at int) error {
+	return errAt(ErrNotExt110, at, "ext type %d, want %d", typ, ExtType)
+}
+
+// next moves the parser to rest, what a wire reader left of p.b[p.off:].
+func (p *parser) next(rest []byte) { p.off = len(p.b) - len(rest) }
+
+// wireError turns the failure of a wire reader at the parser's position
+// into the package's error, quoting what was read (see mpwire.Describe).
+func (p *parser) wireError(err error, value, length, want string) error {
+	off, detail, truncated := mpwire.Describe(err, value, length, want)
+	if truncated {
+		return newError(ErrTruncated, int64(p.pos()+off), detail, nil)
 	}
-	return nil
+	return newError(ErrMalformed, int64(p.pos()+off), detail, nil)
 }
 
 // The keys of the array map, as bits of a set.
@@ -214,22 +172,11 @@ const (
 // arrayMap reads the payload map, which must fill the parser's bytes.
 func (p *parser) arrayMap() (*ndarray.Array, error) {
 	at := p.pos()
-	c, err := p.byte("payload")
+	entries, rest, err := mpwire.ReadMapHeaderBytes(p.b[p.off:])
 	if err != nil {
-		return nil, err
+		return nil, p.wireError(err, "payload", "map", "a map")
 	}
-	var entries int
-	switch {
-	case c >= 0x80 && c <= 0x8f:
-		entries = int(c & 0x0f)
-	case c == 0xde || c == 0xdf:
-		// Each entry takes at least two bytes.
-		if entries, err = p.length(2<<(c-0xde), 2, "map"); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, errAt(ErrMalformed, at, "payload is msgpack type byte 0x%02x, not a map", c)
-	}
+	p.next(rest)
 	var (
 		a    ndarray.Array
 		seen int
@@ -291,7 +238,7 @@ func (p *parser) arrayMap() (*ndarray.Array, error) {
 			// The array interface lets data start offset bytes in; the
 			// reference reads there. Only nil and 0 describe data that
 			// starts where the bytes do.
-			if p.off < len(p.b) && p.b[p.off] == 0xc0 {
+			if mpwire.NextType(p.b[p.off:]) == mpwire.NilType {
 				p.off++
 			} else if off, e := p.integer("offset"); e != nil {
 				err = e
@@ -353,48 +300,23 @@ func parseTypestr(s []byte, at int) (ndarray.DType, error) {
 
 // stringOrBin reads a str or bin value: older packers send bytes as str.
 func (p *parser) stringOrBin(what string) ([]byte, error) {
-	at := p.pos()
-	c, err := p.byte(what)
+	v, rest, err := mpwire.ReadStringOrBinZC(p.b[p.off:])
 	if err != nil {
-		return nil, err
+		return nil, p.wireError(err, what, what, "str or bin")
 	}
-	var n int
-	switch {
-	case c >= 0xa0 && c <= 0xbf:
-		n = int(c & 0x1f)
-	case c == 0xd9 || c == 0xda || c == 0xdb:
-		n, err = p.length(1<<(c-0xd9), 1, what)
-	case c == 0xc4 || c == 0xc5 || c == 0xc6:
-		n, err = p.length(1<<(c-0xc4), 1, what)
-	default:
-		return nil, errAt(ErrMalformed, at, "%s is msgpack type byte 0x%02x, not str or bin", what, c)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return p.take(n, what)
+	p.next(rest)
+	return v, nil
 }
 
 // shape reads an array of non-negative integers of any msgpack width.
 func (p *parser) shape() ([]int, error) {
-	at := p.pos()
-	c, err := p.byte("shape")
+	// The count is at most the bytes that remain, as each dimension takes
+	// one at least: this bounds the allocation by the input's size.
+	n, rest, err := mpwire.ReadArrayHeaderBytes(p.b[p.off:])
 	if err != nil {
-		return nil, err
+		return nil, p.wireError(err, "shape", "shape", "an array")
 	}
-	var n int
-	switch {
-	case c >= 0x90 && c <= 0x9f:
-		n = int(c & 0x0f)
-	case c == 0xdc || c == 0xdd:
-		// Each dimension takes at least one byte: this bounds the
-		// allocation below by the input's size.
-		if n, err = p.length(2<<(c-0xdc), 1, "shape"); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, errAt(ErrMalformed, at, "shape is msgpack type byte 0x%02x, not an array", c)
-	}
+	p.next(rest)
 	shape := make([]int, n)
 	for i := range shape {
 		dimAt := p.pos()
@@ -412,35 +334,24 @@ func (p *parser) shape() ([]int, error) {
 
 // integer reads a msgpack integer of any width that fits in an int.
 func (p *parser) integer(what string) (int, error) {
-	at := p.pos()
-	c, err := p.byte(what)
+	in := p.b[p.off:]
+	if mpwire.NextType(in) == mpwire.UintType {
+		u, rest, err := mpwire.ReadUintBytes(in)
+		if err != nil {
+			return 0, p.wireError(err, what, what, "an integer")
+		}
+		if u > math.MaxInt {
+			return 0, newError(ErrMalformed, int64(p.pos()), "", &ndarray.Error{Err: ndarray.ErrShape, Detail: fmt.Sprintf("%s %d overflows int", what, u)})
+		}
+		p.next(rest)
+		return int(u), nil
+	}
+	v, rest, err := mpwire.ReadIntBytes(in)
 	if err != nil {
-		return 0, err
+		return 0, p.wireError(err, what, what, "an integer")
 	}
-	switch {
-	case c <= 0x7f:
-		return int(c), nil
-	case c >= 0xe0:
-		return int(int8(c)), nil
-	case c >= 0xcc && c <= 0xcf:
-		v, err := p.uintN(1<<(c-0xcc), what)
-		if err != nil {
-			return 0, err
-		}
-		if v > math.MaxInt {
-			return 0, newError(ErrMalformed, int64(at), "", &ndarray.Error{Err: ndarray.ErrShape, Detail: fmt.Sprintf("%s %d overflows int", what, v)})
-		}
-		return int(v), nil
-	case c >= 0xd0 && c <= 0xd3:
-		width := 1 << (c - 0xd0)
-		v, err := p.uintN(width, what)
-		if err != nil {
-			return 0, err
-		}
-		shift := 64 - 8*width // sign-extend
-		return int(int64(v<<shift) >> shift), nil
-	}
-	return 0, errAt(ErrMalformed, at, "%s is msgpack type byte 0x%02x, not an integer", what, c)
+	p.next(rest)
+	return int(v), nil
 }
 
 // skip passes over one msgpack value of any type (an extra key's value).

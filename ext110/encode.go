@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -84,18 +85,18 @@ func (o Options) layoutFor(dt ndarray.DType, shape []int, dataLen int) (layout, 
 	ts, _ := dt.AppendText(l.ts[:0])
 	l.tsLen = len(ts)
 	// The payload map: fixmap header and the four keys with their values.
-	n := 1 + len("\xa4data") + binHeaderLen(dataLen) + dataLen +
-		len("\xa7typestr") + strHeaderLen(l.tsLen) + l.tsLen +
-		len("\xa5shape") + arrayHeaderLen(len(shape)) +
+	n := 1 + len("\xa4data") + mpwire.BinHeaderSize(dataLen) + dataLen +
+		len("\xa7typestr") + mpwire.StringHeaderSize(l.tsLen) + l.tsLen +
+		len("\xa5shape") + mpwire.ArrayHeaderSize(len(shape)) +
 		len("\xa7version") + 1
 	for _, d := range shape {
-		n += uintLen(uint64(d))
+		n += mpwire.UintSize(uint64(d))
 	}
 	if uint64(n) > MaxPayload {
 		return layout{}, newError(ErrTooLarge, -1, fmt.Sprintf("payload of %d bytes exceeds the ext32 limit of %d", n, uint64(MaxPayload)), nil)
 	}
 	l.payload = n
-	l.total = extHeaderLen(n) + n
+	l.total = mpwire.ExtHeaderSize(n) + n
 	return l, nil
 }
 
@@ -107,148 +108,19 @@ func (l layout) appendTo(b []byte, data []byte) []byte {
 
 // appendPrefix appends everything before the data bytes.
 func (l layout) appendPrefix(b []byte) []byte {
-	b = appendExtHeader(b, l.payload)
+	b = mpwire.AppendExtHeader(b, ExtType, l.payload)
 	b = append(b, 0x84, 0xa4, 'd', 'a', 't', 'a')
-	return appendBinHeader(b, l.dataLen)
+	return mpwire.AppendBinHeader(b, l.dataLen)
 }
 
 // appendSuffix appends everything after the data bytes.
 func (l layout) appendSuffix(b []byte) []byte {
 	b = append(b, "\xa7typestr"...)
-	b = appendStrHeader(b, l.tsLen)
-	b = append(b, l.ts[:l.tsLen]...)
+	b = mpwire.AppendStringFromBytes(b, l.ts[:l.tsLen])
 	b = append(b, "\xa5shape"...)
-	b = appendArrayHeader(b, len(l.shape))
+	b = mpwire.AppendArrayHeader(b, len(l.shape))
 	for _, d := range l.shape {
-		b = appendUint(b, uint64(d))
+		b = mpwire.AppendUint(b, uint64(d))
 	}
 	return append(b, "\xa7version\x03"...)
-}
-
-// The msgpack forms below are the ones msgpack-python 1.0 picks: the
-// smallest that holds the value.
-
-func extHeaderLen(n int) int {
-	switch {
-	case n == 1 || n == 2 || n == 4 || n == 8 || n == 16:
-		return 2
-	case n <= math.MaxUint8:
-		return 3
-	case n <= math.MaxUint16:
-		return 4
-	}
-	return 6
-}
-
-func appendExtHeader(b []byte, n int) []byte {
-	switch {
-	case n == 1:
-		return append(b, 0xd4, ExtType)
-	case n == 2:
-		return append(b, 0xd5, ExtType)
-	case n == 4:
-		return append(b, 0xd6, ExtType)
-	case n == 8:
-		return append(b, 0xd7, ExtType)
-	case n == 16:
-		return append(b, 0xd8, ExtType)
-	case n <= math.MaxUint8:
-		return append(b, 0xc7, byte(n), ExtType)
-	case n <= math.MaxUint16:
-		return append(b, 0xc8, byte(n>>8), byte(n), ExtType)
-	}
-	return append(b, 0xc9, byte(n>>24), byte(n>>16), byte(n>>8), byte(n), ExtType)
-}
-
-func binHeaderLen(n int) int {
-	switch {
-	case n <= math.MaxUint8:
-		return 2
-	case n <= math.MaxUint16:
-		return 3
-	}
-	return 5
-}
-
-func appendBinHeader(b []byte, n int) []byte {
-	switch {
-	case n <= math.MaxUint8:
-		return append(b, 0xc4, byte(n))
-	case n <= math.MaxUint16:
-		return append(b, 0xc5, byte(n>>8), byte(n))
-	}
-	return append(b, 0xc6, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-}
-
-func strHeaderLen(n int) int {
-	switch {
-	case n < 32:
-		return 1
-	case n <= math.MaxUint8:
-		return 2
-	case n <= math.MaxUint16:
-		return 3
-	}
-	return 5
-}
-
-func appendStrHeader(b []byte, n int) []byte {
-	switch {
-	case n < 32:
-		return append(b, 0xa0|byte(n))
-	case n <= math.MaxUint8:
-		return append(b, 0xd9, byte(n))
-	case n <= math.MaxUint16:
-		return append(b, 0xda, byte(n>>8), byte(n))
-	}
-	return append(b, 0xdb, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-}
-
-func arrayHeaderLen(n int) int {
-	switch {
-	case n < 16:
-		return 1
-	case n <= math.MaxUint16:
-		return 3
-	}
-	return 5
-}
-
-func appendArrayHeader(b []byte, n int) []byte {
-	switch {
-	case n < 16:
-		return append(b, 0x90|byte(n))
-	case n <= math.MaxUint16:
-		return append(b, 0xdc, byte(n>>8), byte(n))
-	}
-	return append(b, 0xdd, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-}
-
-func uintLen(v uint64) int {
-	switch {
-	case v < 128:
-		return 1
-	case v <= math.MaxUint8:
-		return 2
-	case v <= math.MaxUint16:
-		return 3
-	case v <= math.MaxUint32:
-		return 5
-	}
-	return 9
-}
-
-func appendUint(b []byte, v uint64) []byte {
-	switch {
-	case v < 128:
-		return append(b, byte(v))
-	case v <= math.MaxUint8:
-		return append(b, 0xcc, byte(v))
-	case v <= math.MaxUint16:
-		return append(b, 0xcd, byte(v>>8), byte(v))
-	case v <= math.MaxUint32:
-		return append(b, 0xce, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
-	}
-	return append(b, 0xcf, byte(v>>56), byte(v>>48), byte(v>>40), byte(v>>32),
-		byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/ndpack/ndpack/internal/boundedio"
+	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -55,7 +56,7 @@ func encodeArray(e *msgpack.Encoder, a *ndarray.Array) error {
 	buf := framingBuffers.Get().(*[]byte)
 	defer framingBuffers.Put(buf)
 	prefix := l.appendPrefix((*buf)[:0])
-	if _, err := w.Write(prefix[extHeaderLen(l.payload):]); err != nil {
+	if _, err := w.Write(prefix[mpwire.ExtHeaderSize(l.payload):]); err != nil {
 		return err
 	}
 	if _, err := w.Write(a.Data); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/ndpack/ndpack/internal/boundedio"
+	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -112,10 +113,11 @@ func (d *Decoder) Decode() (*ndarray.Array, error) {
 	if err != nil {
 		return nil, err // io.EOF between objects is the clean end
 	}
-	size := extHeaderSize(c)
-	if size == 0 {
-		return nil, errAt(ErrNotExt110, int(start), "msgpack type byte 0x%02x is not an ext header", c)
+	head := mpwire.HeadOf(c)
+	if head.Type != mpwire.ExtType {
+		return nil, notExtError(c, int(start))
 	}
+	size := head.Size()
 	var buf [6]byte
 	h := buf[:size]
 	h[0] = c
@@ -124,11 +126,14 @@ func (d *Decoder) Decode() (*ndarray.Array, error) {
 	if err != nil {
 		return nil, d.readError(err, d.off, "ext header")
 	}
-	if err := checkExtType(h, int(start)); err != nil {
-		return nil, err
+	typ, n, _, err := mpwire.ReadExtHeaderUnchecked(h)
+	if err != nil {
+		return nil, extHeaderError(err, int(start))
 	}
-	n := extPayloadLen(h)
-	if n > uint64(d.MaxPayload) {
+	if typ != ExtType {
+		return nil, extTypeError(typ, int(start)+size-1)
+	}
+	if uint64(n) > uint64(d.MaxPayload) {
 		return nil, errAt(ErrTooLarge, int(start), "payload of %d bytes exceeds the limit of %d", n, d.MaxPayload)
 	}
 	payload, err := boundedio.ReadFull(d.r, int(n))
