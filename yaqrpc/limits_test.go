@@ -232,8 +232,11 @@ func TestServerReadTimeoutsAndCap(t *testing.T) {
 	require.Len(t, lines, 2, "%s", logs)
 	assert.Regexp(t, `^yaqrpc: 127\.0\.0\.1:\d+: 3 connections open, the limit: refusing new ones until some close$`, lines[1])
 
-	// Idle past the idle timeout: closed, and nothing logged.
+	// Idle past the idle timeout: closed, and nothing logged; the client,
+	// made by Dial, reconnects for its next call.
+	before := patient.conn
 	time.Sleep(2 * time.Second)
-	assert.Error(t, patient.Call(ctx, "ping", nil, &n))
+	assert.NoError(t, patient.Call(ctx, "ping", nil, &n))
+	assert.NotSame(t, before, patient.conn, "closed by the server, so the client reconnected")
 	assert.Len(t, strings.Split(strings.TrimSpace(logs.String()), "\n"), 2, "%s", logs)
 }
