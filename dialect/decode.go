@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ndpack/ndpack/internal/mpwalk"
+	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -120,7 +121,7 @@ func DecodeHeader(b []byte) (Header, error) {
 				return Header{}, errAt(ErrMalformed, valAt, "%q is False", k)
 			}
 		case "type", "dtype":
-			if p.off < len(p.b) && isArrayByte(p.b[p.off]) {
+			if mpwire.NextType(p.b[p.off:]) == mpwire.ArrayType {
 				return Header{}, errAt(ErrStructured, valAt, "%q is a descr list: structured arrays are not supported", k)
 			}
 			if typestr, err = p.stringOrBin(k); err != nil {
@@ -137,7 +138,7 @@ func DecodeHeader(b []byte) (Header, error) {
 			hasShape = true
 		case "data":
 			hasData = true
-			if marker == "__npgeneric__" || (p.off < len(p.b) && !isBytesByte(p.b[p.off])) {
+			if marker == "__npgeneric__" || !p.atBytes() {
 				if dataVal, err = p.scalar(); err != nil {
 					return Header{}, err
 				}
@@ -210,10 +211,11 @@ func DecodeHeader(b []byte) (Header, error) {
 	return h, nil
 }
 
-func isArrayByte(c byte) bool { return (c >= 0x90 && c <= 0x9f) || c == 0xdc || c == 0xdd }
-
-func isBytesByte(c byte) bool {
-	return (c >= 0xa0 && c <= 0xbf) || (c >= 0xd9 && c <= 0xdb) || (c >= 0xc4 && c <= 0xc6)
+// atBytes reports whether the value at the parser is a str or a bin, or
+// the input has ended there (which reading it will report).
+func (p *parser) atBytes() bool {
+	t := mpwire.NextType(p.b[p.off:])
+	return p.off >= len(p.b) || t == mpwire.StrType || t == mpwire.BinType
 }
 
 // scalarValue is an OpenPI numpy scalar's value: a native msgpack number.
@@ -246,155 +248,91 @@ func (v scalarValue) array(dt ndarray.DType) (*ndarray.Array, error) {
 	return ndarray.Unsafe.AsType(src, dt)
 }
 
-// parser reads msgpack from a byte slice; every read checks the bytes that
-// remain, so no length from the input is used before it is known to fit.
+// parser reads msgpack from a byte slice through mpwire, whose reads check
+// every length against the bytes that remain, so no length from the input
+// is used before it is known to fit.
 type parser struct {
 	b   []byte
 	off int
 }
 
-func (p *parser) truncated(what string, need int) error {
-	return errAt(ErrTruncated, p.off, "%s needs %d bytes, %d remain", what, need, len(p.b)-p.off)
-}
+// next moves the parser to rest, what a wire reader left of p.b[p.off:].
+func (p *parser) next(rest []byte) { p.off = len(p.b) - len(rest) }
 
-func (p *parser) take(n int, what string) ([]byte, error) {
-	if n < 0 || n > len(p.b)-p.off {
-		return nil, p.truncated(what, n)
+// wireError turns the failure of a wire reader at the parser into the
+// package's error, quoting what was read (see mpwire.Describe); a value of
+// the wrong type is of class wrongType.
+func (p *parser) wireError(err error, value, length, want string, wrongType error) error {
+	off, detail, truncated := mpwire.Describe(err, value, length, want)
+	class := wrongType
+	if truncated {
+		class = ErrTruncated
 	}
-	s := p.b[p.off : p.off+n : p.off+n]
-	p.off += n
-	return s, nil
-}
-
-func (p *parser) uint(width int, what string) (uint64, error) {
-	s, err := p.take(width, what)
-	if err != nil {
-		return 0, err
-	}
-	var v uint64
-	for _, c := range s {
-		v = v<<8 | uint64(c)
-	}
-	return v, nil
-}
-
-// length reads a width-byte length and checks that length*minItem bytes
-// remain.
-func (p *parser) length(width, minItem int, what string) (int, error) {
-	v, err := p.uint(width, what)
-	if err != nil {
-		return 0, err
-	}
-	if v > uint64(len(p.b)-p.off)/uint64(minItem) {
-		return 0, errAt(ErrTruncated, p.off, "%s claims %d, only %d bytes remain", what, v, len(p.b)-p.off)
-	}
-	return int(v), nil
-}
-
-func (p *parser) byte(what string) (byte, error) {
-	s, err := p.take(1, what)
-	if err != nil {
-		return 0, err
-	}
-	return s[0], nil
+	return &Error{Err: class, Offset: int64(p.off + off), Detail: detail}
 }
 
 func (p *parser) mapHeader() (int, error) {
-	at := p.off
-	c, err := p.byte("map")
-	if err != nil {
-		return 0, err
-	}
+	n, rest, err := mpwire.ReadMapHeaderBytes(p.b[p.off:])
 	switch {
-	case c >= 0x80 && c <= 0x8f:
-		return int(c & 0x0f), nil
-	case c == 0xde || c == 0xdf:
-		return p.length(2<<(c-0xde), 2, "map")
+	case errors.Is(err, mpwire.ErrType):
+		return 0, errAt(ErrNotArray, p.off, "msgpack type byte 0x%02x is not a map", p.b[p.off])
+	case err != nil:
+		return 0, p.wireError(err, "map", "map", "a map", ErrNotArray)
 	}
-	return 0, errAt(ErrNotArray, at, "msgpack type byte 0x%02x is not a map", c)
+	p.next(rest)
+	return n, nil
 }
 
 func (p *parser) stringOrBin(what string) ([]byte, error) {
-	at := p.off
-	c, err := p.byte(what)
+	v, rest, err := mpwire.ReadStringOrBinZC(p.b[p.off:])
 	if err != nil {
-		return nil, err
+		return nil, p.wireError(err, what, what, "str or bin", ErrMalformed)
 	}
-	var n int
-	switch {
-	case c >= 0xa0 && c <= 0xbf:
-		n = int(c & 0x1f)
-	case c >= 0xd9 && c <= 0xdb:
-		n, err = p.length(1<<(c-0xd9), 1, what)
-	case c >= 0xc4 && c <= 0xc6:
-		n, err = p.length(1<<(c-0xc4), 1, what)
-	default:
-		return nil, errAt(ErrMalformed, at, "%s is msgpack type byte 0x%02x, not str or bin", what, c)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return p.take(n, what)
+	p.next(rest)
+	return v, nil
 }
 
 func (p *parser) boolean(what string) (bool, error) {
-	at := p.off
-	c, err := p.byte(what)
-	if err != nil {
-		return false, err
+	v, rest, err := mpwire.ReadBoolBytes(p.b[p.off:])
+	switch {
+	case errors.Is(err, mpwire.ErrType):
+		return false, errAt(ErrMalformed, p.off, "%q is msgpack type byte 0x%02x, not a bool", what, p.b[p.off])
+	case err != nil:
+		return false, p.wireError(err, what, what, "a bool", ErrMalformed)
 	}
-	switch c {
-	case 0xc2:
-		return false, nil
-	case 0xc3:
-		return true, nil
-	}
-	return false, errAt(ErrMalformed, at, "%q is msgpack type byte 0x%02x, not a bool", what, c)
+	p.next(rest)
+	return v, nil
 }
 
-// integer reads a msgpack integer of any width; ok is false for a uint64
-// above the int64 range.
+// integer reads a msgpack integer of any width; unsigned is set for one
+// that is not negative, and u then holds it (a uint64 above the int64 range
+// too).
 func (p *parser) integer(what string) (v int64, u uint64, unsigned bool, err error) {
-	at := p.off
-	c, err := p.byte(what)
+	in := p.b[p.off:]
+	if mpwire.NextType(in) == mpwire.UintType {
+		u, rest, err := mpwire.ReadUintBytes(in)
+		if err != nil {
+			return 0, 0, false, p.wireError(err, what, what, "an integer", ErrMalformed)
+		}
+		p.next(rest)
+		return int64(u), u, true, nil
+	}
+	v, rest, err := mpwire.ReadIntBytes(in)
 	if err != nil {
-		return 0, 0, false, err
+		return 0, 0, false, p.wireError(err, what, what, "an integer", ErrMalformed)
 	}
-	switch {
-	case c <= 0x7f:
-		return int64(c), uint64(c), true, nil
-	case c >= 0xe0:
-		return int64(int8(c)), 0, false, nil
-	case c >= 0xcc && c <= 0xcf:
-		u, err := p.uint(1<<(c-0xcc), what)
-		return int64(u), u, true, err
-	case c >= 0xd0 && c <= 0xd3:
-		width := 1 << (c - 0xd0)
-		u, err := p.uint(width, what)
-		shift := 64 - 8*width
-		v := int64(u<<shift) >> shift
-		return v, uint64(v), v >= 0, err
-	}
-	return 0, 0, false, errAt(ErrMalformed, at, "%s is msgpack type byte 0x%02x, not an integer", what, c)
+	p.next(rest)
+	return v, uint64(v), v >= 0, nil
 }
 
 func (p *parser) shape() ([]int, error) {
-	at := p.off
-	c, err := p.byte("shape")
+	// The count is at most the bytes that remain, as each dimension takes
+	// one at least: this bounds the allocation by the input's size.
+	n, rest, err := mpwire.ReadArrayHeaderBytes(p.b[p.off:])
 	if err != nil {
-		return nil, err
+		return nil, p.wireError(err, "shape", "shape", "an array", ErrMalformed)
 	}
-	var n int
-	switch {
-	case c >= 0x90 && c <= 0x9f:
-		n = int(c & 0x0f)
-	case c == 0xdc || c == 0xdd:
-		if n, err = p.length(2<<(c-0xdc), 1, "shape"); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, errAt(ErrMalformed, at, "shape is msgpack type byte 0x%02x, not an array", c)
-	}
+	p.next(rest)
 	shape := make([]int, n)
 	for i := range shape {
 		dimAt := p.off
@@ -413,22 +351,21 @@ func (p *parser) shape() ([]int, error) {
 // scalar reads a native msgpack number or bool (an OpenPI scalar's data).
 func (p *parser) scalar() (scalarValue, error) {
 	at := p.off
-	if p.off >= len(p.b) {
-		return scalarValue{}, p.truncated("data", 1)
-	}
-	switch c := p.b[p.off]; {
-	case c == 0xc2 || c == 0xc3:
-		p.off++
-		return scalarValue{kind: 'b', b: c == 0xc3, valid: true}, nil
-	case c == 0xca:
-		p.off++
-		u, err := p.uint(4, "data")
-		return scalarValue{kind: 'f', f: float64(math.Float32frombits(uint32(u))), valid: true}, err
-	case c == 0xcb:
-		p.off++
-		u, err := p.uint(8, "data")
-		return scalarValue{kind: 'f', f: math.Float64frombits(u), valid: true}, err
-	case c <= 0x7f || c >= 0xe0 || (c >= 0xcc && c <= 0xd3):
+	in := p.b[p.off:]
+	switch t := mpwire.NextType(in); {
+	case len(in) == 0:
+		return scalarValue{}, errAt(ErrTruncated, p.off, "data needs 1 bytes, 0 remain")
+	case t == mpwire.BoolType:
+		v, err := p.boolean("data")
+		return scalarValue{kind: 'b', b: v, valid: true}, err
+	case t == mpwire.Float32Type || t == mpwire.Float64Type:
+		f, rest, err := mpwire.ReadFloat64Bytes(in)
+		if err != nil {
+			return scalarValue{}, p.wireError(err, "data", "data", "a float", ErrMalformed)
+		}
+		p.next(rest)
+		return scalarValue{kind: 'f', f: f, valid: true}, nil
+	case t == mpwire.IntType || t == mpwire.UintType:
 		v, u, unsigned, err := p.integer("data")
 		if unsigned && u > math.MaxInt64 {
 			return scalarValue{kind: 'u', u: u, valid: true}, err

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -53,15 +54,15 @@ func (d Dialect) layout(dt ndarray.DType, shape []int, dataLen int) (layout, err
 	case MsgpackNumpy:
 		p := append([]byte{0x85}, keyND...)
 		p = append(p, 0xc3)
-		p = appendStr(append(p, keyType...), typestr)
+		p = mpwire.AppendStringFromBytes(append(p, keyType...), typestr)
 		p = append(append(p, keyKind...), 0xc4, 0x00)
 		p = appendShape(append(p, keyShape...), shape)
-		l.prefix = appendBinHeader(append(p, keyData...), dataLen)
+		l.prefix = mpwire.AppendBinHeader(append(p, keyData...), dataLen)
 	case OpenPI:
 		p := append([]byte{0x84}, keyNDArray...)
 		p = append(p, 0xc3)
-		l.prefix = appendBinHeader(append(p, keyData...), dataLen)
-		s := appendStr(append([]byte{}, keyDType...), typestr)
+		l.prefix = mpwire.AppendBinHeader(append(p, keyData...), dataLen)
+		s := mpwire.AppendStringFromBytes(append([]byte{}, keyDType...), typestr)
 		l.suffix = appendShape(append(s, keyShape...), shape)
 	default:
 		return layout{}, errAt(ErrUnsupported, -1, "unknown dialect %d", int(d))
@@ -151,56 +152,11 @@ func (s *sized) WriteTo(w io.Writer) (int64, error) {
 	return int64(n), err
 }
 
-func appendStr(b, s []byte) []byte {
-	n := len(s)
-	switch {
-	case n < 32:
-		b = append(b, 0xa0|byte(n))
-	case n < 1<<8:
-		b = append(b, 0xd9, byte(n))
-	case n < 1<<16:
-		b = append(b, 0xda, byte(n>>8), byte(n))
-	default:
-		b = append(b, 0xdb, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-	}
-	return append(b, s...)
-}
-
-func appendBinHeader(b []byte, n int) []byte {
-	switch {
-	case n < 1<<8:
-		return append(b, 0xc4, byte(n))
-	case n < 1<<16:
-		return append(b, 0xc5, byte(n>>8), byte(n))
-	}
-	return append(b, 0xc6, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-}
-
 // appendShape appends the shape as msgpack-python packs a tuple of ints.
 func appendShape(b []byte, shape []int) []byte {
-	n := len(shape)
-	switch {
-	case n < 16:
-		b = append(b, 0x90|byte(n))
-	case n < 1<<16:
-		b = append(b, 0xdc, byte(n>>8), byte(n))
-	default:
-		b = append(b, 0xdd, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-	}
+	b = mpwire.AppendArrayHeader(b, len(shape))
 	for _, d := range shape {
-		v := uint64(d)
-		switch {
-		case v < 128:
-			b = append(b, byte(v))
-		case v < 1<<8:
-			b = append(b, 0xcc, byte(v))
-		case v < 1<<16:
-			b = append(b, 0xcd, byte(v>>8), byte(v))
-		case v < 1<<32:
-			b = append(b, 0xce, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
-		default:
-			b = append(b, 0xcf, byte(v>>56), byte(v>>48), byte(v>>40), byte(v>>32), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
-		}
+		b = mpwire.AppendUint(b, uint64(d))
 	}
 	return b
 }
