@@ -76,7 +76,19 @@ type Head struct {
 }
 
 // HeadOf returns what the type byte c says about the value it starts.
-func HeadOf(c byte) Head {
+func HeadOf(c byte) Head { return heads[c] }
+
+// heads holds HeadOf for every type byte: walkers look up every value's
+// type byte, and an index costs less than the switch. It is filled once,
+// here, and only read.
+var heads = func() (t [256]Head) {
+	for c := range t {
+		t[c] = headOf(byte(c))
+	}
+	return t
+}()
+
+func headOf(c byte) Head {
 	switch {
 	case c <= 0x7f || c >= 0xe0:
 		return Head{Type: IntType}
