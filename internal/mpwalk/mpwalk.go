@@ -12,6 +12,8 @@ package mpwalk
 import (
 	"fmt"
 	"io"
+
+	"github.com/ndpack/ndpack/internal/mpwire"
 )
 
 // Source supplies the bytes being walked.
@@ -174,79 +176,52 @@ func walk(src *input, budget int64, lim Limits) (used, cost int64, err error) {
 			return used, cost, err
 		}
 		used++
-		var skip int64     // bytes of payload after the type byte
-		var children int64 // values inside an array or map
-		var container, isMap bool
-		var lenWidth int
-		var what string
-		var claimed int64 // the length as the input states it, for errors
-		switch {
-		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
-		case c <= 0x8f:
-			container, isMap, children = true, true, 2*int64(c&0x0f)
-		case c <= 0x9f:
-			container, children = true, int64(c&0x0f)
-		case c <= 0xbf:
-			skip = int64(c & 0x1f)
-		case c == 0xc1:
+		h := mpwire.HeadOf(c)
+		if h.Type == mpwire.InvalidType {
 			return used, cost, &InvalidError{c}
-		case c >= 0xc4 && c <= 0xc6:
-			lenWidth, what = 1<<(c-0xc4), "bin"
-		case c >= 0xd9 && c <= 0xdb:
-			lenWidth, what = 1<<(c-0xd9), "str"
-		case c >= 0xc7 && c <= 0xc9:
-			lenWidth, what = 1<<(c-0xc7), "ext"
-		case c == 0xca:
-			skip = 4
-		case c == 0xcb:
-			skip = 8
-		case c >= 0xcc && c <= 0xcf:
-			skip = 1 << (c - 0xcc)
-		case c >= 0xd0 && c <= 0xd3:
-			skip = 1 << (c - 0xd0)
-		case c >= 0xd4 && c <= 0xd8:
-			skip = 1 + 1<<(c-0xd4) // type byte and data
-		case c == 0xdc || c == 0xdd:
-			lenWidth, what, container = 2<<(c-0xdc), "array", true
-		case c == 0xde || c == 0xdf:
-			lenWidth, what, container, isMap = 2<<(c-0xde), "map", true, true
 		}
+		isMap := h.Type == mpwire.MapType
+		container := isMap || h.Type == mpwire.ArrayType
 		if container && maxDepth > 0 && len(open) >= maxDepth {
 			return used, cost, &DepthError{Limit: maxDepth, Offset: at}
 		}
-		if lenWidth > 0 {
-			if budget-used < int64(lenWidth) {
-				return used, cost, &BudgetError{what + " length", int64(lenWidth), budget - used}
+		// The length or count, from the type byte or the bytes after it.
+		n, claimed := int64(h.Len), false
+		if h.LenSize > 0 {
+			if budget-used < int64(h.LenSize) {
+				return used, cost, &BudgetError{h.Type.String() + " length", int64(h.LenSize), budget - used}
 			}
-			var n int64
-			for i := 0; i < lenWidth; i++ {
+			n = 0
+			for i := 0; i < h.LenSize; i++ {
 				b, err := src.ReadByte()
 				if err != nil {
 					return used, cost, err
 				}
 				n = n<<8 | int64(b)
 			}
-			used += int64(lenWidth)
-			claimed = n
-			switch what {
-			case "array":
-				children = n
-			case "map":
-				children = 2 * n
-			case "ext":
-				skip = n + 1 // and the type byte
-			default:
-				skip = n
-			}
-			if container && pending+children > budget-used {
-				return used, cost, &BudgetError{what, n, budget - used}
-			}
+			used += int64(h.LenSize)
+			claimed = true
+		}
+		var skip int64     // bytes of payload after the header
+		var children int64 // values inside an array or map
+		switch h.Type {
+		case mpwire.ArrayType:
+			children = n
+		case mpwire.MapType:
+			children = 2 * n
+		case mpwire.ExtType:
+			skip = n + 1 // and the ext's type code
+		default:
+			skip = n
+		}
+		if claimed && container && pending+children > budget-used {
+			return used, cost, &BudgetError{h.Type.String(), n, budget - used}
 		}
 		if skip > budget-used {
-			if what == "" {
-				what, claimed = "value", skip
+			if !claimed {
+				return used, cost, &BudgetError{"value", skip, budget - used}
 			}
-			return used, cost, &BudgetError{what, claimed, budget - used}
+			return used, cost, &BudgetError{h.Type.String(), n, budget - used}
 		}
 		if skip > 0 {
 			if err := src.Discard(int(skip)); err != nil {
@@ -259,7 +234,7 @@ func walk(src *input, budget int64, lim Limits) (used, cost int64, err error) {
 			return used, cost, &BudgetError{"nested values", pending, budget - used}
 		}
 		if lim.MaxExpansion > 0 {
-			cost += valueCost(c, parent, isMap, container, skip, children)
+			cost += valueCost(h.Type, parent, skip, children)
 			if cost > int64(lim.MaxExpansion)*used+ExpansionSlack {
 				return used, cost, &ExpansionError{Estimate: cost, Read: used, Limit: lim.MaxExpansion}
 			}
@@ -280,7 +255,7 @@ func walk(src *input, budget int64, lim Limits) (used, cost int64, err error) {
 // valueCost estimates what decoding one value into interface values
 // allocates, beyond its children; parent is the container it is in, whose
 // count already excludes it.
-func valueCost(c byte, parent *level, isMap, container bool, skip, children int64) int64 {
+func valueCost(t mpwire.Type, parent *level, skip, children int64) int64 {
 	var cost int64
 	inMap := parent != nil && parent.isMap
 	if inMap {
@@ -291,7 +266,7 @@ func valueCost(c byte, parent *level, isMap, container bool, skip, children int6
 			if entry > groupEntries && (entry-1)%groupEntries == 0 {
 				cost += costMapGroup
 			}
-			if c >= 0xa0 && c <= 0xbf || c >= 0xd9 && c <= 0xdb {
+			if t == mpwire.StrType {
 				return cost + skip // a string key: its bytes only
 			}
 		}
@@ -299,18 +274,18 @@ func valueCost(c byte, parent *level, isMap, container bool, skip, children int6
 		cost += costSlot
 	}
 	switch {
-	case isMap:
+	case t == mpwire.MapType:
 		cost += costMap
 		if children > 0 {
 			cost += costMapGroup
 		}
-	case container:
+	case t == mpwire.ArrayType:
 		cost += costSlice
-	case c >= 0xa0 && c <= 0xbf, c >= 0xd9 && c <= 0xdb: // str
+	case t == mpwire.StrType:
 		cost += costString + skip
-	case c >= 0xc4 && c <= 0xc6: // bin
+	case t == mpwire.BinType:
 		cost += costSlice + skip
-	case c >= 0xc7 && c <= 0xc9, c >= 0xd4 && c <= 0xd8: // ext
+	case t == mpwire.ExtType:
 		cost += costExt + skip
 	case skip > 0: // numbers wider than a fixint
 		cost += costNumber
