@@ -9,9 +9,11 @@
 //     fastavro, writes it: the array's shape as array<int>, its typestr, its
 //     C-ordered bytes and the array interface version, 3.
 //   - A schema-driven Avro binary codec (ParseSchema, ParseProtocol) for
-//     the values yaq messages carry, with every length and count checked
-//     against the bytes present and nesting bounded before anything is
-//     allocated; arrays decode aliasing the frame they came in.
+//     the values yaq messages carry, with every schema checked when
+//     parsed, every length and count checked against the bytes present
+//     and nesting bounded before anything is allocated, and the Go memory
+//     a value decodes to bounded by a small multiple of its bytes; arrays
+//     decode aliasing the frame they came in.
 //   - Avro RPC as yaqd-core and yaqc speak it (the handshake, framing, call
 //     and answer layout, error answers): Client, which calls a daemon as
 //     yaqc does, and Daemon, which serves a protocol with Go handlers as
@@ -46,16 +48,22 @@ const ArrayVersion = 3
 var (
 	// ErrTruncated: the input ends before the value does.
 	ErrTruncated = errors.New("truncated input")
-	// ErrMalformed: the bytes are not a valid ndarray record: a negative
-	// length, a dimension outside Avro's int, data that does not match the
-	// shape.
-	ErrMalformed = errors.New("malformed ndarray record")
+	// ErrMalformed: the bytes are not a valid value of their schema: a
+	// negative length, a union branch out of range, an ndarray record
+	// whose dimension is outside Avro's int or whose data does not match
+	// its shape.
+	ErrMalformed = errors.New("malformed value")
 	// ErrDoesNotFit: a Go value that does not fit the Avro schema it is
 	// to be encoded with (a string for a boolean parameter, say).
 	ErrDoesNotFit = errors.New("value does not fit its schema")
 	// ErrNonstandard: encoding an array of a kind outside YEP-110's
 	// standard list (S, U, V, M8, m8) without ArrayOptions.AllowNonstandard.
 	ErrNonstandard = errors.New("non-standard dtype")
+	// ErrLimit: a value from a peer that is over a bound its bytes cannot
+	// vouch for: more items that take no bytes than a value may hold,
+	// more Go memory than a small multiple of its bytes, a value spread
+	// over more frames than allowed.
+	ErrLimit = errors.New("over a decoding limit")
 )
 
 // Error is a failure of this package: its class (one of the sentinel errors
@@ -168,22 +176,18 @@ func DecodeArray(b []byte) (*ndarray.Array, int, error) {
 	var shape []int
 	for {
 		blockAt := r.off
-		n, err := r.varint("shape block")
+		n, err := r.blockCount("shape", -1)
 		if err != nil {
 			return nil, 0, err
 		}
 		if n == 0 {
 			break
 		}
-		if n < 0 {
-			// A negative count is followed by the block's size in bytes.
-			n = -n
-			if _, err := r.varint("shape block size"); err != nil {
-				return nil, 0, err
-			}
+		if n > int64(ndarray.MaxDims-len(shape)) {
+			return nil, 0, errAt(ErrMalformed, blockAt, "shape claims %d more dimensions after %d (NumPy allows %d)", n, len(shape), ndarray.MaxDims)
 		}
-		if n > int64(len(b)-r.off) || len(shape)+int(n) > ndarray.MaxDims {
-			return nil, 0, errAt(ErrMalformed, blockAt, "shape claims %d more dimensions (%d bytes remain, NumPy allows %d)", n, len(b)-r.off, ndarray.MaxDims)
+		if n > int64(len(b)-r.off) {
+			return nil, 0, errAt(ErrTruncated, blockAt, "shape claims %d more dimensions, %d bytes remain", n, len(b)-r.off)
 		}
 		for i := int64(0); i < n; i++ {
 			dimAt := r.off
@@ -252,6 +256,38 @@ func (r *reader) varintOf(what, suffix string) (int64, error) {
 		}
 	}
 	return int64(u>>1) ^ -int64(u&1), nil
+}
+
+// blockCount reads the count of a block of an array's or a map's items and
+// returns it as a positive number, or 0 at the end of the items. A
+// negative count is followed by the block's size in bytes, which is read
+// and checked against the bytes that remain, and, when max is not -1,
+// against the max bytes the value may take; -2^63, which has no positive
+// counterpart, is refused rather than negated.
+func (r *reader) blockCount(what string, max int) (int64, error) {
+	at := r.off
+	n, err := r.varintOf(what, " block count")
+	if err != nil || n >= 0 {
+		return n, err
+	}
+	if n == math.MinInt64 {
+		return 0, errAt(ErrMalformed, at, "%s block count is -2^63, which no number of items is", what)
+	}
+	sizeAt := r.off
+	size, err := r.varintOf(what, " block size")
+	if err != nil {
+		return 0, err
+	}
+	if size < 0 {
+		return 0, errAt(ErrMalformed, sizeAt, "%s block of %d items claims a negative size (%d bytes)", what, -n, size)
+	}
+	if max >= 0 && size > int64(max-r.off) {
+		return 0, errAt(ErrLimit, sizeAt, "%s block of %d items claims %d bytes, more than the %d a value may take", what, -n, size, max)
+	}
+	if size > int64(len(r.b)-r.off) {
+		return 0, errAt(ErrTruncated, sizeAt, "%s block of %d items claims %d bytes, %d remain", what, -n, size, len(r.b)-r.off)
+	}
+	return -n, nil
 }
 
 // bytes reads a length and that many bytes, as a slice of the input.

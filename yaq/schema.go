@@ -5,11 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // ErrSchema: an Avro schema or protocol ndpack cannot use: malformed JSON,
-// an unknown type, a reference to an undefined name.
+// an unknown type, a reference to an undefined name, a fixed without a
+// size, a union inside a union, a name defined twice, a record whose
+// values could never end.
 var ErrSchema = errors.New("invalid schema")
+
+// maxFixedSize bounds the size of a fixed: Avro declares sizes as ints.
+const maxFixedSize = math.MaxInt32
 
 // Schema is a parsed Avro schema: one node of its type tree. Named types
 // (records, enums, fixed) are shared by every reference to them.
@@ -23,6 +29,12 @@ type Schema struct {
 	Symbols  []string  // of an enum
 	Size     int       // of a fixed
 	Branches []*Schema // of a union
+
+	// What checking a parsed schema established, so that decoding need
+	// not work it out again from a schema a peer may have made costly to
+	// walk; a Schema built by hand has checked false.
+	checked bool
+	zero    bool // its values take no bytes: null, fixed of size 0, records of those
 }
 
 // Field is a record field, or a message's parameter.
@@ -62,7 +74,8 @@ func (s *Schema) String() string {
 	return s.Type
 }
 
-// schemaParser builds schemas from JSON, resolving names.
+// schemaParser builds schemas from JSON, resolving names. Every schema it
+// returns has been checked (see check).
 type schemaParser struct {
 	named map[string]*Schema
 	depth int
@@ -73,11 +86,41 @@ var primitive = map[string]bool{
 	"double": true, "bytes": true, "string": true,
 }
 
-// parse builds a schema from its JSON form (a string, a list or an object).
+// parse builds a schema from its JSON form (a string, a list or an object)
+// and, at the outermost call, checks it.
 func (p *schemaParser) parse(v any) (*Schema, error) {
+	if p.depth == 0 {
+		p.depth++
+		defer func() { p.depth-- }()
+		s, err := p.parseNode(v)
+		if err != nil {
+			return nil, err
+		}
+		if err := check(s); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	return p.parseNode(v)
+}
+
+// define registers the named type s, refusing a name given twice: which of
+// two definitions a reference means would be a guess.
+func (p *schemaParser) define(s *Schema) error {
+	if s.Name == "" {
+		return fmt.Errorf("%w: a %s without a name", ErrSchema, s.Type)
+	}
+	if _, dup := p.named[s.Name]; dup || primitive[s.Name] {
+		return fmt.Errorf("%w: %s %q: the name is defined twice", ErrSchema, s.Type, s.Name)
+	}
+	p.named[s.Name] = s
+	return nil
+}
+
+func (p *schemaParser) parseNode(v any) (*Schema, error) {
 	p.depth++
 	defer func() { p.depth-- }()
-	if p.depth > 64 {
+	if p.depth > 65 {
 		return nil, fmt.Errorf("%w: nested more than 64 deep", ErrSchema)
 	}
 	switch x := v.(type) {
@@ -91,11 +134,27 @@ func (p *schemaParser) parse(v any) (*Schema, error) {
 		return nil, fmt.Errorf("%w: unknown type %q", ErrSchema, x)
 	case []any:
 		u := &Schema{Type: "union"}
+		if len(x) == 0 {
+			return nil, fmt.Errorf("%w: a union without branches, which no value fits", ErrSchema)
+		}
+		seen := map[string]bool{}
 		for _, b := range x {
 			s, err := p.parse(b)
 			if err != nil {
 				return nil, err
 			}
+			// Avro forbids both: a branch index must say which type follows.
+			if s.Type == "union" {
+				return nil, fmt.Errorf("%w: union %s holds the union %s as a branch", ErrSchema, unionText(x), s)
+			}
+			key := s.Type
+			if s.Name != "" {
+				key = "named " + s.Name
+			}
+			if seen[key] {
+				return nil, fmt.Errorf("%w: union %s holds %s twice", ErrSchema, unionText(x), s)
+			}
+			seen[key] = true
 			u.Branches = append(u.Branches, s)
 		}
 		return u, nil
@@ -105,12 +164,18 @@ func (p *schemaParser) parse(v any) (*Schema, error) {
 		name, _ := x["name"].(string)
 		switch t {
 		case "array":
+			if x["items"] == nil {
+				return nil, fmt.Errorf("%w: an array without items", ErrSchema)
+			}
 			items, err := p.parse(x["items"])
 			if err != nil {
 				return nil, err
 			}
 			return &Schema{Type: t, Items: items, Logical: logical}, nil
 		case "map":
+			if x["values"] == nil {
+				return nil, fmt.Errorf("%w: a map without values", ErrSchema)
+			}
 			values, err := p.parse(x["values"])
 			if err != nil {
 				return nil, err
@@ -118,41 +183,74 @@ func (p *schemaParser) parse(v any) (*Schema, error) {
 			return &Schema{Type: t, Values: values, Logical: logical}, nil
 		case "record", "error":
 			s := &Schema{Type: "record", Name: name, Logical: logical}
-			if name != "" {
-				p.named[name] = s // before the fields: a record may refer to itself
+			// Defined before the fields: a record may refer to itself.
+			if err := p.define(s); err != nil {
+				return nil, err
 			}
-			fields, _ := x["fields"].([]any)
-			for _, f := range fields {
+			fields, ok := x["fields"].([]any)
+			if !ok {
+				return nil, fmt.Errorf("%w: record %q has no list of fields", ErrSchema, name)
+			}
+			seen := make(map[string]bool, len(fields))
+			for i, f := range fields {
 				fm, _ := f.(map[string]any)
 				fname, _ := fm["name"].(string)
+				if fname == "" {
+					return nil, fmt.Errorf("%w: record %q: field %d has no name", ErrSchema, name, i)
+				}
+				if seen[fname] {
+					return nil, fmt.Errorf("%w: record %q has two fields named %q", ErrSchema, name, fname)
+				}
+				seen[fname] = true
+				if fm["type"] == nil {
+					return nil, fmt.Errorf("%w: record %q: field %q has no type", ErrSchema, name, fname)
+				}
 				ft, err := p.parse(fm["type"])
 				if err != nil {
-					return nil, fmt.Errorf("field %q: %w", fname, err)
+					return nil, fmt.Errorf("record %q, field %q: %w", name, fname, err)
 				}
 				s.Fields = append(s.Fields, Field{Name: fname, Type: ft})
 			}
 			return s, nil
 		case "enum":
 			s := &Schema{Type: t, Name: name, Logical: logical}
-			syms, _ := x["symbols"].([]any)
-			for _, sym := range syms {
-				str, _ := sym.(string)
+			syms, ok := x["symbols"].([]any)
+			if !ok {
+				return nil, fmt.Errorf("%w: enum %q has no list of symbols", ErrSchema, name)
+			}
+			seen := make(map[string]bool, len(syms))
+			for i, sym := range syms {
+				str, ok := sym.(string)
+				if !ok || str == "" {
+					return nil, fmt.Errorf("%w: enum %q: symbol %d is not a name", ErrSchema, name, i)
+				}
+				if seen[str] {
+					return nil, fmt.Errorf("%w: enum %q lists the symbol %q twice", ErrSchema, name, str)
+				}
+				seen[str] = true
 				s.Symbols = append(s.Symbols, str)
 			}
-			if name != "" {
-				p.named[name] = s
+			if err := p.define(s); err != nil {
+				return nil, err
 			}
 			return s, nil
 		case "fixed":
-			size, _ := x["size"].(json.Number).Int64()
+			num, ok := x["size"].(json.Number)
+			if !ok {
+				return nil, fmt.Errorf("%w: fixed %q has no size", ErrSchema, name)
+			}
+			size, err := num.Int64()
+			if err != nil || size < 0 || size > maxFixedSize {
+				return nil, fmt.Errorf("%w: fixed %q has size %s, not a whole number of bytes from 0 to %d", ErrSchema, name, num, maxFixedSize)
+			}
 			s := &Schema{Type: t, Name: name, Size: int(size), Logical: logical}
-			if name != "" {
-				p.named[name] = s
+			if err := p.define(s); err != nil {
+				return nil, err
 			}
 			return s, nil
 		}
 		if primitive[t] || p.named[t] != nil {
-			s, err := p.parse(t)
+			s, err := p.parseNode(t)
 			if err != nil {
 				return nil, err
 			}
@@ -163,9 +261,163 @@ func (p *schemaParser) parse(v any) (*Schema, error) {
 			}
 			return s, nil
 		}
-		return nil, fmt.Errorf("%w: unknown type %v", ErrSchema, x["type"])
+		if x["type"] == nil {
+			return nil, fmt.Errorf("%w: an object without a type", ErrSchema)
+		}
+		return nil, fmt.Errorf("%w: unknown type %v", ErrSchema, jsonText(x["type"]))
 	}
-	return nil, fmt.Errorf("%w: %T is not a schema", ErrSchema, v)
+	return nil, fmt.Errorf("%w: %s is not a schema", ErrSchema, jsonText(v))
+}
+
+// jsonText shows a piece of a schema as JSON in an error, shortened.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%T", v)
+	}
+	if len(b) > 80 {
+		return string(b[:77]) + "..."
+	}
+	return string(b)
+}
+
+func unionText(branches []any) string { return jsonText(branches) }
+
+// check establishes, for every node of s not checked before, that its
+// values can end, and whether they take any bytes. A record whose every
+// value holds another value of a record without a way out (a field of its
+// own type, say, or of a record that holds it) could never be read to its
+// end, only recursed into: it is refused, naming it. The work is linear in
+// the nodes not yet checked, whatever the peer's schema looks like.
+func check(s *Schema) error {
+	// The nodes not yet checked, each once, and who depends on each.
+	var nodes []*Schema
+	index := map[*Schema]int{}
+	var parents [][]int
+	visit := func(n *Schema) int {
+		if n.checked {
+			return -1
+		}
+		if i, ok := index[n]; ok {
+			return i
+		}
+		index[n] = len(nodes)
+		nodes = append(nodes, n)
+		parents = append(parents, nil)
+		return len(nodes) - 1
+	}
+	visit(s)
+	// pending counts, for each record, the fields not yet known to end;
+	// a union needs one branch that ends. A node ends when its count is 0.
+	pending := make([]int, 0, 16)
+	ends := make([]bool, 0, 16)
+	var queue []int
+	for i := 0; i < len(nodes); i++ {
+		n := nodes[i]
+		var kids []*Schema
+		switch {
+		case n.Type == "union":
+			kids = n.Branches
+		case n.Type == "record" && !n.isArray():
+			for _, f := range n.Fields {
+				kids = append(kids, f.Type)
+			}
+		case n.Type == "array":
+			visit(n.Items) // an empty array ends: no dependency
+		case n.Type == "map":
+			visit(n.Values)
+		}
+		need := 0
+		for _, k := range kids {
+			if j := visit(k); j >= 0 {
+				parents[j] = append(parents[j], i)
+				need++
+			}
+		}
+		if n.Type == "union" && need < len(kids) {
+			need = 0 // a branch checked before ends
+		} else if n.Type == "union" && need > 0 {
+			need = 1
+		}
+		pending = append(pending, need)
+		ends = append(ends, need == 0)
+		if need == 0 {
+			queue = append(queue, i)
+		}
+	}
+	for len(queue) > 0 {
+		i := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		for _, p := range parents[i] {
+			if ends[p] {
+				continue
+			}
+			if pending[p]--; pending[p] == 0 || nodes[p].Type == "union" {
+				ends[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	for i, n := range nodes {
+		if !ends[i] && n.Type == "record" {
+			return fmt.Errorf("%w: record %q can never end: each of its values holds another value of a record with no way out (no union, array or map on the way)", ErrSchema, n.Name)
+		}
+	}
+	// Records are now known to end, so no record reaches itself through
+	// record fields alone and zeroSize's recursion is finite.
+	memo := map[*Schema]bool{}
+	for _, n := range nodes {
+		n.zero = zeroSize(n, memo)
+	}
+	for _, n := range nodes {
+		n.checked = true
+	}
+	return nil
+}
+
+// zeroSize reports whether values of s take no bytes: null, a fixed of
+// size 0, a record (not the ndarray, whose layout has lengths) of such
+// fields. Every other type writes at least one byte: a length, a count,
+// a branch index. memo holds the answers so far.
+func zeroSize(s *Schema, memo map[*Schema]bool) bool {
+	if s.checked {
+		return s.zero
+	}
+	switch s.Type {
+	case "null":
+		return true
+	case "fixed":
+		return s.Size == 0
+	case "record":
+		if s.isArray() {
+			return false
+		}
+		if z, ok := memo[s]; ok {
+			return z
+		}
+		memo[s] = false // a hand-built record that reaches itself: not zero
+		for _, f := range s.Fields {
+			if !zeroSize(f.Type, memo) {
+				return false
+			}
+		}
+		memo[s] = true
+		return true
+	}
+	return false
+}
+
+// takesNoBytes reports whether values of s take no bytes, from what check
+// established, or worked out for a schema built by hand.
+func (s *Schema) takesNoBytes() bool {
+	if s.checked {
+		return s.zero
+	}
+	switch s.Type {
+	case "null", "fixed", "record":
+		return zeroSize(s, map[*Schema]bool{})
+	}
+	return false
 }
 
 // ParseSchema parses one Avro schema from its JSON text.

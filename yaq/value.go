@@ -13,11 +13,31 @@ import (
 )
 
 // Limits on decoding values from a daemon or client, beyond the bytes
-// there are: items that take no bytes (nulls) cannot vouch for their count
-// with bytes, and recursive records could nest without end.
+// there are. Items that take no bytes (nulls, empty records) cannot vouch
+// for their count with bytes: a whole value may hold maxZeroSizeItems of
+// them, however they are spread over its arrays. Recursive records could
+// nest without end. And a byte may decode into far more Go memory than
+// itself (a one-byte record into a map of some 300 bytes): the Go values
+// of a value of n bytes are estimated as they are made and may take
+// decodedPerByte*n + decodedSlack bytes.
 const (
 	maxZeroSizeItems = 1 << 16
 	maxValueDepth    = 512
+	decodedPerByte   = 32
+	decodedSlack     = 2 << 20
+)
+
+// Estimates of the Go memory decoded values take, for the budget above:
+// a slot of []any, an entry of a map (with its share of the map's growth),
+// a boxed number, a string or slice header in an interface, a record's
+// map of up to 8 fields, an *ndarray.Array.
+const (
+	costSlot     = 16
+	costMapEntry = 80
+	costNumber   = 8
+	costHeader   = 24
+	costGroup    = 48 + 288
+	costArray    = 160
 )
 
 // Decode decodes one value of schema s at the start of b, in Avro's binary
@@ -27,15 +47,52 @@ const (
 // branch; arrays []any; maps map[string]any; int int32; long int64; float
 // float32; double float64; bytes []byte (aliasing b); enums their symbol.
 // Every count and length is checked against the bytes that remain before
-// anything is sized from it.
+// anything is sized from it, whatever its sign; the items that take no
+// bytes are bounded for the whole value, and so is the Go memory it
+// decodes to, a small multiple of len(b) (an error wrapping ErrLimit past
+// either). A count or length that claims more bytes than remain is
+// ErrTruncated: more bytes may complete it.
 func (s *Schema) Decode(b []byte) (any, int, error) {
-	d := valueDecoder{r: reader{b: b}}
+	d := valueDecoder{r: reader{b: b}, memMax: int64(len(b))*decodedPerByte + decodedSlack}
 	v, err := d.value(s, 0)
 	return v, d.r.off, err
 }
 
 type valueDecoder struct {
-	r reader
+	r      reader
+	zero   int   // items of no bytes so far, in all the value's arrays
+	mem    int64 // the estimated Go memory of what is decoded so far
+	memMax int64
+}
+
+// spend adds n bytes to the memory the value is estimated to take, and
+// fails when that is over the budget; it is called before the memory is
+// taken.
+func (d *valueDecoder) spend(n int64, at int) error {
+	d.mem += n
+	if d.mem > d.memMax {
+		return errAt(ErrLimit, at, "the value would take more than %d bytes of memory, decoded from %d bytes (at most %d per byte and %d more)",
+			d.memMax, len(d.r.b), decodedPerByte, decodedSlack)
+	}
+	return nil
+}
+
+// boxCost is what storing an integer in an interface allocates: nothing
+// for 0 to 255, which Go keeps ready.
+func boxCost(v int64) int64 {
+	if v >= 0 && v < 256 {
+		return 0
+	}
+	return costNumber
+}
+
+// recordCost estimates a map[string]any of k entries: a group of 8 slots
+// per 8 entries, and the map's header.
+func recordCost(k int) int64 {
+	if k == 0 {
+		return 48
+	}
+	return int64(costGroup) * int64((k+7)/8)
 }
 
 func (d *valueDecoder) value(s *Schema, depth int) (any, error) {
@@ -65,12 +122,25 @@ func (d *valueDecoder) value(s *Schema, depth int) (any, error) {
 		if v < math.MinInt32 || v > math.MaxInt32 {
 			return nil, errAt(ErrMalformed, at, "int %d is out of range", v)
 		}
+		if err := d.spend(boxCost(v), at); err != nil {
+			return nil, err
+		}
 		return int32(v), nil
 	case "long":
-		return r.varint("long")
+		v, err := r.varint("long")
+		if err != nil {
+			return nil, err
+		}
+		if err := d.spend(boxCost(v), at); err != nil {
+			return nil, err
+		}
+		return v, nil
 	case "float":
 		if len(r.b)-r.off < 4 {
 			return nil, errAt(ErrTruncated, at, "the input ends inside a float")
+		}
+		if err := d.spend(costNumber, at); err != nil {
+			return nil, err
 		}
 		r.off += 4
 		return math.Float32frombits(binary.LittleEndian.Uint32(r.b[at:])), nil
@@ -78,16 +148,37 @@ func (d *valueDecoder) value(s *Schema, depth int) (any, error) {
 		if len(r.b)-r.off < 8 {
 			return nil, errAt(ErrTruncated, at, "the input ends inside a double")
 		}
+		if err := d.spend(costNumber, at); err != nil {
+			return nil, err
+		}
 		r.off += 8
 		return math.Float64frombits(binary.LittleEndian.Uint64(r.b[at:])), nil
 	case "bytes":
-		return r.bytes("bytes")
+		b, err := r.bytes("bytes")
+		if err != nil {
+			return nil, err
+		}
+		if err := d.spend(costHeader, at); err != nil {
+			return nil, err
+		}
+		return b, nil
 	case "string":
 		b, err := r.bytes("string")
-		return string(b), err
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > 0 {
+			if err := d.spend(costHeader+int64(len(b)), at); err != nil {
+				return nil, err
+			}
+		}
+		return string(b), nil
 	case "fixed":
 		if s.Size < 0 || len(r.b)-r.off < s.Size {
-			return nil, errAt(ErrTruncated, at, "the input ends inside a fixed of %d bytes", s.Size)
+			return nil, errAt(ErrTruncated, at, "the input ends inside fixed %s of %d bytes", s.Name, s.Size)
+		}
+		if err := d.spend(costHeader, at); err != nil {
+			return nil, err
 		}
 		r.off += s.Size
 		return r.b[at:r.off:r.off], nil
@@ -98,6 +189,9 @@ func (d *valueDecoder) value(s *Schema, depth int) (any, error) {
 		}
 		if i < 0 || i >= int64(len(s.Symbols)) {
 			return nil, errAt(ErrMalformed, at, "enum index %d of %s is out of range", i, s.Name)
+		}
+		if err := d.spend(costHeader, at); err != nil {
+			return nil, err
 		}
 		return s.Symbols[i], nil
 	case "union":
@@ -115,8 +209,14 @@ func (d *valueDecoder) value(s *Schema, depth int) (any, error) {
 			if err != nil {
 				return nil, shift(err, r.off)
 			}
+			if err := d.spend(costArray+costSlot*int64(len(a.Shape)), at); err != nil {
+				return nil, err
+			}
 			r.off += n
 			return a, nil
+		}
+		if err := d.spend(recordCost(len(s.Fields)), at); err != nil {
+			return nil, err
 		}
 		m := make(map[string]any, len(s.Fields))
 		for _, f := range s.Fields {
@@ -128,69 +228,88 @@ func (d *valueDecoder) value(s *Schema, depth int) (any, error) {
 		}
 		return m, nil
 	case "array", "map":
-		elem := s.Items
-		if s.Type == "map" {
-			elem = s.Values
+		return d.items(s, depth)
+	}
+	return nil, errAt(ErrSchema, at, "cannot decode type %q", s.Type)
+}
+
+// items decodes an array or a map: blocks of items, each block a count
+// (negative: then followed by the block's size in bytes) until a count of
+// 0.
+func (d *valueDecoder) items(s *Schema, depth int) (any, error) {
+	r := &d.r
+	elem := s.Items
+	if s.Type == "map" {
+		elem = s.Values
+	}
+	// A map entry takes at least its key's length byte; an array item at
+	// least a byte, unless its type takes none.
+	zero := s.Type == "array" && elem.takesNoBytes()
+	var list []any
+	var m map[string]any
+	if s.Type == "map" {
+		if err := d.spend(48, r.off); err != nil {
+			return nil, err
 		}
-		var list []any
-		var m map[string]any
-		if s.Type == "map" {
-			m = map[string]any{}
-		} else {
-			list = []any{}
+		m = map[string]any{}
+	}
+	for {
+		blockAt := r.off
+		n, err := r.blockCount(s.Type, -1)
+		if err != nil {
+			return nil, err
 		}
-		total := 0
-		for {
-			blockAt := r.off
-			n, err := r.varintOf(s.Type, " block")
-			if err != nil {
+		if n == 0 {
+			break
+		}
+		if zero {
+			if n > int64(maxZeroSizeItems-d.zero) {
+				return nil, errAt(ErrLimit, blockAt, "%s block claims %d items of %s, which take no bytes; a value may hold %d such items in all, and %d came before",
+					s.Type, n, elem, maxZeroSizeItems, d.zero)
+			}
+			d.zero += int(n)
+		} else if n > int64(len(r.b)-r.off) {
+			return nil, errAt(ErrTruncated, blockAt, "%s block claims %d items, %d bytes remain", s.Type, n, len(r.b)-r.off)
+		}
+		if m == nil {
+			if err := d.spend(costSlot*n, blockAt); err != nil {
 				return nil, err
 			}
-			if n == 0 {
-				break
+			if list == nil {
+				list = make([]any, 0, n) // n is within the bytes, or the cap
 			}
-			if n < 0 {
-				n = -n
-				if _, err := r.varintOf(s.Type, " block size"); err != nil {
-					return nil, err
-				}
-			}
-			// Each item takes at least one byte, a map entry its key's
-			// length byte; items of no bytes are capped by count.
-			minSize := 1
-			if s.Type == "array" && encodedMin(elem, 0) == 0 {
-				minSize = 0
-			}
-			if (minSize > 0 && n > int64(len(r.b)-r.off)) || (minSize == 0 && int64(total)+n > maxZeroSizeItems) {
-				return nil, errAt(ErrMalformed, blockAt, "%s block claims %d items, %d bytes remain", s.Type, n, len(r.b)-r.off)
-			}
-			total += int(n)
-			for i := int64(0); i < n; i++ {
-				var key string
-				if m != nil {
-					kb, err := r.bytes("map key")
-					if err != nil {
-						return nil, err
-					}
-					key = string(kb)
-				}
-				v, err := d.value(elem, depth+1)
+		}
+		for i := int64(0); i < n; i++ {
+			var key string
+			if m != nil {
+				keyAt := r.off
+				kb, err := r.bytes("map key")
 				if err != nil {
 					return nil, err
 				}
-				if m != nil {
-					m[key] = v
-				} else {
-					list = append(list, v)
+				if err := d.spend(costMapEntry+int64(len(kb)), keyAt); err != nil {
+					return nil, err
 				}
+				key = string(kb)
+			}
+			v, err := d.value(elem, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if m != nil {
+				m[key] = v
+			} else {
+				list = append(list, v)
 			}
 		}
-		if m != nil {
-			return m, nil
-		}
-		return list, nil
 	}
-	return nil, errAt(ErrSchema, at, "cannot decode type %q", s.Type)
+	if m != nil {
+		return m, nil
+	}
+	if list == nil {
+		list = []any{}
+	}
+	return list, nil
 }
 
 // shift adds base to the offset of a codec error found in a sub-slice.
@@ -201,30 +320,6 @@ func shift(err error, base int) error {
 		return &c
 	}
 	return err
-}
-
-// encodedMin is the fewest bytes a value of s takes.
-func encodedMin(s *Schema, depth int) int {
-	if depth > 16 {
-		return 0 // a recursive record: do not count on its size
-	}
-	switch s.Type {
-	case "null":
-		return 0
-	case "float":
-		return 4
-	case "double":
-		return 8
-	case "fixed":
-		return s.Size
-	case "record":
-		n := 0
-		for _, f := range s.Fields {
-			n += encodedMin(f.Type, depth+1)
-		}
-		return n
-	}
-	return 1
 }
 
 // Append appends the Avro binary encoding of v as a value of schema s to
