@@ -95,7 +95,11 @@ func (c *Client) connect(ctx context.Context) error {
 		return err
 	}
 	c.conn, c.stale = conn, false
-	c.in = &frames{br: bufio.NewReaderSize(conn, 64<<10), max: c.maxFrame, dropRest: true}
+	peer := "the daemon"
+	if c.addr != "" {
+		peer = "daemon " + c.addr
+	}
+	c.in = &frames{br: bufio.NewReaderSize(conn, 64<<10), max: c.maxFrame, dropRest: true, peer: peer}
 	stop := c.watch(ctx)
 	defer stop()
 	var spaces [16]byte

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/ndpack/ndpack/internal/boundedio"
@@ -23,6 +24,13 @@ type frames struct {
 	// it has the room); taken is the memory that frame went into.
 	lending     bool
 	loan, taken []byte
+	// peer names the other end in errors ("daemon 127.0.0.1:39111"); read
+	// counts the bytes read from it, for the offsets errors give.
+	peer string
+	read int64
+	// scan finds the end of a value that spans frames; kept between
+	// values for the memory of its stack.
+	scan scanner
 }
 
 // lend offers mem for the next frame that is read, which takes it over.
@@ -41,50 +49,146 @@ func (f *frames) lent() []byte {
 // value are skipped (the terminators and nulls of earlier messages); a
 // value continues into the next frame when its frame ends early. A frame
 // over the limit is refused before anything is read of it.
+//
+// Real writers put each value in a frame of its own, which is decoded
+// directly. A value that spans frames is decoded once it is complete:
+// until then a scanner that resumes where it stopped finds where it ends,
+// so that the work is linear in the bytes received however the peer cuts
+// them, where decoding again from the start after each frame would take
+// time quadratic in the number of frames.
 func (f *frames) value(s *Schema) (any, error) {
-	if s.Type == "null" {
-		return nil, nil
+	if s.takesNoBytes() {
+		v, _, err := s.Decode(nil)
+		return v, err
 	}
+	valueAt := f.read - int64(len(f.buf)) // the buffer is the end of the last frame
+	scanning, grew := false, len(f.buf) > 0
+	var first error // what decoding the first bytes found
+	firstLen := 0
 	for {
-		if len(f.buf) > 0 {
-			v, n, err := s.Decode(f.buf)
-			if err == nil {
-				f.buf = f.buf[n:]
-				if f.dropRest {
-					f.buf = nil
+		if grew {
+			if !scanning {
+				v, n, err := s.Decode(f.buf)
+				if err == nil {
+					return f.took(v, n), nil
 				}
-				return v, nil
+				// Over a limit may be for want of the rest of the value's
+				// bytes, which raise the memory budget.
+				if !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrLimit) {
+					return nil, f.fail(err, s, valueAt)
+				}
+				scanning, first, firstLen = true, err, len(f.buf)
+				f.scan.start(s, f.max)
+			}
+			end, err := f.scan.resume(f.buf)
+			if err == nil {
+				if end <= firstLen && errors.Is(first, ErrLimit) {
+					// Those bytes held the whole value: it is over the
+					// limit, as decoding it again would find.
+					return nil, f.fail(first, s, valueAt)
+				}
+				v, n, err := s.Decode(f.buf[:end])
+				if err != nil {
+					return nil, f.fail(err, s, valueAt)
+				}
+				return f.took(v, n), nil
 			}
 			if !errors.Is(err, ErrTruncated) {
-				return nil, err
+				return nil, f.fail(err, s, valueAt)
 			}
 		}
 		var h [4]byte
-		if _, err := io.ReadFull(f.br, h[:]); err != nil {
-			return nil, err
+		got, err := io.ReadFull(f.br, h[:])
+		f.read += int64(got)
+		if err != nil {
+			return nil, f.ended(err, s, valueAt, got, -1)
 		}
 		n := binary.BigEndian.Uint32(h[:])
+		frameAt := f.read - 4
 		if int64(n)+int64(len(f.buf)) > int64(f.max) {
-			return nil, errAt(ErrMalformed, -1, "a frame of %d bytes, over the limit of %d", n, f.max)
-		}
-		// Memory grows as the frame arrives, not from its claimed length.
-		var frame []byte
-		var err error
-		if f.lending {
-			frame, err = f.chunks.ReadAppend(f.loan[:0], f.br, int(n), 0)
-			f.lending, f.loan, f.taken = false, nil, frame
-		} else {
-			frame, err = f.chunks.ReadFull(f.br, int(n))
-		}
-		if err != nil {
-			return nil, err
+			return nil, errAt(ErrMalformed, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes of the value before it is over the limit of %d",
+				f.peerName(), n, len(f.buf), f.max)
 		}
 		if len(f.buf) == 0 {
+			valueAt = f.read
+			// Memory grows as the frame arrives, not from its claimed length.
+			var frame []byte
+			if f.lending {
+				frame, err = f.chunks.ReadAppend(f.loan[:0], f.br, int(n), 0)
+				f.lending, f.loan, f.taken = false, nil, frame
+			} else {
+				frame, err = f.chunks.ReadFull(f.br, int(n))
+			}
 			f.buf = frame // the common case: a value in a frame of its own
 		} else {
-			f.buf = append(f.buf, frame...)
+			// Room for as much again, so that a value in many small frames
+			// is copied a few times in all, not once per frame.
+			f.buf, err = f.chunks.ReadAppend(f.buf, f.br, int(n), len(f.buf))
 		}
+		if err != nil {
+			return nil, f.ended(err, s, valueAt, 0, frameAt)
+		}
+		f.read += int64(n)
+		grew = n > 0
 	}
+}
+
+// took consumes the n bytes of a value read.
+func (f *frames) took(v any, n int) any {
+	f.buf = f.buf[n:]
+	if f.dropRest || len(f.buf) == 0 {
+		f.buf = nil
+	}
+	return v
+}
+
+func (f *frames) peerName() string {
+	if f.peer == "" {
+		return "the peer"
+	}
+	return f.peer
+}
+
+// fail says, of an error found in a value, which value from which peer:
+// its offsets count from the start of the value.
+func (f *frames) fail(err error, s *Schema, valueAt int64) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	c := *e
+	c.Detail += fmt.Sprintf(" (in the %s value from %s, which starts at byte %d of the stream)", s, f.peerName(), valueAt)
+	return &c
+}
+
+// ended explains a read that failed: a connection that ended says where
+// and what was awaited, and still wraps io.EOF (at a value's start) or
+// io.ErrUnexpectedEOF (within one), for callers that take a peer hanging
+// up between values as the normal end. Other errors (a deadline, a closed
+// connection) are returned as they are. got is how much of a frame header
+// was read; frameAt, if not -1, where the frame whose payload ended
+// starts.
+func (f *frames) ended(err error, s *Schema, valueAt int64, got int, frameAt int64) error {
+	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return err
+	}
+	at := f.read
+	var detail string
+	cause := io.ErrUnexpectedEOF
+	switch {
+	case frameAt >= 0:
+		at = frameAt
+		detail = fmt.Sprintf("the connection from %s ended inside the frame that starts here, waiting for the %s value", f.peerName(), s)
+	case got > 0:
+		at -= int64(got)
+		detail = fmt.Sprintf("the connection from %s ended inside a frame header (%d of 4 bytes), waiting for the %s value", f.peerName(), got, s)
+	case len(f.buf) > 0:
+		detail = fmt.Sprintf("the connection from %s ended after %d bytes of the %s value that starts at byte %d, before its end", f.peerName(), len(f.buf), s, valueAt)
+	default:
+		detail = fmt.Sprintf("%s closed the connection, where the %s value was to come", f.peerName(), s)
+		cause = io.EOF
+	}
+	return &Error{Err: ErrTruncated, Offset: at, Detail: detail, Cause: cause}
 }
 
 // valueInPlace decodes a value of s from the next frame while it lies in
@@ -92,31 +196,270 @@ func (f *frames) value(s *Schema) (any, error) {
 // past the next read. ok is false, and nothing consumed, when it cannot:
 // the frame is empty, over max, not all buffered, or holds more or less
 // than a value.
-func valueInPlace(br *bufio.Reader, s *Schema, max int) (v any, ok bool) {
+func valueInPlace(br *bufio.Reader, s *Schema, max int) (v any, n int, ok bool) {
 	h, err := br.Peek(4)
 	if err != nil {
-		return nil, false
+		return nil, 0, false
 	}
-	n := int(binary.BigEndian.Uint32(h))
+	n = int(binary.BigEndian.Uint32(h))
 	if n == 0 || n > max || 4+n > br.Buffered() {
-		return nil, false
+		return nil, 0, false
 	}
 	b, _ := br.Peek(4 + n)
 	v, used, err := s.Decode(b[4:])
 	if err != nil || used != n {
-		return nil, false
+		return nil, 0, false
 	}
 	br.Discard(4 + n)
-	return v, true
+	return v, 4 + n, true
 }
 
 // smallValue reads a value of s as value does, in place when it can; the
 // value must not be kept past the next read.
 func (f *frames) smallValue(s *Schema) (any, error) {
 	if len(f.buf) == 0 {
-		if v, ok := valueInPlace(f.br, s, f.max); ok {
+		if v, n, ok := valueInPlace(f.br, s, f.max); ok {
+			f.read += int64(n)
 			return v, nil
 		}
 	}
 	return f.value(s)
+}
+
+// scanner finds where a value ends in bytes that arrive a frame at a
+// time. It resumes where it stopped, at the start of the token (a number,
+// a length and its bytes, a block count) it could not read whole, so that
+// a value spread over many frames is scanned once, not once per frame. It
+// builds nothing and checks what finding the end needs (counts, lengths,
+// union branches, nesting, the items that take no bytes): the value is
+// decoded, and checked whole, once it is complete.
+type scanner struct {
+	stack []scanStep
+	off   int // where the next token starts; what is before it is scanned
+	zero  int // items that take no bytes, so far
+	max   int // the most bytes the value may take
+}
+
+// scanStep is a value being scanned: where in it the scan is.
+type scanStep struct {
+	s    *Schema
+	i    int   // record: the next field; ndarray: the next part; union: 1 once the branch is pushed
+	left int64 // array, map, ndarray shape: the items left in the block
+	key  bool  // map: the key of the next entry has been read
+}
+
+func (sc *scanner) start(s *Schema, max int) {
+	sc.stack = append(sc.stack[:0], scanStep{s: s})
+	sc.off, sc.zero, sc.max = 0, 0, max
+}
+
+// push starts scanning a value of s inside the current one, unless it
+// takes no bytes.
+func (sc *scanner) push(s *Schema) error {
+	if s.takesNoBytes() {
+		return nil
+	}
+	if len(sc.stack) > maxValueDepth {
+		return errAt(ErrMalformed, sc.off, "values nested more than %d deep", maxValueDepth)
+	}
+	sc.stack = append(sc.stack, scanStep{s: s})
+	return nil
+}
+
+// length reads a length and skips that many bytes, refusing a length the
+// value could never hold.
+func (sc *scanner) length(r *reader, what string) error {
+	at := r.off
+	n, err := r.varintOf(what, " length")
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		return errAt(ErrMalformed, at, "%s has a negative length (%d)", what, n)
+	}
+	if n > int64(sc.max-r.off) {
+		return errAt(ErrLimit, at, "%s claims %d bytes, more than the %d a value may take", what, n, sc.max)
+	}
+	if n > int64(len(r.b)-r.off) {
+		return errAt(ErrTruncated, at, "%s claims %d bytes, %d remain", what, n, len(r.b)-r.off)
+	}
+	r.off += int(n)
+	return nil
+}
+
+// skip skips n bytes of a fixed size.
+func skip(r *reader, n int, what string) error {
+	if len(r.b)-r.off < n {
+		return errAt(ErrTruncated, r.off, "the input ends inside %s", what)
+	}
+	r.off += n
+	return nil
+}
+
+// count reads a block count of a value's items of elem, checking it
+// against the bytes the value may still take, or, for items that take no
+// bytes, against the cap on them.
+func (sc *scanner) count(r *reader, what string, elem *Schema) (int64, error) {
+	at := r.off
+	n, err := r.blockCount(what, sc.max)
+	if err != nil || n == 0 {
+		return n, err
+	}
+	if elem != nil && elem.takesNoBytes() {
+		if n > int64(maxZeroSizeItems-sc.zero) {
+			return 0, errAt(ErrLimit, at, "%s block claims %d items of %s, which take no bytes; a value may hold %d such items in all, and %d came before",
+				what, n, elem, maxZeroSizeItems, sc.zero)
+		}
+		sc.zero += int(n)
+		return n, nil
+	}
+	if n > int64(sc.max-r.off) {
+		return 0, errAt(ErrLimit, at, "%s block claims %d items, more than the %d bytes a value may take", what, n, sc.max)
+	}
+	return n, nil
+}
+
+// resume scans b, the value's bytes so far (the same as before, and more),
+// from where the last call stopped. It returns the value's length once its
+// end is found, an error wrapping ErrTruncated while it needs more bytes,
+// or what makes it unreadable.
+func (sc *scanner) resume(b []byte) (int, error) {
+	for len(sc.stack) > 0 {
+		top := &sc.stack[len(sc.stack)-1]
+		s := top.s
+		r := reader{b: b, off: sc.off}
+		var err error
+		switch s.Type {
+		case "null":
+		case "boolean":
+			err = skip(&r, 1, "a boolean")
+		case "int", "long", "enum":
+			_, err = r.varint(s.Type)
+		case "float":
+			err = skip(&r, 4, "a float")
+		case "double":
+			err = skip(&r, 8, "a double")
+		case "fixed":
+			err = skip(&r, s.Size, "fixed "+s.Name)
+		case "bytes", "string":
+			err = sc.length(&r, s.Type)
+		case "union":
+			if top.i == 0 {
+				at := r.off
+				i, err := r.varint("union branch")
+				if err != nil {
+					return 0, err
+				}
+				if i < 0 || i >= int64(len(s.Branches)) {
+					return 0, errAt(ErrMalformed, at, "union branch %d of %s is out of range", i, s)
+				}
+				sc.off, top.i = r.off, 1
+				if err := sc.push(s.Branches[i]); err != nil {
+					return 0, err
+				}
+				continue
+			}
+		case "record":
+			if s.isArray() {
+				done, err := sc.ndarray(top, &r)
+				if err != nil {
+					return 0, err
+				}
+				sc.off = r.off
+				if !done {
+					continue
+				}
+				break
+			}
+			if top.i < len(s.Fields) {
+				top.i++
+				if err := sc.push(s.Fields[top.i-1].Type); err != nil {
+					return 0, err
+				}
+				continue
+			}
+		case "array", "map":
+			elem := s.Items
+			if s.Type == "map" {
+				elem = s.Values
+			}
+			if top.left == 0 {
+				zeroElem := elem
+				if s.Type == "map" {
+					zeroElem = nil // an entry takes its key's bytes
+				}
+				n, err := sc.count(&r, s.Type, zeroElem)
+				if err != nil {
+					return 0, err
+				}
+				sc.off = r.off
+				if n == 0 {
+					break
+				}
+				if zeroElem == nil || !zeroElem.takesNoBytes() {
+					top.left = n
+				}
+				continue
+			}
+			if s.Type == "map" && !top.key {
+				if err := sc.length(&r, "map key"); err != nil {
+					return 0, err
+				}
+				sc.off, top.key = r.off, true
+				continue
+			}
+			top.left--
+			top.key = false
+			if err := sc.push(elem); err != nil {
+				return 0, err
+			}
+			continue
+		default:
+			return 0, errAt(ErrSchema, r.off, "cannot decode type %q", s.Type)
+		}
+		if err != nil {
+			return 0, err
+		}
+		sc.off = r.off
+		sc.stack = sc.stack[:len(sc.stack)-1]
+	}
+	return sc.off, nil
+}
+
+// ndarray scans a part of the YEP-113 record: its shape's blocks and
+// dimensions, typestr, data and version, one token at a time. done says
+// the record is scanned.
+func (sc *scanner) ndarray(top *scanStep, r *reader) (done bool, err error) {
+	switch top.i {
+	case 0:
+		if top.left == 0 {
+			n, err := sc.count(r, "shape", nil)
+			if err != nil {
+				return false, err
+			}
+			if n == 0 {
+				top.i++
+			}
+			top.left = n
+			return false, nil
+		}
+		if _, err := r.varint("dimension"); err != nil {
+			return false, err
+		}
+		top.left--
+	case 1:
+		err = sc.length(r, "typestr")
+	case 2:
+		err = sc.length(r, "data")
+	case 3:
+		_, err = r.varint("version")
+		done = true
+	}
+	if err != nil {
+		return false, err // the part is read again, whole, when more bytes came
+	}
+	if top.i > 0 {
+		top.i++
+	}
+	return done, nil
 }
