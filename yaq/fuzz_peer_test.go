@@ -1,0 +1,162 @@
+package yaq
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/ndpack/ndpack/internal/sharedfiles"
+)
+
+// peerSeeds returns, for each recorded daemon, its served protocol and the
+// distinct frames it sent (up to 16 KiB each): what a client parses from a
+// handshake and the answers it decodes. It returns none where the
+// recordings are absent, unless CI requires them.
+func peerSeeds(t testing.TB) (protocols map[string]string, answers map[string][][]byte) {
+	protocols, answers = map[string]string{}, map[string][][]byte{}
+	if _, err := os.Stat(sharedYaq); err != nil && os.Getenv("CI") == "" {
+		return protocols, answers
+	}
+	for _, kind := range kinds {
+		protocols[kind] = string(sharedfiles.ReadFile(t, sharedYaq+"protocols/"+kind+".served.json"))
+		seen := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(string(sharedfiles.ReadFile(t, sharedYaq+"transcripts/"+kind+".jsonl"))), "\n") {
+			var f frame
+			if json.Unmarshal([]byte(line), &f) != nil || f.Dir != "s2c" || seen[f.Frame] || len(f.Frame) > 32<<10 {
+				continue
+			}
+			seen[f.Frame] = true
+			b, _ := hex.DecodeString(f.Frame)
+			answers[kind] = append(answers[kind], b)
+		}
+	}
+	return protocols, answers
+}
+
+// FuzzPeerProtocolAnswer takes what a hostile daemon controls, its
+// protocol and an answer: the protocol is parsed as the client parses it
+// from a handshake, and the answer decoded with each message's response
+// and error schema, whole and cut into frames as a daemon may cut it.
+// Nothing panics; decoding allocates within the budget for the answer's
+// bytes; and reading the frames finds what decoding the whole does.
+func FuzzPeerProtocolAnswer(f *testing.F) {
+	protocols, answers := peerSeeds(f)
+	for kind, text := range protocols {
+		for _, a := range answers[kind] {
+			f.Add(text, a)
+		}
+	}
+	hostile := func(response string) string {
+		return `{"protocol": "evil", "messages": {"get": {"request": [], "response": ` + response + `}}}`
+	}
+	nested := appendVarint(nil, 3000)
+	for range 3000 {
+		nested = append(appendVarint(nested, 65536), 0x00)
+	}
+	f.Add(hostile(`{"type": "array", "items": {"type": "array", "items": "null"}}`), append(nested, 0x00))
+	f.Add(hostile(`{"type": "array", "items": "null"}`), []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x00, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40, 0x00})
+	f.Add(`{"protocol": "evil", "types": [{"type": "fixed", "name": "blob"}], "messages": {"get": {"request": [], "response": "blob"}}}`, []byte{0x00})
+	f.Add(hostile(`{"type": "array", "items": {"type": "record", "name": "r", "fields": [{"name": "on", "type": "boolean"}]}}`), append(appendVarint(nil, 4096), make([]byte, 4097)...))
+	f.Add(`{"protocol": "nest", "types": [{"type": "record", "name": "node", "fields": [{"name": "next", "type": ["null", "node"]}]}], `+
+		`"messages": {"depth": {"request": [], "response": ["null", "node"]}}}`, append(bytes.Repeat([]byte{0x02}, 600), 0x00))
+	f.Fuzz(func(t *testing.T, protocol string, answer []byte) {
+		p, err := ParseProtocol(protocol)
+		if err != nil {
+			return
+		}
+		names := make([]string, 0, len(p.Messages))
+		for name := range p.Messages {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		var schemas []*Schema
+		for _, name := range names[:min(len(names), 6)] {
+			schemas = append(schemas, p.Messages[name].Response, p.Messages[name].Errors)
+		}
+		type decoded struct {
+			v   any
+			n   int
+			err error
+		}
+		results := make([]decoded, len(schemas))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i, s := range schemas {
+			results[i].v, results[i].n, results[i].err = s.Decode(answer)
+		}
+		runtime.ReadMemStats(&after)
+		// The estimate leaves out the slack of growing maps and slices:
+		// within twice the budget of each decoding, and the fuzzer's own.
+		if got, most := after.TotalAlloc-before.TotalAlloc, uint64(len(schemas)*2*(len(answer)*decodedPerByte+decodedSlack)+1<<20); got > most {
+			t.Fatalf("decoding %d bytes with %d schemas allocated %d bytes, over %d", len(answer), len(schemas), got, most)
+		}
+		for i, s := range schemas {
+			v, n, err := results[i].v, results[i].n, results[i].err
+			if err != nil {
+				continue
+			}
+			if n > len(answer) {
+				t.Fatalf("took %d of %d bytes", n, len(answer))
+			}
+			enc, err := s.Append(nil, v)
+			if err != nil {
+				t.Fatalf("a decoded %s does not encode: %v", s, err)
+			}
+			// The frames of the value alone: the reader must find its end
+			// where decoding did, neither before nor past it. (Its memory
+			// budget is that of n bytes, not of the whole answer.)
+			framed := framedValue(s, answer[:n])
+			if framed.err != nil {
+				if errors.Is(framed.err, ErrLimit) && n < len(answer) {
+					continue
+				}
+				t.Fatalf("%s: %d bytes decode whole, but not from frames: %v", s, n, framed.err)
+			}
+			if framedEnc, _ := s.Append(nil, framed.v); !bytes.Equal(enc, framedEnc) || framed.read != n {
+				t.Fatalf("%s: from frames, %d bytes read and %x, not %d and %x", s, framed.read, framedEnc, n, enc)
+			}
+		}
+	})
+}
+
+type framedResult struct {
+	v    any
+	read int // bytes of the answer read
+	err  error
+}
+
+// framedValue reads a value of s from value cut into frames of 1 to 7
+// bytes, with empty frames between them, as the client's frame reader
+// reads an answer.
+func framedValue(s *Schema, value []byte) framedResult {
+	var stream []byte
+	for at, i := 0, 0; at < len(value); i++ {
+		k := min(1+(i*5+int(value[0]))%7, len(value)-at)
+		stream = append(stream, frameOf(value[at:at+k])...)
+		if i%3 == 2 {
+			stream = append(stream, 0, 0, 0, 0)
+		}
+		at += k
+	}
+	in := readerOf(stream)
+	in.max = max(len(value), 1)
+	v, err := in.value(s)
+	if err != nil {
+		return framedResult{err: err}
+	}
+	// What was read: all but the rest of the last frame and the frames
+	// after it.
+	rest := len(in.buf)
+	for b := stream[in.read:]; len(b) >= 4; {
+		n := int(b[0])<<24 | int(b[1])<<16 | int(b[2])<<8 | int(b[3])
+		rest += n
+		b = b[min(len(b), 4+n):]
+	}
+	return framedResult{v: v, read: len(value) - rest}
+}
