@@ -9,6 +9,7 @@ import (
 
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/mpwalk"
+	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -150,39 +151,43 @@ type response struct {
 // id, result or error), which the walker has already checked, without
 // decoding or copying the result.
 func parseResponse(raw []byte) (*response, error) {
-	n, at, err := mapLen(raw)
-	if err != nil {
+	n, rest, err := mpwire.ReadMapHeaderBytes(raw)
+	switch {
+	case len(raw) == 0:
+		return nil, errors.New("an empty response")
+	case errors.Is(err, mpwire.ErrType):
+		return nil, fmt.Errorf("a response is a map, got msgpack type byte 0x%02x", raw[0])
+	case err != nil:
 		return nil, err
 	}
 	resp := &response{}
 	for i := 0; i < n; i++ {
-		kb, next, ok := shortString(raw, at)
-		if !ok {
+		kb, after, err := mpwire.ReadStringZC(rest)
+		if err != nil {
 			return nil, fmt.Errorf("response key %d is not a string", i)
 		}
 		key := keyName(kb)
-		at = next
-		valLen := 1
-		if key != "id" || !isInt(raw[at]) {
-			if valLen, err = mpwalk.Len(raw[at:], mpwalk.Limits{}); err != nil {
+		if key == "id" && isInt(after) {
+			if resp.ID, rest, err = readInt(after); err != nil {
 				return nil, err
 			}
-		} else {
-			valLen = intLen(raw[at])
+			continue
 		}
-		val := raw[at : at+valLen : at+valLen]
-		at += valLen
+		valLen, err := mpwalk.Len(after, mpwalk.Limits{})
+		if err != nil {
+			return nil, err
+		}
+		val := after[:valLen:valLen]
+		rest = after[valLen:]
 		switch key {
 		case "id":
-			if isInt(val[0]) {
-				resp.ID = readInt(val)
-			} else if err := msgpack.Unmarshal(val, &resp.ID); err != nil {
+			if err := msgpack.Unmarshal(val, &resp.ID); err != nil {
 				return nil, fmt.Errorf("id: %w", err)
 			}
 		case "result":
 			resp.Result = val
 		case "error":
-			if len(val) == 1 && val[0] == 0xc0 {
+			if mpwire.NextType(val) == mpwire.NilType {
 				continue
 			}
 			resp.Error = &Error{}
@@ -194,53 +199,10 @@ func parseResponse(raw []byte) (*response, error) {
 	return resp, nil
 }
 
-// shortString reads a fixstr or str8 at b[at:] (keys are short), as bytes
-// of b: comparing them with string(...) allocates nothing.
-func shortString(b []byte, at int) ([]byte, int, bool) {
-	if at >= len(b) {
-		return nil, 0, false
-	}
-	n, head := 0, 1
-	switch c := b[at]; {
-	case c >= 0xa0 && c <= 0xbf:
-		n = int(c & 0x1f)
-	case c == 0xd9 && at+1 < len(b):
-		n, head = int(b[at+1]), 2
-	default:
-		return nil, 0, false
-	}
-	if at+head+n > len(b) {
-		return nil, 0, false
-	}
-	return b[at+head : at+head+n], at + head + n, true
-}
-
-func isInt(c byte) bool { return c <= 0x7f || c >= 0xe0 || (c >= 0xcc && c <= 0xd3) }
-
-// intLen is the length of the msgpack integer that starts with c.
-func intLen(c byte) int {
-	switch {
-	case c <= 0x7f || c >= 0xe0:
-		return 1
-	case c >= 0xcc && c <= 0xcf:
-		return 1 + 1<<(c-0xcc)
-	}
-	return 1 + 1<<(c-0xd0)
-}
-
-// mapLen reads the header of the map at the start of b.
-func mapLen(b []byte) (n, at int, err error) {
-	switch {
-	case len(b) == 0:
-		return 0, 0, errors.New("an empty response")
-	case b[0] >= 0x80 && b[0] <= 0x8f:
-		return int(b[0] & 0x0f), 1, nil
-	case b[0] == 0xde && len(b) >= 3:
-		return int(b[1])<<8 | int(b[2]), 3, nil
-	case b[0] == 0xdf && len(b) >= 5:
-		return int(b[1])<<24 | int(b[2])<<16 | int(b[3])<<8 | int(b[4]), 5, nil
-	}
-	return 0, 0, fmt.Errorf("a response is a map, got msgpack type byte 0x%02x", b[0])
+// isInt reports whether b starts with a msgpack integer.
+func isInt(b []byte) bool {
+	t := mpwire.NextType(b)
+	return t == mpwire.IntType || t == mpwire.UintType
 }
 
 // parseRequest reads a request of the usual shape (a map of str keys ver,
@@ -248,92 +210,81 @@ func mapLen(b []byte) (n, at int, err error) {
 // decoding only params through the msgpack library. ok is false for any
 // other shape, which the caller decodes whole.
 func parseRequest(raw []byte, opts ext110.MessageOptions) (map[string]any, bool) {
-	n, at, err := mapLen(raw)
+	n, rest, err := mpwire.ReadMapHeaderBytes(raw)
 	if err != nil || n > 4 {
 		return nil, false
 	}
 	m := make(map[string]any, n)
 	for i := 0; i < n; i++ {
-		kb, next, ok := shortString(raw, at)
-		if !ok || at >= len(raw) {
+		kb, after, err := mpwire.ReadStringZC(rest)
+		if err != nil {
 			return nil, false
 		}
 		key := keyName(kb)
-		at = next
-		if _, dup := m[key]; dup || at >= len(raw) {
+		if _, dup := m[key]; dup {
 			return nil, false
 		}
-		switch c := raw[at]; {
-		case key == "ver" && (c >= 0xa0 && c <= 0xbf || c == 0xd9):
-			v, next, _ := shortString(raw, at)
-			if string(v) == Version {
+		isStr := mpwire.NextType(after) == mpwire.StrType
+		switch {
+		case (key == "ver" || key == "method") && isStr:
+			v, next, err := mpwire.ReadStringZC(after)
+			if err != nil {
+				return nil, false
+			}
+			if key == "ver" && string(v) == Version {
 				m[key] = Version
 			} else {
 				m[key] = string(v)
 			}
-			at = next
-		case key == "method" && (c >= 0xa0 && c <= 0xbf || c == 0xd9):
-			v, next, _ := shortString(raw, at)
-			m[key], at = string(v), next
-		case key == "id" && isInt(c) && at+intLen(c) <= len(raw):
-			m[key], at = readInt(raw[at:]), at+intLen(c)
+			rest = next
+		case key == "id" && isInt(after):
+			if m[key], rest, err = readInt(after); err != nil {
+				return nil, false
+			}
 		case key == "params":
-			l, err := mpwalk.Len(raw[at:], mpwalk.Limits{})
+			l, err := mpwalk.Len(after, mpwalk.Limits{})
 			if err != nil {
 				return nil, false
 			}
 			var p any
-			if err := opts.UnmarshalMessage(raw[at:at+l], &p); err != nil {
+			if err := opts.UnmarshalMessage(after[:l], &p); err != nil {
 				return nil, false
 			}
-			m[key], at = p, at+l
+			m[key], rest = p, after[l:]
 		default:
 			return nil, false
 		}
 	}
-	return m, at == len(raw)
+	return m, len(rest) == 0
 }
 
-// readInt decodes the msgpack integer at the start of b (isInt(b[0])) as
-// the msgpack library would into an interface: int64 or uint64.
-func readInt(b []byte) any {
-	c := b[0]
-	switch {
-	case c <= 0x7f:
-		return int8(c)
-	case c >= 0xe0:
-		return int8(c)
-	case c >= 0xcc && c <= 0xcf:
-		var v uint64
-		for _, x := range b[1:intLen(c)] {
-			v = v<<8 | uint64(x)
+// readInt decodes the msgpack integer at the start of b (isInt(b)) as the
+// msgpack library would into an interface: a Go integer of the width and
+// signedness it was encoded with.
+func readInt(b []byte) (any, []byte, error) {
+	h := mpwire.HeadOf(b[0])
+	if h.Type == mpwire.UintType {
+		u, rest, err := mpwire.ReadUintBytes(b)
+		switch h.Len {
+		case 1:
+			return uint8(u), rest, err
+		case 2:
+			return uint16(u), rest, err
+		case 4:
+			return uint32(u), rest, err
 		}
-		switch c {
-		case 0xcc:
-			return uint8(v)
-		case 0xcd:
-			return uint16(v)
-		case 0xce:
-			return uint32(v)
-		}
-		return v
+		return u, rest, err
 	}
-	width := intLen(c) - 1
-	var v uint64
-	for _, x := range b[1 : 1+width] {
-		v = v<<8 | uint64(x)
-	}
-	shift := 64 - 8*width
-	i := int64(v<<shift) >> shift
-	switch width {
-	case 1:
-		return int8(i)
+	v, rest, err := mpwire.ReadIntBytes(b)
+	switch h.Len {
+	case 0, 1: // a fixint too
+		return int8(v), rest, err
 	case 2:
-		return int16(i)
+		return int16(v), rest, err
 	case 4:
-		return int32(i)
+		return int32(v), rest, err
 	}
-	return i
+	return v, rest, err
 }
 
 // writeResponse writes a response as msgpack-python would the map {ver, id,
