@@ -34,6 +34,11 @@ var (
 	// ErrNotMappable: an .npz member whose data cannot be memory-mapped
 	// (compressed, Fortran order, misaligned); the error says which.
 	ErrNotMappable = errors.New("cannot be mapped")
+	// ErrOverlap: an .npz archive whose members' bytes (local header and
+	// data) overlap each other or the zip directory, or lie beyond the
+	// archive: a directory whose entries all point at one member would
+	// otherwise decompress the same bytes once per entry.
+	ErrOverlap = errors.New("overlapping or out-of-range zip members")
 	// ErrNoMember: an .npz archive has no member of the name asked for.
 	ErrNoMember = errors.New("no such member")
 	// ErrInvalidArray: an array given to be written is nil, or its dtype,

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ndpack/ndpack/internal/atomicfile"
-	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -23,13 +24,20 @@ type NamedArray struct {
 // numpy's np.load reads archives: opening reads the zip directory only, and
 // each member is decoded when it is asked for. A member that is not an
 // array ndpack holds (a text file, a structured or object array) fails only
-// when it is read, not the archive.
+// when it is read, not the archive. Opening checks the directory's layout
+// first: members whose bytes overlap each other or the directory, or lie
+// beyond the archive, fail it with ErrOverlap. Members can be read
+// concurrently.
 type NPZ struct {
-	opts    ReadOptions
-	names   []string
-	members map[string]*zip.File
-	size    int64    // of the archive
-	file    *os.File // of OpenNPZFile, for OpenMapped
+	opts      ReadOptions
+	r         io.ReaderAt
+	names     []string   // of the members, in archive order
+	entry     []int32    // the entry of each name
+	byName    []int32    // indexes into names, sorted by name, for lookups
+	entries   []zipEntry // the directory
+	size      int64      // of the archive
+	file      *os.File   // of OpenNPZFile, for OpenMapped
+	inflaters sync.Pool  // of *inflater, reused from member to member
 }
 
 // OpenNPZ opens the .npz archive of size bytes that r holds, with the
@@ -42,25 +50,38 @@ func OpenNPZFile(name string) (*NPZ, error) { return ReadOptions{}.OpenNPZFile(n
 
 // OpenNPZ opens the .npz archive of size bytes that r holds. It reads the
 // zip directory and nothing else; r must stay readable while the NPZ is in
-// use.
+// use. Its memory is that of the directory's names.
 func (o ReadOptions) OpenNPZ(r io.ReaderAt, size int64) (*NPZ, error) {
-	zr, err := zip.NewReader(r, size)
-	if err != nil {
-		return nil, errAt(ErrNotNPZ, -1, "%v", strings.TrimPrefix(err.Error(), "zip: "))
+	if size < 0 {
+		return nil, errAt(ErrNotNPZ, -1, "negative archive size %d", size)
 	}
-	z := &NPZ{opts: o, members: map[string]*zip.File{}, size: size}
-	for _, f := range zr.File {
-		if strings.HasSuffix(f.Name, "/") {
+	d, err := readZipDir(r, size)
+	if err != nil {
+		return nil, err
+	}
+	z := &NPZ{opts: o, r: r, entries: d.entries, size: size}
+	for i := range z.entries {
+		e := &z.entries[i]
+		if strings.HasSuffix(e.name, "/") {
 			continue // a folder entry
 		}
 		// np.load names members without ".npy"; other files keep their
 		// whole name.
-		name := strings.TrimSuffix(f.Name, ".npy")
-		if z.members[name] != nil {
-			return nil, errAt(ErrNotNPZ, -1, "member %q appears twice", f.Name)
+		z.names = append(z.names, strings.TrimSuffix(e.name, ".npy"))
+		z.entry = append(z.entry, int32(i))
+	}
+	// A sorted index rather than a map: an archive of 100,000 members
+	// costs 4 bytes a member for it, not about 80.
+	z.byName = make([]int32, len(z.names))
+	for i := range z.byName {
+		z.byName[i] = int32(i)
+	}
+	slices.SortStableFunc(z.byName, func(a, b int32) int { return strings.Compare(z.names[a], z.names[b]) })
+	for k := 1; k < len(z.byName); k++ {
+		if z.names[z.byName[k]] == z.names[z.byName[k-1]] {
+			e := &z.entries[z.entry[z.byName[k]]]
+			return nil, errAt(ErrNotNPZ, e.record, "member %q appears twice", e.name)
 		}
-		z.members[name] = f
-		z.names = append(z.names, name)
 	}
 	return z, nil
 }
@@ -106,32 +127,29 @@ func (z *NPZ) Close() error {
 // reads it). np.savez usually leaves data misaligned; archives ndpack writes
 // align it.
 func (z *NPZ) OpenMapped(name string) (*Mapped, error) {
-	f, err := z.member(name)
+	e, err := z.member(name)
 	if err != nil {
 		return nil, err
 	}
-	h, err := z.Header(name)
+	h, m, err := z.openMember(name, e)
 	if err != nil {
 		return nil, err
 	}
+	m.Close()
 	notMappable := func(format string, args ...any) (*Mapped, error) {
 		return nil, memberError(name, errAt(ErrNotMappable, -1, format, args...))
 	}
 	switch {
 	case z.file == nil:
 		return notMappable("the archive was not opened from a file (OpenNPZFile)")
-	case f.Method != zip.Store:
+	case e.method != zipStore:
 		return notMappable("the member is compressed; only stored members can be mapped")
 	case h.FortranOrder && len(h.Shape) > 1:
 		return notMappable("the member is in Fortran order, which cannot be viewed row-major in place")
 	case !canMap:
 		return notMappable("mmap is not available on this platform")
 	}
-	start, err := f.DataOffset()
-	if err != nil {
-		return nil, memberError(name, err)
-	}
-	off := start + h.DataOffset
+	off := m.dataAt + h.DataOffset
 	if align := int64(itemAlignment(h.DType)); off%align != 0 {
 		return notMappable("its data starts at file offset %d, not a multiple of %d as %s items need", off, align, h.DType)
 	}
@@ -139,24 +157,16 @@ func (z *NPZ) OpenMapped(name string) (*Mapped, error) {
 		a, err := ndarray.New(h.DType, h.Shape, nil)
 		return &Mapped{Array: a, Header: h}, err
 	}
-	m, data, err := mapSection(z.file, off, int(h.DataLen()))
+	mp, data, err := mapSection(z.file, off, int(h.DataLen()))
 	if err != nil {
 		return nil, memberError(name, err)
 	}
 	a, err := ndarray.New(h.DType, h.Shape, data)
 	if err != nil {
-		unmap(m)
+		unmap(mp)
 		return nil, memberError(name, err)
 	}
-	return &Mapped{Array: a, Header: h, mapping: m}, nil
-}
-
-// storedInArchive reports whether f is stored (not compressed) and its bytes
-// lie within the archive, so that its size can be trusted.
-func (z *NPZ) storedInArchive(f *zip.File) bool {
-	off, err := f.DataOffset()
-	return err == nil && f.Method == zip.Store && f.CompressedSize64 == f.UncompressedSize64 &&
-		uint64(off)+f.CompressedSize64 <= uint64(z.size)
+	return &Mapped{Array: a, Header: h, mapping: mp}, nil
 }
 
 // itemAlignment is the alignment Go wants for the elements of dt, as typed
@@ -177,34 +187,74 @@ func itemAlignment(dt ndarray.DType) int {
 // "image" for the member image.npy, other files under their whole name.
 func (z *NPZ) Names() []string { return append([]string{}, z.names...) }
 
-// member returns the .npy file of the member called name.
-func (z *NPZ) member(name string) (*zip.File, error) {
-	f := z.members[name]
-	if f == nil {
-		return nil, errAt(ErrNoMember, -1, "no member %q (the archive holds %s)", name, strings.Join(z.names, ", "))
+// member returns the directory entry of the .npy file called name.
+func (z *NPZ) member(name string) (*zipEntry, error) {
+	k, ok := slices.BinarySearchFunc(z.byName, name, func(i int32, name string) int { return strings.Compare(z.names[i], name) })
+	if !ok {
+		return nil, errAt(ErrNoMember, -1, "no member %q (the archive holds %s)", name, listNames(z.names))
 	}
-	if !strings.HasSuffix(f.Name, ".npy") {
-		return nil, errAt(ErrNotArray, -1, "member %q is not a NAME.npy file", f.Name)
+	e := &z.entries[z.entry[z.byName[k]]]
+	if !strings.HasSuffix(e.name, ".npy") {
+		return nil, errAt(ErrNotArray, -1, "member %q is not a NAME.npy file", e.name)
 	}
-	return f, nil
+	return e, nil
+}
+
+// listNames lists names for an error message, the first few of many.
+func listNames(names []string) string {
+	const most = 20
+	if len(names) <= most {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
+}
+
+// openMember opens the member e and reads its NPY header, leaving the
+// reader at the first data byte. The header must declare exactly the bytes
+// the member holds: more is truncation, refused before any data is read
+// (whatever the header claims, nothing is allocated for it), and less
+// leaves bytes that np.load would not read.
+func (z *NPZ) openMember(name string, e *zipEntry) (*Header, *zipMember, error) {
+	m, err := openZipMember(z.r, e, &z.inflaters)
+	if err != nil {
+		return nil, nil, memberError(name, err)
+	}
+	h, err := z.opts.ReadHeader(m)
+	if err != nil {
+		m.Close()
+		return nil, nil, memberError(name, err)
+	}
+	declared := uint64(h.DataOffset + h.DataLen())
+	switch most := e.maxBytes(); {
+	case e.usize > declared:
+		err = errAt(ErrHeader, -1, "the member decompresses to %d bytes, its NPY header declares %d", e.usize, declared)
+	case declared > e.usize:
+		err = errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the member holds %d (its directory record at archive byte %d)",
+			h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, max(0, int64(e.usize)-h.DataOffset), e.record)
+	case declared > most:
+		err = errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s); %d deflated bytes decompress to at most %d",
+			h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, e.csize, most)
+	}
+	if err != nil {
+		m.Close()
+		return nil, nil, memberError(name, err)
+	}
+	return h, m, nil
 }
 
 // Header reads the NPY header of the member called name, decompressing only
-// as far as the header.
+// as far as the header. It fails if the member cannot hold the data the
+// header declares.
 func (z *NPZ) Header(name string) (*Header, error) {
-	f, err := z.member(name)
+	e, err := z.member(name)
 	if err != nil {
 		return nil, err
 	}
-	rc, err := f.Open()
+	h, m, err := z.openMember(name, e)
 	if err != nil {
-		return nil, memberError(name, err)
+		return nil, err
 	}
-	defer rc.Close()
-	h, err := z.opts.ReadHeader(rc)
-	if err != nil {
-		return nil, memberError(name, err)
-	}
+	m.Close()
 	return h, nil
 }
 
@@ -212,67 +262,65 @@ func (z *NPZ) Header(name string) (*Header, error) {
 // data bytes as stored (column-major when Header.FortranOrder), which
 // decompresses as it is read: a member of any size is read in bounded
 // memory. The reader fails with ErrTruncated if the member ends early;
-// close it when done.
+// close it when done. Its Len method gives the data bytes left to read,
+// which the member was checked to be able to hold (Header.ReadArray then
+// reads them into one allocation).
 func (z *NPZ) Open(name string) (*Header, io.ReadCloser, error) {
-	f, err := z.member(name)
+	e, err := z.member(name)
 	if err != nil {
 		return nil, nil, err
 	}
-	rc, err := f.Open()
+	h, m, err := z.openMember(name, e)
 	if err != nil {
-		return nil, nil, memberError(name, err)
+		return nil, nil, err
 	}
-	h, err := z.opts.ReadHeader(rc)
-	if err != nil {
-		rc.Close()
-		return nil, nil, memberError(name, err)
-	}
-	if declared := h.DataOffset + h.DataLen(); f.UncompressedSize64 > uint64(declared) {
-		rc.Close()
-		return nil, nil, memberError(name, errAt(ErrHeader, -1, "the member decompresses to %d bytes, its NPY header declares %d", f.UncompressedSize64, declared))
-	}
-	return h, &memberData{rc: rc, left: h.DataLen(), h: h, name: name}, nil
+	return h, &memberData{m: m, left: h.DataLen(), h: h, name: name}, nil
 }
 
 // memberData reads exactly a member's data bytes.
 type memberData struct {
-	rc   io.ReadCloser
+	m    *zipMember
 	left int64
 	h    *Header
 	name string
 }
 
-func (m *memberData) Read(p []byte) (int, error) {
-	if m.left <= 0 {
+func (d *memberData) Read(p []byte) (int, error) {
+	if d.left <= 0 {
 		return 0, io.EOF
 	}
-	p = p[:min(int64(len(p)), m.left)]
-	n, err := m.rc.Read(p)
-	m.left -= int64(n)
-	if err == io.EOF && m.left > 0 {
-		return n, memberError(m.name, errAt(ErrTruncated, m.h.DataOffset, "the header announces %d data bytes, the member ends %d short", m.h.DataLen(), m.left))
-	}
-	if err == io.EOF {
+	p = p[:min(int64(len(p)), d.left)]
+	n, err := d.m.Read(p)
+	d.left -= int64(n)
+	switch {
+	case err == io.EOF && d.left > 0:
+		err = errAt(ErrTruncated, d.h.DataOffset, "the header announces %d data bytes, the member ends %d short", d.h.DataLen(), d.left)
+	case err == io.EOF:
 		err = nil
+	}
+	if err != nil {
+		err = memberError(d.name, err)
 	}
 	return n, err
 }
 
-func (m *memberData) Close() error { return m.rc.Close() }
+// Len returns the data bytes left to read.
+func (d *memberData) Len() int { return int(d.left) }
+
+func (d *memberData) Close() error { return d.m.Close() }
 
 // Read decodes the member called name, and no other. Its decompressed size
 // must be exactly what its NPY header declares: more is refused (a zip bomb
-// or hidden data), less is truncation.
+// or hidden data), less is truncation. The array is read into one
+// allocation of its size (a Fortran-order one transposed as it arrives),
+// which the member's compressed bytes were checked to be able to fill.
 func (z *NPZ) Read(name string) (*ndarray.Array, error) {
-	f, err := z.member(name)
+	h, rc, err := z.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	a, err := z.readMember(f)
-	if err != nil {
-		return nil, memberError(name, err)
-	}
-	return a, nil
+	defer rc.Close()
+	return h.ReadArray(rc)
 }
 
 func memberError(name string, err error) error {
@@ -300,49 +348,6 @@ func (o ReadOptions) ReadNPZ(r io.ReaderAt, size int64) ([]NamedArray, error) {
 		out = append(out, NamedArray{name, a})
 	}
 	return out, nil
-}
-
-func (z *NPZ) readMember(f *zip.File) (*ndarray.Array, error) {
-	rc, err := f.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	h, err := z.opts.ReadHeader(rc)
-	if err != nil {
-		return nil, err
-	}
-	declared := h.DataOffset + h.DataLen()
-	if f.UncompressedSize64 > uint64(declared) {
-		return nil, errAt(ErrHeader, -1, "the member decompresses to %d bytes, its NPY header declares %d", f.UncompressedSize64, declared)
-	}
-	var data []byte
-	if z.storedInArchive(f) && f.UncompressedSize64 == uint64(declared) {
-		// The bytes are there in the archive: read them into an array
-		// of the right size, with no growing.
-		data = make([]byte, h.DataLen())
-		var n int
-		n, err = io.ReadFull(rc, data)
-		data = data[:n]
-	} else {
-		// Compressed (or lying about its size): memory grows only as
-		// bytes arrive, so a bomb cannot claim it all at once.
-		data, err = boundedio.ReadFull(rc, int(h.DataLen()))
-	}
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes, the member has %d", h.DataLen(), len(data))
-	}
-	if err != nil {
-		return nil, err
-	}
-	// Reading on to the end checks the CRC, and that nothing follows.
-	if n, err := io.Copy(io.Discard, io.LimitReader(rc, 1)); n != 0 || err != nil {
-		if err == nil {
-			err = errAt(ErrHeader, -1, "the member holds more bytes than its NPY header declares")
-		}
-		return nil, err
-	}
-	return h.arrayFrom(data)
 }
 
 // ReadNPZFile reads the .npz archive name.

@@ -1,0 +1,141 @@
+package npybridge
+
+import (
+	"encoding/binary"
+	"io"
+
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// ReadArray reads the h.DataLen() data bytes of the array h describes from
+// r, positioned at its first data byte, and returns the array row-major.
+//
+// If r reports how many bytes it holds (a Len method, as bytes.Reader and
+// the readers of NPZ.Open have), the claim is checked against it before
+// anything is read, and the array is read into one allocation of its size,
+// a Fortran-order one transposed as it arrives: a reader's Len must be what
+// it can really deliver, so that a header cannot make ReadArray allocate
+// more than the input holds. Otherwise memory grows only as bytes arrive,
+// and a Fortran-order array costs a second copy to transpose.
+func (h *Header) ReadArray(r io.Reader) (*ndarray.Array, error) {
+	n := h.DataLen()
+	fortran := h.FortranOrder && len(h.Shape) > 1
+	sized, ok := r.(interface{ Len() int })
+	if !ok {
+		return h.readData(r)
+	}
+	if have := int64(sized.Len()); have < n {
+		return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the input holds %d",
+			n, ndarray.FormatShape(h.Shape), h.DType, have)
+	}
+	data := make([]byte, n)
+	var got int
+	var err error
+	if fortran && n > 0 {
+		got, err = readColumnMajor(r, data, h.Shape, h.DType.ItemSize)
+	} else {
+		got, err = io.ReadFull(r, data)
+	}
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the input ends after %d",
+			n, ndarray.FormatShape(h.Shape), h.DType, got)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ndarray.New(h.DType, h.Shape, data)
+}
+
+// readColumnMajor reads len(dst) bytes of column-major data from r and
+// writes them row-major into dst, a chunk at a time: no second copy of the
+// array is made. It returns the bytes read.
+func readColumnMajor(r io.Reader, dst []byte, shape []int, item int) (int, error) {
+	t := newColumnScatter(dst, shape, item)
+	chunk := make([]byte, min(len(dst), max(item, (256<<10)/item*item)))
+	done := 0
+	for done < len(dst) {
+		k, err := io.ReadFull(r, chunk[:min(len(chunk), len(dst)-done)])
+		whole := k / item * item
+		t.write(chunk[:whole])
+		done += k
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// columnScatter writes a column-major array's bytes, arriving in order,
+// to their row-major places: the first index runs fastest in the input,
+// so each item lands a row stride after the last, and an odometer over the
+// other indices moves the start of each run.
+type columnScatter struct {
+	dst     []byte
+	shape   []int
+	item    int
+	strides []int // row-major byte strides
+	idx     []int // the index of the next item in dimensions 1..
+	i0      int   // its index in dimension 0
+	base    int   // dst offset of the item at (0, idx[1:]...)
+}
+
+func newColumnScatter(dst []byte, shape []int, item int) *columnScatter {
+	t := &columnScatter{dst: dst, shape: shape, item: item, strides: make([]int, len(shape)), idx: make([]int, len(shape))}
+	s := item
+	for k := len(shape) - 1; k >= 0; k-- {
+		t.strides[k] = s
+		s *= shape[k]
+	}
+	return t
+}
+
+// write places src, whole items, after those already written.
+func (t *columnScatter) write(src []byte) {
+	item, stride, rows := t.item, t.strides[0], t.shape[0]
+	for len(src) > 0 {
+		run := min(rows-t.i0, len(src)/item)
+		o := t.base + t.i0*stride
+		switch item {
+		case 1:
+			for i := 0; i < run; i++ {
+				t.dst[o] = src[i]
+				o += stride
+			}
+		case 2:
+			for i := 0; i < run; i++ {
+				binary.NativeEndian.PutUint16(t.dst[o:], binary.NativeEndian.Uint16(src[2*i:]))
+				o += stride
+			}
+		case 4:
+			for i := 0; i < run; i++ {
+				binary.NativeEndian.PutUint32(t.dst[o:], binary.NativeEndian.Uint32(src[4*i:]))
+				o += stride
+			}
+		case 8:
+			for i := 0; i < run; i++ {
+				binary.NativeEndian.PutUint64(t.dst[o:], binary.NativeEndian.Uint64(src[8*i:]))
+				o += stride
+			}
+		default:
+			for i := 0; i < run; i++ {
+				copy(t.dst[o:o+item], src[i*item:])
+				o += stride
+			}
+		}
+		src = src[run*item:]
+		t.i0 += run
+		if t.i0 < rows {
+			continue
+		}
+		t.i0 = 0
+		for k := 1; k < len(t.shape); k++ {
+			t.idx[k]++
+			t.base += t.strides[k]
+			if t.idx[k] < t.shape[k] {
+				break
+			}
+			t.base -= t.idx[k] * t.strides[k]
+			t.idx[k] = 0
+		}
+	}
+}
