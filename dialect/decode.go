@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"errors"
+	"io"
 	"math"
 
 	"github.com/ndpack/ndpack/internal/mpwalk"
@@ -378,42 +379,20 @@ func (p *parser) scalar() (scalarValue, error) {
 	return scalarValue{}, errAt(ErrMalformed, at, "data is neither bytes nor a number")
 }
 
-// skip passes over one msgpack value of any type.
+// skip passes over one msgpack value of any type. The walker fails only
+// on a byte msgpack never uses, a length or count that claims more than
+// remains, or, with nothing left at all, io.ErrUnexpectedEOF.
 func (p *parser) skip() error {
-	at := p.off
-	q := &byteSource{b: p.b[p.off:]}
-	n, err := mpwalk.Value(q, int64(len(q.b)), mpwalk.Limits{})
-	p.off += int(n)
-	var budget *mpwalk.BudgetError
-	var invalid *mpwalk.InvalidError
-	switch {
-	case errors.As(err, &budget):
-		return errAt(ErrTruncated, at, "%v", budget)
-	case errors.As(err, &invalid):
-		return errAt(ErrMalformed, at, "%v", invalid)
-	case err != nil:
-		return errAt(ErrTruncated, at, "%v", err)
+	n, err := mpwalk.Len(p.b[p.off:], mpwalk.Limits{})
+	if err == nil {
+		p.off += n
+		return nil
 	}
-	return nil
-}
-
-type byteSource struct {
-	b   []byte
-	off int
-}
-
-func (s *byteSource) ReadByte() (byte, error) {
-	if s.off >= len(s.b) {
-		return 0, errors.New("input ended inside a value")
+	if errors.As(err, new(*mpwalk.InvalidError)) {
+		return errAt(ErrMalformed, p.off, "%v", err)
 	}
-	s.off++
-	return s.b[s.off-1], nil
-}
-
-func (s *byteSource) Discard(n int) error {
-	if n > len(s.b)-s.off {
-		return errors.New("input ended inside a value")
+	if err == io.ErrUnexpectedEOF {
+		err = errors.New("input ended inside a value")
 	}
-	s.off += n
-	return nil
+	return errAt(ErrTruncated, p.off, "%v", err)
 }

@@ -3,6 +3,7 @@ package ext110
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 
@@ -75,8 +76,9 @@ func decodePayload(b []byte, base int, alias bool) (*ndarray.Array, error) {
 	return a, nil
 }
 
-// parser reads msgpack from a byte slice. Every read checks the bytes that
-// remain, so no length from the input is used before it is known to fit.
+// parser reads msgpack from a byte slice through mpwire, whose reads check
+// every length against the bytes that remain, so no length from the input
+// is used before it is known to fit.
 type parser struct {
 	b       []byte
 	off     int
@@ -88,15 +90,6 @@ func (p *parser) pos() int { return p.base + p.off }
 
 func (p *parser) truncated(what string, need int) error {
 	return errAt(ErrTruncated, p.pos(), "%s needs %d bytes, %d remain", what, need, len(p.b)-p.off)
-}
-
-func (p *parser) take(n int, what string) ([]byte, error) {
-	if n < 0 || n > len(p.b)-p.off {
-		return nil, p.truncated(what, n)
-	}
-	s := p.b[p.off : p.off+n : p.off+n]
-	p.off += n
-	return s, nil
 }
 
 func (p *parser) byte(what string) (byte, error) {
@@ -356,29 +349,16 @@ func (p *parser) integer(what string) (int, error) {
 
 // skip passes over one msgpack value of any type (an extra key's value).
 func (p *parser) skip() error {
-	at := p.pos()
-	// The walker reads through an interface, which would move p to the
-	// heap on every decode; a sub-parser confines that to this rare path.
-	q := &parser{b: p.b[p.off:], base: at}
-	n, err := mpwalk.Value(walkSource{q}, int64(len(q.b)), mpwalk.Limits{})
-	p.off += int(n)
-	var budget *mpwalk.BudgetError
+	n, err := mpwalk.Len(p.b[p.off:], mpwalk.Limits{})
 	var invalid *mpwalk.InvalidError
 	switch {
-	case errors.As(err, &budget):
-		return errAt(ErrTruncated, at, "%v", budget)
+	case err == nil:
+		p.off += n
+		return nil
+	case err == io.ErrUnexpectedEOF: // the only way: nothing left at all
+		return p.truncated("value", 1)
 	case errors.As(err, &invalid):
-		return errAt(ErrMalformed, at, "%v", invalid)
+		return errAt(ErrMalformed, p.pos(), "%v", invalid)
 	}
-	return err
-}
-
-// walkSource lets mpwalk read through the parser, whose reads check bounds.
-type walkSource struct{ p *parser }
-
-func (s walkSource) ReadByte() (byte, error) { return s.p.byte("value") }
-
-func (s walkSource) Discard(n int) error {
-	_, err := s.p.take(n, "value")
-	return err
+	return errAt(ErrTruncated, p.pos(), "%v", err) // a claim past the end
 }
