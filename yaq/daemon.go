@@ -192,7 +192,7 @@ func (d *Daemon) serveConn(nc net.Conn) {
 	conn := connset.Wrap(nc)
 	defer conn.Close()
 	br := bufio.NewReaderSize(conn, 64<<10)
-	in := &frames{br: br, max: d.maxFrame()}
+	in := &frames{br: br, max: d.maxFrame(), peer: "client " + nc.RemoteAddr().String()}
 	shaken := false
 	var o outFrames
 	var pieces [][]byte
@@ -332,6 +332,7 @@ func (d *Daemon) awaitRequest(conn *connset.Conn, br *bufio.Reader, in *frames, 
 			return true
 		}
 		br.Discard(4)
+		in.read += 4 // for the stream offsets errors give
 	}
 	conn.Request()
 	return true

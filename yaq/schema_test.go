@@ -1,6 +1,7 @@
 package yaq
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,5 +110,5 @@ func TestParseSchemaLinearInTypes(t *testing.T) {
 	_, _, err = s.Decode(nil)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrLimit)
-	assert.Contains(t, err.Error(), "the value would take more than 2097152 bytes of memory, decoded from 0 bytes")
+	assert.Contains(t, err.Error(), fmt.Sprintf("the value would take more than %d bytes of memory, decoded from 0 bytes", decodedSlack))
 }

@@ -24,7 +24,7 @@ const (
 	maxZeroSizeItems = 1 << 16
 	maxValueDepth    = 512
 	decodedPerByte   = 32
-	decodedSlack     = 2 << 20
+	decodedSlack     = 16 << 20
 )
 
 // Estimates of the Go memory decoded values take, for the budget above:
