@@ -88,7 +88,6 @@ func (c *Client) closedByDaemon() bool {
 	}
 }
 
-
 // Dial connects to the daemon at addr ("host:port") and shakes hands,
 // learning its protocol.
 func Dial(ctx context.Context, addr string) (*Client, error) {
