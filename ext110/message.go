@@ -36,7 +36,7 @@ type MessageOptions struct {
 	MaxSize int64
 	// MaxExpansion bounds the memory that decoding may allocate, as
 	// estimated for decoding into interface values, as a multiple of the
-	// message's size plus 1 MiB. Zero means DefaultMaxExpansion. Ordinary
+	// message's size plus 4 MiB (mpwalk's slack). Zero means DefaultMaxExpansion. Ordinary
 	// data stays well under it (a list of small integers costs 16 bytes an
 	// item, the most of any real data); a message of one-entry maps would
 	// cost 117 times its size, and is refused with ErrTooLarge.
@@ -57,7 +57,7 @@ type MessageOptions struct {
 }
 
 // DefaultMaxExpansion bounds, unless MessageOptions say otherwise, the
-// memory decoding a message may take as a multiple of its size (plus 1 MiB).
+// memory decoding a message may take as a multiple of its size (plus 4 MiB).
 const DefaultMaxExpansion = 48
 
 func (o MessageOptions) limits() mpwalk.Limits {

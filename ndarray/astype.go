@@ -300,7 +300,8 @@ func (s scalar) toBits(signed bool) uint64 {
 	return uint64(int64(f))
 }
 
-// halfToFloat converts IEEE 754 binary16 bits, exactly.
+// Float16ToFloat64 converts the bits of an IEEE 754 binary16 (numpy's
+// float16) to the float64 of the same value, exactly.
 func Float16ToFloat64(h uint16) float64 {
 	sign := 1.0
 	if h&0x8000 != 0 {

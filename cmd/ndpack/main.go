@@ -1,11 +1,12 @@
 // Command ndpack converts N-dimensional arrays between NumPy .npy and .npz
-// files and msgpack extension type 110 (YEP-110), and shows what is inside
-// them.
+// files and msgpack (extension type 110 of YEP-110, and the msgpack-numpy and
+// OpenPI maps), shows what is inside them, and talks to yaq daemons.
 //
 // Usage:
 //
 //	ndpack convert [--allow-nonstandard] [--from FMT] [--to FMT] [--compress] IN OUT
 //	ndpack inspect [--json] FILE...
+//	ndpack yaq [options] HOST:PORT [METHOD [ARG...]]
 //	ndpack demo
 //	ndpack help [COMMAND]
 //
