@@ -99,6 +99,27 @@ func (d *valueDecoder) value(s *Schema, depth int) (any, error) {
 	if depth > maxValueDepth {
 		return nil, errAt(ErrMalformed, d.r.off, "values nested more than %d deep", maxValueDepth)
 	}
+	switch s.Type {
+	case "union":
+		at := d.r.off
+		i, err := d.r.varint("union branch")
+		if err != nil {
+			return nil, err
+		}
+		if i < 0 || i >= int64(len(s.Branches)) {
+			return nil, errAt(ErrMalformed, at, "union branch %d of %s is out of range", i, s)
+		}
+		return d.value(s.Branches[i], depth+1)
+	case "record":
+		return d.record(s, depth)
+	case "array", "map":
+		return d.items(s, depth)
+	}
+	return d.primitive(s)
+}
+
+// primitive decodes a value of a type that holds no other values.
+func (d *valueDecoder) primitive(s *Schema) (any, error) {
 	r := &d.r
 	at := r.off
 	switch s.Type {
@@ -194,43 +215,38 @@ func (d *valueDecoder) value(s *Schema, depth int) (any, error) {
 			return nil, err
 		}
 		return s.Symbols[i], nil
-	case "union":
-		i, err := r.varint("union branch")
+	}
+	return nil, errAt(ErrSchema, at, "cannot decode type %q", s.Type)
+}
+
+// record decodes a record: the YEP-113 ndarray record as an
+// *ndarray.Array aliasing the input, any other as a map of its fields.
+func (d *valueDecoder) record(s *Schema, depth int) (any, error) {
+	r := &d.r
+	at := r.off
+	if s.isArray() {
+		a, n, err := DecodeArray(r.b[r.off:])
+		if err != nil {
+			return nil, shift(err, r.off)
+		}
+		if err := d.spend(costArray+costSlot*int64(len(a.Shape)), at); err != nil {
+			return nil, err
+		}
+		r.off += n
+		return a, nil
+	}
+	if err := d.spend(recordCost(len(s.Fields)), at); err != nil {
+		return nil, err
+	}
+	m := make(map[string]any, len(s.Fields))
+	for _, f := range s.Fields {
+		v, err := d.value(f.Type, depth+1)
 		if err != nil {
 			return nil, err
 		}
-		if i < 0 || i >= int64(len(s.Branches)) {
-			return nil, errAt(ErrMalformed, at, "union branch %d of %s is out of range", i, s)
-		}
-		return d.value(s.Branches[i], depth+1)
-	case "record":
-		if s.isArray() {
-			a, n, err := DecodeArray(r.b[r.off:])
-			if err != nil {
-				return nil, shift(err, r.off)
-			}
-			if err := d.spend(costArray+costSlot*int64(len(a.Shape)), at); err != nil {
-				return nil, err
-			}
-			r.off += n
-			return a, nil
-		}
-		if err := d.spend(recordCost(len(s.Fields)), at); err != nil {
-			return nil, err
-		}
-		m := make(map[string]any, len(s.Fields))
-		for _, f := range s.Fields {
-			v, err := d.value(f.Type, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			m[f.Name] = v
-		}
-		return m, nil
-	case "array", "map":
-		return d.items(s, depth)
+		m[f.Name] = v
 	}
-	return nil, errAt(ErrSchema, at, "cannot decode type %q", s.Type)
+	return m, nil
 }
 
 // items decodes an array or a map: blocks of items, each block a count
@@ -373,6 +389,26 @@ func appendValue(dst []byte, s *Schema, v any, path string, depth int, g *gather
 		return dst, errAt(ErrMalformed, -1, "%s: values nested more than %d deep", path, maxValueDepth)
 	}
 	switch s.Type {
+	case "union":
+		for i, br := range s.Branches {
+			if fits(br, v) {
+				return appendValue(appendVarint(dst, int64(i)), br, v, path, depth+1, g)
+			}
+		}
+		return dst, fitErr(path, v, s)
+	case "record":
+		return appendRecord(dst, s, v, path, depth, g)
+	case "array":
+		return appendItems(dst, s, v, path, depth, g)
+	case "map":
+		return appendEntries(dst, s, v, path, depth, g)
+	}
+	return appendPrimitive(dst, s, v, path)
+}
+
+// appendPrimitive encodes a value of a type that holds no other values.
+func appendPrimitive(dst []byte, s *Schema, v any, path string) ([]byte, error) {
+	switch s.Type {
 	case "null":
 		if v != nil {
 			return dst, fitErr(path, v, s)
@@ -430,87 +466,92 @@ func appendValue(dst []byte, s *Schema, v any, path string, depth int, g *gather
 			}
 		}
 		return dst, fitErr(path, v, s)
-	case "union":
-		for i, br := range s.Branches {
-			if fits(br, v) {
-				return appendValue(appendVarint(dst, int64(i)), br, v, path, depth+1, g)
-			}
-		}
-		return dst, fitErr(path, v, s)
-	case "record":
-		if s.isArray() {
-			a, ok := asArray(v)
-			if !ok {
-				return dst, fitErr(path, v, s)
-			}
-			var out []byte
-			var err error
-			if g != nil && a != nil && len(a.Data) >= gatherMin {
-				// Everything up to the data, the data where it lies, then
-				// the version.
-				if out, err = (ArrayOptions{AllowNonstandard: true}).appendArrayHead(dst, a, 1); err == nil {
-					g.pieces = append(g.pieces, out[g.mark:], a.Data)
-					g.mark = len(out)
-					out = appendVarint(out, ArrayVersion)
-				}
-			} else {
-				out, err = ArrayOptions{AllowNonstandard: true}.AppendArray(dst, a)
-			}
-			if err != nil && path != "" {
-				return dst, fmt.Errorf("%s: %w", path, err)
-			}
-			return out, err
-		}
-		m, ok := v.(map[string]any)
+	}
+	return dst, errAt(ErrSchema, -1, "cannot encode type %q", s.Type)
+}
+
+// appendRecord encodes a record: an *ndarray.Array as the YEP-113 ndarray
+// record (its data gathered where it lies when g collects pieces), any
+// other from a map of its fields.
+func appendRecord(dst []byte, s *Schema, v any, path string, depth int, g *gather) ([]byte, error) {
+	if s.isArray() {
+		a, ok := asArray(v)
 		if !ok {
 			return dst, fitErr(path, v, s)
 		}
-		for _, f := range s.Fields {
-			fv, present := m[f.Name]
-			if !present && !fits(f.Type, nil) {
-				return dst, errAt(ErrDoesNotFit, -1, "%s: the record lacks field %q", pathOr(path), f.Name)
+		var out []byte
+		var err error
+		if g != nil && a != nil && len(a.Data) >= gatherMin {
+			// Everything up to the data, the data where it lies, then
+			// the version.
+			if out, err = (ArrayOptions{AllowNonstandard: true}).appendArrayHead(dst, a, 1); err == nil {
+				g.pieces = append(g.pieces, out[g.mark:], a.Data)
+				g.mark = len(out)
+				out = appendVarint(out, ArrayVersion)
 			}
+		} else {
+			out, err = ArrayOptions{AllowNonstandard: true}.AppendArray(dst, a)
+		}
+		if err != nil && path != "" {
+			return dst, fmt.Errorf("%s: %w", path, err)
+		}
+		return out, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return dst, fitErr(path, v, s)
+	}
+	for _, f := range s.Fields {
+		fv, present := m[f.Name]
+		if !present && !fits(f.Type, nil) {
+			return dst, errAt(ErrDoesNotFit, -1, "%s: the record lacks field %q", pathOr(path), f.Name)
+		}
+		var err error
+		if dst, err = appendValue(dst, f.Type, fv, path+"."+f.Name, depth+1, g); err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}
+
+// appendItems encodes an Avro array from a Go slice or array, in one block.
+func appendItems(dst []byte, s *Schema, v any, path string, depth int, g *gather) ([]byte, error) {
+	rv := reflect.ValueOf(v)
+	if v == nil || (rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array) {
+		return dst, fitErr(path, v, s)
+	}
+	if rv.Len() > 0 {
+		dst = appendVarint(dst, int64(rv.Len()))
+		for i := 0; i < rv.Len(); i++ {
 			var err error
-			if dst, err = appendValue(dst, f.Type, fv, path+"."+f.Name, depth+1, g); err != nil {
+			if dst, err = appendValue(dst, s.Items, rv.Index(i).Interface(), fmt.Sprintf("%s[%d]", path, i), depth+1, g); err != nil {
 				return dst, err
 			}
 		}
-		return dst, nil
-	case "array":
-		rv := reflect.ValueOf(v)
-		if v == nil || (rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array) {
-			return dst, fitErr(path, v, s)
-		}
-		if rv.Len() > 0 {
-			dst = appendVarint(dst, int64(rv.Len()))
-			for i := 0; i < rv.Len(); i++ {
-				var err error
-				if dst, err = appendValue(dst, s.Items, rv.Index(i).Interface(), fmt.Sprintf("%s[%d]", path, i), depth+1, g); err != nil {
-					return dst, err
-				}
-			}
-		}
-		return append(dst, 0), nil
-	case "map":
-		rv := reflect.ValueOf(v)
-		if v == nil || rv.Kind() != reflect.Map || rv.Type().Key().Kind() != reflect.String {
-			return dst, fitErr(path, v, s)
-		}
-		keys := rv.MapKeys()
-		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
-		if len(keys) > 0 {
-			dst = appendVarint(dst, int64(len(keys)))
-			for _, k := range keys {
-				dst = append(appendVarint(dst, int64(len(k.String()))), k.String()...)
-				var err error
-				if dst, err = appendValue(dst, s.Values, rv.MapIndex(k).Interface(), path+"."+k.String(), depth+1, g); err != nil {
-					return dst, err
-				}
-			}
-		}
-		return append(dst, 0), nil
 	}
-	return dst, errAt(ErrSchema, -1, "cannot encode type %q", s.Type)
+	return append(dst, 0), nil
+}
+
+// appendEntries encodes an Avro map from a Go map with string keys, in one
+// block, its keys sorted so that the bytes do not depend on Go's map order.
+func appendEntries(dst []byte, s *Schema, v any, path string, depth int, g *gather) ([]byte, error) {
+	rv := reflect.ValueOf(v)
+	if v == nil || rv.Kind() != reflect.Map || rv.Type().Key().Kind() != reflect.String {
+		return dst, fitErr(path, v, s)
+	}
+	keys := rv.MapKeys()
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	if len(keys) > 0 {
+		dst = appendVarint(dst, int64(len(keys)))
+		for _, k := range keys {
+			dst = append(appendVarint(dst, int64(len(k.String()))), k.String()...)
+			var err error
+			if dst, err = appendValue(dst, s.Values, rv.MapIndex(k).Interface(), path+"."+k.String(), depth+1, g); err != nil {
+				return dst, err
+			}
+		}
+	}
+	return append(dst, 0), nil
 }
 
 func pathOr(path string) string {
