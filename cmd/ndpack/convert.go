@@ -165,22 +165,14 @@ func (o convertOptions) appendTo(e env, in, out string) error {
 		return err
 	}
 	defer fa.close()
-	arrays, err := o.pick(fa.arrays)
+	arrays, err := o.pick(fa.all())
 	if err != nil {
 		return err
 	}
 	if len(arrays) != 1 {
 		return fmt.Errorf("%d arrays (%s): --append adds one; pick it as IN:NAME or with --member", len(arrays), names(arrays))
 	}
-	var a *ndarray.Array
-	err = withData(arrays[0], func(dt ndarray.DType, shape []int, r io.Reader) error {
-		data := make([]byte, arrays[0].size)
-		if _, err := io.ReadFull(r, data); err != nil {
-			return err
-		}
-		a, err = ndarray.New(dt, shape, data)
-		return err
-	})
+	a, err := readArray(arrays[0])
 	if err != nil {
 		return err
 	}
@@ -273,7 +265,7 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 		return err
 	}
 	defer fa.close()
-	arrays, err := o.pick(fa.arrays)
+	arrays, err := o.pick(fa.all())
 	if err != nil {
 		return err
 	}
@@ -362,6 +354,9 @@ func (o convertOptions) pick(arrays []arraySource) ([]arraySource, error) {
 		return nil, fmt.Errorf("no array %q; it holds %s", o.member, names(arrays))
 	}
 	for _, a := range arrays {
+		if a.err != nil && len(arrays) == 1 {
+			return nil, a.err
+		}
 		if a.err != nil {
 			return nil, fmt.Errorf("%w (convert the others one at a time, as IN:NAME)", a.err)
 		}
@@ -391,28 +386,41 @@ func (o convertOptions) lonelyName(in string) string {
 }
 
 // withData hands an array's dtype, shape and row-major data to write: a
-// Fortran-order array is read and transposed in memory first.
+// Fortran-order array is read whole and transposed as it arrives first.
 func withData(a arraySource, write func(ndarray.DType, []int, io.Reader) error) error {
 	if a.err != nil {
 		return a.err
+	}
+	if a.fortran {
+		arr, err := readArray(a)
+		if err != nil {
+			return err
+		}
+		return write(arr.DType, arr.Shape, &sizedBytes{arr.Data})
 	}
 	rc, err := a.open()
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	if !a.fortran {
-		return write(a.dtype, a.shape, rc)
+	return write(a.dtype, a.shape, rc)
+}
+
+// readArray reads an array whole, row-major. The size its header claims is
+// allocated at once only when the input was checked to hold it (its reader
+// has a Len); from standard input memory grows as the bytes arrive, so that
+// a header claiming gigabytes costs what was sent.
+func readArray(a arraySource) (*ndarray.Array, error) {
+	if a.err != nil {
+		return nil, a.err
 	}
-	data := make([]byte, a.size)
-	if _, err := io.ReadFull(rc, data); err != nil {
-		return fmt.Errorf("reading %d data bytes: %w", a.size, err)
-	}
-	arr, err := ndarray.FromColumnMajor(a.dtype, a.shape, data)
+	rc, err := a.open()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return write(arr.DType, arr.Shape, &sizedBytes{arr.Data})
+	defer rc.Close()
+	h := &npybridge.Header{DType: a.dtype, Shape: a.shape, FortranOrder: a.fortran, DataOffset: a.dataOffset}
+	return h.ReadArray(rc)
 }
 
 // sizedBytes is data whose length ext110's EncodeFrom can see.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -78,31 +80,29 @@ func runInspect(e env, args []string) error {
 	if len(files) == 0 {
 		return usageError("name at least one file (or - for standard input)")
 	}
-	var reports []fileReport
+	// Reports are written as each array is read, not gathered first: an
+	// archive of 100,000 arrays would otherwise hold 100,000 reports.
+	var out reportWriter = &textReports{w: e.stdout}
+	if *asJSON {
+		out = &jsonReports{w: bufio.NewWriterSize(e.stdout, 64<<10)}
+	}
 	failed := 0
 	for _, name := range files {
-		r, err := inspectFile(e, name, *quiet)
-		if err != nil {
-			failed++
-			r = fileReport{File: name, Error: describe(name, err)}
-			fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(r.Error))
-		} else if !*asJSON {
-			printReport(e.stdout, r)
-		}
-		for _, a := range r.Arrays {
+		err := inspectEach(e, name, *quiet, out, func(a arrayReport) {
 			if a.Error != "" && !a.notArray {
 				failed++
 			}
+		})
+		if err != nil {
+			failed++
+			r := fileReport{File: name, Error: describe(name, err)}
+			fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(r.Error))
+			out.file(r, 0, 0)
 		}
-		reports = append(reports, r)
+		out.fileEnd()
 	}
-	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(reports); err != nil {
-			return err
-		}
+	if err := out.end(); err != nil {
+		return err
 	}
 	if failed > 0 {
 		return errReported
@@ -114,27 +114,174 @@ func runInspect(e env, args []string) error {
 // status 1, nothing more printed.
 var errReported = errors.New("failures reported")
 
+// inspectFile reads every array of the file name and returns the report.
 func inspectFile(e env, name string, quiet bool) (fileReport, error) {
-	r := fileReport{File: name}
+	c := &collectReports{}
+	if err := inspectEach(e, name, quiet, c, func(arrayReport) {}); err != nil {
+		return fileReport{File: name}, err
+	}
+	return *c.r, nil
+}
+
+// inspectEach reads every array of the file name and hands out the file's
+// report and then each array's, as they are made; seen is called with
+// each array's too.
+func inspectEach(e env, name string, quiet bool, out reportWriter, seen func(arrayReport)) error {
 	fa, err := openArrays(name, e.stdin, formatOf(name))
 	if err != nil {
-		return r, err
+		return err
 	}
 	defer fa.close()
-	r.Format, r.Version, r.Encoding = string(fa.format), fa.version, fa.dialect
+	r := fileReport{File: name, Format: string(fa.format), Version: fa.version, Encoding: fa.dialect}
+	n := fa.len()
+	if out.needsCounts() {
+		others := 0
+		for i := range n {
+			if err := fa.at(i).err; err != nil && strings.Contains(describe("", err), errNotArray.Error()) {
+				others++
+			}
+		}
+		out.file(r, n-others, others)
+	} else {
+		out.file(r, 0, 0)
+	}
 	prog := e.startProgress("inspect "+name, fa.size, quiet)
 	defer prog.finish()
-	for _, src := range fa.arrays {
-		r.Arrays = append(r.Arrays, inspectArray(src, prog))
+	var buf []byte // one buffer for every array, the size of the largest chunk
+	for i := range n {
+		a := inspectArray(fa.at(i), prog, &buf)
+		seen(a)
+		out.array(a)
 	}
-	return r, nil
+	return nil
 }
+
+// reportWriter writes inspect's reports as they are made: for each file
+// its report (without arrays; arrays and others count them for a header),
+// then each array's, then fileEnd; end after the last file.
+type reportWriter interface {
+	needsCounts() bool
+	file(r fileReport, arrays, others int)
+	array(a arrayReport)
+	fileEnd()
+	end() error
+}
+
+// textReports prints reports for people.
+type textReports struct {
+	w io.Writer
+}
+
+func (t *textReports) needsCounts() bool { return true }
+
+func (t *textReports) file(r fileReport, arrays, others int) {
+	if r.Error != "" {
+		return // said on standard error
+	}
+	version := ""
+	if r.Version != "" {
+		version = " " + r.Version
+	}
+	if r.Encoding != "" {
+		version = " (" + r.Encoding + ")"
+	}
+	more := ""
+	if others > 0 {
+		more = fmt.Sprintf(" and %d other value(s)", others)
+	}
+	fmt.Fprintf(t.w, "%s: %s%s, %d array(s)%s\n", r.File, r.Format, version, arrays, more)
+}
+
+func (t *textReports) array(a arrayReport) { printArray(t.w, a) }
+func (t *textReports) fileEnd()            {}
+func (t *textReports) end() error          { return nil }
+
+// jsonReports writes the JSON document inspect --json prints: a list with
+// one object per file, each with its list of arrays, written as they come
+// and laid out as json.Encoder with a two-space indent lays out the whole.
+type jsonReports struct {
+	w       *bufio.Writer
+	files   int
+	head    []byte // the file's object, held until its first array
+	inArray bool   // its "arrays" list is open
+	err     error
+}
+
+func (j *jsonReports) needsCounts() bool { return false }
+
+// encode lays v out as it would be at the depth of prefix.
+func (j *jsonReports) encode(v any, prefix string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent(prefix, "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil && j.err == nil {
+		j.err = err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+func (j *jsonReports) file(r fileReport, _, _ int) {
+	if j.files == 0 {
+		j.w.WriteString("[\n  ")
+	} else {
+		j.w.WriteString(",\n  ")
+	}
+	j.files++
+	r.Arrays = nil
+	j.head = j.encode(r, "  ")
+	j.inArray = false
+}
+
+func (j *jsonReports) array(a arrayReport) {
+	if !j.inArray {
+		// The object without its closing brace, then the list.
+		j.w.Write(bytes.TrimSuffix(j.head, []byte("\n  }")))
+		j.w.WriteString(",\n    \"arrays\": [\n      ")
+		j.inArray = true
+	} else {
+		j.w.WriteString(",\n      ")
+	}
+	j.w.Write(j.encode(a, "      "))
+}
+
+func (j *jsonReports) fileEnd() {
+	if j.inArray {
+		j.w.WriteString("\n    ]\n  }")
+	} else {
+		j.w.Write(j.head)
+	}
+	j.head, j.inArray = nil, false
+}
+
+func (j *jsonReports) end() error {
+	if j.files == 0 {
+		j.w.WriteString("[")
+	}
+	j.w.WriteString("\n]\n")
+	if err := j.w.Flush(); err != nil {
+		return err
+	}
+	return j.err
+}
+
+// collectReports keeps the report of one file, arrays and all.
+type collectReports struct{ r *fileReport }
+
+func (c *collectReports) needsCounts() bool                { return false }
+func (c *collectReports) file(r fileReport, arrays, _ int) { c.r = &r }
+func (c *collectReports) array(a arrayReport)              { c.r.Arrays = append(c.r.Arrays, a) }
+func (c *collectReports) fileEnd()                         {}
+func (c *collectReports) end() error                       { return nil }
 
 // chunkSize is how much data inspect reads at a time: the bound on its
 // memory.
 const chunkSize = 4 << 20
 
-func inspectArray(src arraySource, prog *progress) arrayReport {
+// inspectArray reads the array of src a chunk at a time into *buf, which it
+// grows to the chunk it needs: an archive of many small arrays costs the
+// largest of them, not a chunk each.
+func inspectArray(src arraySource, prog *progress, buf *[]byte) arrayReport {
 	r := arrayReport{Name: src.name, First: []*number{}}
 	if src.err != nil {
 		r.Error = describe("", src.err)
@@ -161,10 +308,14 @@ func inspectArray(src arraySource, prog *progress) arrayReport {
 	if dt.ItemSize > 0 {
 		size = max(dt.ItemSize, chunkSize/dt.ItemSize*dt.ItemSize)
 	}
-	buf := make([]byte, size)
+	size = int(min(int64(size), src.size))
+	if cap(*buf) < size {
+		*buf = make([]byte, size)
+	}
+	chunk := (*buf)[:size]
 	var index int64
 	for done := int64(0); done < src.size; {
-		k, err := io.ReadFull(rc, buf[:min(int64(size), src.size-done)])
+		k, err := io.ReadFull(rc, chunk[:min(int64(size), src.size-done)])
 		if err != nil {
 			if err == io.ErrUnexpectedEOF || err == io.EOF {
 				err = &npybridge.Error{Err: npybridge.ErrTruncated, Offset: -1,
@@ -173,8 +324,8 @@ func inspectArray(src arraySource, prog *progress) arrayReport {
 			r.Error = describe("", err)
 			return r
 		}
-		acc.add(buf[:k])
-		first.add(buf[:k], index)
+		acc.add(chunk[:k])
+		first.add(chunk[:k], index)
 		done += int64(k)
 		if dt.ItemSize > 0 {
 			index += int64(k / dt.ItemSize)
@@ -194,57 +345,39 @@ var kindNames = map[ndarray.Kind]string{
 
 const firstCount = 8
 
-func printReport(w io.Writer, r fileReport) {
-	version := ""
-	if r.Version != "" {
-		version = " " + r.Version
+// printArray prints the report of one array, under its name if it has one.
+func printArray(w io.Writer, a arrayReport) {
+	indent := "  "
+	if a.Name != "" {
+		fmt.Fprintf(w, "  %s:\n", a.Name)
+		indent = "    "
 	}
-	if r.Encoding != "" {
-		version = " (" + r.Encoding + ")"
+	if a.Error != "" {
+		fmt.Fprintf(w, "%snot read  %s\n", indent, oneLine(a.Error))
+		return
 	}
-	arrays, others := 0, ""
-	for _, a := range r.Arrays {
-		if a.Error == "" || !strings.Contains(a.Error, errNotArray.Error()) {
-			arrays++
-		}
+	std := ""
+	if !a.Standard {
+		std = ", outside YEP-110's standard kinds"
 	}
-	if n := len(r.Arrays) - arrays; n > 0 {
-		others = fmt.Sprintf(" and %d other value(s)", n)
+	fmt.Fprintf(w, "%sdtype     %s (%s, %d bytes each, byte order %s%s)\n", indent, a.DType, a.Kind, a.ItemSize, a.ByteOrder, std)
+	fortran := ""
+	if a.FortranOrder {
+		fortran = ", stored in Fortran order"
 	}
-	fmt.Fprintf(w, "%s: %s%s, %d array(s)%s\n", r.File, r.Format, version, arrays, others)
-	for _, a := range r.Arrays {
-		indent := "  "
-		if a.Name != "" {
-			fmt.Fprintf(w, "  %s:\n", a.Name)
-			indent = "    "
-		}
-		if a.Error != "" {
-			fmt.Fprintf(w, "%snot read  %s\n", indent, oneLine(a.Error))
-			continue
-		}
-		std := ""
-		if !a.Standard {
-			std = ", outside YEP-110's standard kinds"
-		}
-		fmt.Fprintf(w, "%sdtype     %s (%s, %d bytes each, byte order %s%s)\n", indent, a.DType, a.Kind, a.ItemSize, a.ByteOrder, std)
-		fortran := ""
-		if a.FortranOrder {
-			fortran = ", stored in Fortran order"
-		}
-		fmt.Fprintf(w, "%sshape     %s: %d elements, %d bytes%s\n", indent, ndarray.FormatShape(a.Shape), a.Elements, a.Bytes, fortran)
-		if s := a.Stats; s != nil {
-			printStats(w, indent, s)
-		}
-		more := ""
-		if a.Elements > len(a.First) {
-			more = " ..."
-		}
-		texts := make([]string, len(a.First))
-		for i, v := range a.First {
-			texts[i] = v.text()
-		}
-		fmt.Fprintf(w, "%sfirst     [%s%s]\n", indent, strings.Join(texts, " "), more)
+	fmt.Fprintf(w, "%sshape     %s: %d elements, %d bytes%s\n", indent, ndarray.FormatShape(a.Shape), a.Elements, a.Bytes, fortran)
+	if s := a.Stats; s != nil {
+		printStats(w, indent, s)
 	}
+	more := ""
+	if a.Elements > len(a.First) {
+		more = " ..."
+	}
+	texts := make([]string, len(a.First))
+	for i, v := range a.First {
+		texts[i] = v.text()
+	}
+	fmt.Fprintf(w, "%sfirst     [%s%s]\n", indent, strings.Join(texts, " "), more)
 }
 
 func printStats(w io.Writer, indent string, s *stats) {

@@ -27,7 +27,13 @@ type arraySource struct {
 	shape   []int
 	fortran bool  // the data is column-major
 	size    int64 // data bytes
-	// open returns a reader of exactly the data bytes.
+	// dataOffset is where the data starts in the file, or in the npz
+	// member, for errors.
+	dataOffset int64
+	// open returns a reader of exactly the data bytes. When the input
+	// was checked to hold them (a file, an npz member), the reader has a
+	// Len method, and the array can be read whole into one allocation;
+	// otherwise (standard input) memory must grow only as bytes arrive.
 	open func() (io.ReadCloser, error)
 	err  error // why this array cannot be read (an npz member), or nil
 }
@@ -37,9 +43,41 @@ type fileArrays struct {
 	format  format
 	version string // the NPY format version, for .npy
 	dialect string // for msgpack: "ext 110", "msgpack-numpy", "openpi"
-	arrays  []arraySource
-	size    int64 // bytes of the input, for progress; 0 if unknown
-	close   func()
+	// arrays are the arrays, described when the file was opened; an
+	// npz's are described one by one, by member, when asked for (len and
+	// at), so that an archive of many members is not held all at once.
+	arrays []arraySource
+	n      int
+	member func(i int) arraySource
+	size   int64 // bytes of the input, for progress; 0 if unknown
+	close  func()
+}
+
+// len returns the number of arrays.
+func (fa *fileArrays) len() int {
+	if fa.member != nil {
+		return fa.n
+	}
+	return len(fa.arrays)
+}
+
+// at describes the array i.
+func (fa *fileArrays) at(i int) arraySource {
+	if fa.member != nil {
+		return fa.member(i)
+	}
+	return fa.arrays[i]
+}
+
+// all describes every array.
+func (fa *fileArrays) all() []arraySource {
+	if fa.member != nil && fa.arrays == nil {
+		fa.arrays = make([]arraySource, 0, fa.n)
+		for i := range fa.n {
+			fa.arrays = append(fa.arrays, fa.member(i))
+		}
+	}
+	return fa.arrays
 }
 
 // openArrays opens the input name ("-" for standard input) and describes its
@@ -92,16 +130,29 @@ func (fa *fileArrays) npyFile(file *os.File) error {
 	fa.version = fmt.Sprintf("%d.%d", h.Major, h.Minor)
 	if want := h.DataOffset + h.DataLen(); fa.size < want {
 		return &npybridge.Error{Err: npybridge.ErrTruncated, Offset: h.DataOffset,
-			Detail: fmt.Sprintf("the header announces %d data bytes, the file has %d", h.DataLen(), max(0, fa.size-h.DataOffset))}
+			Detail: fmt.Sprintf("the header announces %d data bytes (shape %s of %s), the file has %d",
+				h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, max(0, fa.size-h.DataOffset))}
 	}
 	fa.arrays = []arraySource{headerSource("", h, func() (io.ReadCloser, error) {
-		return io.NopCloser(io.NewSectionReader(file, h.DataOffset, h.DataLen())), nil
+		return sizedSection{io.NewSectionReader(file, h.DataOffset, h.DataLen())}, nil
 	})}
 	return nil
 }
 
+// sizedSection is a section of a file that was checked to hold it: its Len
+// lets npybridge's ReadArray read it whole into one allocation.
+type sizedSection struct{ *io.SectionReader }
+
+// Len returns the bytes left in the section.
+func (s sizedSection) Len() int {
+	pos, _ := s.Seek(0, io.SeekCurrent)
+	return int(s.Size() - pos)
+}
+
+func (s sizedSection) Close() error { return nil }
+
 func headerSource(name string, h *npybridge.Header, open func() (io.ReadCloser, error)) arraySource {
-	return arraySource{name: name, dtype: h.DType, shape: h.Shape, fortran: h.FortranOrder && len(h.Shape) > 1, size: h.DataLen(), open: open}
+	return arraySource{name: name, dtype: h.DType, shape: h.Shape, fortran: h.FortranOrder && len(h.Shape) > 1, size: h.DataLen(), dataOffset: h.DataOffset, open: open}
 }
 
 func (fa *fileArrays) npzFile(r io.ReaderAt, size int64) error {
@@ -109,16 +160,18 @@ func (fa *fileArrays) npzFile(r io.ReaderAt, size int64) error {
 	if err != nil {
 		return err
 	}
-	for _, member := range z.Names() {
+	names := z.Names()
+	fa.n = len(names)
+	fa.member = func(i int) arraySource {
+		member := names[i]
 		h, err := z.Header(member)
 		if err != nil {
-			fa.arrays = append(fa.arrays, arraySource{name: member, err: err})
-			continue
+			return arraySource{name: member, err: err}
 		}
-		fa.arrays = append(fa.arrays, headerSource(member, h, func() (io.ReadCloser, error) {
+		return headerSource(member, h, func() (io.ReadCloser, error) {
 			_, rc, err := z.Open(member)
 			return rc, err
-		}))
+		})
 	}
 	return nil
 }
@@ -132,7 +185,7 @@ func (fa *fileArrays) msgpackFile(file *os.File, size int64) error {
 	}
 	defer release()
 	return fa.msgpackArrays(m, func(off, n int64) io.ReadCloser {
-		return io.NopCloser(io.NewSectionReader(file, off, n))
+		return sizedSection{io.NewSectionReader(file, off, n)}
 	})
 }
 
@@ -144,9 +197,9 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 		off, n := int64(at+dataOff), int64(dataLen)
 		open := func() (io.ReadCloser, error) { return section(off, n), nil }
 		if scalar != nil {
-			open = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(scalar.Data)), nil }
+			open = func() (io.ReadCloser, error) { return nopCloser{bytes.NewReader(scalar.Data)}, nil }
 		}
-		fa.arrays = append(fa.arrays, arraySource{name: name, dtype: dt, shape: shape, size: n, open: open})
+		fa.arrays = append(fa.arrays, arraySource{name: name, dtype: dt, shape: shape, size: n, dataOffset: off, open: open})
 	}
 	// array reads one array at b[at:] and returns its length.
 	array := func(name string, at int) (int, error) {
@@ -281,7 +334,7 @@ func stdinArrays(stdin io.Reader, f format) (*fileArrays, error) {
 		}
 		fa.version = fmt.Sprintf("%d.%d", h.Major, h.Minor)
 		fa.arrays = []arraySource{headerSource("", h, func() (io.ReadCloser, error) {
-			return io.NopCloser(&exactReader{r: br, left: h.DataLen(), total: h.DataLen()}), nil
+			return io.NopCloser(&exactReader{r: br, left: h.DataLen(), total: h.DataLen(), at: h.DataOffset}), nil
 		})}
 		return fa, nil
 	}
@@ -294,14 +347,20 @@ func stdinArrays(stdin io.Reader, f format) (*fileArrays, error) {
 		return fa, fa.npzFile(bytes.NewReader(b), int64(len(b)))
 	}
 	return fa, fa.msgpackArrays(b, func(off, n int64) io.ReadCloser {
-		return io.NopCloser(bytes.NewReader(b[off : off+n]))
+		return nopCloser{bytes.NewReader(b[off : off+n])}
 	})
 }
+
+// nopCloser is io.NopCloser that keeps the Len of a bytes.Reader.
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
 
 // exactReader reads exactly left bytes of r, failing if r ends first.
 type exactReader struct {
 	r           io.Reader
 	left, total int64
+	at          int64 // the input offset of the first byte
 }
 
 func (e *exactReader) Read(p []byte) (int, error) {
@@ -312,8 +371,8 @@ func (e *exactReader) Read(p []byte) (int, error) {
 	n, err := e.r.Read(p)
 	e.left -= int64(n)
 	if err == io.EOF && e.left > 0 {
-		return n, &npybridge.Error{Err: npybridge.ErrTruncated, Offset: -1,
-			Detail: fmt.Sprintf("the header announces %d data bytes, the input ends %d short", e.total, e.left)}
+		return n, &npybridge.Error{Err: npybridge.ErrTruncated, Offset: e.at + e.total - e.left,
+			Detail: fmt.Sprintf("the header announces %d data bytes, standard input ends after %d of them", e.total, e.total-e.left)}
 	}
 	if err == io.EOF {
 		err = nil
