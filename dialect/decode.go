@@ -80,83 +80,102 @@ func IsMarker(key string) bool {
 // Bytes after the map are allowed.
 func DecodeHeader(b []byte) (Header, error) {
 	p := parser{b: b}
-	at := p.off
 	n, err := p.mapHeader()
 	if err != nil {
 		return Header{}, err
 	}
-	var (
-		h                        = Header{DataOffset: -1}
-		seen                     = map[string]bool{}
-		marker                   string
-		isArray                  bool // nd True, __ndarray__ True
-		typestr, kind, dataBytes []byte
-		dataVal                  scalarValue
-		shape                    []int
-		hasShape, hasData        bool
-	)
+	f, err := p.arrayFields(n)
+	if err != nil {
+		return Header{}, err
+	}
+	return f.header(p.off)
+}
+
+// arrayFields is what an array map's keys say, as read by arrayFields.
+type arrayFields struct {
+	marker                   string
+	isArray                  bool // nd True, __ndarray__ True
+	typestr, kind, dataBytes []byte
+	dataOffset               int // of dataBytes in the input; -1 without
+	dataVal                  scalarValue
+	shape                    []int
+	hasShape, hasData        bool
+}
+
+// arrayFields reads the n entries of an array map, checking each key's
+// value and that no key comes twice; extra keys are skipped.
+func (p *parser) arrayFields(n int) (arrayFields, error) {
+	f := arrayFields{dataOffset: -1}
+	seen := map[string]bool{}
 	for i := 0; i < n; i++ {
 		keyAt := p.off
 		key, err := p.stringOrBin("map key")
 		if err != nil {
-			return Header{}, err
+			return f, err
 		}
 		k := string(key)
 		if seen[k] {
-			return Header{}, errAt(ErrMalformed, keyAt, "duplicate key %q", k)
+			return f, errAt(ErrMalformed, keyAt, "duplicate key %q", k)
 		}
 		seen[k] = true
 		valAt := p.off
 		switch k {
 		case "nd", "__ndarray__", "__npgeneric__":
-			if marker != "" {
-				return Header{}, errAt(ErrMalformed, keyAt, "both %q and %q", marker, k)
+			if f.marker != "" {
+				return f, errAt(ErrMalformed, keyAt, "both %q and %q", f.marker, k)
 			}
-			marker = k
+			f.marker = k
 			v, err := p.boolean(k)
 			if err != nil {
-				return Header{}, err
+				return f, err
 			}
-			isArray = v && k != "__npgeneric__"
+			f.isArray = v && k != "__npgeneric__"
 			if k != "nd" && !v {
-				return Header{}, errAt(ErrMalformed, valAt, "%q is False", k)
+				return f, errAt(ErrMalformed, valAt, "%q is False", k)
 			}
 		case "type", "dtype":
 			if mpwire.NextType(p.b[p.off:]) == mpwire.ArrayType {
-				return Header{}, errAt(ErrStructured, valAt, "%q is a descr list: structured arrays are not supported", k)
+				return f, errAt(ErrStructured, valAt, "%q is a descr list: structured arrays are not supported", k)
 			}
-			if typestr, err = p.stringOrBin(k); err != nil {
-				return Header{}, err
+			if f.typestr, err = p.stringOrBin(k); err != nil {
+				return f, err
 			}
 		case "kind":
-			if kind, err = p.stringOrBin(k); err != nil {
-				return Header{}, err
+			if f.kind, err = p.stringOrBin(k); err != nil {
+				return f, err
 			}
 		case "shape":
-			if shape, err = p.shape(); err != nil {
-				return Header{}, err
+			if f.shape, err = p.shape(); err != nil {
+				return f, err
 			}
-			hasShape = true
+			f.hasShape = true
 		case "data":
-			hasData = true
-			if marker == "__npgeneric__" || !p.atBytes() {
-				if dataVal, err = p.scalar(); err != nil {
-					return Header{}, err
+			f.hasData = true
+			if f.marker == "__npgeneric__" || !p.atBytes() {
+				if f.dataVal, err = p.scalar(); err != nil {
+					return f, err
 				}
 				continue
 			}
-			if dataBytes, err = p.stringOrBin(k); err != nil {
-				return Header{}, err
+			if f.dataBytes, err = p.stringOrBin(k); err != nil {
+				return f, err
 			}
-			h.DataOffset = p.off - len(dataBytes)
+			f.dataOffset = p.off - len(f.dataBytes)
 		default:
 			if err := p.skip(); err != nil { // extra keys are allowed
-				return Header{}, err
+				return f, err
 			}
 		}
 	}
-	h.Len = p.off
-	switch marker {
+	return f, nil
+}
+
+// header checks that the fields make an array or scalar of either dialect
+// and says where its data lies; mapLen is the length of the whole map.
+func (f arrayFields) header(mapLen int) (Header, error) {
+	const at = 0 // errors about the map as a whole point at its start
+	h := Header{DataOffset: f.dataOffset, Len: mapLen}
+	switch f.marker {
 	case "nd":
 		h.Dialect = MsgpackNumpy
 	case "__ndarray__", "__npgeneric__":
@@ -164,49 +183,49 @@ func DecodeHeader(b []byte) (Header, error) {
 	default:
 		return Header{}, errAt(ErrNotArray, at, "a map without b'nd', b'__ndarray__' or b'__npgeneric__'")
 	}
-	switch string(kind) {
+	switch string(f.kind) {
 	case "":
 	case "O":
 		return Header{}, errAt(ErrPickle, at, "kind b'O': the data is a Python pickle, which is never loaded")
 	case "V":
 		return Header{}, errAt(ErrStructured, at, "kind b'V': structured arrays are not supported")
 	default:
-		return Header{}, errAt(ErrMalformed, at, "unknown kind %q", kind)
+		return Header{}, errAt(ErrMalformed, at, "unknown kind %q", f.kind)
 	}
-	typeKey := map[string]string{"nd": "type"}[marker]
+	typeKey := map[string]string{"nd": "type"}[f.marker]
 	if typeKey == "" {
 		typeKey = "dtype"
 	}
 	switch {
-	case typestr == nil:
+	case f.typestr == nil:
 		return Header{}, errAt(ErrMalformed, at, "missing key %q", typeKey)
-	case !hasData:
+	case !f.hasData:
 		return Header{}, errAt(ErrMalformed, at, "missing key \"data\"")
-	case isArray && !hasShape:
+	case f.isArray && !f.hasShape:
 		return Header{}, errAt(ErrMalformed, at, "missing key \"shape\"")
 	}
-	dt, err := ndarray.ParseDType(string(typestr))
+	dt, err := ndarray.ParseDType(string(f.typestr))
 	if err != nil {
 		return Header{}, wrapAt(ErrMalformed, at, err)
 	}
 	h.DType = dt
-	if !isArray {
-		shape = []int{} // a numpy scalar is a 0-d array
+	if !f.isArray {
+		f.shape = []int{} // a numpy scalar is a 0-d array
 	}
-	h.Shape = shape
-	if dataBytes == nil {
-		if marker != "__npgeneric__" {
+	h.Shape = f.shape
+	if f.dataBytes == nil {
+		if f.marker != "__npgeneric__" {
 			return Header{}, errAt(ErrMalformed, at, "\"data\" is not str or bin")
 		}
-		a, err := dataVal.array(dt)
+		a, err := f.dataVal.array(dt)
 		if err != nil {
 			return Header{}, wrapAt(ErrMalformed, at, err)
 		}
 		h.Scalar, h.DataLen = a, len(a.Data)
 		return h, nil
 	}
-	h.DataLen = len(dataBytes)
-	if err := (&ndarray.Array{DType: dt, Shape: shape, Data: dataBytes}).Validate(); err != nil {
+	h.DataLen = len(f.dataBytes)
+	if err := (&ndarray.Array{DType: dt, Shape: f.shape, Data: f.dataBytes}).Validate(); err != nil {
 		return Header{}, wrapAt(ErrMalformed, at, err)
 	}
 	return h, nil
