@@ -298,22 +298,31 @@ func mapHeader(b []byte) (count, at int, err error) {
 // value starts.
 func mapKey(b []byte, at int) (string, int, error) {
 	if at >= len(b) {
-		return "", 0, io.ErrUnexpectedEOF
+		return "", 0, fmt.Errorf("the input ends at byte %d, where the key should start", at)
 	}
 	c := b[at]
 	var n, head int
 	switch {
 	case c >= 0xa0 && c <= 0xbf:
 		n, head = int(c&0x1f), 1
-	case (c == 0xd9 || c == 0xc4) && at+2 <= len(b):
-		n, head = int(b[at+1]), 2
-	case (c == 0xda || c == 0xc5) && at+3 <= len(b):
-		n, head = int(b[at+1])<<8|int(b[at+2]), 3
+	case c == 0xd9 || c == 0xc4:
+		head = 2
+	case c == 0xda || c == 0xc5:
+		head = 3
 	default:
-		return "", 0, fmt.Errorf("msgpack type byte 0x%02x is not a string", c)
+		return "", 0, fmt.Errorf("msgpack type byte 0x%02x at byte %d is not a string", c, at)
+	}
+	if at+head > len(b) {
+		return "", 0, fmt.Errorf("the input ends at byte %d, inside the header of the key at byte %d", len(b), at)
+	}
+	switch head {
+	case 2:
+		n = int(b[at+1])
+	case 3:
+		n = int(b[at+1])<<8 | int(b[at+2])
 	}
 	if at+head+n > len(b) {
-		return "", 0, io.ErrUnexpectedEOF
+		return "", 0, fmt.Errorf("the key at byte %d is %d bytes long, the input ends after %d of them", at, n, len(b)-at-head)
 	}
 	return string(b[at+head : at+head+n]), at + head + n, nil
 }
