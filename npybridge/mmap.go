@@ -11,8 +11,10 @@ import (
 
 // Mapped is an NPY file opened for reading with its data memory-mapped:
 // Array.Data aliases the file's pages and nothing is copied, so opening
-// costs the same whatever the size. The mapping is read-only: writing to
-// Array.Data faults. Close unmaps; the Array must not be used after.
+// costs the same whatever the size. OpenMapped's mapping is read-only:
+// writing to Array.Data faults. CreateMapped and OpenMappedWritable map
+// read-write, for processes that fill one file together (see MapOptions).
+// Close unmaps; the Array must not be used after.
 //
 // A Fortran-order file cannot be viewed row-major in place: for it (with
 // two or more dimensions) OpenMapped reads and transposes the data into
@@ -39,6 +41,10 @@ type Mapped struct {
 	mapping []byte // nil when nothing is mapped
 	name    string // the file mapped, for errors
 	off     int64  // the file offset of mapping[0]
+	// file is the descriptor of a read-write map (CreateMapped,
+	// OpenMappedWritable), kept for Flush where there is no msync; nil
+	// for a read-only one, whose mapping outlives its descriptor.
+	file *os.File
 }
 
 // OpenMapped opens the NPY file name with the default options. See
@@ -134,13 +140,22 @@ func mappedError(err error) error {
 // copy in ordinary memory (false).
 func (m *Mapped) Aliased() bool { return m.mapping != nil }
 
-// Close unmaps the file. It is safe to call more than once.
+// Close unmaps the file; a read-write map is flushed first (see Flush)
+// and its descriptor closed. It is safe to call more than once; the Array,
+// and every array Rows returned, must not be used after.
 func (m *Mapped) Close() error {
-	if m.mapping == nil {
-		return nil
+	var err error
+	if m.file != nil {
+		err = m.Flush()
 	}
-	err := unmap(m.mapping)
-	m.mapping = nil
+	if m.mapping != nil {
+		err = errors.Join(err, unmap(m.mapping))
+		m.mapping = nil
+	}
+	if m.file != nil {
+		err = errors.Join(err, m.file.Close())
+		m.file = nil
+	}
 	m.Array = nil
 	return err
 }

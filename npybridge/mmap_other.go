@@ -12,6 +12,10 @@ const canMap = false
 
 func mapFile(*os.File, int) ([]byte, error) { return nil, errors.New("mmap is not available") }
 
+func mapFileWritable(*os.File, int) ([]byte, error) {
+	return nil, errors.New("mmap is not available")
+}
+
 func unmap([]byte) error { return nil }
 
 func mapSection(*os.File, int64, int) ([]byte, []byte, error) {

@@ -16,6 +16,13 @@ func mapFile(f *os.File, n int) ([]byte, error) {
 	return syscall.Mmap(int(f.Fd()), 0, n, syscall.PROT_READ, syscall.MAP_SHARED)
 }
 
+// mapFileWritable maps the first n bytes of f read-write and shared: what
+// is written to the mapping is the file's page cache, seen at once by
+// every process that reads or maps the file.
+func mapFileWritable(f *os.File, n int) ([]byte, error) {
+	return syscall.Mmap(int(f.Fd()), 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+}
+
 func unmap(b []byte) error { return syscall.Munmap(b) }
 
 // mapSection maps n bytes of f from off, which need not be page-aligned:
