@@ -182,7 +182,7 @@ func (a *Appender) lock(ctx context.Context, f *os.File, wait bool) error {
 	}
 	if !wait {
 		return errAt(ErrLocked, -1, "another Appender, in this process or another, is adding rows to the file, "+
-			"and rows from two writers would overwrite each other; AppendOptions.Wait waits for it to close the file")
+			"and rows from two writers would overwrite each other")
 	}
 	if err := atomicfile.Lock(ctx, f); err != nil {
 		if ctx.Err() != nil {

@@ -144,7 +144,7 @@ func TestTwoAppenders(t *testing.T) {
 		assert.Less(t, ms, 500, "milliseconds to refuse")
 		assert.Equal(t, "true", f[2], "errors.Is(err, ErrLocked)")
 		assert.Equal(t, "append "+p+": npybridge: locked by another appender: another Appender, in this process or another, "+
-			"is adding rows to the file, and rows from two writers would overwrite each other; AppendOptions.Wait waits for it to close the file", f[3])
+			"is adding rows to the file, and rows from two writers would overwrite each other", f[3])
 		second.cmd.Wait()
 		assert.Equal(t, 3, second.cmd.ProcessState.ExitCode())
 		first.goOn()

@@ -52,7 +52,11 @@ Options:
   --append             add IN's array to the .npy OUT as one row (or, if its
                        shape is rows of OUT's row shape, a block of rows);
                        OUT is created if absent, and numpy can load it
-                       whenever a row has been added, even after a crash
+                       whenever a row has been added, even after a crash;
+                       another ndpack or program appending to OUT at the
+                       same time is an error
+  --wait               with --append, wait for another appender to finish
+                       instead
   --quiet              no progress on standard error
 
 Examples:
@@ -74,6 +78,7 @@ type convertOptions struct {
 	compress         bool
 	member, name     string
 	quiet            bool
+	wait             bool // --append waits for another appender
 }
 
 func runConvert(e env, args []string) error {
@@ -86,6 +91,7 @@ func runConvert(e env, args []string) error {
 	name := fs.String("name", "", "")
 	quiet := fs.Bool("quiet", false, "")
 	appendRows := fs.Bool("append", false, "")
+	wait := fs.Bool("wait", false, "")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -115,10 +121,13 @@ func runConvert(e env, args []string) error {
 		return usageError("--name names the member of an .npz; OUT is %s", o.to)
 	case o.member != "" && o.from == formatNPY:
 		return usageError("--member picks an array of an .npz or a msgpack map; IN is npy")
+	case *wait && !*appendRows:
+		return usageError("--wait waits for another appender; it goes with --append")
 	case *appendRows && (o.to != formatNPY || out == "-"):
 		return usageError("--append adds rows to an .npy file; OUT is %s", map[bool]string{true: "standard output", false: string(o.to)}[out == "-"])
 	}
 	if *appendRows {
+		o.wait = *wait
 		if err := o.appendTo(e, in, out); err != nil {
 			var pe *os.PathError
 			if errors.As(err, &pe) && pe.Path == out {
@@ -187,12 +196,19 @@ func (o convertOptions) appendTo(e env, in, out string) error {
 			rowShape = h.Shape[1:]
 		}
 	}
-	w, err := npybridge.OpenAppend(out, a.DType, rowShape...)
+	w, err := npybridge.AppendOptions{Wait: o.wait}.OpenAppend(out, a.DType, rowShape...)
+	var pe *os.PathError
+	if errors.Is(err, npybridge.ErrLocked) && errors.As(err, &pe) {
+		return &os.PathError{Op: pe.Op, Path: pe.Path, Err: fmt.Errorf("%w (--wait waits for it to finish)", pe.Err)}
+	}
 	if err != nil {
 		return err
 	}
 	if err := w.Append(a); err != nil {
 		w.Close()
+		if errors.As(err, &pe) {
+			return err // it names the file and says how many rows it holds
+		}
 		return &os.PathError{Op: "append", Path: out, Err: err}
 	}
 	return w.Close()

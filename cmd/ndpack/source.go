@@ -184,8 +184,12 @@ func (fa *fileArrays) msgpackFile(file *os.File, size int64) error {
 		return err
 	}
 	defer release()
-	return fa.msgpackArrays(m, func(off, n int64) io.ReadCloser {
-		return sizedSection{io.NewSectionReader(file, off, n)}
+	// Another process may cut the file short while its framing is read: a
+	// fault then is an error naming the file, not a crash.
+	return filesection.Guard(file.Name(), m, 0, func() error {
+		return fa.msgpackArrays(m, func(off, n int64) io.ReadCloser {
+			return sizedSection{io.NewSectionReader(file, off, n)}
+		})
 	})
 }
 

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// While another appender holds the .npy, --append refuses at once with one
+// line that names the file and --wait; with --wait it appends once the
+// other closes, and no row of either is lost.
+func TestConvertAppendLocked(t *testing.T) {
+	dir := t.TempDir()
+	frames := filepath.Join(dir, "frames.npy")
+	row, _ := ndarray.FromSlice([]float64{1, 2})
+	in := filepath.Join(dir, "row.npy")
+	require.NoError(t, npybridge.WriteFile(in, row))
+
+	holder, err := npybridge.OpenAppend(frames, row.DType, 2)
+	require.NoError(t, err)
+	require.NoError(t, holder.Append(row))
+
+	start := time.Now()
+	r := ndpack(t, nil, "convert", "--append", in, frames)
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "ndpack: "+frames+": npybridge: locked by another appender: another Appender, in this process or another, "+
+		"is adding rows to the file, and rows from two writers would overwrite each other (--wait waits for it to finish)\n", r.stderr)
+	assert.Less(t, time.Since(start), 5*time.Second, "refused at once")
+
+	cmd := exec.Command(ndpackBin, "convert", "--wait", "--append", in, frames)
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		t.Fatalf("--wait returned while the file was held: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	require.NoError(t, holder.Append(row))
+	require.NoError(t, holder.Close())
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("--wait did not append after the other appender closed")
+	}
+	got, err := npybridge.ReadFile(frames)
+	require.NoError(t, err)
+	rows, _ := ndarray.Rows[float64](got)
+	assert.Equal(t, [][]float64{{1, 2}, {1, 2}, {1, 2}}, rows)
+
+	r = ndpack(t, nil, "convert", "--wait", in, filepath.Join(dir, "x.npy"))
+	assert.Equal(t, 2, r.code)
+}
