@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/ndpack/ndpack/ndarray"
@@ -126,4 +127,25 @@ func (w *truncatingWriter) Write(p []byte) (int, error) {
 	}
 	w.sum ^= x
 	return len(p), nil
+}
+
+// A stored npz member mapped, the archive truncated by another process:
+// the error names the archive and the first byte gone, counted in the file.
+func TestMappedNPZMemberTruncated(t *testing.T) {
+	_, a := threeMiBNPY(t)
+	p := filepath.Join(t.TempDir(), "run.npz")
+	require.NoError(t, WriteNPZFile(p, []NamedArray{{Name: "image", Array: a}}, false))
+	z, err := OpenNPZFile(p)
+	require.NoError(t, err)
+	defer z.Close()
+	m, err := z.OpenMapped("image")
+	require.NoError(t, err)
+	defer m.Close()
+	require.True(t, m.Aliased())
+	truncateFile(t, p, 8192)
+	var out bytes.Buffer
+	_, err = m.WriteTo(&out)
+	assert.ErrorIs(t, err, ErrTruncated)
+	assert.Regexp(t, "^read "+regexp.QuoteMeta(p)+`: npybridge: truncated input at byte 8192: another process truncated the file while it was being read: `+
+		`it now holds 8192 bytes, and bytes \d+ to \d+ were being read$`, err.Error())
 }

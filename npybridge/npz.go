@@ -166,7 +166,10 @@ func (z *NPZ) OpenMapped(name string) (*Mapped, error) {
 		unmap(mp)
 		return nil, memberError(name, err)
 	}
-	return &Mapped{Array: a, Header: h, mapping: mp}, nil
+	// Guard's errors name the archive and count from the mapping's first
+	// byte, which mapSection puts at the page holding off.
+	base := off &^ int64(os.Getpagesize()-1)
+	return &Mapped{Array: a, Header: h, mapping: mp, name: z.file.Name(), off: base}, nil
 }
 
 // itemAlignment is the alignment Go wants for the elements of dt, as typed
