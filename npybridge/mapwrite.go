@@ -273,20 +273,35 @@ func itemAlign(dt ndarray.DType) int64 {
 }
 
 // Flush writes what was written to a read-write map to the disk and waits
-// for it (msync with MS_SYNC, or fsync where there is no msync). Other
-// processes see the writes without it: it guards against a machine's
-// crash, not a process's. For a read-only map it does nothing.
+// for it (msync with MS_SYNC, or fsync where there is no msync), as
+// numpy's memmap.flush does. Other processes see the writes without it: it
+// guards against the machine's crash, not the process's, and costs a disk
+// write of every page written. For a read-only map it does nothing.
 func (m *Mapped) Flush() error {
 	if m.file == nil {
 		return nil
 	}
 	var err error
 	if m.mapping != nil && haveMsync {
-		err = msync(m.mapping)
+		err = msync(m.mapping, true)
 	} else {
 		err = m.file.Sync()
 	}
 	if err != nil {
+		return &os.PathError{Op: "flush", Path: m.name, Err: err}
+	}
+	return nil
+}
+
+// flushAsync hands the pages written to the kernel's writeback without
+// waiting for the disk (MS_ASYNC), for Close: the writes are the file's
+// once Close returns, as after an os.File.Write, and reach the disk when
+// the kernel writes them, unless Flush was called to wait for that.
+func (m *Mapped) flushAsync() error {
+	if m.file == nil || m.mapping == nil || !haveMsync {
+		return nil
+	}
+	if err := msync(m.mapping, false); err != nil {
 		return &os.PathError{Op: "flush", Path: m.name, Err: err}
 	}
 	return nil

@@ -7,10 +7,15 @@ import (
 	"unsafe"
 )
 
-// msync writes the dirty pages of the mapping b to the file and waits for
-// the writes (MS_SYNC). The syscall package has no wrapper for it here.
-func msync(b []byte) error {
-	_, _, e := syscall.Syscall(syscall.SYS_MSYNC, uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), syscall.MS_SYNC)
+// msync writes the dirty pages of the mapping b to the file: waiting for
+// the disk (MS_SYNC) or only scheduling the writes (MS_ASYNC). The syscall
+// package has no wrapper for it here.
+func msync(b []byte, wait bool) error {
+	flags := syscall.MS_ASYNC
+	if wait {
+		flags = syscall.MS_SYNC
+	}
+	_, _, e := syscall.Syscall(syscall.SYS_MSYNC, uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(flags))
 	if e != 0 {
 		return e
 	}

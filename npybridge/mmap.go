@@ -140,14 +140,13 @@ func mappedError(err error) error {
 // copy in ordinary memory (false).
 func (m *Mapped) Aliased() bool { return m.mapping != nil }
 
-// Close unmaps the file; a read-write map is flushed first (see Flush)
-// and its descriptor closed. It is safe to call more than once; the Array,
-// and every array Rows returned, must not be used after.
+// Close unmaps the file. A read-write map's written pages are first handed
+// to the kernel's writeback (msync MS_ASYNC: what os.File.Write and Close
+// give, without waiting for the disk; call Flush for that) and its
+// descriptor closed. It is safe to call more than once; the Array, and
+// every array Rows returned, must not be used after.
 func (m *Mapped) Close() error {
-	var err error
-	if m.file != nil {
-		err = m.Flush()
-	}
+	err := m.flushAsync()
 	if m.mapping != nil {
 		err = errors.Join(err, unmap(m.mapping))
 		m.mapping = nil
