@@ -293,6 +293,12 @@ func TestMappedFillChild(t *testing.T) {
 	h, _ := strconv.Atoi(hi)
 	m, err := OpenMappedWritable(name)
 	require.NoError(t, err)
+	fillRows(t, m, l, h)
+	require.NoError(t, m.Close())
+}
+
+// fillRows writes fillValue into rows lo to hi-1 of m.
+func fillRows(t testing.TB, m *Mapped, l, h int) {
 	rows, err := m.Rows(l, h)
 	require.NoError(t, err)
 	v, err := ndarray.Values[float64](rows)
@@ -301,7 +307,6 @@ func TestMappedFillChild(t *testing.T) {
 	for k := range v {
 		v[k] = fillValue(l+k/cols, k%cols)
 	}
-	require.NoError(t, m.Close())
 }
 
 // NEP 1's Polly Parallel: four processes, each with its own
@@ -358,4 +363,107 @@ func TestMappedWritableTruncated(t *testing.T) {
 	assert.ErrorIs(t, err, ErrTruncated)
 	assert.EqualError(t, err, fmt.Sprintf("read %s: npybridge: truncated input at byte 8192: another process truncated the file while it was being read: "+
 		"it now holds 8192 bytes, and bytes 0 to %d were being read", p, 128+3<<20))
+}
+
+// Filling 1 GiB through a shared map: BenchmarkMapFill1GiB2Procs (two
+// worker processes, each opening the file and filling half the rows, their
+// start included) and BenchmarkMapFill1GiB1Proc (this process alone) against
+// BenchmarkFileWrite1GiB, one process computing the same values into an
+// 8 MiB buffer and writing it with os.File.Write. None waits for the disk.
+const fillRows1GiB, fillCols = 1 << 17, 1 << 10
+
+func BenchmarkMapFill1GiB2Procs(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "fill.npy")
+	b.SetBytes(fillRows1GiB * fillCols * 8)
+	var maxRSS int64
+	for b.Loop() {
+		m, err := MapOptions{Replace: true}.CreateMapped(p, ndarray.DTypeOf[float64](), fillRows1GiB, fillCols)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cmds := make([]*exec.Cmd, 2)
+		for w := range cmds {
+			cmds[w] = exec.Command(os.Args[0], "-test.run=^TestMappedFillChild$", "-test.bench=^$")
+			cmds[w].Env = append(os.Environ(), "NDPACK_FILL_FILE="+p,
+				fmt.Sprintf("NDPACK_FILL_ROWS=%d,%d", w*fillRows1GiB/2, (w+1)*fillRows1GiB/2))
+			if err := cmds[w].Start(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, c := range cmds {
+			if err := c.Wait(); err != nil {
+				b.Fatal("worker: ", err)
+			}
+			maxRSS = max(maxRSS, c.ProcessState.SysUsage().(*syscall.Rusage).Maxrss<<10)
+		}
+		if err := m.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(maxRSS)/(1<<20), "worker-peak-RSS-MiB")
+}
+
+func BenchmarkMapFill1GiB1Proc(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "fill.npy")
+	b.SetBytes(fillRows1GiB * fillCols * 8)
+	for b.Loop() {
+		m, err := MapOptions{Replace: true}.CreateMapped(p, ndarray.DTypeOf[float64](), fillRows1GiB, fillCols)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fillRows(b, m, 0, fillRows1GiB)
+		if err := m.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkFileWrite1GiB(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "fill.npy")
+	b.SetBytes(fillRows1GiB * fillCols * 8)
+	const chunkRows = 1024 // 8 MiB
+	buf := make([]float64, chunkRows*fillCols)
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(buf)*8)
+	for b.Loop() {
+		f, err := os.Create(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.Write(AppendHeader(nil, ndarray.DTypeOf[float64](), []int{fillRows1GiB, fillCols})); err != nil {
+			b.Fatal(err)
+		}
+		for lo := 0; lo < fillRows1GiB; lo += chunkRows {
+			for k := range buf {
+				buf[k] = fillValue(lo+k/fillCols, k%fillCols)
+			}
+			if _, err := f.Write(raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// CreateMapped of a 64 GiB array: the time, and the disk it takes
+// (disk-B, from the file's st_blocks), which a hole makes nothing.
+func BenchmarkCreateMapped64GiB(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "big.npy")
+	var blocks int64
+	for b.Loop() {
+		m, err := MapOptions{Replace: true}.CreateMapped(p, ndarray.DTypeOf[float64](), 1<<23, 1<<10)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Close(); err != nil {
+			b.Fatal(err)
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		blocks = fi.Sys().(*syscall.Stat_t).Blocks
+	}
+	b.ReportMetric(float64(blocks*512), "disk-B")
 }
