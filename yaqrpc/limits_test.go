@@ -3,45 +3,24 @@ package yaqrpc
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"log"
 	"net"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/hostile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// syncLog is a log that tests can read while the server writes it.
-type syncLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // floodServer serves image (1 MiB of bytes) and ping on 127.0.0.1 with the
 // limits set by tune.
-func floodServer(t *testing.T, tune func(s *Server)) (*Server, string, *syncLog) {
+func floodServer(t *testing.T, tune func(s *Server)) (*Server, string, *hostile.Log) {
 	srv := NewServer()
-	logs := &syncLog{}
+	logs := &hostile.Log{}
 	srv.ErrorLog = log.New(logs, "", 0)
 	image := bytes.Repeat([]byte{7}, 1<<20)
 	srv.Handle("image", func(context.Context, *Request) (any, error) { return image, nil })
@@ -55,37 +34,6 @@ func floodServer(t *testing.T, tune func(s *Server)) (*Server, string, *syncLog)
 	return srv, l.Addr().String(), logs
 }
 
-// pingEvery calls ping on a client of its own every 20 ms until stop, each
-// call with a 2 s deadline, and returns the slowest call and any error.
-func pingEvery(t *testing.T, addr string, stop chan struct{}) (slowest func() (time.Duration, error)) {
-	c, err := Dial(context.Background(), addr)
-	require.NoError(t, err)
-	var worst time.Duration
-	var failed error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer c.Close()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			start := time.Now()
-			var n int
-			err := c.Call(ctx, "ping", nil, &n)
-			cancel()
-			worst = max(worst, time.Since(start))
-			if err != nil && failed == nil {
-				failed = err
-			}
-		}
-	}()
-	return func() (time.Duration, error) { <-done; return worst, failed }
-}
-
 // Peers that pipeline requests for large answers and never read them are
 // cut off within the write timeout of their buffers filling, while a normal
 // client's calls keep being answered within 2 s; afterwards no goroutine is
@@ -95,82 +43,35 @@ func TestServerCutsOffPeersThatDoNotRead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress test")
 	}
-	runtime.GC()
-	goroutines := runtime.NumGoroutine()
-	const wt = 500 * time.Millisecond
 	peers := 100
 	if raceEnabled {
 		peers = 20 // the race detector slows the server several times over
 	}
-	srv, addr, logs := floodServer(t, func(s *Server) { s.WriteTimeout = wt })
-	stop := make(chan struct{})
-	slowest := pingEvery(t, addr, stop)
-
 	var calls []byte
 	for i := range 4096 {
 		b, err := msgpack.Marshal(map[string]any{"ver": Version, "id": i, "method": "image"})
 		require.NoError(t, err)
 		calls = append(calls, b...)
 	}
-	var cutOff atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range peers {
-		c, err := net.Dial("tcp", addr)
-		require.NoError(t, err)
-		// The peer's own buffers stay small: the test is about the server's.
-		c.(*net.TCPConn).SetReadBuffer(4 << 10)
-		c.(*net.TCPConn).SetWriteBuffer(64 << 10)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer c.Close()
-			c.SetWriteDeadline(time.Now().Add(10 * time.Second))
-			for {
-				if _, err := c.Write(calls); err != nil {
-					var ne net.Error
-					if !errors.As(err, &ne) || !ne.Timeout() {
-						cutOff.Add(1) // reset by the server
-					}
-					return
-				}
-			}
-		}()
-	}
-	dialled := time.Since(start)
-	var closedAt time.Duration
-	for deadline := time.Now().Add(wt + 4*time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if srv.conns.Len() == 1 { // the normal client
-			closedAt = time.Since(start)
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "%d connections still open %v after the peers began", srv.conns.Len(), time.Since(start))
-	}
-	t.Logf("%d peers that do not read, dialled in %v: all cut off %v after the first began", peers, dialled, closedAt)
-	assert.Less(t, closedAt-dialled, wt+wt/4+time.Second)
-	wg.Wait()
-	assert.Equal(t, int64(peers), cutOff.Load(), "peers whose writes the server's close ended")
+	var logs *hostile.Log
+	hostile.Flood[*Client]{
+		Server: "server",
+		Start: func(wt time.Duration) hostile.Served {
+			var srv *Server
+			var addr string
+			srv, addr, logs = floodServer(t, func(s *Server) { s.WriteTimeout = wt })
+			return hostile.Served{Addr: addr, Conns: srv.conns.Len, Log: logs}
+		},
+		Client: hostile.Client[*Client]{
+			Dial: Dial,
+			Call: func(ctx context.Context, c *Client, method string, result any) error {
+				return c.Call(ctx, method, nil, result)
+			},
+		},
+		Calls: calls,
+		Peers: peers,
+	}.Run(t)
 	assert.Contains(t, logs.String(), "yaqrpc: 127.0.0.1:")
-	assert.Contains(t, logs.String(), "it has stopped reading (the write timeout); closing the connection")
-	assert.LessOrEqual(t, strings.Count(logs.String(), "\n"), int(time.Since(start)/time.Second)+2, "timeouts logged at most once a second:\n%s", logs)
-	close(stop)
-	worst, err := slowest()
-	require.NoError(t, err, "the normal client's calls")
-	t.Logf("the normal client's slowest call during the flood: %v", worst)
-	assert.Less(t, worst, 2*time.Second)
-
-	c, err := Dial(context.Background(), addr)
-	require.NoError(t, err)
-	var n int
-	require.NoError(t, c.Call(context.Background(), "ping", nil, &n), "the server serves on")
-	assert.Equal(t, 1, n)
-	c.Close()
-	for deadline := time.Now().Add(3 * time.Second); runtime.NumGoroutine() > goroutines+1; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), goroutines, buf[:runtime.Stack(buf, true)])
-		}
-	}
 }
 
 // A request that stops half way is closed after the read timeout; a pause

@@ -5,6 +5,11 @@
 //
 // The inputs are generated rather than stored: some are megabytes of
 // repeated bytes.
+//
+// It also holds the attacks on a live server that the yaqrpc server and the
+// yaq daemon (and the example daemons built on them) must each survive, so
+// that each is written once and every server faces the same one: HoldOpen,
+// Flood.
 package hostile
 
 import (
