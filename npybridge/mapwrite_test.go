@@ -467,3 +467,40 @@ func BenchmarkCreateMapped64GiB(b *testing.B) {
 	}
 	b.ReportMetric(float64(blocks*512), "disk-B")
 }
+
+// Whatever a file holds, OpenMappedWritable either refuses it or maps
+// exactly the data its header announces, writably, aligned for its items,
+// and a write through the map is in the file.
+func FuzzOpenMappedWritable(f *testing.F) {
+	for _, s := range npySeeds() {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, in []byte) {
+		p := filepath.Join(dir, "fuzz.npy")
+		if err := os.WriteFile(p, in, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := MapOptions{RawByteOrder: true}.OpenMappedWritable(p)
+		if err != nil {
+			return
+		}
+		h := m.Header
+		if int64(len(m.Array.Data)) != h.DataLen() || h.DataOffset+h.DataLen() != int64(len(in)) {
+			t.Fatalf("mapped %d data bytes at %d of a %d-byte file; the header announces %d", len(m.Array.Data), h.DataOffset, len(in), h.DataLen())
+		}
+		if len(m.Array.Data) > 0 {
+			if uintptr(unsafe.Pointer(&m.Array.Data[0]))%uintptr(itemAlign(h.DType)) != 0 {
+				t.Fatalf("data of %s at byte %d is misaligned", h.DType, h.DataOffset)
+			}
+			m.Array.Data[0] ^= 0xff
+		}
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := os.ReadFile(p)
+		if len(in) > 0 && h.DataLen() > 0 && out[h.DataOffset] != in[h.DataOffset]^0xff {
+			t.Fatal("a write through the map is not in the file")
+		}
+	})
+}
