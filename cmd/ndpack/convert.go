@@ -13,6 +13,7 @@ import (
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/atomicfile"
+	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 )
@@ -454,33 +455,14 @@ func (s *sizedBytes) Read(p []byte) (int, error) {
 // writeMapHeader and writeString write the msgpack framing of a map of
 // names to arrays, as msgpack-python packs it.
 func writeMapHeader(w io.Writer, n int) error {
-	var b []byte
-	switch {
-	case n < 16:
-		b = []byte{0x80 | byte(n)}
-	case n < 1<<16:
-		b = []byte{0xde, byte(n >> 8), byte(n)}
-	default:
-		b = []byte{0xdf, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
-	}
-	_, err := w.Write(b)
+	var b [5]byte
+	_, err := w.Write(mpwire.AppendMapHeader(b[:0], n))
 	return err
 }
 
 func writeString(w io.Writer, s string) error {
-	n := len(s)
-	var b []byte
-	switch {
-	case n < 32:
-		b = []byte{0xa0 | byte(n)}
-	case n < 1<<8:
-		b = []byte{0xd9, byte(n)}
-	case n < 1<<16:
-		b = []byte{0xda, byte(n >> 8), byte(n)}
-	default:
-		b = []byte{0xdb, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
-	}
-	_, err := w.Write(append(b, s...))
+	var b [5]byte
+	_, err := w.Write(mpwire.AppendString(b[:0], s))
 	return err
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/filesection"
 	"github.com/ndpack/ndpack/internal/mpwalk"
+	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 )
@@ -277,23 +278,22 @@ func (fa *fileArrays) noteDialect(d string) {
 	}
 }
 
-func isExtHeader(c byte) bool { return c == 0xc7 || c == 0xc8 || c == 0xc9 || (c >= 0xd4 && c <= 0xd8) }
+func isExtHeader(c byte) bool { return mpwire.HeadOf(c).Type == mpwire.ExtType }
 
 // mapHeader reads a msgpack map header at the start of b.
 func mapHeader(b []byte) (count, at int, err error) {
-	switch {
-	case len(b) == 0:
+	if len(b) == 0 {
 		return 0, 0, fmt.Errorf("msgpack: the input is empty (%w)", errNotArrays)
-	case b[0] >= 0x80 && b[0] <= 0x8f:
-		return int(b[0] & 0x0f), 1, nil
-	case b[0] == 0xde && len(b) >= 3:
-		return int(b[1])<<8 | int(b[2]), 3, nil
-	case b[0] == 0xdf && len(b) >= 5:
-		n := int(b[1])<<24 | int(b[2])<<16 | int(b[3])<<8 | int(b[4])
-		if n > len(b)/2 {
-			return 0, 0, fmt.Errorf("msgpack: map claims %d entries, the input holds %d bytes", n, len(b))
-		}
-		return n, 5, nil
+	}
+	n, rest, err := mpwire.ReadMapHeaderBytes(b)
+	var e *mpwire.Error
+	switch {
+	case err == nil:
+		return n, len(b) - len(rest), nil
+	case errors.As(err, &e) && e.Claim:
+		return 0, 0, fmt.Errorf("msgpack: map claims %d entries, the input holds %d bytes", e.Need, len(b))
+	case errors.Is(err, mpwire.ErrTruncated):
+		return 0, 0, fmt.Errorf("msgpack: the input ends inside the map header (%d bytes)", len(b))
 	}
 	return 0, 0, fmt.Errorf("msgpack: %w", errNotArrays)
 }
@@ -304,31 +304,19 @@ func mapKey(b []byte, at int) (string, int, error) {
 	if at >= len(b) {
 		return "", 0, fmt.Errorf("the input ends at byte %d, where the key should start", at)
 	}
-	c := b[at]
-	var n, head int
+	key, rest, err := mpwire.ReadStringOrBinZC(b[at:])
+	var e *mpwire.Error
 	switch {
-	case c >= 0xa0 && c <= 0xbf:
-		n, head = int(c&0x1f), 1
-	case c == 0xd9 || c == 0xc4:
-		head = 2
-	case c == 0xda || c == 0xc5:
-		head = 3
-	default:
-		return "", 0, fmt.Errorf("msgpack type byte 0x%02x at byte %d is not a string", c, at)
+	case err == nil:
+		return string(key), len(b) - len(rest), nil
+	case !errors.As(err, &e):
+		return "", 0, err
+	case e.Err == mpwire.ErrType:
+		return "", 0, fmt.Errorf("msgpack type byte 0x%02x at byte %d is not a string", b[at], at)
+	case e.Claim:
+		return "", 0, fmt.Errorf("the key at byte %d is %d bytes long, the input ends after %d of them", at, e.Need, e.Remain)
 	}
-	if at+head > len(b) {
-		return "", 0, fmt.Errorf("the input ends at byte %d, inside the header of the key at byte %d", len(b), at)
-	}
-	switch head {
-	case 2:
-		n = int(b[at+1])
-	case 3:
-		n = int(b[at+1])<<8 | int(b[at+2])
-	}
-	if at+head+n > len(b) {
-		return "", 0, fmt.Errorf("the key at byte %d is %d bytes long, the input ends after %d of them", at, n, len(b)-at-head)
-	}
-	return string(b[at+head : at+head+n]), at + head + n, nil
+	return "", 0, fmt.Errorf("the input ends at byte %d, inside the header of the key at byte %d", len(b), at)
 }
 
 // stdinArrays reads standard input: an .npy streams; the other formats need
