@@ -10,6 +10,11 @@ import (
 	"github.com/ndpack/ndpack/ndarray"
 )
 
+// ErrPageNotStored: a page of a read-write map could not be stored in the
+// file (the disk is full, or failing), which faults like a truncation;
+// Mapped.Guard returns it.
+var ErrPageNotStored = errors.New("mapped page not stored")
+
 // MapOptions controls CreateMapped and OpenMappedWritable, the read-write
 // maps. The zero value creates only new files and maps only arrays whose
 // typed views write through to the file.
@@ -34,7 +39,7 @@ import (
 // is mapped (np.save over it, an editor, `truncate`), and also if the disk
 // fills up, since the data of a new file takes no disk space until it is
 // written. Mapped.Guard turns that fault into an error (wrapping
-// ErrTruncated) for the code it runs, on its goroutine; keep the file from
+// ErrTruncated, or ErrPageNotStored for the full disk) for the code it runs, on its goroutine; keep the file from
 // being truncated, and the disk from filling, for everything else.
 type MapOptions struct {
 	// Replace lets CreateMapped replace an existing file. The new file is
@@ -329,4 +334,21 @@ func (m *Mapped) Rows(lo, hi int) (*ndarray.Array, error) {
 	}
 	shape := append([]int{hi - lo}, a.Shape[1:]...)
 	return &ndarray.Array{DType: a.DType, Shape: shape, Data: a.Data[lo*rowBytes : hi*rowBytes : hi*rowBytes]}, nil
+}
+
+// writeFault tells, for a read-write map, a fault that Guard took for a
+// truncation from a page the file system could not store: the file still
+// holds every byte mapped, and writing into a hole of a full disk faults
+// just the same.
+func (m *Mapped) writeFault(err error) error {
+	var e *Error
+	if m.file == nil || !errors.As(err, &e) || e.Err != ErrTruncated {
+		return err
+	}
+	fi, serr := m.file.Stat()
+	if serr != nil || fi.Size() < m.off+int64(len(m.mapping)) {
+		return err
+	}
+	return &os.PathError{Op: "write", Path: m.name, Err: errAt(ErrPageNotStored, e.Offset,
+		"the page there could not be stored: the disk is full or failing (the file still holds its %d bytes: it was not truncated)", fi.Size())}
 }

@@ -96,7 +96,9 @@ func (o ReadOptions) OpenMapped(name string) (*Mapped, error) {
 // would die of SIGBUS. fn must read the data on the goroutine that called
 // Guard. An error of fn's own is returned as it is, unless the file has
 // become shorter than the mapping: a write(2) from vanished pages fails
-// with EFAULT rather than faulting, and that is the truncation too.
+// with EFAULT rather than faulting, and that is the truncation too. On a
+// read-write map, a page that could not be stored (a full disk) faults
+// too, and is an error wrapping ErrPageNotStored.
 func (m *Mapped) Guard(fn func() error) error {
 	if m.mapping == nil {
 		return fn()
@@ -105,7 +107,7 @@ func (m *Mapped) Guard(fn func() error) error {
 	if name == "" {
 		name = "the mapped file"
 	}
-	return mappedError(filesection.Guard(name, m.mapping, m.off, fn))
+	return m.writeFault(mappedError(filesection.Guard(name, m.mapping, m.off, fn)))
 }
 
 // WriteTo writes the array's data to w, under Guard: a file truncated while
