@@ -86,14 +86,9 @@ func TestDaemonCutsOffPeersThatDoNotRead(t *testing.T) {
 			d, addr, logs := floodDaemon(t, func(d *Daemon) { d.WriteTimeout = wt })
 			return hostile.Served{Addr: addr, Conns: d.conns.Len, Log: logs, Greeting: rawHandshake(t, d)}
 		},
-		Client: hostile.Client[*Client]{
-			Dial: Dial,
-			Call: func(ctx context.Context, c *Client, method string, result any) error {
-				return c.Call(ctx, method, nil, result)
-			},
-		},
-		Calls: bytes.Repeat(rawCall("image"), 4096),
-		Peers: peers,
+		Client: hostile.NewClient(Dial, (*Client).Call),
+		Calls:  bytes.Repeat(rawCall("image"), 4096),
+		Peers:  peers,
 	}.Run(t)
 }
 

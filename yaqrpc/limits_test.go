@@ -62,14 +62,9 @@ func TestServerCutsOffPeersThatDoNotRead(t *testing.T) {
 			srv, addr, logs = floodServer(t, func(s *Server) { s.WriteTimeout = wt })
 			return hostile.Served{Addr: addr, Conns: srv.conns.Len, Log: logs}
 		},
-		Client: hostile.Client[*Client]{
-			Dial: Dial,
-			Call: func(ctx context.Context, c *Client, method string, result any) error {
-				return c.Call(ctx, method, nil, result)
-			},
-		},
-		Calls: calls,
-		Peers: peers,
+		Client: hostile.NewClient(Dial, (*Client).Call),
+		Calls:  calls,
+		Peers:  peers,
 	}.Run(t)
 	assert.Contains(t, logs.String(), "yaqrpc: 127.0.0.1:")
 }

@@ -35,14 +35,9 @@ func TestCameraAtFileLimit(t *testing.T) {
 	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf("[cam]\nport = %d\nhost = \"127.0.0.1\"\nmax_connections = 1000\n", port)), 0o644))
 	hostile.FileLimit[*yaq.Client]{
 		Child: "TestCameraAtFileLimitChild", Env: childEnv, Value: cfg,
-		Addr: fmt.Sprintf("127.0.0.1:%d", port),
-		Client: hostile.Client[*yaq.Client]{
-			Dial: yaq.Dial,
-			Call: func(ctx context.Context, c *yaq.Client, method string, result any) error {
-				return c.Call(ctx, method, nil, result)
-			},
-		},
-		Name: "cam",
+		Addr:   fmt.Sprintf("127.0.0.1:%d", port),
+		Client: hostile.NewClient(yaq.Dial, (*yaq.Client).Call),
+		Name:   "cam",
 		Stop: func(_ context.Context, pid int, _ *yaq.Client) error {
 			return syscall.Kill(pid, syscall.SIGTERM)
 		},

@@ -34,14 +34,9 @@ func TestSensorAtFileLimit(t *testing.T) {
 	l.Close()
 	hostile.FileLimit[*yaqrpc.Client]{
 		Child: "TestSensorAtFileLimitChild", Env: childEnv, Value: addr,
-		Addr: addr,
-		Client: hostile.Client[*yaqrpc.Client]{
-			Dial: yaqrpc.Dial,
-			Call: func(ctx context.Context, c *yaqrpc.Client, method string, result any) error {
-				return c.Call(ctx, method, nil, result)
-			},
-		},
-		Name: "fakesensor",
+		Addr:   addr,
+		Client: hostile.NewClient(yaqrpc.Dial, (*yaqrpc.Client).Call),
+		Name:   "fakesensor",
 		Stop: func(ctx context.Context, _ int, c *yaqrpc.Client) error {
 			return c.Call(ctx, "shutdown", nil, nil)
 		},

@@ -47,6 +47,16 @@ type Client[C io.Closer] struct {
 	Call func(ctx context.Context, c C, method string, result any) error
 }
 
+// NewClient is the Client of dial and call, a client's Call method as a
+// method expression (such as (*yaq.Client).Call), for calls that pass no
+// parameters.
+func NewClient[C io.Closer, P any](dial func(context.Context, string) (C, error), call func(C, context.Context, string, P, any) error) Client[C] {
+	return Client[C]{Dial: dial, Call: func(ctx context.Context, c C, method string, result any) error {
+		var none P // nil, whether P is []any or any: no parameters
+		return call(c, ctx, method, none, result)
+	}}
+}
+
 // Flood is a server under the flood test (Run) and how the test talks to
 // it; C is its protocol's client. The yaqrpc server and the yaq daemon
 // differ only in these.
