@@ -201,11 +201,16 @@ func (o MapOptions) OpenMappedWritable(name string) (*Mapped, error) {
 }
 
 func (o MapOptions) openWritable(name string, f *os.File) (*Mapped, error) {
-	h, err := ReadHeader(f)
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.Stat()
+	if !fi.Mode().IsRegular() {
+		// A FIFO would block the header's read for as long as no one
+		// writes to it; a device has no size to check.
+		return nil, errAt(ErrNotMappable, -1, "not a regular file (%s)", fi.Mode().Type())
+	}
+	h, err := ReadHeader(f)
 	if err != nil {
 		return nil, err
 	}

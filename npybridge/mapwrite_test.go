@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/ndpack/ndpack/internal/pypeer"
@@ -275,6 +276,22 @@ func TestOpenMappedWritableRefuses(t *testing.T) {
 
 	_, err = OpenMappedWritable(filepath.Join(t.TempDir(), "missing.npy"))
 	assert.ErrorIs(t, err, fs.ErrNotExist)
+
+	// A FIFO that no one writes to would block the header's read forever.
+	fifo := filepath.Join(t.TempDir(), "fifo.npy")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	done := make(chan error, 1)
+	go func() {
+		_, err := OpenMappedWritable(fifo)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, ErrNotMappable)
+		assert.EqualError(t, err, "open "+fifo+": npybridge: cannot be mapped: not a regular file (p---------)")
+	case <-time.After(5 * time.Second):
+		t.Fatal("OpenMappedWritable of a FIFO still blocked after 5 s")
+	}
 }
 
 // fillValue is what the parallel fill test writes at row i, column j; numpy
