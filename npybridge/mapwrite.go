@@ -244,6 +244,9 @@ func mapWritable(name string, f *os.File, h *Header) (*Mapped, error) {
 	m := &Mapped{Header: h, name: name, file: f}
 	data := []byte{}
 	if n := h.DataLen(); n > 0 {
+		if h.DataOffset+n > int64(maxInt) {
+			return nil, errAt(ErrNotMappable, -1, "%d bytes do not fit in this platform's address space", h.DataOffset+n)
+		}
 		mapping, err := mapFileWritable(f, int(h.DataOffset+n))
 		if err != nil {
 			return nil, err
