@@ -69,8 +69,9 @@ func Parse(name string) (Dialect, error) {
 var (
 	// ErrNotArray: the input is not a map of either dialect.
 	ErrNotArray = errors.New("not a dialect array")
-	// ErrTruncated: the input ends before the map does.
-	ErrTruncated = errors.New("truncated input")
+	// ErrTruncated: the input ends before the map does. It is the same
+	// value as the other codecs' ErrTruncated.
+	ErrTruncated = codecerr.ErrTruncated
 	// ErrMalformed: the map has a marker but not a valid array: missing or
 	// mistyped keys, data that does not match the shape, bytes left over.
 	ErrMalformed = errors.New("malformed array map")

@@ -13,8 +13,9 @@ import (
 var (
 	// ErrNotExt110: the input is not an ext object of type 110.
 	ErrNotExt110 = errors.New("not an ext 110 object")
-	// ErrTruncated: the input ends before the object does.
-	ErrTruncated = errors.New("truncated input")
+	// ErrTruncated: the input ends before the object does. It is the same
+	// value as the other codecs' ErrTruncated (npybridge, dialect, yaq).
+	ErrTruncated = codecerr.ErrTruncated
 	// ErrMalformed: the payload is not a valid YEP-110 array map.
 	ErrMalformed = errors.New("malformed payload")
 	// ErrStrided: the payload has non-nil strides, so its data is not
@@ -24,8 +25,9 @@ var (
 	// m) without Options.AllowNonstandard.
 	ErrNonstandard = errors.New("non-standard dtype")
 	// ErrTooLarge: a payload over the ext32 limit of 2^32-1 bytes, over a
-	// Decoder's MaxPayload, or a message over MessageOptions.MaxSize.
-	ErrTooLarge = errors.New("too large")
+	// Decoder's MaxPayload, or a message over MessageOptions.MaxSize. It is
+	// the same value as the other packages' ErrTooLarge.
+	ErrTooLarge = codecerr.ErrTooLarge
 	// ErrTooDeep: a message whose arrays and maps nest deeper than
 	// MessageOptions.MaxDepth.
 	ErrTooDeep = errors.New("nested too deep")

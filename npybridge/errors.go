@@ -19,12 +19,14 @@ var (
 	// types, values).
 	ErrHeader = errors.New("malformed header")
 	// ErrHeaderTooLarge: a header longer than ReadOptions.MaxHeaderSize.
-	ErrHeaderTooLarge = errors.New("header too large")
+	// It wraps the ErrTooLarge that ext110 and the other codecs share.
+	ErrHeaderTooLarge = fmt.Errorf("header %w", codecerr.ErrTooLarge)
 	// ErrUnsupported: a valid NPY file whose dtype ndpack does not hold:
 	// structured dtypes, and objects (pickle), which are never read.
 	ErrUnsupported = errors.New("unsupported dtype")
-	// ErrTruncated: the input ends before the header or the data does.
-	ErrTruncated = errors.New("truncated input")
+	// ErrTruncated: the input ends before the header or the data does. It
+	// is the same value as the other codecs' ErrTruncated.
+	ErrTruncated = codecerr.ErrTruncated
 	// ErrNotNPZ: the input is not a zip archive, or one np.load could not
 	// read (a member name twice).
 	ErrNotNPZ = errors.New("not an npz archive")

@@ -46,8 +46,9 @@ const ArrayVersion = 3
 // Sentinel errors; every error of the package wraps one, for errors.Is.
 // Errors about the array itself also wrap the ndarray sentinel.
 var (
-	// ErrTruncated: the input ends before the value does.
-	ErrTruncated = errors.New("truncated input")
+	// ErrTruncated: the input ends before the value does. It is the same
+	// value as the other codecs' ErrTruncated.
+	ErrTruncated = codecerr.ErrTruncated
 	// ErrMalformed: the bytes are not a valid value of their schema: a
 	// negative length, a union branch out of range, an ndarray record
 	// whose dimension is outside Avro's int or whose data does not match

@@ -18,8 +18,14 @@ import (
 // replyChans recycles the channels of calls that have been answered.
 var replyChans = sync.Pool{New: func() any { return make(chan *response, 1) }}
 
-// ErrClientClosed is returned by calls on a closed Client.
-var ErrClientClosed = errors.New("yaqrpc: client closed")
+// ErrClosed is returned by calls on a closed Client, as yaq.ErrClosed is
+// by the yaq client.
+var ErrClosed = errors.New("yaqrpc: client closed")
+
+// ErrClientClosed is ErrClosed under the name it first had.
+//
+// Deprecated: use ErrClosed, the name the yaq client uses too.
+var ErrClientClosed = ErrClosed
 
 // Client calls a yaq-RPC daemon over one connection. Calls may be made from
 // many goroutines at once; responses are matched to calls by id.
@@ -509,7 +515,7 @@ func (c *Client) send(ctx context.Context, req request, answered bool) error {
 
 // Close closes the connection; pending calls fail with ErrClientClosed.
 func (c *Client) Close() error {
-	c.fail(ErrClientClosed)
+	c.fail(ErrClosed)
 	c.mu.Lock()
 	conn := c.conn // as reconnectIfClosed may replace it
 	c.mu.Unlock()

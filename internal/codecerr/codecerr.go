@@ -5,7 +5,22 @@
 // documentation, and formats it with these functions.
 package codecerr
 
-import "strconv"
+import (
+	"errors"
+	"strconv"
+)
+
+// The classes of failure that mean the same in every codec, so that one
+// errors.Is works whichever package reported it: each codec exports these
+// very values under its own names (ext110.ErrTruncated is
+// npybridge.ErrTruncated is yaq.ErrTruncated ...).
+var (
+	// ErrTruncated: the input ends before what it began does.
+	ErrTruncated = errors.New("truncated input")
+	// ErrTooLarge: a length, count or size over a limit the caller set or
+	// the format allows.
+	ErrTooLarge = errors.New("too large")
+)
 
 // Format renders a failure as "PKG: CLASS at byte N: DETAIL: CAUSE", leaving
 // out the offset when it is negative and the parts that are empty.

@@ -151,7 +151,7 @@ func NextType(b []byte) Type {
 var (
 	// ErrTruncated: the input ends inside a value's header, or a length or
 	// count claims more than the bytes that remain can hold.
-	ErrTruncated = errors.New("truncated input")
+	ErrTruncated = codecerr.ErrTruncated
 	// ErrType: the value is not of the type the reader reads.
 	ErrType = errors.New("wrong type")
 	// ErrRange: an integer that does not fit the type read (a negative
