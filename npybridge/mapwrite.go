@@ -39,8 +39,9 @@ var ErrPageNotStored = errors.New("mapped page not stored")
 // is mapped (np.save over it, an editor, `truncate`), and also if the disk
 // fills up, since the data of a new file takes no disk space until it is
 // written. Mapped.Guard turns that fault into an error (wrapping
-// ErrTruncated, or ErrPageNotStored for the full disk) for the code it runs, on its goroutine; keep the file from
-// being truncated, and the disk from filling, for everything else.
+// ErrTruncated, or ErrPageNotStored for the full disk) for the code it
+// runs, on its goroutine; keep the file from being truncated, and the disk
+// from filling, for everything else.
 type MapOptions struct {
 	// Replace lets CreateMapped replace an existing file. The new file is
 	// renamed over it once complete, so a process that has the old one
