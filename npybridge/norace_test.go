@@ -1,0 +1,5 @@
+//go:build !race
+
+package npybridge
+
+const raceDetector = false
