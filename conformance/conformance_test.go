@@ -11,7 +11,7 @@ import (
 
 	"github.com/ndpack/ndpack/conformance"
 	"github.com/ndpack/ndpack/ext110"
-	"github.com/ndpack/ndpack/internal/pypeer"
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/stretchr/testify/assert"

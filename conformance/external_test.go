@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/ndpack/ndpack/ext110"
-	"github.com/ndpack/ndpack/internal/sharedfiles"
+	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/stretchr/testify/assert"

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.lib import format as npf
 
 # The YEP-110 reference code, shared with the Go interop tests.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "internal", "pypeer"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "internal", "testutil", "pypeer"))
 from yep110 import pack_ndarray  # noqa: E402
 
 warnings.simplefilter("ignore")  # numpy warns when it picks format 2.0/3.0

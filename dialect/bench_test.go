@@ -3,7 +3,7 @@ package dialect
 import (
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/benchbase"
+	"github.com/ndpack/ndpack/internal/testutil/benchbase"
 	"github.com/ndpack/ndpack/ndarray"
 )
 

@@ -4,7 +4,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/benchbase"
+	"github.com/ndpack/ndpack/internal/testutil/benchbase"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/vmihailenco/msgpack/v5"
 )

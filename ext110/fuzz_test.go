@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ndpack/ndpack/conformance"
-	"github.com/ndpack/ndpack/internal/hostile"
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/vmihailenco/msgpack/v5"
 )

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ndpack/ndpack/ext110"
-	"github.com/ndpack/ndpack/internal/hostile"
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

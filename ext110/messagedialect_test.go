@@ -12,8 +12,8 @@ import (
 
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
-	"github.com/ndpack/ndpack/internal/pypeer"
-	"github.com/ndpack/ndpack/internal/sharedfiles"
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
+	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

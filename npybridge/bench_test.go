@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ndpack/ndpack/ext110"
-	"github.com/ndpack/ndpack/internal/benchbase"
+	"github.com/ndpack/ndpack/internal/testutil/benchbase"
 	"github.com/ndpack/ndpack/ndarray"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/sharedfiles"
+	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
 )
 

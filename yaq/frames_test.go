@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ndpack/ndpack/internal/sharedfiles"
+	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

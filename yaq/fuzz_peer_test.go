@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/sharedfiles"
+	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 )
 
 // peerSeeds returns, for each recorded daemon, its served protocol and the

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ndpack/ndpack/internal/hostile"
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -7,7 +7,7 @@ import (
 	"net"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/benchbase"
+	"github.com/ndpack/ndpack/internal/testutil/benchbase"
 	"github.com/ndpack/ndpack/ndarray"
 )
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ndpack/ndpack/internal/hostile"
 	"github.com/ndpack/ndpack/internal/mpwalk"
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

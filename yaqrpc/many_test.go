@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ndpack/ndpack/internal/benchbase"
+	"github.com/ndpack/ndpack/internal/testutil/benchbase"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

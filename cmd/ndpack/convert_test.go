@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/ndpack/ndpack/ext110"
-	"github.com/ndpack/ndpack/internal/pypeer"
-	"github.com/ndpack/ndpack/internal/sharedfiles"
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
+	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/stretchr/testify/assert"

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ndpack/ndpack/internal/hostile"
-	"github.com/ndpack/ndpack/internal/pypeer"
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/stretchr/testify/assert"

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/pypeer"
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/yaq"
 	"github.com/stretchr/testify/assert"

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/hostile"
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/yaq"
 	"github.com/stretchr/testify/require"
 )

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/hostile"
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/yaqrpc"
 	"github.com/stretchr/testify/require"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ndpack/ndpack/internal/pypeer"
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/yaqrpc"
 	"github.com/stretchr/testify/assert"

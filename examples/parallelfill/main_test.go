@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/pypeer"
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
