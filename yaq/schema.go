@@ -133,140 +133,167 @@ func (p *schemaParser) parseNode(v any) (*Schema, error) {
 		}
 		return nil, fmt.Errorf("%w: unknown type %q", ErrSchema, x)
 	case []any:
-		u := &Schema{Type: "union"}
-		if len(x) == 0 {
-			return nil, fmt.Errorf("%w: a union without branches, which no value fits", ErrSchema)
-		}
-		seen := map[string]bool{}
-		for _, b := range x {
-			s, err := p.parse(b)
-			if err != nil {
-				return nil, err
-			}
-			// Avro forbids both: a branch index must say which type follows.
-			if s.Type == "union" {
-				return nil, fmt.Errorf("%w: union %s holds the union %s as a branch", ErrSchema, unionText(x), s)
-			}
-			key := s.Type
-			if s.Name != "" {
-				key = "named " + s.Name
-			}
-			if seen[key] {
-				return nil, fmt.Errorf("%w: union %s holds %s twice", ErrSchema, unionText(x), s)
-			}
-			seen[key] = true
-			u.Branches = append(u.Branches, s)
-		}
-		return u, nil
+		return p.parseUnion(x)
 	case map[string]any:
-		t, _ := x["type"].(string)
-		logical, _ := x["logicalType"].(string)
-		name, _ := x["name"].(string)
-		switch t {
-		case "array":
-			if x["items"] == nil {
-				return nil, fmt.Errorf("%w: an array without items", ErrSchema)
-			}
-			items, err := p.parse(x["items"])
-			if err != nil {
-				return nil, err
-			}
-			return &Schema{Type: t, Items: items, Logical: logical}, nil
-		case "map":
-			if x["values"] == nil {
-				return nil, fmt.Errorf("%w: a map without values", ErrSchema)
-			}
-			values, err := p.parse(x["values"])
-			if err != nil {
-				return nil, err
-			}
-			return &Schema{Type: t, Values: values, Logical: logical}, nil
-		case "record", "error":
-			s := &Schema{Type: "record", Name: name, Logical: logical}
-			// Defined before the fields: a record may refer to itself.
-			if err := p.define(s); err != nil {
-				return nil, err
-			}
-			fields, ok := x["fields"].([]any)
-			if !ok {
-				return nil, fmt.Errorf("%w: record %q has no list of fields", ErrSchema, name)
-			}
-			seen := make(map[string]bool, len(fields))
-			for i, f := range fields {
-				fm, _ := f.(map[string]any)
-				fname, _ := fm["name"].(string)
-				if fname == "" {
-					return nil, fmt.Errorf("%w: record %q: field %d has no name", ErrSchema, name, i)
-				}
-				if seen[fname] {
-					return nil, fmt.Errorf("%w: record %q has two fields named %q", ErrSchema, name, fname)
-				}
-				seen[fname] = true
-				if fm["type"] == nil {
-					return nil, fmt.Errorf("%w: record %q: field %q has no type", ErrSchema, name, fname)
-				}
-				ft, err := p.parse(fm["type"])
-				if err != nil {
-					return nil, fmt.Errorf("record %q, field %q: %w", name, fname, err)
-				}
-				s.Fields = append(s.Fields, Field{Name: fname, Type: ft})
-			}
-			return s, nil
-		case "enum":
-			s := &Schema{Type: t, Name: name, Logical: logical}
-			syms, ok := x["symbols"].([]any)
-			if !ok {
-				return nil, fmt.Errorf("%w: enum %q has no list of symbols", ErrSchema, name)
-			}
-			seen := make(map[string]bool, len(syms))
-			for i, sym := range syms {
-				str, ok := sym.(string)
-				if !ok || str == "" {
-					return nil, fmt.Errorf("%w: enum %q: symbol %d is not a name", ErrSchema, name, i)
-				}
-				if seen[str] {
-					return nil, fmt.Errorf("%w: enum %q lists the symbol %q twice", ErrSchema, name, str)
-				}
-				seen[str] = true
-				s.Symbols = append(s.Symbols, str)
-			}
-			if err := p.define(s); err != nil {
-				return nil, err
-			}
-			return s, nil
-		case "fixed":
-			num, ok := x["size"].(json.Number)
-			if !ok {
-				return nil, fmt.Errorf("%w: fixed %q has no size", ErrSchema, name)
-			}
-			size, err := num.Int64()
-			if err != nil || size < 0 || size > maxFixedSize {
-				return nil, fmt.Errorf("%w: fixed %q has size %s, not a whole number of bytes from 0 to %d", ErrSchema, name, num, maxFixedSize)
-			}
-			s := &Schema{Type: t, Name: name, Size: int(size), Logical: logical}
-			if err := p.define(s); err != nil {
-				return nil, err
-			}
-			return s, nil
-		}
-		if primitive[t] || p.named[t] != nil {
-			s, err := p.parseNode(t)
-			if err != nil {
-				return nil, err
-			}
-			if logical != "" && primitive[t] {
-				c := *s
-				c.Logical = logical
-				return &c, nil
-			}
-			return s, nil
-		}
-		if x["type"] == nil {
-			return nil, fmt.Errorf("%w: an object without a type", ErrSchema)
-		}
-		return nil, fmt.Errorf("%w: unknown type %v", ErrSchema, jsonText(x["type"]))
+		return p.parseObject(x)
 	}
 	return nil, fmt.Errorf("%w: %s is not a schema", ErrSchema, jsonText(v))
+}
+
+// parseUnion parses a union's list of branches.
+func (p *schemaParser) parseUnion(x []any) (*Schema, error) {
+	u := &Schema{Type: "union"}
+	if len(x) == 0 {
+		return nil, fmt.Errorf("%w: a union without branches, which no value fits", ErrSchema)
+	}
+	seen := map[string]bool{}
+	for _, b := range x {
+		s, err := p.parse(b)
+		if err != nil {
+			return nil, err
+		}
+		// Avro forbids both: a branch index must say which type follows.
+		if s.Type == "union" {
+			return nil, fmt.Errorf("%w: union %s holds the union %s as a branch", ErrSchema, unionText(x), s)
+		}
+		key := s.Type
+		if s.Name != "" {
+			key = "named " + s.Name
+		}
+		if seen[key] {
+			return nil, fmt.Errorf("%w: union %s holds %s twice", ErrSchema, unionText(x), s)
+		}
+		seen[key] = true
+		u.Branches = append(u.Branches, s)
+	}
+	return u, nil
+}
+
+// parseObject parses a schema written as a JSON object: a complex type, or
+// a primitive or named one with a logical type.
+func (p *schemaParser) parseObject(x map[string]any) (*Schema, error) {
+	t, _ := x["type"].(string)
+	logical, _ := x["logicalType"].(string)
+	name, _ := x["name"].(string)
+	switch t {
+	case "array":
+		if x["items"] == nil {
+			return nil, fmt.Errorf("%w: an array without items", ErrSchema)
+		}
+		items, err := p.parse(x["items"])
+		if err != nil {
+			return nil, err
+		}
+		return &Schema{Type: t, Items: items, Logical: logical}, nil
+	case "map":
+		if x["values"] == nil {
+			return nil, fmt.Errorf("%w: a map without values", ErrSchema)
+		}
+		values, err := p.parse(x["values"])
+		if err != nil {
+			return nil, err
+		}
+		return &Schema{Type: t, Values: values, Logical: logical}, nil
+	case "record", "error":
+		return p.parseRecord(x, name, logical)
+	case "enum":
+		return p.parseEnum(x, t, name, logical)
+	case "fixed":
+		return p.parseFixed(x, t, name, logical)
+	}
+	if primitive[t] || p.named[t] != nil {
+		s, err := p.parseNode(t)
+		if err != nil {
+			return nil, err
+		}
+		if logical != "" && primitive[t] {
+			c := *s
+			c.Logical = logical
+			return &c, nil
+		}
+		return s, nil
+	}
+	if x["type"] == nil {
+		return nil, fmt.Errorf("%w: an object without a type", ErrSchema)
+	}
+	return nil, fmt.Errorf("%w: unknown type %v", ErrSchema, jsonText(x["type"]))
+}
+
+// parseRecord parses a record (or error) and its fields; it is defined
+// before its fields are parsed, so that it may refer to itself.
+func (p *schemaParser) parseRecord(x map[string]any, name, logical string) (*Schema, error) {
+	s := &Schema{Type: "record", Name: name, Logical: logical}
+	// Defined before the fields: a record may refer to itself.
+	if err := p.define(s); err != nil {
+		return nil, err
+	}
+	fields, ok := x["fields"].([]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: record %q has no list of fields", ErrSchema, name)
+	}
+	seen := make(map[string]bool, len(fields))
+	for i, f := range fields {
+		fm, _ := f.(map[string]any)
+		fname, _ := fm["name"].(string)
+		if fname == "" {
+			return nil, fmt.Errorf("%w: record %q: field %d has no name", ErrSchema, name, i)
+		}
+		if seen[fname] {
+			return nil, fmt.Errorf("%w: record %q has two fields named %q", ErrSchema, name, fname)
+		}
+		seen[fname] = true
+		if fm["type"] == nil {
+			return nil, fmt.Errorf("%w: record %q: field %q has no type", ErrSchema, name, fname)
+		}
+		ft, err := p.parse(fm["type"])
+		if err != nil {
+			return nil, fmt.Errorf("record %q, field %q: %w", name, fname, err)
+		}
+		s.Fields = append(s.Fields, Field{Name: fname, Type: ft})
+	}
+	return s, nil
+}
+
+// parseEnum parses an enum and its symbols.
+func (p *schemaParser) parseEnum(x map[string]any, t, name, logical string) (*Schema, error) {
+	s := &Schema{Type: t, Name: name, Logical: logical}
+	syms, ok := x["symbols"].([]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: enum %q has no list of symbols", ErrSchema, name)
+	}
+	seen := make(map[string]bool, len(syms))
+	for i, sym := range syms {
+		str, ok := sym.(string)
+		if !ok || str == "" {
+			return nil, fmt.Errorf("%w: enum %q: symbol %d is not a name", ErrSchema, name, i)
+		}
+		if seen[str] {
+			return nil, fmt.Errorf("%w: enum %q lists the symbol %q twice", ErrSchema, name, str)
+		}
+		seen[str] = true
+		s.Symbols = append(s.Symbols, str)
+	}
+	if err := p.define(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// parseFixed parses a fixed and checks its size.
+func (p *schemaParser) parseFixed(x map[string]any, t, name, logical string) (*Schema, error) {
+	num, ok := x["size"].(json.Number)
+	if !ok {
+		return nil, fmt.Errorf("%w: fixed %q has no size", ErrSchema, name)
+	}
+	size, err := num.Int64()
+	if err != nil || size < 0 || size > maxFixedSize {
+		return nil, fmt.Errorf("%w: fixed %q has size %s, not a whole number of bytes from 0 to %d", ErrSchema, name, num, maxFixedSize)
+	}
+	s := &Schema{Type: t, Name: name, Size: int(size), Logical: logical}
+	if err := p.define(s); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // jsonText shows a piece of a schema as JSON in an error, shortened.
