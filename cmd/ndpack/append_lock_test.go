@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/atomicfile"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/stretchr/testify/assert"
@@ -58,4 +59,33 @@ func TestConvertAppendLocked(t *testing.T) {
 
 	r = ndpack(t, nil, "convert", "--wait", in, filepath.Join(dir, "x.npy"))
 	assert.Equal(t, 2, r.code)
+}
+
+// A conversion whose output is a file an appender holds is refused before
+// anything is written: renaming over it would send the appender's later
+// rows to a file no name leads to. Once the appender closes, it goes ahead.
+func TestConvertOverAppendedFileRefused(t *testing.T) {
+	dir := t.TempDir()
+	frames := filepath.Join(dir, "frames.npy")
+	row, _ := ndarray.FromSlice([]float64{1, 2})
+	in := filepath.Join(dir, "row.npy")
+	require.NoError(t, npybridge.WriteFile(in, row))
+	holder, err := npybridge.OpenAppend(frames, row.DType, 2)
+	require.NoError(t, err)
+	require.NoError(t, holder.Append(row))
+
+	r := ndpack(t, nil, "convert", in, frames)
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "ndpack: "+frames+": is locked by a process writing it in place (an appender); replacing it would lose what that process writes\n", r.stderr)
+	assert.ErrorIs(t, npybridge.WriteFile(frames, row), atomicfile.ErrInUse)
+
+	require.NoError(t, holder.Append(row))
+	require.NoError(t, holder.Close())
+	got, err := npybridge.ReadFile(frames)
+	require.NoError(t, err)
+	assert.Equal(t, []int{2, 2}, got.Shape, "the appender's rows are all in the file")
+	assert.Empty(t, tempFiles(t, dir))
+
+	r = ndpack(t, nil, "convert", in, frames)
+	assert.Equal(t, 0, r.code, r.stderr)
 }

@@ -30,7 +30,7 @@ func tempFiles(t *testing.T, dir string) []string {
 	require.NoError(t, err)
 	var out []string
 	for _, e := range entries {
-		if strings.Contains(e.Name(), ".tmp-") {
+		if strings.Contains(e.Name(), ".ndpack-tmp-") {
 			out = append(out, e.Name())
 		}
 	}

@@ -5,7 +5,7 @@
 //
 // # Temporary files of writers that died
 //
-// The new file is written as ".NAME.tmp-PID-RANDOM" beside NAME. A writer
+// The new file is written as ".NAME.ndpack-tmp-PID-RANDOM" beside NAME. A writer
 // killed with SIGKILL (or by a power loss) cannot remove it, so Create
 // removes such files from the directory it writes into, but only those whose
 // writer is gone: each writer holds an exclusive flock(2) on its temporary
@@ -16,7 +16,9 @@
 // covers the microseconds between a writer's creating its file and locking
 // it, during which its lock is free but its process is running and its file
 // new; it also keeps a recycled PID (or a zombie) from protecting a dead
-// writer's file for more than StaleAge. Only names of exactly this pattern
+// writer's file for more than StaleAge. The marker "ndpack-tmp" keeps the
+// files of other programs (an editor's ".notes.txt.tmp-2024") out of it:
+// only names of exactly this pattern
 // are ever removed (a PID and a base-36 number), never a symbolic link, never
 // a file replaced under that name between the check and the removal.
 //
@@ -55,6 +57,10 @@ var (
 	ErrReadOnly = errors.New("is read-only; make it writable or remove it first")
 	// ErrNoDir: the destination's directory does not exist.
 	ErrNoDir = errors.New("its directory does not exist")
+	// ErrInUse: the destination is locked by a process writing it in place
+	// (an npybridge Appender adding rows): replacing it would send that
+	// writer's rows to a file no name leads to.
+	ErrInUse = errors.New("is locked by a process writing it in place (an appender); replacing it would lose what that process writes")
 )
 
 // File is a file being written in place of a destination: a temporary
@@ -69,6 +75,10 @@ type File struct {
 	// the rename while the temporary file is still seen as in use. Nil
 	// where there are no locks.
 	lock *os.File
+	// held is the destination as it was, open and share-locked from Create
+	// until the rename, so that no appender takes it meanwhile; nil when
+	// there was none or there are no locks.
+	held *os.File
 
 	mu   sync.Mutex
 	done bool
@@ -101,9 +111,18 @@ func Create(name string, perm os.FileMode) (*File, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return fail(ErrNoDir)
 	}
+	var held *os.File
+	if old != nil && old.Mode().IsRegular() {
+		if held, err = holdShared(target); err != nil {
+			return fail(err)
+		}
+	}
 	RemoveStale(dir)
 	f, lock, err := createTemp(target, perm)
 	if err != nil {
+		if held != nil {
+			held.Close()
+		}
 		if errors.Is(err, fs.ErrPermission) {
 			return fail(fmt.Errorf("cannot create a file in %s: permission denied", dir))
 		}
@@ -115,7 +134,7 @@ func Create(name string, perm os.FileMode) (*File, error) {
 		f.Chmod(old.Mode().Perm())
 		keepOwner(f, old)
 	}
-	return &File{File: f, name: name, target: target, lock: lock}, nil
+	return &File{File: f, name: name, target: target, lock: lock, held: held}, nil
 }
 
 // resolve follows name through symbolic links to the file to replace,
@@ -212,6 +231,10 @@ func (f *File) unlock() {
 		f.lock.Close()
 		f.lock = nil
 	}
+	if f.held != nil {
+		f.held.Close()
+		f.held = nil
+	}
 }
 
 // Write creates name through Create, lets fill write to it, and commits it
@@ -258,7 +281,7 @@ func createTemp(name string, perm os.FileMode) (f, lock *os.File, err error) {
 	return nil, nil, fmt.Errorf("cannot create a temporary file beside %s", name)
 }
 
-const tempMark = ".tmp-"
+const tempMark = ".ndpack-tmp-"
 
 // tempName is the name of a temporary file for base written by process pid.
 func tempName(base string, pid int, n uint64) string {

@@ -22,3 +22,6 @@ func TryLock(*os.File) (bool, error) { return true, nil }
 // Lock would take an exclusive flock(2) on f; this platform has none, so
 // it returns at once and locks nothing.
 func Lock(context.Context, *os.File) error { return nil }
+
+// holdShared would take a shared flock(2) on name; this platform has none.
+func holdShared(string) (*os.File, error) { return nil, nil }

@@ -144,3 +144,30 @@ func Lock(ctx context.Context, f *os.File) error {
 		pause = min(2*pause, 50*time.Millisecond)
 	}
 }
+
+// holdShared opens the regular file name and takes a shared flock(2) on it
+// without waiting, so that no process takes the exclusive lock an appender
+// holds while it is being replaced; it fails with ErrInUse if one holds it
+// now. The caller closes the returned file to let go. A file that cannot be
+// opened for reading is not held: replacing it needs no read.
+func holdShared(name string) (*os.File, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return f, nil
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			f.Close()
+			return nil, ErrInUse
+		case errors.Is(err, syscall.EINTR):
+			continue
+		default:
+			f.Close()
+			return nil, nil // a file system without locks: nothing to hold
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,17 +110,23 @@ func TestCreateRemovesStaleTemps(t *testing.T) {
 
 	// Names that are not quite ours, or are ours but not removable.
 	keep := []string{
-		".a.npy.tmp-3k5jd9",                           // an older ndpack's: no pid
-		".a.npy.tmp-0" + strconv.Itoa(deadPID) + "-x", // a leading zero
-		".a.npy.tmp-" + strconv.Itoa(deadPID) + "-",   // no number
-		".a.npy.tmp-" + strconv.Itoa(deadPID) + "-X",  // not lower-case base 36
-		"a.npy.tmp-" + strconv.Itoa(deadPID) + "-x",   // no leading dot
-		".a.npy.tmp-" + strconv.Itoa(deadPID) + "-x.bak",
+		".a.npy.tmp-3k5jd9",                                  // an older ndpack's: no pid
+		".a.npy.tmp-" + strconv.Itoa(deadPID) + "-x",         // another program's, or an older ndpack's
+		".budget.xlsx.tmp-2024-12",                           // another program's
+		".a.npy.ndpack-tmp-0" + strconv.Itoa(deadPID) + "-x", // a leading zero
+		".a.npy.ndpack-tmp-" + strconv.Itoa(deadPID) + "-",   // no number
+		".a.npy.ndpack-tmp-" + strconv.Itoa(deadPID) + "-X",  // not lower-case base 36
+		"a.npy.ndpack-tmp-" + strconv.Itoa(deadPID) + "-x",   // no leading dot
+		".a.npy.ndpack-tmp-" + strconv.Itoa(deadPID) + "-x.bak",
 		// Our pid, unlocked, new: a writer between creating and locking.
 		tempName("b.npy", os.Getpid(), 1),
 	}
+	ago := time.Now().Add(-2 * StaleAge)
 	for _, n := range keep {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644))
+		if !strings.Contains(n, tempMark) { // other programs' files, however old
+			require.NoError(t, os.Chtimes(filepath.Join(dir, n), ago, ago))
+		}
 	}
 	link := tempName("c.npy", deadPID, 2)
 	require.NoError(t, os.Symlink("killed.npy", filepath.Join(dir, link)))
@@ -127,7 +134,6 @@ func TestCreateRemovesStaleTemps(t *testing.T) {
 	// Our pid, unlocked, untouched for longer than StaleAge: a recycled pid.
 	old := filepath.Join(dir, tempName("d.npy", os.Getpid(), 3))
 	require.NoError(t, os.WriteFile(old, []byte("x"), 0o644))
-	ago := time.Now().Add(-2 * StaleAge)
 	require.NoError(t, os.Chtimes(old, ago, ago))
 
 	f, err := Create(filepath.Join(dir, "next.npy"), 0o666)
