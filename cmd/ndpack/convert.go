@@ -187,6 +187,10 @@ func (o convertOptions) appendTo(e env, in, out string) error {
 		return err
 	}
 	rowShape := a.Shape
+	if fi, err := os.Stat(out); err == nil && !fi.Mode().IsRegular() {
+		// Opening a FIFO would wait for a writer that may never come.
+		return &os.PathError{Op: "append", Path: out, Err: errors.New("not a regular file: --append adds rows to an .npy file")}
+	}
 	if f, err := os.Open(out); err == nil {
 		h, herr := npybridge.ReadHeader(bufio.NewReader(f))
 		f.Close()
