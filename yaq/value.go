@@ -263,6 +263,13 @@ func (d *valueDecoder) items(s *Schema, depth int) (any, error) {
 	zero := s.Type == "array" && elem.takesNoBytes()
 	var list []any
 	var m map[string]any
+	if s.Type == "array" {
+		// The []any is returned boxed in an interface: a slice header of
+		// its own, whatever the items.
+		if err := d.spend(costHeader, r.off); err != nil {
+			return nil, err
+		}
+	}
 	if s.Type == "map" {
 		if err := d.spend(48, r.off); err != nil {
 			return nil, err
