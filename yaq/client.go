@@ -201,6 +201,13 @@ var (
 		{"name": "clientProtocol", "type": ["null", "string"]},
 		{"name": "serverHash", "type": "MD5"},
 		{"name": "meta", "type": ["null", {"type": "map", "values": "bytes"}]}]}`)
+	// A daemon reads a HandshakeRequest as its head and its meta, which
+	// it skips.
+	handshakeHead = mustSchema(`{"type": "record", "name": "HandshakeRequest", "fields": [
+		{"name": "clientHash", "type": {"type": "fixed", "name": "MD5", "size": 16}},
+		{"name": "clientProtocol", "type": ["null", "string"]},
+		{"name": "serverHash", "type": "MD5"}]}`)
+	handshakeMeta = mustSchema(`["null", {"type": "map", "values": "bytes"}]`)
 )
 
 func mustSchema(text string) *Schema {
@@ -224,20 +231,25 @@ func (c *Client) handshake(clientHash [16]byte, protocol []byte, serverHash [16]
 	if err := writeFrames(c.conn, [][]byte{req, {0x00}, {0x00}}); err != nil {
 		return "", nil, hash, err
 	}
-	v, err := c.in.value(handshakeResponse)
+	v, err := c.in.cappedValue(handshakeResponse, maxProtocolSize+maxHandshakeSize, "handshake response")
 	if err != nil {
 		return "", nil, hash, err
 	}
 	r := v.(map[string]any)
 	match, _ = r["match"].(string)
 	if s, ok := r["serverProtocol"].(string); ok {
+		// Parsing a protocol takes several times its bytes; real ones
+		// are some 10 KiB.
+		if len(s) > maxProtocolSize {
+			return "", nil, hash, errAt(ErrLimit, -1, "%s served a protocol of %d bytes, over the limit of %d a client parses", c.in.peerName(), len(s), maxProtocolSize)
+		}
 		text = []byte(s)
 	}
 	if h, ok := r["serverHash"].([]byte); ok {
 		copy(hash[:], h)
 	}
 	// The answer to the empty method: meta, a flag, and a null.
-	if _, err := c.in.value(metaSchema); err != nil {
+	if _, err := c.in.cappedValue(metaSchema, maxMetaSize, "meta map"); err != nil {
 		return "", nil, hash, err
 	}
 	if _, err := c.in.value(booleanSchema); err != nil {
@@ -372,7 +384,7 @@ func (c *Client) exchange(msg *Message, out *outFrames, buf *ResultBuffer) (any,
 	if err := out.writeTo(c.conn); err != nil {
 		return nil, err
 	}
-	if _, err := c.in.smallValue(metaSchema); err != nil {
+	if _, err := c.in.cappedValue(metaSchema, maxMetaSize, "meta map"); err != nil {
 		return nil, err
 	}
 	failed, err := c.in.smallValue(booleanSchema)

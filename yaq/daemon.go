@@ -203,7 +203,10 @@ func (d *Daemon) serveConn(nc net.Conn) {
 		o.reset()
 		forceNull := false
 		if !shaken {
-			v, err := in.value(handshakeRequest)
+			v, err := in.value(handshakeHead)
+			if err == nil {
+				err = in.skip(handshakeMeta) // neither used nor echoed: not built
+			}
 			if err != nil {
 				d.connError(conn, err)
 				return
@@ -221,7 +224,7 @@ func (d *Daemon) serveConn(nc net.Conn) {
 				forceNull = true
 			}
 		}
-		meta, err := in.smallValue(metaSchema)
+		meta, err := in.cappedValue(metaSchema, maxMetaSize, "meta map")
 		if err != nil {
 			d.connError(conn, err)
 			return

@@ -31,6 +31,48 @@ type frames struct {
 	// scan finds the end of a value that spans frames; kept between
 	// values for the memory of its stack.
 	scan scanner
+	// capped names the value read under a cap lower than max (see
+	// cappedValue), for the error that refuses it.
+	capped string
+}
+
+// Caps on what a peer sends of the RPC's own machinery, far below the
+// frame limit: yaq peers send empty meta maps and protocols of 7 to 11
+// KiB.
+const (
+	maxMetaSize      = 64 << 10 // a call's meta map, or an answer's
+	maxHandshakeSize = 64 << 10 // a handshake answer, beyond the protocol
+	maxProtocolSize  = 1 << 20  // the protocol a daemon serves, for a client
+)
+
+// cappedValue reads a value of s as smallValue does, but of at most limit
+// bytes, for values a peer has no reason to make large (a handshake
+// answer, a meta map): under the frame limit alone, one such value could
+// make the reader build a map 20 times the size of a 64 MiB frame. A
+// value over limit is refused with an error wrapping ErrLimit that names
+// what and the limit, before more than limit bytes of it are read or
+// decoded.
+func (f *frames) cappedValue(s *Schema, limit int, what string) (any, error) {
+	if limit >= f.max {
+		return f.smallValue(s)
+	}
+	if len(f.buf) > limit {
+		// The rest of an earlier frame: decode no more than limit bytes
+		// of it.
+		valueAt := f.read - int64(len(f.buf))
+		v, n, err := s.Decode(f.buf[:limit])
+		switch {
+		case err == nil:
+			return f.took(v, n), nil
+		case errors.Is(err, ErrTruncated):
+			return nil, errAt(ErrLimit, int(valueAt), "%s sent a %s of more than %d bytes, the most it may take", f.peerName(), what, limit)
+		}
+		return nil, f.fail(err, s, valueAt)
+	}
+	max := f.max
+	f.max, f.capped = limit, what
+	defer func() { f.max, f.capped = max, "" }()
+	return f.smallValue(s)
 }
 
 // lend offers mem for the next frame that is read, which takes it over.
@@ -97,39 +139,83 @@ func (f *frames) value(s *Schema) (any, error) {
 				return nil, f.fail(err, s, valueAt)
 			}
 		}
-		var h [4]byte
-		got, err := io.ReadFull(f.br, h[:])
-		f.read += int64(got)
-		if err != nil {
-			return nil, f.ended(err, s, valueAt, got, -1)
+		var err error
+		if grew, err = f.readFrame(s, &valueAt); err != nil {
+			return nil, err
 		}
-		n := binary.BigEndian.Uint32(h[:])
-		frameAt := f.read - 4
-		if int64(n)+int64(len(f.buf)) > int64(f.max) {
-			return nil, errAt(ErrMalformed, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes of the value before it is over the limit of %d",
-				f.peerName(), n, len(f.buf), f.max)
+	}
+}
+
+// readFrame reads the next frame onto what is left of the value so far,
+// for a value of s that starts at *valueAt in the stream (reset when the
+// frame starts it). grew says the frame was not empty.
+func (f *frames) readFrame(s *Schema, valueAt *int64) (grew bool, err error) {
+	var h [4]byte
+	got, err := io.ReadFull(f.br, h[:])
+	f.read += int64(got)
+	if err != nil {
+		return false, f.ended(err, s, *valueAt, got, -1)
+	}
+	n := binary.BigEndian.Uint32(h[:])
+	frameAt := f.read - 4
+	if int64(n)+int64(len(f.buf)) > int64(f.max) {
+		if f.capped != "" {
+			return false, errAt(ErrLimit, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes before it is over the limit of %d bytes on a %s",
+				f.peerName(), n, len(f.buf), f.max, f.capped)
 		}
-		if len(f.buf) == 0 {
-			valueAt = f.read
-			// Memory grows as the frame arrives, not from its claimed length.
-			var frame []byte
-			if f.lending {
-				frame, err = f.chunks.ReadAppend(f.loan[:0], f.br, int(n), 0)
-				f.lending, f.loan, f.taken = false, nil, frame
-			} else {
-				frame, err = f.chunks.ReadFull(f.br, int(n))
-			}
-			f.buf = frame // the common case: a value in a frame of its own
+		return false, errAt(ErrMalformed, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes of the value before it is over the limit of %d",
+			f.peerName(), n, len(f.buf), f.max)
+	}
+	if len(f.buf) == 0 {
+		*valueAt = f.read
+		// Memory grows as the frame arrives, not from its claimed length.
+		var frame []byte
+		if f.lending {
+			frame, err = f.chunks.ReadAppend(f.loan[:0], f.br, int(n), 0)
+			f.lending, f.loan, f.taken = false, nil, frame
 		} else {
-			// Room for as much again, so that a value in many small frames
-			// is copied a few times in all, not once per frame.
-			f.buf, err = f.chunks.ReadAppend(f.buf, f.br, int(n), len(f.buf))
+			frame, err = f.chunks.ReadFull(f.br, int(n))
 		}
-		if err != nil {
-			return nil, f.ended(err, s, valueAt, 0, frameAt)
+		f.buf = frame // the common case: a value in a frame of its own
+	} else {
+		// Room for as much again, so that a value in many small frames
+		// is copied a few times in all, not once per frame.
+		f.buf, err = f.chunks.ReadAppend(f.buf, f.br, int(n), len(f.buf))
+	}
+	if err != nil {
+		return false, f.ended(err, s, *valueAt, 0, frameAt)
+	}
+	f.read += int64(n)
+	return n > 0, nil
+}
+
+// skip reads past a value of s without decoding it, finding its end as
+// value does when it spans frames: for a value the reader has no use for
+// (a handshake's meta map), which would otherwise be built into Go values
+// some 20 times its bytes. The work is linear in its bytes, and the
+// memory is that of the bytes.
+func (f *frames) skip(s *Schema) error {
+	if s.takesNoBytes() {
+		return nil
+	}
+	valueAt := f.read - int64(len(f.buf))
+	f.scan.start(s, f.max)
+	grew := len(f.buf) > 0
+	for {
+		if grew {
+			end, err := f.scan.resume(f.buf)
+			if err == nil {
+				f.took(nil, end)
+				return nil
+			}
+			if !errors.Is(err, ErrTruncated) {
+				return f.fail(err, s, valueAt)
+			}
 		}
-		f.read += int64(n)
-		grew = n > 0
+		var err error
+		if grew, err = f.readFrame(s, &valueAt); err != nil {
+			return err
+		}
 	}
 }
 

@@ -456,11 +456,31 @@ func ParseSchema(text string) (*Schema, error) {
 	return (&schemaParser{named: map[string]*Schema{}}).parse(v)
 }
 
+// A JSON document from a peer may hold at most one value per
+// jsonBytesPerValue of its bytes, and jsonValueSlack more, counting an
+// object as jsonObjectValues: decoding a value into Go allocates some 30
+// to 110 bytes (a slot of a growing []any, a boxed number or string), and
+// an object's map some 330 more, so that 16 MiB of "[]," became 400 MiB
+// and 1 MiB of "0," 57 MiB. The protocols yaq daemons serve hold one per
+// 12 to 14 bytes (11.6 written without spaces).
+const (
+	jsonBytesPerValue = 8
+	jsonValueSlack    = 4096
+	jsonObjectValues  = 4
+)
+
 // decodeJSON decodes JSON that may hold the bare NaN, Infinity and
 // -Infinity tokens Python's json module writes (yaq protocols carry them in
-// defaults), as null.
+// defaults), as null. JSON denser in values than real protocols are is
+// refused before it is decoded, so that the Go values of a document are a
+// small multiple of its bytes.
 func decodeJSON(text []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(sanitizeJSON(text)))
+	clean, values := sanitizeJSON(text)
+	if most := len(text)/jsonBytesPerValue + jsonValueSlack; values > most {
+		return nil, fmt.Errorf("%w: the JSON holds %d values (an object counting as %d) in %d bytes, more than the %d (one per %d bytes and %d more) a schema or protocol may hold",
+			ErrSchema, values, jsonObjectValues, len(text), most, jsonBytesPerValue, jsonValueSlack)
+	}
+	dec := json.NewDecoder(bytes.NewReader(clean))
 	dec.UseNumber() // a default of 2 is an int, 2.0 a double, as Python wrote them
 	var v any
 	if err := dec.Decode(&v); err != nil {
@@ -469,9 +489,12 @@ func decodeJSON(text []byte) (any, error) {
 	return v, nil
 }
 
-// sanitizeJSON replaces NaN, Infinity and -Infinity outside strings by null.
-func sanitizeJSON(text []byte) []byte {
-	var out []byte
+// sanitizeJSON replaces NaN, Infinity and -Infinity outside strings by
+// null (returning text itself when there are none), and counts the values
+// outside strings by the punctuation before them ([ and ,), objects as
+// jsonObjectValues.
+func sanitizeJSON(text []byte) (out []byte, values int) {
+	var dirty bool // out holds text up to i, rewritten
 	inString, escaped := false, false
 	for i := 0; i < len(text); i++ {
 		c := text[i]
@@ -484,24 +507,42 @@ func sanitizeJSON(text []byte) []byte {
 			case c == '"':
 				inString = false
 			}
-			out = append(out, c)
+			if dirty {
+				out = append(out, c)
+			}
 			continue
 		}
-		if c == '"' {
+		switch c {
+		case '"':
 			inString = true
-		}
-		replaced := false
-		for _, tok := range []string{"-Infinity", "Infinity", "NaN"} {
-			if bytes.HasPrefix(text[i:], []byte(tok)) {
-				out = append(out, "null"...)
-				i += len(tok) - 1
-				replaced = true
-				break
+		case '[', ',':
+			values++
+		case '{':
+			values += jsonObjectValues
+		case '-', 'I', 'N':
+			replaced := false
+			for _, tok := range []string{"-Infinity", "Infinity", "NaN"} {
+				if bytes.HasPrefix(text[i:], []byte(tok)) {
+					if !dirty {
+						dirty = true
+						out = append(make([]byte, 0, len(text)+len(text)/3+1), text[:i]...)
+					}
+					out = append(out, "null"...)
+					i += len(tok) - 1
+					replaced = true
+					break
+				}
+			}
+			if replaced {
+				continue
 			}
 		}
-		if !replaced {
+		if dirty {
 			out = append(out, c)
 		}
 	}
-	return out
+	if !dirty {
+		return text, values
+	}
+	return out, values
 }
