@@ -70,10 +70,16 @@ type Daemon struct {
 	// MaxConnections caps the connections served at once; 0 means
 	// DefaultMaxConnections (1024), or three quarters of the process's
 	// soft open-file limit (RLIMIT_NOFILE) if that is less, and a negative
-	// value means no cap. Over it, a new connection is accepted and closed
-	// at once, with one log line per burst of them, so that a flood of
+	// value means no cap. At the cap, the connection that has waited
+	// longest between requests is closed to make room for the new one, so
+	// that peers that shake hands and sit idle cannot lock clients out for
+	// the idle timeout; yaqc, and a Client made by Dial, reconnect when they
+	// find their idle connection closed. Only when every connection is
+	// mid-request (a new one before its handshake included) or writing is
+	// a new one accepted and closed at once, so that a flood of
 	// connections can neither exhaust the process's descriptors nor fill
-	// the listen backlog. (Whatever the cap, running out of descriptors
+	// the listen backlog. Each burst of closings, and of refusals, is
+	// logged in one line. (Whatever the cap, running out of descriptors
 	// only pauses accepting: Serve retries, backing off from 5 ms to 1 s.)
 	// Run sets it from the config key max_connections.
 	MaxConnections int
@@ -81,8 +87,9 @@ type Daemon struct {
 	// (from an answer to the next request's first byte) before it is
 	// closed; 0 means DefaultIdleTimeout (an hour), a negative value none.
 	// yaqc finds its connection closed at its next call, reconnects and
-	// repeats the call, so an idle client notices nothing. Run sets it from
-	// the config key idle_timeout.
+	// repeats the call, and a Client made by Dial checks before its next
+	// call and reconnects, so an idle client notices nothing. Run sets it
+	// from the config key idle_timeout.
 	IdleTimeout time.Duration
 	// ReadTimeout bounds how long a request may take to arrive, from its
 	// first byte to its last, and how long a new connection may take to
@@ -101,7 +108,11 @@ type Daemon struct {
 	// kernel's socket buffers for as long as it likes; with it, for 20 to
 	// 22 s (on Linux, where the kernel says what the peer has
 	// acknowledged; elsewhere the clock starts once those buffers are
-	// full). Run sets it from the config key write_timeout.
+	// full). On Linux, too, a peer that pipelines calls and reads just fast
+	// enough has its next request read only once less than
+	// 256 KiB of its answers is unacknowledged,
+	// so that what is queued for it stays under that and one answer. Run
+	// sets it from the config key write_timeout.
 	WriteTimeout time.Duration
 	// ErrorLog receives connection errors and handler panics; nil means the
 	// log package's standard logger.

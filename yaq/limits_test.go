@@ -150,8 +150,10 @@ func TestDaemonReadTimeouts(t *testing.T) {
 		assert.GreaterOrEqual(t, took, rt)
 		assert.Less(t, took, rt+500*time.Millisecond)
 	}
-	// Timeouts are logged at most once a second: one line for the two.
-	assert.Regexp(t, `^yaq: flood: 127\.0\.0\.1:\d+: a request still incomplete 200ms after it began \(the read timeout\); closing the connection\n$`, logs.String())
+	// Timeouts are logged at most once a second: one line for the two,
+	// whichever timed out first. The silent one is said to have sent
+	// nothing, not to have left a request incomplete.
+	assert.Regexp(t, `^yaq: flood: 127\.0\.0\.1:\d+: (a request still incomplete 200ms after it began|sent nothing \(no handshake, no request\) within 200ms of connecting) \(the read timeout\); closing the connection\n$`, logs.String())
 
 	// Idle past the idle timeout: closed, and nothing logged.
 	time.Sleep(1500*time.Millisecond - 3*rt)
@@ -165,12 +167,15 @@ func TestDaemonReadTimeouts(t *testing.T) {
 // logged once; a normal client is served again once a connection closes.
 func TestDaemonConnectionCap(t *testing.T) {
 	d, addr, logs := floodDaemon(t, func(d *Daemon) { d.MaxConnections = 3 })
-	var held []*Client
+	var held []net.Conn // before their handshake, so not idle
 	for range 3 {
-		c, err := Dial(context.Background(), addr)
+		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
 		defer c.Close()
 		held = append(held, c)
+	}
+	for deadline := time.Now().Add(3 * time.Second); d.conns.Len() < 3; time.Sleep(5 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline))
 	}
 	for range 5 {
 		start := time.Now()
@@ -191,6 +196,37 @@ func TestDaemonConnectionCap(t *testing.T) {
 	defer c.Close()
 	var n int
 	require.NoError(t, c.Call(context.Background(), "ping", nil, &n))
+}
+
+// Peers that shake hands and sit idle cannot lock clients out: at the cap,
+// the connection idle the longest is closed to make room, and a new
+// client's call is answered at once. (The old daemon refused every new
+// connection until an idle one had waited out the hour of idle timeout.)
+func TestDaemonCapClosesIdle(t *testing.T) {
+	const max = 8
+	d, addr, logs := floodDaemon(t, func(d *Daemon) { d.MaxConnections = max })
+	ctx := context.Background()
+	var n int
+	for range max {
+		c, err := Dial(ctx, addr)
+		require.NoError(t, err)
+		defer c.Close()
+		require.NoError(t, c.Call(ctx, "ping", nil, &n))
+	}
+	for deadline := time.Now().Add(3 * time.Second); d.conns.Idle() < max; time.Sleep(5 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "%d of %d idle", d.conns.Idle(), max)
+	}
+	for range 3 {
+		start := time.Now()
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		c, err := Dial(cctx, addr)
+		require.NoError(t, err)
+		require.NoError(t, c.Call(cctx, "ping", nil, &n))
+		cancel()
+		c.Close()
+		assert.Less(t, time.Since(start), 2*time.Second)
+	}
+	assert.Regexp(t, `^yaq: flood: 127\.0\.0\.1:\d+: 8 connections open, the limit: closing the one idle longest \(for \d+ms\) to accept a new one, and so on while the limit holds\n$`, logs.String())
 }
 
 // Run reads the connection limits from the daemon's config table, over what

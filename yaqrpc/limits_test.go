@@ -71,12 +71,13 @@ func TestServerCutsOffPeersThatDoNotRead(t *testing.T) {
 
 // A request that stops half way is closed after the read timeout; a pause
 // between requests longer than it is not, and a client idle past the idle
-// timeout is closed without a log line. Over MaxConnections, connections
-// are closed at once, with one log line.
+// timeout is closed without a log line. Over MaxConnections, an idle
+// connection is closed to make room, and when none is idle new connections
+// are closed at once, with one log line for each burst.
 func TestServerReadTimeoutsAndCap(t *testing.T) {
 	const rt = 200 * time.Millisecond
-	srv, addr, logs := floodServer(t, func(s *Server) {
-		s.ReadTimeout, s.IdleTimeout, s.MaxConnections = rt, 2*time.Second, 3
+	_, addr, logs := floodServer(t, func(s *Server) {
+		s.ReadTimeout, s.IdleTimeout = rt, 2*time.Second
 	})
 	ctx := context.Background()
 	patient := dial(t, addr)
@@ -99,21 +100,25 @@ func TestServerReadTimeoutsAndCap(t *testing.T) {
 	assert.Less(t, took, rt+500*time.Millisecond)
 	assert.Regexp(t, `^yaqrpc: 127\.0\.0\.1:\d+: a request still incomplete 200ms after it began \(the read timeout\); closing the connection\n$`, logs.String())
 
-	// The cap: patient and two more are open; the rest are refused.
-	for deadline := time.Now().Add(3 * time.Second); srv.conns.Len() > 1; time.Sleep(5 * time.Millisecond) {
-		require.True(t, time.Now().Before(deadline), "the half request's connection is gone")
-	}
-	for range 2 {
-		c, err := net.Dial("tcp", addr)
+	// The cap, on a server whose requests may take their time: with three
+	// connections mid-request, the rest are refused at once, with one log
+	// line.
+	capped, capAddr, capLogs := floodServer(t, func(s *Server) { s.MaxConnections = 3 })
+	var held []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", capAddr)
 		require.NoError(t, err)
 		defer c.Close()
+		_, err = c.Write([]byte{0x84, 0xa3, 'v', 'e'})
+		require.NoError(t, err)
+		held = append(held, c)
 	}
-	for deadline := time.Now().Add(3 * time.Second); srv.conns.Len() < 3; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Second); capped.conns.Len() < 3 || capped.conns.Idle() > 0; time.Sleep(5 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline))
 	}
 	for range 5 {
 		start := time.Now()
-		c, err := Dial(ctx, addr)
+		c, err := Dial(ctx, capAddr)
 		if err == nil {
 			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 			err = c.Call(cctx, "ping", nil, &n)
@@ -124,9 +129,26 @@ func TestServerReadTimeoutsAndCap(t *testing.T) {
 		assert.NotErrorIs(t, err, context.DeadlineExceeded, "refused at once")
 		assert.Less(t, time.Since(start), time.Second)
 	}
-	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-	require.Len(t, lines, 2, "%s", logs)
-	assert.Regexp(t, `^yaqrpc: 127\.0\.0\.1:\d+: 3 connections open, the limit: refusing new ones until some close$`, lines[1])
+	assert.Regexp(t, `^yaqrpc: 127\.0\.0\.1:\d+: 3 connections open, the limit: refusing new ones until some close\n$`, capLogs.String())
+	// An idle connection, though, makes room for a new one: an hour of
+	// idle timeout must not lock clients out.
+	held[0].Close()
+	for deadline := time.Now().Add(3 * time.Second); capped.conns.Len() > 2; time.Sleep(5 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline))
+	}
+	idle := dial(t, capAddr)
+	require.NoError(t, idle.Call(ctx, "ping", nil, &n))
+	fresh := dial(t, capAddr)
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	require.NoError(t, fresh.Call(cctx, "ping", nil, &n), "served by closing the idle connection")
+	cancel()
+	time.Sleep(idleProbeAfter) // when the client looks before its call
+	require.NoError(t, idle.Call(ctx, "ping", nil, &n), "the closed client reconnects")
+	lines := strings.Split(strings.TrimSpace(capLogs.String()), "\n")
+	require.Len(t, lines, 3, "a line for each burst of closings, a second apart: %s", capLogs)
+	for _, line := range lines[1:] {
+		assert.Regexp(t, `^yaqrpc: 127\.0\.0\.1:\d+: 3 connections open, the limit: closing the one idle longest \(for [0-9.]+m?s\) to accept a new one, and so on while the limit holds$`, line)
+	}
 
 	// Idle past the idle timeout: closed, and nothing logged; the client,
 	// made by Dial, reconnects for its next call.
@@ -134,5 +156,5 @@ func TestServerReadTimeoutsAndCap(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	assert.NoError(t, patient.Call(ctx, "ping", nil, &n))
 	assert.NotSame(t, before, patient.conn, "closed by the server, so the client reconnected")
-	assert.Len(t, strings.Split(strings.TrimSpace(logs.String()), "\n"), 2, "%s", logs)
+	assert.Len(t, strings.Split(strings.TrimSpace(logs.String()), "\n"), 1, "%s", logs)
 }

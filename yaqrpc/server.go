@@ -118,18 +118,24 @@ type Server struct {
 	// MaxConnections caps the connections served at once; 0 means
 	// DefaultMaxConnections (1024), or three quarters of the process's
 	// soft open-file limit (RLIMIT_NOFILE) if that is less, and a negative
-	// value means no cap. Over it, a new connection is accepted and closed
-	// at once, with one log line per burst of them, so that a flood of
+	// value means no cap. At the cap, the connection that has waited
+	// longest between requests is closed to make room for the new one, so
+	// that peers that connect and sit idle cannot lock clients out for the
+	// idle timeout; a client made by Dial reconnects when it finds its idle
+	// connection closed. Only when every connection is mid-request or
+	// writing is a new one accepted and closed at once, so that a flood of
 	// connections can neither exhaust the process's descriptors nor fill
-	// the listen backlog. (Whatever the cap, running out of descriptors
+	// the listen backlog. Each burst of closings, and of refusals, is
+	// logged in one line. (Whatever the cap, running out of descriptors
 	// only pauses accepting: Serve retries, backing off from 5 ms to 1 s.)
 	MaxConnections int
 	// IdleTimeout bounds how long a connection may wait between requests
 	// (from an answer, or from being accepted, to the next request's first
 	// byte) before it is closed; 0 means DefaultIdleTimeout (an hour), a
-	// negative value none. Client keeps no connection alive by itself: a
-	// program that leaves one unused for longer must expect its next call
-	// to fail, and Dial again.
+	// negative value none. A Client made by Dial notices, before its next
+	// call, that the server closed its idle connection, and reconnects
+	// without sending anything twice; a Client made by NewClient on a
+	// connection of the caller's cannot, and its next call fails.
 	IdleTimeout time.Duration
 	// ReadTimeout bounds how long a request may take to arrive, from its
 	// first byte to its last, so that a peer cannot hold a connection (and
@@ -146,7 +152,10 @@ type Server struct {
 	// the kernel's socket buffers for as long as it likes; with it, for 20
 	// to 22 s (on Linux, where the kernel says what the peer has
 	// acknowledged; elsewhere the clock starts once those buffers are
-	// full).
+	// full). On Linux, too, a peer that pipelines requests and reads just
+	// fast enough has its next request read only once less than
+	// 256 KiB of its answers is unacknowledged,
+	// so that what is queued for it stays under that and one answer.
 	WriteTimeout time.Duration
 	// ErrorLog receives connection errors and handler panics; nil means
 	// the log package's standard logger.

@@ -3,9 +3,11 @@
 // yaqrpc's Server and yaq's Daemon share. It is also where both get their
 // defences against peers that hold connections: the accept loop backs off
 // when the process runs out of descriptors instead of ending, a cap on
-// concurrent connections refuses the excess at once, and each connection
-// has an idle timeout, a read timeout for a request that has begun, and a
-// write timeout for a peer that has stopped reading.
+// concurrent connections makes room by closing the connection idle the
+// longest (and refuses the new one only when none is idle), and each
+// connection has an idle timeout, a read timeout for a request that has
+// begun, a write timeout for a peer that has stopped reading, and a bound
+// on the answers queued for a peer that reads slowly.
 package connset
 
 import (
@@ -47,13 +49,27 @@ const (
 // of stopping.
 const MinWriteProgress = 64 << 10
 
+// MaxSendBacklog is how much of its answers a peer may leave unacknowledged
+// in the kernel's send queue (where the kernel says, Linux) before the
+// server reads its next request: a peer that pipelines small calls and
+// reads just fast enough to pass MinWriteProgress would otherwise keep
+// megabytes queued in the server's socket buffers indefinitely. The queue
+// then holds at most this and one answer; a client that waits for each
+// answer before its next call never waits for it.
+const MaxSendBacklog = 256 << 10
+
 // Limits are what a server grants one connection, and how many it serves at
 // once. For each field, 0 means its default and a negative value means no
 // limit.
 type Limits struct {
-	// MaxConns caps the connections served at once; over it, a new
-	// connection is accepted and closed at once, so that a flood cannot
-	// fill the listen backlog, and the refusals are logged once per burst.
+	// MaxConns caps the connections served at once. At the cap, the
+	// connection that has waited between requests the longest (see
+	// Conn.Idle) is closed to make room for the new one, so that peers
+	// that connect and sit idle cannot lock clients out; clients reconnect
+	// when they find their idle connection closed. Only when none is idle
+	// (all are mid-request or writing) is the new connection accepted and
+	// closed at once, so that a flood cannot fill the listen backlog. Each
+	// burst of closings and of refusals is logged in one line.
 	// The default is DefaultMaxConns, or three quarters of the process's
 	// soft limit on open files (RLIMIT_NOFILE) if that is less, so that the
 	// cap is reached before the descriptors run out and the handlers keep
@@ -113,10 +129,13 @@ type Set struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]bool
 	conns     map[*Conn]bool // true while the connection handles a request
-	closed    bool
-	draining  bool          // Shutdown: idle connections close
-	stop      chan struct{} // closed at Shutdown or Close: ends backoff waits
-	wg        sync.WaitGroup
+	// idle holds the connections waiting between requests, with when they
+	// began to: those the cap may close to make room.
+	idle     map[*Conn]time.Time
+	closed   bool
+	draining bool          // Shutdown: idle connections close
+	stop     chan struct{} // closed at Shutdown or Close: ends backoff waits
+	wg       sync.WaitGroup
 
 	// The throttled log: when it last wrote, and what it left out since.
 	lastNote     time.Time
@@ -131,7 +150,7 @@ func New(logf func(format string, args ...any)) *Set {
 	if logf == nil {
 		logf = log.Printf
 	}
-	s := &Set{ctx: ctx, cancel: cancel, logf: logf, listeners: map[net.Listener]bool{}, conns: map[*Conn]bool{}, stop: make(chan struct{})}
+	s := &Set{ctx: ctx, cancel: cancel, logf: logf, listeners: map[net.Listener]bool{}, conns: map[*Conn]bool{}, idle: map[*Conn]time.Time{}, stop: make(chan struct{})}
 	s.sleep = func(d time.Duration) bool {
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -156,6 +175,14 @@ func (s *Set) Len() int {
 	return len(s.conns)
 }
 
+// Idle returns how many connections wait between requests: those the cap
+// may close to make room.
+func (s *Set) Idle() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.idle)
+}
+
 // Serve accepts connections on l and serves each with serve on its own
 // goroutine, as a *Conn under lim, until Close, after which it returns
 // closedErr. Errors that pass (running out of descriptors or buffers, an
@@ -174,6 +201,7 @@ func (s *Set) Serve(l net.Listener, lim Limits, serve func(net.Conn), closedErr 
 	s.mu.Unlock()
 	var delay time.Duration // the wait after the last failed accept; 0 after a success
 	refusing := false       // the last connection was over the cap
+	var lastEviction time.Time
 	for {
 		nc, err := l.Accept()
 		if err != nil {
@@ -201,7 +229,12 @@ func (s *Set) Serve(l net.Listener, lim Limits, serve func(net.Conn), closedErr 
 			nc.Close()
 			return closedErr
 		}
+		var evicted *Conn
+		var evictedIdle time.Duration
 		if lim.MaxConns > 0 && len(s.conns) >= lim.MaxConns {
+			evicted, evictedIdle = s.evictLocked()
+		}
+		if evicted == nil && lim.MaxConns > 0 && len(s.conns) >= lim.MaxConns {
 			s.mu.Unlock()
 			// Reset rather than close: nothing lingers, neither the
 			// descriptor nor a TIME_WAIT entry.
@@ -220,14 +253,44 @@ func (s *Set) Serve(l net.Listener, lim Limits, serve func(net.Conn), closedErr 
 		s.conns[c] = false
 		s.wg.Add(1)
 		s.mu.Unlock()
+		if evicted != nil {
+			evicted.Close()
+			// A burst is evictions less than a second apart: one line for
+			// a flood, one for each client that comes alone.
+			now := time.Now()
+			if now.Sub(lastEviction) >= time.Second {
+				s.logf("%s: %d connections open, the limit: closing the one idle longest (for %v) to accept a new one, and so on while the limit holds", l.Addr(), lim.MaxConns, evictedIdle.Round(time.Millisecond))
+			}
+			lastEviction = now
+		}
 		go func() {
 			defer s.wg.Done()
 			serve(c)
 			s.mu.Lock()
 			delete(s.conns, c)
+			delete(s.idle, c)
 			s.mu.Unlock()
 		}()
 	}
+}
+
+// evictLocked takes the connection that has waited between requests the
+// longest out of the Set, to be closed, and returns it with how long it
+// waited; nil if no connection is waiting. s.mu is held.
+func (s *Set) evictLocked() (*Conn, time.Duration) {
+	var oldest *Conn
+	var since time.Time
+	for c, t := range s.idle {
+		if oldest == nil || t.Before(since) {
+			oldest, since = c, t
+		}
+	}
+	if oldest == nil {
+		return nil, 0
+	}
+	delete(s.idle, oldest)
+	delete(s.conns, oldest)
+	return oldest, time.Since(since)
 }
 
 // passing reports whether an accept error is one that goes away by itself,
@@ -352,6 +415,15 @@ type Conn struct {
 	mark, owed      int64
 	markAt, sampled time.Time
 	queue           sendQueue
+	// acked is what the peer had acknowledged when the kernel was last
+	// asked, so that the backlog is asked about only when it may be over
+	// MaxSendBacklog.
+	acked int64
+	// received counts the bytes read, to tell a peer that sent nothing.
+	received int64
+	// failed is the error every Read and Write returns once the peer has
+	// let its backlog stall (see Request).
+	failed error
 }
 
 // phase is what the read deadline in force bounds.
@@ -375,14 +447,89 @@ func Wrap(nc net.Conn) *Conn {
 
 // Idle says the server waits for the next request: reads may wait
 // IdleTimeout from now. Call Request once it has begun, else the whole
-// request gets as long.
-func (c *Conn) Idle() { c.deadline(phaseIdle, c.lim.IdleTimeout) }
+// request gets as long. An idle connection is one the Set may close to
+// make room under MaxConns, the one idle longest first: call Idle only
+// once the last answer has been written.
+func (c *Conn) Idle() {
+	c.setIdle(true)
+	c.deadline(phaseIdle, c.lim.IdleTimeout)
+}
 
 // Request says a request has begun (its first byte is in hand, or, for a
 // protocol whose peer speaks first, the connection is new): it must be
 // read whole within ReadTimeout from now, so that a peer cannot hold the
 // connection by sending a request a byte at a time.
-func (c *Conn) Request() { c.deadline(phaseRequest, c.lim.ReadTimeout) }
+//
+// First, if the peer has left more than MaxSendBacklog of its answers
+// unacknowledged (a peer that pipelines calls and reads slowly), Request
+// waits until it has taken enough of them, so that what is queued for it
+// stays under MaxSendBacklog and one answer. The wait is bounded as a
+// write is: a peer that takes less than MinWriteProgress in WriteTimeout
+// makes every later Read and Write of the connection fail with a
+// *TimeoutError, and the server closes it. A client that waits for each
+// answer before its next call has taken them all, and does not wait.
+func (c *Conn) Request() {
+	c.setIdle(false)
+	c.awaitBacklog()
+	c.deadline(phaseRequest, c.lim.ReadTimeout)
+}
+
+// setIdle enters the connection in, or takes it out of, its Set's idle
+// ones.
+func (c *Conn) setIdle(idle bool) {
+	s := c.set
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.conns[c]; !ok {
+		return // closed to make room, or ending
+	}
+	if idle {
+		s.idle[c] = time.Now()
+	} else {
+		delete(s.idle, c)
+	}
+}
+
+// The waits between looks at a backlog that is draining: from the first,
+// doubling up to the most, so that a pipelining client that reads quickly
+// waits little and a slow one costs a system call every 50 ms.
+const (
+	firstBacklogWait = time.Millisecond
+	maxBacklogWait   = 50 * time.Millisecond
+)
+
+// awaitBacklog waits until at most MaxSendBacklog of what the peer was sent
+// is unacknowledged, or sets c.failed when the peer stops taking it.
+func (c *Conn) awaitBacklog() {
+	wt := c.lim.WriteTimeout
+	if wt <= 0 || c.failed != nil || c.written-c.acked <= MaxSendBacklog {
+		return
+	}
+	wait := firstBacklogWait
+	for {
+		unsent, ok := c.queue.unsent(c.Conn)
+		if !ok {
+			return // the kernel cannot say (or the connection closed)
+		}
+		c.acked = c.written - int64(unsent)
+		if unsent <= MaxSendBacklog {
+			return
+		}
+		if stalled := c.progress(time.Now(), false); stalled >= wt {
+			c.failed = &TimeoutError{Op: "write", Limit: wt, Err: os.ErrDeadlineExceeded}
+			return
+		}
+		if c.set != nil && !c.set.sleep(wait) {
+			return // the Set is stopping: Close ends the connection
+		} else if c.set == nil {
+			time.Sleep(wait)
+		}
+		wait = min(2*wait, maxBacklogWait)
+	}
+}
 
 func (c *Conn) deadline(p phase, d time.Duration) {
 	c.phase = p
@@ -403,13 +550,17 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 // Read reads from the connection; a read that runs out of the time Idle or
 // Request gave fails with a *TimeoutError.
 func (c *Conn) Read(p []byte) (int, error) {
+	if c.failed != nil {
+		return 0, c.failed
+	}
 	n, err := c.Conn.Read(p)
+	c.received += int64(n)
 	if err != nil && c.phase != phaseNone && errors.Is(err, os.ErrDeadlineExceeded) {
 		switch c.phase {
 		case phaseIdle:
 			err = &TimeoutError{Op: "idle", Limit: c.lim.IdleTimeout, Err: err}
 		case phaseRequest:
-			err = &TimeoutError{Op: "read", Limit: c.lim.ReadTimeout, Err: err}
+			err = &TimeoutError{Op: "read", Limit: c.lim.ReadTimeout, Silent: c.received == 0, Err: err}
 		}
 	}
 	return n, err
@@ -436,6 +587,9 @@ func (c *Conn) Write(p []byte) (int, error) {
 // peer stops reading, however much the kernel's buffers still absorb
 // after; elsewhere, what the kernel accepts of each answer counts.
 func (c *Conn) WriteBuffers(b *net.Buffers) (int64, error) {
+	if c.failed != nil {
+		return 0, c.failed
+	}
 	wt := c.lim.WriteTimeout
 	if wt <= 0 {
 		n, err := b.WriteTo(c.Conn)
@@ -521,7 +675,10 @@ type TimeoutError struct {
 	// less than MinWriteProgress of what it was sent in WriteTimeout).
 	Op    string
 	Limit time.Duration
-	Err   error // os.ErrDeadlineExceeded, as the connection reported it
+	// Silent says, for "read", that the peer has sent nothing at all since
+	// it connected: no handshake, no request.
+	Silent bool
+	Err    error // os.ErrDeadlineExceeded, as the connection reported it
 }
 
 func (e *TimeoutError) Error() string {
@@ -529,6 +686,9 @@ func (e *TimeoutError) Error() string {
 	case "idle":
 		return fmt.Sprintf("no request for %v (the idle timeout)", e.Limit)
 	case "read":
+		if e.Silent {
+			return fmt.Sprintf("sent nothing (no handshake, no request) within %v of connecting (the read timeout)", e.Limit)
+		}
 		return fmt.Sprintf("a request still incomplete %v after it began (the read timeout)", e.Limit)
 	}
 	return fmt.Sprintf("the peer took less than %d KiB of its answers in %v: it has stopped reading (the write timeout)", MinWriteProgress>>10, e.Limit)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"regexp"
 	"sync"
 	"syscall"
 	"testing"
@@ -201,8 +202,19 @@ func waitLen(t *testing.T, s *Set, n int) {
 	}
 }
 
-// Over the cap, a connection is closed as soon as it is accepted, with one
-// log line per run of refusals, and served again once others have closed.
+// waitIdle waits until n connections are open and idle of them.
+func waitIdle(t *testing.T, s *Set, n, idle int) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Second); s.Len() != n || s.Idle() != idle; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections open, %d idle; want %d, %d", s.Len(), s.Idle(), n, idle)
+		}
+	}
+}
+
+// Over the cap, with every connection mid-request, a new connection is
+// closed as soon as it is accepted, with one log line per run of
+// refusals, and served again once others have closed.
 func TestConnectionCap(t *testing.T) {
 	s, addr, logs, _ := listen(t, Limits{MaxConns: 2})
 	var held []net.Conn
@@ -211,8 +223,11 @@ func TestConnectionCap(t *testing.T) {
 		require.NoError(t, err)
 		defer c.Close()
 		echo(t, c, "held\n")
+		_, err = c.Write([]byte("half a li")) // mid-request: not to be closed for room
+		require.NoError(t, err)
 		held = append(held, c)
 	}
+	waitIdle(t, s, 2, 0)
 	refused := func() {
 		t.Helper()
 		for range 5 {
@@ -240,6 +255,9 @@ func TestConnectionCap(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	echo(t, c, "served again\n")
+	_, err = c.Write([]byte("half a li"))
+	require.NoError(t, err)
+	waitIdle(t, s, 2, 0)
 	refused()
 	assert.Equal(t, []string{want, want}, logs.get(), "a new run of refusals, a new line")
 }
@@ -412,5 +430,93 @@ func TestShutdownStopsBackoff(t *testing.T) {
 		assert.Equal(t, errTestClosed, err)
 	case <-time.After(time.Second):
 		t.Fatal("Serve did not return after Shutdown")
+	}
+}
+
+// At the cap, a new connection is served by closing the one idle longest,
+// so that peers that connect, shake hands and sit idle cannot lock clients
+// out for the idle timeout; a connection mid-request is never closed for
+// room, and a burst of closings is logged in one line. The old loop
+// refused every new connection while the idle ones stayed.
+func TestCapClosesTheLongestIdle(t *testing.T) {
+	const max = 8
+	s, addr, logs, _ := listen(t, Limits{MaxConns: max})
+	busy, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer busy.Close()
+	echo(t, busy, "busy\n")
+	_, err = busy.Write([]byte("half a li")) // mid-request from here on
+	require.NoError(t, err)
+	var idle []net.Conn
+	for i := range max - 1 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+		echo(t, c, fmt.Sprintf("idle %d\n", i))
+		idle = append(idle, c)
+		time.Sleep(5 * time.Millisecond) // a distinct idle age for each
+	}
+	waitIdle(t, s, max, max-1)
+
+	// Each new client, answered within 2 s, closes the oldest idle one.
+	for i := range max + 2 {
+		start := time.Now()
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+		echo(t, c, fmt.Sprintf("new %d\n", i))
+		assert.Less(t, time.Since(start), 2*time.Second)
+		if i < len(idle) {
+			idle[i].SetReadDeadline(time.Now().Add(2 * time.Second))
+			_, err := idle[i].Read(make([]byte, 1))
+			assert.ErrorIs(t, err, io.EOF, "the oldest idle connection, %d, was closed", i)
+		}
+		assert.Equal(t, max, s.Len())
+	}
+	// The connection mid-request outlived them all and is answered.
+	_, err = busy.Write([]byte("ne\n"))
+	require.NoError(t, err)
+	got := make([]byte, len("half a line\n"))
+	busy.SetReadDeadline(time.Now().Add(3 * time.Second))
+	_, err = io.ReadFull(busy, got)
+	require.NoError(t, err)
+	assert.Equal(t, "half a line\n", string(got))
+	lines := logs.get()
+	require.Len(t, lines, 1, "one line for the burst: %q", lines)
+	assert.Regexp(t, `^`+regexp.QuoteMeta(addr)+`: 8 connections open, the limit: closing the one idle longest \(for \d+ms\) to accept a new one, and so on while the limit holds$`, lines[0])
+}
+
+// A connection that sends nothing at all, served as a yaq daemon serves
+// (the peer speaks first, so the request begins at once), is said to have
+// sent nothing, not to have left a request incomplete.
+func TestSilentPeer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s := New((&logLines{}).logf)
+	t.Cleanup(s.Close)
+	ended := make(chan error, 2)
+	go s.Serve(l, Limits{ReadTimeout: 200 * time.Millisecond}, func(nc net.Conn) {
+		c := Wrap(nc)
+		defer c.Close()
+		c.Request()
+		_, err := io.ReadFull(c, make([]byte, 4))
+		ended <- err
+	}, errTestClosed)
+	for _, send := range []string{"", "ab"} {
+		c, err := net.Dial("tcp", l.Addr().String())
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = c.Write([]byte(send))
+		require.NoError(t, err)
+		select {
+		case err := <-ended:
+			if send == "" {
+				assert.EqualError(t, err, "sent nothing (no handshake, no request) within 200ms of connecting (the read timeout)")
+			} else {
+				assert.EqualError(t, err, "a request still incomplete 200ms after it began (the read timeout)")
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatal("the read timeout did not end the connection")
+		}
 	}
 }

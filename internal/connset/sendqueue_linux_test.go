@@ -1,8 +1,11 @@
 package connset
 
 import (
+	"bufio"
 	"io"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,4 +95,91 @@ func TestWriteAllocatesAsABareWritev(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() { c.progress(time.Now(), true) }))
 	_, ok := c.queue.unsent(c.Conn)
 	assert.True(t, ok, "the kernel says")
+}
+
+// A peer that pipelines calls and reads just fast enough to pass the write
+// timeout's progress rule cannot make the server queue more than
+// MaxSendBacklog and one answer for it: the server reads its next request
+// only once the backlog has drained below that. The peer still gets every
+// answer, and another client is served meanwhile. The old server queued
+// whatever the kernel's send buffer took (megabytes) for as long as the
+// peer kept reading 64 KiB per 20 s.
+func TestBacklogBounded(t *testing.T) {
+	const (
+		calls  = 2000
+		answer = 512
+	)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s := New((&logLines{}).logf)
+	t.Cleanup(s.Close)
+	var mu sync.Mutex
+	most := map[string]int{} // per peer, the most unacknowledged after an answer
+	go s.Serve(l, Limits{}, func(nc net.Conn) {
+		c := Wrap(nc)
+		defer c.Close()
+		br := bufio.NewReader(c)
+		for {
+			c.Idle()
+			if _, err := br.Peek(1); err != nil {
+				return
+			}
+			c.Request()
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if _, err := c.Write([]byte(line)); err != nil {
+				return
+			}
+			if n, ok := c.queue.unsent(c.Conn); ok {
+				mu.Lock()
+				most[nc.RemoteAddr().String()] = max(most[nc.RemoteAddr().String()], n)
+				mu.Unlock()
+			}
+		}
+	}, errTestClosed)
+
+	slow, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	defer slow.Close()
+	// Its receive buffer is fixed, so that the kernel does not take the
+	// answers off the server's hands; 128 KiB, as a smaller window slows
+	// loopback to the persist timer's pace.
+	slow.(*net.TCPConn).SetReadBuffer(128 << 10)
+	line := []byte(strings.Repeat("x", answer-1) + "\n")
+	go func() {
+		for range calls {
+			if _, err := slow.Write(line); err != nil {
+				return
+			}
+		}
+	}()
+	start := time.Now()
+	var got int
+	buf := make([]byte, 64<<10)
+	served := false
+	for got < calls*answer && time.Since(start) < 8*time.Second {
+		time.Sleep(50 * time.Millisecond)
+		slow.SetReadDeadline(time.Now().Add(2 * time.Second))
+		n, err := io.ReadAtLeast(slow, buf, min(len(buf), calls*answer-got))
+		got += n
+		require.NoError(t, err)
+		if !served && got > calls*answer/4 {
+			c, err := net.Dial("tcp", l.Addr().String())
+			require.NoError(t, err)
+			began := time.Now()
+			echo(t, c, "meanwhile\n")
+			c.Close()
+			assert.Less(t, time.Since(began), 2*time.Second)
+			served = true
+		}
+	}
+	assert.Equal(t, calls*answer, got, "every answer arrived")
+	assert.True(t, served)
+	mu.Lock()
+	peak := most[slow.LocalAddr().String()]
+	mu.Unlock()
+	t.Logf("most queued for the slow peer: %d KiB, in %v", peak>>10, time.Since(start))
+	assert.LessOrEqual(t, peak, MaxSendBacklog+answer)
 }
