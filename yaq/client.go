@@ -55,9 +55,11 @@ type Client struct {
 }
 
 // idleProbeAfter is how long a connection must have carried nothing before
-// a call first checks that the daemon has not closed it (an idle timeout):
-// the check is a syscall, not worth making between calls in a loop.
-const idleProbeAfter = time.Second
+// a call first checks that the daemon has not closed it (its idle timeout,
+// or room made at its connection limit, which closes the longest idle):
+// the check waits up to a millisecond on a live connection, not worth
+// paying between calls in a tight loop.
+const idleProbeAfter = 100 * time.Millisecond
 
 // closedByDaemon reports whether the daemon has closed the connection while
 // it was idle. What is left of earlier answers (the empty frames yaq

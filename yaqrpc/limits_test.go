@@ -142,7 +142,9 @@ func TestServerReadTimeoutsAndCap(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	require.NoError(t, fresh.Call(cctx, "ping", nil, &n), "served by closing the idle connection")
 	cancel()
-	time.Sleep(idleProbeAfter) // when the client looks before its call
+	// Past the client's idle check before its call, and past the log's one-second
+	// burst, so that the next closing has a line of its own.
+	time.Sleep(max(idleProbeAfter, time.Second) + 100*time.Millisecond)
 	require.NoError(t, idle.Call(ctx, "ping", nil, &n), "the closed client reconnects")
 	lines := strings.Split(strings.TrimSpace(capLogs.String()), "\n")
 	require.Len(t, lines, 3, "a line for each burst of closings, a second apart: %s", capLogs)
