@@ -11,6 +11,7 @@ import (
 	"io"
 	"log"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/ndpack/ndpack/internal/connset"
@@ -360,6 +361,9 @@ func (d *Daemon) connError(conn net.Conn, err error) {
 	var te *connset.TimeoutError
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed):
+	case errors.Is(err, syscall.ECONNRESET):
+		// yaqc leaves the empty frames that end answers unread, so its
+		// socket resets when the program exits: an ordinary hang-up.
 	case errors.As(err, &te):
 		if te.Op != "idle" {
 			d.conns.LogThrottled("%s: %v; closing the connection", conn.RemoteAddr(), te)

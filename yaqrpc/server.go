@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"net"
+	"syscall"
 	"time"
 
 	"github.com/ndpack/ndpack/ext110"
@@ -314,7 +315,7 @@ func (s *Server) serveConn(nc net.Conn) {
 func (s *Server) connError(conn net.Conn, err error) {
 	var te *connset.TimeoutError
 	switch {
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), errors.Is(err, syscall.ECONNRESET):
 	case errors.As(err, &te):
 		if te.Op != "idle" {
 			s.conns.LogThrottled("%s: %v; closing the connection", conn.RemoteAddr(), te)
