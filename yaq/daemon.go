@@ -349,6 +349,15 @@ func (d *Daemon) awaitRequest(conn *connset.Conn, br *bufio.Reader, in *frames, 
 		br.Discard(4)
 		in.read += 4 // for the stream offsets errors give
 	}
+	if !shaken && len(in.buf) == 0 {
+		// Until its handshake begins, a new connection may be closed to
+		// make room at the connection limit.
+		conn.Greet()
+		if _, err := br.Peek(1); err != nil {
+			d.connError(conn, err)
+			return false
+		}
+	}
 	conn.Request()
 	return true
 }

@@ -167,14 +167,16 @@ func TestDaemonReadTimeouts(t *testing.T) {
 // logged once; a normal client is served again once a connection closes.
 func TestDaemonConnectionCap(t *testing.T) {
 	d, addr, logs := floodDaemon(t, func(d *Daemon) { d.MaxConnections = 3 })
-	var held []net.Conn // before their handshake, so not idle
+	var held []net.Conn // in the middle of their handshake, so not idle
 	for range 3 {
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
 		defer c.Close()
+		_, err = c.Write([]byte{0, 0, 0, 100, 0x20}) // a 100-byte frame, 1 byte sent
+		require.NoError(t, err)
 		held = append(held, c)
 	}
-	for deadline := time.Now().Add(3 * time.Second); d.conns.Len() < 3; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Second); d.conns.Len() < 3 || d.conns.Idle() > 0; time.Sleep(5 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline))
 	}
 	for range 5 {
@@ -269,5 +271,28 @@ func TestRunConfigLimits(t *testing.T) {
 		_, _, err := configure(path, floodProtocol, setup)
 		require.Error(t, err, table)
 		assert.Equal(t, "config "+path+": "+msg, err.Error())
+	}
+}
+
+// Connections that connect and say nothing hold no place a client needs: at
+// the limit the one silent longest is closed for a client that speaks.
+func TestDaemonCapClosesSilent(t *testing.T) {
+	d, addr, _ := floodDaemon(t, func(d *Daemon) { d.MaxConnections = 3 })
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+	}
+	for deadline := time.Now().Add(3 * time.Second); d.conns.Idle() < 3; time.Sleep(5 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the silent connections wait as idle ones")
+	}
+	for range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		c, err := Dial(ctx, addr)
+		require.NoError(t, err)
+		var n int
+		require.NoError(t, c.Call(ctx, "ping", nil, &n))
+		cancel()
+		defer c.Close()
 	}
 }

@@ -455,6 +455,16 @@ func (c *Conn) Idle() {
 	c.deadline(phaseIdle, c.lim.IdleTimeout)
 }
 
+// Greet says the connection is new and its peer speaks first: it must
+// begin within ReadTimeout, as a request must end within it, and until it
+// does the connection may be closed to make room for a new one, as an idle
+// one may (the longest waiting first). A peer that connects and says
+// nothing then holds no place that a client which speaks needs.
+func (c *Conn) Greet() {
+	c.setIdle(true)
+	c.deadline(phaseRequest, c.lim.ReadTimeout)
+}
+
 // Request says a request has begun (its first byte is in hand, or, for a
 // protocol whose peer speaks first, the connection is new): it must be
 // read whole within ReadTimeout from now, so that a peer cannot hold the
