@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/testutil/loopback"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,9 +20,6 @@ import (
 // success flag). valueAt is where in the stream the client reads the first
 // answer's value starts.
 func fakeDaemon(t *testing.T, protocol string, value []byte) (addr string, valueAt int) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { l.Close() })
 	hash := md5.Sum([]byte(protocol))
 	none := append([]byte{0x04, 0x02}, appendVarint(nil, int64(len(protocol)))...)
 	none = append(append(append(none, protocol...), 0x02), hash[:]...)
@@ -29,41 +27,32 @@ func fakeDaemon(t *testing.T, protocol string, value []byte) (addr string, value
 	first := framed(none, []byte{0x00}, []byte{0x00}, nil, nil)
 	second := framed([]byte{0x00, 0x00, 0x00, 0x00}, []byte{0x00}, []byte{0x00}, nil, nil)
 	answer := framed([]byte{0x00}, []byte{0x00}, value, nil)
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
+	addr = loopback.Serve(t, func(conn net.Conn) {
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		br := bufio.NewReader(conn)
+		for _, reply := range [][]byte{first, second} {
+			if len(readFrames(br, 3)) < 3 { // request, meta, name
 				return
 			}
-			go func() {
-				defer conn.Close()
-				conn.SetDeadline(time.Now().Add(10 * time.Second))
-				br := bufio.NewReader(conn)
-				for _, reply := range [][]byte{first, second} {
-					if len(readFrames(br, 3)) < 3 { // request, meta, name
-						return
-					}
-					conn.Write(reply)
-				}
-				for {
-					// A call: meta, name, parameters, then an empty frame.
-					for {
-						f := readFrames(br, 1)
-						if len(f) == 0 {
-							return
-						}
-						if len(f[0]) == 0 {
-							break
-						}
-					}
-					if _, err := conn.Write(answer); err != nil {
-						return
-					}
-				}
-			}()
+			conn.Write(reply)
 		}
-	}()
-	return l.Addr().String(), len(first) + len(second) + 10 + 4
+		for {
+			// A call: meta, name, parameters, then an empty frame.
+			for {
+				f := readFrames(br, 1)
+				if len(f) == 0 {
+					return
+				}
+				if len(f[0]) == 0 {
+					break
+				}
+			}
+			if _, err := conn.Write(answer); err != nil {
+				return
+			}
+		}
+	})
+	return addr, len(first) + len(second) + 10 + 4
 }
 
 // heapCost runs f and returns the bytes allocated meanwhile and how much

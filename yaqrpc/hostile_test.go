@@ -12,6 +12,7 @@ import (
 
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
+	"github.com/ndpack/ndpack/internal/testutil/loopback"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -100,24 +101,11 @@ func TestServerHeldOpenClaims(t *testing.T) {
 // fakeDaemon answers the first request of each connection with reply's
 // bytes, then closes.
 func fakeDaemon(t *testing.T, reply []byte) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				if _, err := mpwalk.Read(bufio.NewReader(conn), 1<<20, mpwalk.Limits{MaxDepth: 16}); err == nil {
-					conn.Write(reply)
-				}
-			}()
+	return loopback.Serve(t, func(conn net.Conn) {
+		if _, err := mpwalk.Read(bufio.NewReader(conn), 1<<20, mpwalk.Limits{MaxDepth: 16}); err == nil {
+			conn.Write(reply)
 		}
-	}()
-	return l.Addr().String()
+	})
 }
 
 func TestClientRefusesHostileInput(t *testing.T) {

@@ -13,19 +13,26 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// heldFrames makes, in a new directory, row.npy (one row of two <f8) and
+// frames.npy, which holder, an Appender of this process, holds with one row
+// appended.
+func heldFrames(t *testing.T) (dir, in, frames string, row *ndarray.Array, holder *npybridge.Appender) {
+	dir = t.TempDir()
+	frames = filepath.Join(dir, "frames.npy")
+	row, _ = ndarray.FromSlice([]float64{1, 2})
+	in = filepath.Join(dir, "row.npy")
+	require.NoError(t, npybridge.WriteFile(in, row))
+	holder, err := npybridge.OpenAppend(frames, row.DType, 2)
+	require.NoError(t, err)
+	require.NoError(t, holder.Append(row))
+	return dir, in, frames, row, holder
+}
+
 // While another appender holds the .npy, --append refuses at once with one
 // line that names the file and --wait; with --wait it appends once the
 // other closes, and no row of either is lost.
 func TestConvertAppendLocked(t *testing.T) {
-	dir := t.TempDir()
-	frames := filepath.Join(dir, "frames.npy")
-	row, _ := ndarray.FromSlice([]float64{1, 2})
-	in := filepath.Join(dir, "row.npy")
-	require.NoError(t, npybridge.WriteFile(in, row))
-
-	holder, err := npybridge.OpenAppend(frames, row.DType, 2)
-	require.NoError(t, err)
-	require.NoError(t, holder.Append(row))
+	dir, in, frames, row, holder := heldFrames(t)
 
 	start := time.Now()
 	r := ndpack(t, nil, "convert", "--append", in, frames)
@@ -65,14 +72,7 @@ func TestConvertAppendLocked(t *testing.T) {
 // anything is written: renaming over it would send the appender's later
 // rows to a file no name leads to. Once the appender closes, it goes ahead.
 func TestConvertOverAppendedFileRefused(t *testing.T) {
-	dir := t.TempDir()
-	frames := filepath.Join(dir, "frames.npy")
-	row, _ := ndarray.FromSlice([]float64{1, 2})
-	in := filepath.Join(dir, "row.npy")
-	require.NoError(t, npybridge.WriteFile(in, row))
-	holder, err := npybridge.OpenAppend(frames, row.DType, 2)
-	require.NoError(t, err)
-	require.NoError(t, holder.Append(row))
+	dir, in, frames, row, holder := heldFrames(t)
 
 	r := ndpack(t, nil, "convert", in, frames)
 	assert.Equal(t, 1, r.code)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/ndpack/ndpack/internal/testutil/loopback"
 )
 
 // EchoServer serves raw echoes on loopback and returns its address: each
@@ -13,29 +15,14 @@ import (
 // TCP, io.Copy splices inside the kernel), or with buffered, through a
 // buffer of its own, as a server that looks at the bytes must.
 func EchoServer(b testing.TB, buffered bool) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				if !buffered {
-					io.Copy(conn, conn)
-					return
-				}
-				buf := make([]byte, 1<<20)
-				io.CopyBuffer(struct{ io.Writer }{conn}, struct{ io.Reader }{conn}, buf)
-			}()
+	return loopback.Serve(b, func(conn net.Conn) {
+		if !buffered {
+			io.Copy(conn, conn)
+			return
 		}
-	}()
-	return l.Addr().String()
+		buf := make([]byte, 1<<20)
+		io.CopyBuffer(struct{ io.Writer }{conn}, struct{ io.Reader }{conn}, buf)
+	})
 }
 
 // RawEcho measures n bytes sent over loopback and echoed back with nothing
