@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
@@ -168,7 +167,7 @@ func TestInspectMemoryIsBounded(t *testing.T) {
 	cmd := exec.Command(ndpackBin, "inspect", "--json", p)
 	out, err := cmd.Output()
 	require.NoError(t, err)
-	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+	rss := peakRSS(cmd.ProcessState)
 	t.Logf("inspect of a 2 GiB .npy: peak RSS %d KiB", rss/1024)
 	assert.Less(t, rss, int64(64<<20))
 	var rep []map[string]any
