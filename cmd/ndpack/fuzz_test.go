@@ -36,11 +36,11 @@ func FuzzMsgpackArrays(f *testing.F) {
 				t.Fatalf("array data [%d, %d) outside a %d-byte input", off, off+n, len(in))
 			}
 			return io.NopCloser(nil)
-		})
+		}, func(fn func() error) error { return fn() })
 		if err != nil {
 			return
 		}
-		for _, s := range fa.arrays {
+		for _, s := range fa.all() {
 			if s.err == nil {
 				s.open()
 			}

@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
@@ -174,4 +177,40 @@ func TestInspectMemoryIsBounded(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out, &rep))
 	stats := rep[0]["arrays"].([]any)[0].(map[string]any)["stats"].(map[string]any)
 	assert.Equal(t, 0.0, stats["max"])
+}
+
+// A msgpack map of many small arrays is described entry by entry when
+// asked for, not all at once: what it holds after opening is a few bytes an
+// entry, where a description of each took some 500.
+func TestMsgpackMapOfManyArraysIsDescribedLazily(t *testing.T) {
+	const n = 200_000
+	a, _ := ndarray.FromSlice([]float64{0})
+	m := make(map[string]any, n)
+	for i := range n {
+		m[fmt.Sprintf("k%d", i)] = a
+	}
+	b, err := ext110.MarshalMessage(m)
+	require.NoError(t, err)
+	p := filepath.Join(t.TempDir(), "many.msgpack")
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	m, b = nil, nil
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fa, err := openArrays(p, nil, "")
+	require.NoError(t, err)
+	defer fa.close()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("%d arrays: %d bytes held after opening", n, held)
+	assert.Less(t, held, int64(16*n), "bytes held after opening")
+	require.Equal(t, n, fa.len())
+	for _, i := range []int{0, n / 2, n - 1} {
+		s := fa.at(i)
+		require.NoError(t, s.err)
+		assert.Equal(t, []int{1}, s.shape)
+		assert.Regexp(t, `^k\d+$`, s.name)
+	}
 }

@@ -184,88 +184,115 @@ func (fa *fileArrays) msgpackFile(file *os.File, size int64) error {
 	if err != nil {
 		return err
 	}
-	defer release()
+	// The entries of a map are described when asked for, from the mapping,
+	// which therefore lives as long as fa.
+	closeFile := fa.close
+	fa.close = func() { release(); closeFile() }
 	// Another process may cut the file short while its framing is read: a
 	// fault then is an error naming the file, not a crash.
-	return filesection.Guard(file.Name(), m, 0, func() error {
+	guard := func(fn func() error) error { return filesection.Guard(file.Name(), m, 0, fn) }
+	return guard(func() error {
 		return fa.msgpackArrays(m, func(off, n int64) io.ReadCloser {
 			return sizedSection{io.NewSectionReader(file, off, n)}
-		})
+		}, guard)
 	})
 }
 
 // msgpackArrays describes the arrays of a msgpack document that fills b:
 // one array, or a map of names to arrays, each as ext 110 or as a map of
-// the msgpack-numpy or OpenPI dialect.
-func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.ReadCloser) error {
-	add := func(name string, at int, dt ndarray.DType, shape []int, dataOff, dataLen int, scalar *ndarray.Array) {
-		off, n := int64(at+dataOff), int64(dataLen)
-		open := func() (io.ReadCloser, error) { return section(off, n), nil }
-		if scalar != nil {
-			open = func() (io.ReadCloser, error) { return nopCloser{bytes.NewReader(scalar.Data)}, nil }
+// the msgpack-numpy or OpenPI dialect. Every entry of a map is checked now,
+// but kept only as where it starts and described again when asked for (under
+// guard, which reads b safely), so that a map of millions of small arrays
+// costs eight bytes an entry, not a description each.
+func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.ReadCloser, guard func(func() error) error) error {
+	// describe describes the array at b[at:] and returns its length.
+	describe := func(name string, at int) (arraySource, int, error) {
+		src := func(dt ndarray.DType, shape []int, dataOff, dataLen int, scalar *ndarray.Array) arraySource {
+			off, n := int64(at+dataOff), int64(dataLen)
+			open := func() (io.ReadCloser, error) { return section(off, n), nil }
+			if scalar != nil {
+				open = func() (io.ReadCloser, error) { return nopCloser{bytes.NewReader(scalar.Data)}, nil }
+			}
+			return arraySource{name: name, dtype: dt, shape: shape, size: n, dataOffset: off, open: open}
 		}
-		fa.arrays = append(fa.arrays, arraySource{name: name, dtype: dt, shape: shape, size: n, dataOffset: off, open: open})
-	}
-	// array reads one array at b[at:] and returns its length.
-	array := func(name string, at int) (int, error) {
 		if at < len(b) && isExtHeader(b[at]) {
 			h, err := ext110.DecodeHeader(b[at:])
 			if err != nil {
-				return 0, err
+				return arraySource{}, 0, err
 			}
 			fa.noteDialect("ext 110")
-			add(name, at, h.DType, h.Shape, h.DataOffset, h.DataLen, nil)
-			return h.Len, nil
+			return src(h.DType, h.Shape, h.DataOffset, h.DataLen, nil), h.Len, nil
 		}
 		h, err := dialect.DecodeHeader(b[at:])
 		if err != nil {
-			return 0, err
+			return arraySource{}, 0, err
 		}
 		fa.noteDialect(h.Dialect.String())
-		add(name, at, h.DType, h.Shape, h.DataOffset, h.DataLen, h.Scalar)
-		return h.Len, nil
+		return src(h.DType, h.Shape, h.DataOffset, h.DataLen, h.Scalar), h.Len, nil
 	}
 	if len(b) > 0 && (isExtHeader(b[0]) || dialect.IsArray(b)) {
-		n, err := array("", 0)
+		a, n, err := describe("", 0)
 		if err != nil {
 			return err
 		}
 		if n != len(b) {
 			return fmt.Errorf("msgpack: %d bytes after the array", len(b)-n)
 		}
+		fa.arrays = []arraySource{a}
 		return nil
 	}
 	count, at, err := mapHeader(b)
 	if err != nil {
 		return err
 	}
-	for i := 0; i < count; i++ {
+	// entry describes the map entry whose key starts at b[at:], and returns
+	// where the next one starts.
+	entry := func(i, at int) (arraySource, int, error) {
 		key, next, err := mapKey(b, at)
 		if err != nil {
-			return fmt.Errorf("msgpack: map key %d: %w (%w)", i, err, errNotArrays)
+			return arraySource{}, 0, fmt.Errorf("msgpack: map key %d: %w (%w)", i, err, errNotArrays)
 		}
-		n, err := array(key, next)
+		a, n, err := describe(key, next)
 		if errors.Is(err, ext110.ErrNotExt110) || errors.Is(err, dialect.ErrNotArray) {
 			// Another value (a prompt, an id): listed, not read.
 			n, err = mpwalk.Len(b[next:], mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth})
-			if err != nil {
-				return fmt.Errorf("msgpack: map value %q: %w", key, err)
-			}
-			fa.arrays = append(fa.arrays, arraySource{name: key, err: fmt.Errorf("map value %q: %w", key, errNotArray)})
-		} else if err != nil {
-			return fmt.Errorf("msgpack: map value %q: %w", key, err)
+			a = arraySource{name: key, err: fmt.Errorf("map value %q: %w", key, errNotArray)}
 		}
-		at = next + n
+		if err != nil {
+			return arraySource{}, 0, fmt.Errorf("msgpack: map value %q: %w", key, err)
+		}
+		return a, next + n, nil
+	}
+	starts := make([]int, 0, min(count, len(b)/2))
+	anArray := false
+	for i := 0; i < count; i++ {
+		starts = append(starts, at)
+		a, next, err := entry(i, at)
+		if err != nil {
+			return err
+		}
+		anArray = anArray || a.err == nil
+		at = next
 	}
 	if at != len(b) {
 		return fmt.Errorf("msgpack: %d bytes after the document", len(b)-at)
 	}
-	for _, a := range fa.arrays {
-		if !errors.Is(a.err, errNotArray) {
-			return nil
-		}
+	if !anArray {
+		return fmt.Errorf("msgpack: a map holding no array: %w", errNotArrays)
 	}
-	return fmt.Errorf("msgpack: a map holding no array: %w", errNotArrays)
+	fa.n = count
+	fa.member = func(i int) arraySource {
+		var a arraySource
+		err := guard(func() (err error) {
+			a, _, err = entry(i, starts[i])
+			return err
+		})
+		if err != nil {
+			return arraySource{err: err}
+		}
+		return a
+	}
+	return nil
 }
 
 // noteDialect records how the file's arrays are encoded.
@@ -349,7 +376,7 @@ func stdinArrays(stdin io.Reader, f format) (*fileArrays, error) {
 	}
 	return fa, fa.msgpackArrays(b, func(off, n int64) io.ReadCloser {
 		return nopCloser{bytes.NewReader(b[off : off+n])}
-	})
+	}, func(fn func() error) error { return fn() })
 }
 
 // nopCloser is io.NopCloser that keeps the Len of a bytes.Reader.
