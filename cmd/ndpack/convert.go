@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -417,7 +418,9 @@ func withData(a arraySource, write func(ndarray.DType, []int, io.Reader) error) 
 		if err != nil {
 			return err
 		}
-		return write(arr.DType, arr.Shape, &sizedBytes{arr.Data})
+		// A bytes.Reader has the Len and WriteTo with which the encoders
+		// write the data in one call instead of copying it in chunks.
+		return write(arr.DType, arr.Shape, bytes.NewReader(arr.Data))
 	}
 	rc, err := a.open()
 	if err != nil {
@@ -442,18 +445,6 @@ func readArray(a arraySource) (*ndarray.Array, error) {
 	defer rc.Close()
 	h := &npybridge.Header{DType: a.dtype, Shape: a.shape, FortranOrder: a.fortran, DataOffset: a.dataOffset}
 	return h.ReadArray(rc)
-}
-
-// sizedBytes is data whose length ext110's EncodeFrom can see.
-type sizedBytes struct{ b []byte }
-
-func (s *sizedBytes) Read(p []byte) (int, error) {
-	if len(s.b) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, s.b)
-	s.b = s.b[n:]
-	return n, nil
 }
 
 // writeMapHeader and writeString write the msgpack framing of a map of
