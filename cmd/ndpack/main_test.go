@@ -39,7 +39,13 @@ type result struct {
 
 func ndpack(t *testing.T, stdin []byte, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(ndpackBin, args...)
+	return runCmd(t, exec.Command(ndpackBin, args...), stdin)
+}
+
+// runCmd runs cmd with stdin and returns its exit status and output; a
+// command that could not be run fails t.
+func runCmd(t *testing.T, cmd *exec.Cmd, stdin []byte) result {
+	t.Helper()
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -210,17 +210,7 @@ func measured(t *testing.T, args ...string) (*exec.Cmd, func() int64) {
 func limited(t *testing.T, stdin []byte, args ...string) (result, int64) {
 	t.Helper()
 	cmd, rss := measured(t, args...)
-	cmd.Stdin = bytes.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code, out.String(), errb.String()}, rss()
+	return runCmd(t, cmd, stdin), rss()
 }
 
 // A 200-byte .npz whose member claims 64 GiB is refused by every command

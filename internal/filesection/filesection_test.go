@@ -3,8 +3,6 @@ package filesection
 import (
 	"bytes"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,15 +10,7 @@ import (
 )
 
 func TestSection(t *testing.T) {
-	data := make([]byte, 3*window+12345)
-	for i := range data {
-		data[i] = byte(i * 13)
-	}
-	p := filepath.Join(t.TempDir(), "f")
-	require.NoError(t, os.WriteFile(p, data, 0o644))
-	f, err := os.Open(p)
-	require.NoError(t, err)
-	defer f.Close()
+	_, f, data := sectionFile(t, 3*window+12345)
 
 	for _, c := range []struct{ off, n int64 }{{0, int64(len(data))}, {17, window + 5}, {4096, 2 * window}, {100, 0}} {
 		var out bytes.Buffer
@@ -36,7 +26,7 @@ func TestSection(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, bytes.Equal(data[c.off:c.off+c.n], out.Bytes()), "Read %+v", c)
 	}
-	_, err = io.Copy(io.Discard, New(f, int64(len(data))-10, 11))
+	_, err := io.Copy(io.Discard, New(f, int64(len(data))-10, 11))
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 	_, err = io.Copy(io.Discard, struct{ io.Reader }{New(f, int64(len(data))-10, 11)})
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)

@@ -35,8 +35,10 @@ func (tw *truncating) Write(p []byte) (int, error) {
 	return tw.w.Write(p)
 }
 
-func sectionFile(t *testing.T) (string, *os.File, []byte) {
-	data := make([]byte, 2*window+100)
+// sectionFile writes n bytes of a pattern to a new file, and returns its
+// name, the file open for reading and the bytes.
+func sectionFile(t *testing.T, n int) (string, *os.File, []byte) {
+	data := make([]byte, n)
 	for i := range data {
 		data[i] = byte(i * 7)
 	}
@@ -71,7 +73,7 @@ func TestWriteToTruncatedFile(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p, f, data := sectionFile(t)
+			p, f, data := sectionFile(t, 2*window+100)
 			end := int64(len(data))
 			w := &truncating{t: t, path: p, size: 3 * 4096, w: c.out(t)}
 			n, err := New(f, 17, end-17).WriteTo(w)
@@ -87,7 +89,7 @@ func TestWriteToTruncatedFile(t *testing.T) {
 
 // The framing read through Map, under Guard: the same.
 func TestGuardMap(t *testing.T) {
-	p, f, data := sectionFile(t)
+	p, f, data := sectionFile(t, 2*window+100)
 	m, release, err := Map(f, int64(len(data)))
 	require.NoError(t, err)
 	defer release()
@@ -117,7 +119,7 @@ func TestGuardMap(t *testing.T) {
 }
 
 func TestShortFileErrors(t *testing.T) {
-	p, f, data := sectionFile(t)
+	p, f, data := sectionFile(t, 2*window+100)
 	end := int64(len(data))
 	_, err := io.Copy(io.Discard, New(f, end-10, 11))
 	assert.EqualError(t, err, fmt.Sprintf("read %s: filesection: file shorter than the section (unexpected EOF) at byte %d: "+
