@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"sync"
 	"time"
+
+	"github.com/ndpack/ndpack/internal/connset"
 )
 
 // DefaultMaxFrameSize bounds one frame, and one value, read from a peer
@@ -50,44 +52,20 @@ type Client struct {
 	pieces [][]byte                                    // a parameter's encoding
 	dial   func(ctx context.Context) (net.Conn, error) // for tests; nil dials addr
 	// lastUsed is when the connection last carried a call: one idle for
-	// longer than idleProbeAfter is checked before the next call.
+	// longer than connset.ProbeIdleAfter is checked before the next call.
 	lastUsed time.Time
 }
 
-// idleProbeAfter is how long a connection must have carried nothing before
-// a call first checks that the daemon has not closed it (its idle timeout,
-// or room made at its connection limit, which closes the longest idle):
-// the check waits up to a millisecond on a live connection, not worth
-// paying between calls in a tight loop.
-const idleProbeAfter = 100 * time.Millisecond
-
-// closedByDaemon reports whether the daemon has closed the connection while
-// it was idle. What is left of earlier answers (the empty frames yaq
-// answers end with, read only at the next call) is looked past; a read
-// that may hardly wait finds the end of the stream at once, and times out
-// on a live connection.
-func (c *Client) closedByDaemon() bool {
-	br := c.in.br
-	c.conn.SetReadDeadline(time.Now().Add(time.Millisecond))
-	defer c.conn.SetReadDeadline(time.Time{})
-	for {
-		n := br.Buffered()
-		b, err := br.Peek(n + 1)
-		var ne net.Error
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			return false // a flood of empty frames: let the call meet it
-		case errors.As(err, &ne) && ne.Timeout():
+// onlyEmptyFrames says whether b holds nothing but empty frames (and the
+// start of one), which yaq answers end with and a client reads only at its
+// next call.
+func onlyEmptyFrames(b []byte) bool {
+	for i := 0; i+4 <= len(b); i += 4 {
+		if binary.BigEndian.Uint32(b[i:]) != 0 {
 			return false
-		case err != nil:
-			return true
-		}
-		for i := 0; i+4 <= len(b); i += 4 {
-			if binary.BigEndian.Uint32(b[i:]) != 0 {
-				return false // the start of something: not idle
-			}
 		}
 	}
+	return true
 }
 
 // Dial connects to the daemon at addr ("host:port") and shakes hands,
@@ -297,7 +275,8 @@ func (c *Client) call(ctx context.Context, method string, params []any, result a
 	if c.done {
 		return ErrClosed
 	}
-	if c.conn != nil && !c.stale && len(c.in.buf) == 0 && time.Since(c.lastUsed) >= idleProbeAfter && c.closedByDaemon() {
+	if c.conn != nil && !c.stale && len(c.in.buf) == 0 && time.Since(c.lastUsed) >= connset.ProbeIdleAfter &&
+		connset.PeerClosed(c.conn, c.in.br, onlyEmptyFrames) {
 		c.stale = true // closed while idle (an idle timeout): reconnect, as yaqc does
 	}
 	c.lastUsed = time.Now()

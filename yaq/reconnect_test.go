@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/connset"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +23,7 @@ func TestClientReconnectsAfterIdleClose(t *testing.T) {
 	var n int
 	require.NoError(t, c.Call(ctx, "ping", nil, &n))
 	first := c.conn
-	time.Sleep(idleProbeAfter + 300*time.Millisecond)
+	time.Sleep(connset.ProbeIdleAfter + 300*time.Millisecond)
 	require.NoError(t, c.Call(ctx, "ping", nil, &n), "the call after an idle close; daemon log: %s", logs)
 	assert.Equal(t, 1, n)
 	assert.NotSame(t, first, c.conn, "the client reconnected")
@@ -38,7 +39,7 @@ func TestClientReconnectsAfterIdleClose(t *testing.T) {
 	defer c2.Close()
 	require.NoError(t, c2.Call(ctx, "ping", nil, &n))
 	kept := c2.conn
-	time.Sleep(idleProbeAfter + 100*time.Millisecond)
+	time.Sleep(connset.ProbeIdleAfter + 100*time.Millisecond)
 	require.NoError(t, c2.Call(ctx, "ping", nil, &n))
 	assert.Same(t, kept, c2.conn, "a live connection is not replaced")
 }

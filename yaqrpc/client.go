@@ -12,6 +12,7 @@ import (
 
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/boundedio"
+	"github.com/ndpack/ndpack/internal/connset"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 )
 
@@ -64,13 +65,6 @@ type Client struct {
 	lastUsed time.Time
 }
 
-// idleProbeAfter is how long a connection must have carried nothing before
-// a call first checks that the daemon has not closed it (its idle timeout,
-// or room made at its connection limit, which closes the longest idle):
-// the check waits up to a millisecond on a live connection, not worth
-// paying between calls in a tight loop.
-const idleProbeAfter = 100 * time.Millisecond
-
 // Dial connects to a daemon at addr ("host:port"). A client made by Dial
 // reconnects when the daemon has closed the connection while no call was
 // in progress (daemons close connections idle for long, see
@@ -105,7 +99,7 @@ func NewClient(conn net.Conn, maxMessageSize int64) *Client {
 // hardly wait; a live one times out. Any other state is left for the call to meet.
 func (c *Client) reconnectIfClosed(ctx context.Context) {
 	c.mu.Lock()
-	due := c.redial != nil && c.err == nil && c.outstanding == 0 && time.Since(c.lastUsed) >= idleProbeAfter
+	due := c.redial != nil && c.err == nil && c.outstanding == 0 && time.Since(c.lastUsed) >= connset.ProbeIdleAfter
 	c.mu.Unlock()
 	if !due || !c.wmu.TryLock() {
 		return
@@ -121,13 +115,7 @@ func (c *Client) reconnectIfClosed(ctx context.Context) {
 	if !quiet {
 		return
 	}
-	// A deadline already past fails without reading at all: give the read
-	// a moment, which a closed connection answers at once.
-	c.conn.SetReadDeadline(time.Now().Add(time.Millisecond))
-	_, err := c.br.Peek(1)
-	c.conn.SetReadDeadline(time.Time{})
-	var ne net.Error
-	if err == nil || (errors.As(err, &ne) && ne.Timeout()) {
+	if !connset.PeerClosed(c.conn, c.br, nil) {
 		return // alive, or something to read: the call will see it
 	}
 	conn, derr := c.redial(ctx)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/connset"
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -144,7 +145,7 @@ func TestServerReadTimeoutsAndCap(t *testing.T) {
 	cancel()
 	// Past the client's idle check before its call, and past the log's one-second
 	// burst, so that the next closing has a line of its own.
-	time.Sleep(max(idleProbeAfter, time.Second) + 100*time.Millisecond)
+	time.Sleep(max(connset.ProbeIdleAfter, time.Second) + 100*time.Millisecond)
 	require.NoError(t, idle.Call(ctx, "ping", nil, &n), "the closed client reconnects")
 	lines := strings.Split(strings.TrimSpace(capLogs.String()), "\n")
 	require.Len(t, lines, 3, "a line for each burst of closings, a second apart: %s", capLogs)

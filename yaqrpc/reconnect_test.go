@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/connset"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +23,7 @@ func TestClientReconnectsAfterIdleClose(t *testing.T) {
 	var n int
 	require.NoError(t, c.Call(ctx, "ping", nil, &n))
 	first := c.conn
-	time.Sleep(idleProbeAfter + 300*time.Millisecond)
+	time.Sleep(connset.ProbeIdleAfter + 300*time.Millisecond)
 	require.NoError(t, c.Call(ctx, "ping", nil, &n), "the call after an idle close; server log: %s", logs)
 	assert.Equal(t, 1, n)
 	assert.NotSame(t, first, c.conn, "the client reconnected")
@@ -46,7 +47,7 @@ func TestNewClientDoesNotReconnect(t *testing.T) {
 	defer c.Close()
 	var n int
 	require.NoError(t, c.Call(ctx, "ping", nil, &n))
-	time.Sleep(idleProbeAfter + 300*time.Millisecond)
+	time.Sleep(connset.ProbeIdleAfter + 300*time.Millisecond)
 	err = c.Call(ctx, "ping", nil, &n)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the daemon closed the connection")
