@@ -7,7 +7,9 @@
 // longest (and refuses the new one only when none is idle), and each
 // connection has an idle timeout, a read timeout for a request that has
 // begun, a write timeout for a peer that has stopped reading, and a bound
-// on the answers queued for a peer that reads slowly.
+// on the answers queued for a peer that reads slowly. Clients of both
+// protocols use PeerClosed to find, before a call, that a server closed
+// their idle connection.
 package connset
 
 import (
