@@ -265,7 +265,7 @@ func TestRunConfigLimits(t *testing.T) {
 		"write_timeout = -2\n":       "[flood] write_timeout must be a positive number of seconds, or -1 for none, not -2",
 		"write_timeout = 1e300\n":    "[flood] write_timeout must be a positive number of seconds, or -1 for none, not 1e+300",
 		"max_connections = -1000\n":  "[flood] max_connections must be a positive integer, or -1 for no cap, not -1000",
-		"idle_timeout = [1, 2, 3]\n": "[flood] idle_timeout must be a positive number of seconds, or -1 for none, not [1 2 3]",
+		"idle_timeout = [1, 2, 3]\n": "[flood] idle_timeout must be a positive number of seconds, or -1 for none, not [1, 2, 3]",
 	} {
 		path := write(table)
 		_, _, err := configure(path, floodProtocol, setup)

@@ -166,7 +166,7 @@ func configureLimits(d *Daemon, cfg map[string]any) error {
 	if v, ok := cfg["max_connections"]; ok {
 		n, isInt := v.(int64)
 		if !isInt || n == 0 || n < -1 {
-			return fmt.Errorf("max_connections must be a positive integer, or -1 for no cap, not %v", tomlValueText(v))
+			return fmt.Errorf("max_connections must be a positive integer, or -1 for no cap, not %v", tomlValue(v))
 		}
 		d.MaxConnections = int(min(n, math.MaxInt32))
 	}
@@ -193,18 +193,10 @@ func configureLimits(d *Daemon, cfg map[string]any) error {
 		case s > 0 && s <= math.MaxInt64/float64(time.Second):
 			*key.dst = max(time.Duration(s*float64(time.Second)), 1)
 		default:
-			return fmt.Errorf("%s must be a positive number of seconds, or -1 for none, not %v", key.name, tomlValueText(v))
+			return fmt.Errorf("%s must be a positive number of seconds, or -1 for none, not %v", key.name, tomlValue(v))
 		}
 	}
 	return nil
-}
-
-// tomlValueText shows a config value as it would be written in TOML.
-func tomlValueText(v any) string {
-	if s, ok := v.(string); ok {
-		return strconv.Quote(s)
-	}
-	return fmt.Sprint(v)
 }
 
 // jsonValue turns a protocol default (numbers as json.Number) into the
