@@ -11,7 +11,6 @@ import (
 	"io"
 	"log"
 	"net"
-	"syscall"
 	"time"
 
 	"github.com/ndpack/ndpack/internal/connset"
@@ -367,17 +366,7 @@ func (d *Daemon) awaitRequest(conn *connset.Conn, br *bufio.Reader, in *frames, 
 // come in bursts (every peer of an attack at once) and are logged at most
 // once a second.
 func (d *Daemon) connError(conn net.Conn, err error) {
-	var te *connset.TimeoutError
-	switch {
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed):
-	case errors.Is(err, syscall.ECONNRESET):
-		// yaqc leaves the empty frames that end answers unread, so its
-		// socket resets when the program exits: an ordinary hang-up.
-	case errors.As(err, &te):
-		if te.Op != "idle" {
-			d.conns.LogThrottled("%s: %v; closing the connection", conn.RemoteAddr(), te)
-		}
-	default:
+	if err := d.conns.Ended(conn, err); err != nil {
 		d.logf("yaq: %s: %s: %v; closing the connection", d.Name, conn.RemoteAddr(), err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log"
 	"net"
-	"syscall"
 	"time"
 
 	"github.com/ndpack/ndpack/ext110"
@@ -313,14 +312,7 @@ func (s *Server) serveConn(nc net.Conn) {
 // come in bursts (every peer of an attack at once) and are logged at most
 // once a second.
 func (s *Server) connError(conn net.Conn, err error) {
-	var te *connset.TimeoutError
-	switch {
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), errors.Is(err, syscall.ECONNRESET):
-	case errors.As(err, &te):
-		if te.Op != "idle" {
-			s.conns.LogThrottled("%s: %v; closing the connection", conn.RemoteAddr(), te)
-		}
-	default:
+	if err := s.conns.Ended(conn, err); err != nil {
 		s.logf("yaqrpc: %s: %v", conn.RemoteAddr(), err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"os"
@@ -325,6 +326,28 @@ func (s *Set) stopLocked() {
 	default:
 		close(s.stop)
 	}
+}
+
+// Ended takes the error a connection of the Set ended with. What ends
+// connections every day (the peer hung up or reset, the Set closed it, it
+// was idle too long) is said nowhere; a timeout a peer caused is logged,
+// at most once a second, as attacks come in bursts. Anything else is
+// returned, for the server to log with what only it can say.
+func (s *Set) Ended(conn net.Conn, err error) error {
+	var te *TimeoutError
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+	case errors.Is(err, syscall.ECONNRESET):
+		// yaqc leaves the empty frames that end answers unread, so its
+		// socket resets when the program exits: an ordinary hang-up.
+	case errors.As(err, &te):
+		if te.Op != "idle" {
+			s.LogThrottled("%s: %v; closing the connection", conn.RemoteAddr(), te)
+		}
+	default:
+		return err
+	}
+	return nil
 }
 
 // LogThrottled logs as the Set's logf does, at most once a second: what
