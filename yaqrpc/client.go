@@ -95,38 +95,41 @@ func NewClient(conn net.Conn, maxMessageSize int64) *Client {
 
 // reconnectIfClosed replaces the connection when the daemon has closed it
 // while nothing was in progress: no request being written, none read, none
-// outstanding. A closed connection is seen at once by a read that may
-// hardly wait; a live one times out. Any other state is left for the call to meet.
-func (c *Client) reconnectIfClosed(ctx context.Context) {
+// outstanding (see connset.PeerClosed). Any other state is left for the
+// call to meet. If connecting again fails, that is the error, and the next
+// call tries again.
+func (c *Client) reconnectIfClosed(ctx context.Context) error {
 	c.mu.Lock()
 	due := c.redial != nil && c.err == nil && c.outstanding == 0 && time.Since(c.lastUsed) >= connset.ProbeIdleAfter
 	c.mu.Unlock()
 	if !due || !c.wmu.TryLock() {
-		return
+		return nil
 	}
 	defer c.wmu.Unlock()
 	if !c.rmu.TryLock() {
-		return
+		return nil
 	}
 	defer c.rmu.Unlock()
 	c.mu.Lock()
 	quiet := c.outstanding == 0 && c.err == nil
 	c.mu.Unlock()
 	if !quiet {
-		return
+		return nil
 	}
 	if !connset.PeerClosed(c.conn, c.br, nil) {
-		return // alive, or something to read: the call will see it
+		return nil // alive, or something to read: the call will see it
 	}
-	conn, derr := c.redial(ctx)
-	if derr != nil {
-		return // the call fails on the old connection and says why
+	conn, err := c.redial(ctx)
+	if err != nil {
+		// Nothing is sent on a connection known to be closed; the next
+		// call tries again.
+		return fmt.Errorf("yaqrpc: %s closed the idle connection, and connecting again failed: %w", c.conn.RemoteAddr(), err)
 	}
 	c.mu.Lock()
 	if c.err != nil { // closed meanwhile
 		c.mu.Unlock()
 		conn.Close()
-		return
+		return nil
 	}
 	old := c.conn
 	c.conn = conn
@@ -134,6 +137,7 @@ func (c *Client) reconnectIfClosed(ctx context.Context) {
 	c.lastUsed = time.Now()
 	c.mu.Unlock()
 	old.Close()
+	return nil
 }
 
 // Call calls method with params (nil, a slice for positional parameters, a
@@ -165,7 +169,9 @@ func (c *Client) CallReusing(ctx context.Context, method string, params any, res
 }
 
 func (c *Client) call(ctx context.Context, method string, params any, result any, buf *ResultBuffer) error {
-	c.reconnectIfClosed(ctx)
+	if err := c.reconnectIfClosed(ctx); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -440,7 +446,9 @@ func (c *Client) forget(id int64) {
 
 // Notify sends a notification: the daemon runs method and sends no answer.
 func (c *Client) Notify(ctx context.Context, method string, params any) error {
-	c.reconnectIfClosed(ctx)
+	if err := c.reconnectIfClosed(ctx); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	c.lastUsed = time.Now()
 	c.mu.Unlock()

@@ -52,3 +52,22 @@ func TestNewClientDoesNotReconnect(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the daemon closed the connection")
 }
+
+// When the daemon closed the idle connection and is gone, the call says
+// that connecting again failed, and why, instead of sending on the closed
+// connection.
+func TestClientSaysWhyItCannotReconnect(t *testing.T) {
+	srv, addr, _ := floodServer(t, func(s *Server) { s.IdleTimeout = 100 * time.Millisecond })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, addr)
+	require.NoError(t, err)
+	defer c.Close()
+	var n int
+	require.NoError(t, c.Call(ctx, "ping", nil, &n))
+	srv.Close()
+	time.Sleep(connset.ProbeIdleAfter + 200*time.Millisecond)
+	err = c.Call(ctx, "ping", nil, &n)
+	require.Error(t, err)
+	assert.Regexp(t, `^yaqrpc: 127\.0\.0\.1:\d+ closed the idle connection, and connecting again failed: dial tcp 127\.0\.0\.1:\d+: connect: connection refused$`, err.Error())
+}
