@@ -183,11 +183,8 @@ var (
 		{"name": "meta", "type": ["null", {"type": "map", "values": "bytes"}]}]}`)
 	// A daemon reads a HandshakeRequest as its head and its meta, which
 	// it skips.
-	handshakeHead = mustSchema(`{"type": "record", "name": "HandshakeRequest", "fields": [
-		{"name": "clientHash", "type": {"type": "fixed", "name": "MD5", "size": 16}},
-		{"name": "clientProtocol", "type": ["null", "string"]},
-		{"name": "serverHash", "type": "MD5"}]}`)
-	handshakeMeta = mustSchema(`["null", {"type": "map", "values": "bytes"}]`)
+	handshakeHead = &Schema{Type: "record", Name: handshakeRequest.Name, Fields: handshakeRequest.Fields[:3], checked: true} // of checked fields; 16 bytes at least
+	handshakeMeta = handshakeRequest.Fields[3].Type
 )
 
 func mustSchema(text string) *Schema {
