@@ -229,7 +229,7 @@ func (o MapOptions) openWritable(name string, f *os.File) (*Mapped, error) {
 	if err := o.checkOrder(h.DType); err != nil {
 		return nil, err
 	}
-	if a := itemAlign(h.DType); h.DataOffset%a != 0 {
+	if a := int64(itemAlignment(h.DType)); h.DataOffset%a != 0 {
 		return nil, errAt(ErrNotMappable, h.DataOffset, "the data starts at byte %d, not a multiple of %d, so typed views of it would be copies; "+
 			"numpy's files start it on a multiple of 64", h.DataOffset, a)
 	}
@@ -274,16 +274,6 @@ func (o MapOptions) checkOrder(dt ndarray.DType) error {
 	}
 	return errAt(ErrNotMappable, -1, "%s is not in the machine's byte order (%c), so values written through ndarray.Values would go to a copy; "+
 		"MapOptions.RawByteOrder maps it for writing the bytes directly", dt, ndarray.NativeOrder())
-}
-
-// itemAlign is the alignment Go needs for the items of dt: the largest
-// power of two, up to 8, that divides the item size.
-func itemAlign(dt ndarray.DType) int64 {
-	a := int64(1)
-	for a < 8 && dt.ItemSize%int(a*2) == 0 {
-		a *= 2
-	}
-	return a
 }
 
 // Flush writes what was written to a read-write map to the disk and waits

@@ -507,7 +507,7 @@ func FuzzOpenMappedWritable(f *testing.F) {
 			t.Fatalf("mapped %d data bytes at %d of a %d-byte file; the header announces %d", len(m.Array.Data), h.DataOffset, len(in), h.DataLen())
 		}
 		if len(m.Array.Data) > 0 {
-			if uintptr(unsafe.Pointer(&m.Array.Data[0]))%uintptr(itemAlign(h.DType)) != 0 {
+			if uintptr(unsafe.Pointer(&m.Array.Data[0]))%uintptr(itemAlignment(h.DType)) != 0 {
 				t.Fatalf("data of %s at byte %d is misaligned", h.DType, h.DataOffset)
 			}
 			m.Array.Data[0] ^= 0xff
