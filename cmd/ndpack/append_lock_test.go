@@ -65,7 +65,7 @@ func TestConvertAppendLocked(t *testing.T) {
 	assert.Equal(t, [][]float64{{1, 2}, {1, 2}, {1, 2}}, rows)
 
 	r = ndpack(t, nil, "convert", "--wait", in, filepath.Join(dir, "x.npy"))
-	assert.Equal(t, 2, r.code)
+	assert.Equal(t, result{2, "", "ndpack convert: --wait waits for another appender; it goes with --append\nRun 'ndpack help convert' for usage.\n"}, r)
 }
 
 // A conversion whose output is a file an appender holds is refused before

@@ -97,7 +97,7 @@ func TestReplaceLikeCp(t *testing.T) {
 	assert.EqualError(t, err, "write "+filepath.Join(dir, "nodir", "x.npy")+": its directory does not exist")
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		assert.NotContains(t, e.Name(), ".tmp-", "no temporary file left")
+		assert.NotContains(t, e.Name(), tempMark, "no temporary file left")
 	}
 }
 

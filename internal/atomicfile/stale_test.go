@@ -208,6 +208,6 @@ func TestTempLockedUntilDone(t *testing.T) {
 	got, _ = os.ReadFile(filepath.Join(dir, "b"))
 	assert.Equal(t, "b1b2", string(got))
 	assert.Equal(t, []string{"a", "b"}, names(t, dir), "the temporary file is removed")
-	assert.Error(t, f.CommitNew())
+	assert.ErrorIs(t, f.CommitNew(), os.ErrClosed, "already finished")
 	f.Abort()
 }

@@ -181,5 +181,6 @@ func TestBacklogBounded(t *testing.T) {
 	peak := most[slow.LocalAddr().String()]
 	mu.Unlock()
 	t.Logf("most queued for the slow peer: %d KiB, in %v", peak>>10, time.Since(start))
+	assert.Greater(t, peak, MaxSendBacklog/2, "the slow peer's backlog was sampled and built up")
 	assert.LessOrEqual(t, peak, MaxSendBacklog+answer)
 }
