@@ -79,6 +79,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 // the result.
 func parent(name string, rows, cols, workers int, force bool) error {
 	m, err := npybridge.MapOptions{Replace: force}.CreateMapped(name, ndarray.DTypeOf[float64](), rows, cols)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%s exists: -force replaces it, or choose another -out", name)
+	}
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ print(a.dtype.str, a.shape, np.array_equal(a, want), int((a != want).sum()), a[0
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 1, ee.ExitCode())
-	assert.Equal(t, "parallelfill: create "+npy+": npybridge: file already exists: CreateMapped replaces a file only with MapOptions.Replace\n", stderr.String())
+	assert.Equal(t, "parallelfill: "+npy+" exists: -force replaces it, or choose another -out\n", stderr.String())
 }
 
 func TestValue(t *testing.T) {
