@@ -114,10 +114,11 @@ func FuzzUnmarshalMessage(f *testing.F) {
 		}
 		var arrays []*ndarray.Array
 		_ = UnmarshalMessage(in, &arrays)
-		// The dialect and no-copy paths decode through a reader of their
+		// The MapDecoder and no-copy paths decode through a reader of their
 		// own: the same bounds, the same verdict on well-formed msgpack.
 		var vd any
-		derr := MessageOptions{Dialects: true, NoCopy: true}.UnmarshalMessage(in, &vd)
+		notMine := func([]byte) (any, int, error) { return nil, 0, nil }
+		derr := MessageOptions{MapDecoder: notMine, NoCopy: true}.UnmarshalMessage(in, &vd)
 		if err != nil && derr == nil {
 			t.Fatalf("accepted with dialects what the plain decode refused: %v", err)
 		}

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/internal/mpwalk"
+	"github.com/ndpack/ndpack/ndarray"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -41,14 +41,18 @@ type MessageOptions struct {
 	// item, the most of any real data); a message of one-entry maps would
 	// cost 117 times its size, and is refused with ErrTooLarge.
 	MaxExpansion int
-	// Dialects makes UnmarshalMessage and MessageDecoder also turn the maps
-	// of the msgpack-numpy and OpenPI dialects (see package dialect) met by
-	// interface values anywhere in the message into *ndarray.Array, and
-	// their numpy scalars into 0-d arrays.
-	Dialects bool
-	// Encoding is how MarshalMessage writes arrays: ext 110 when zero, or
-	// maps of the given dialect.
-	Encoding dialect.Dialect
+	// MapDecoder, when set, is offered every map that decoding into an
+	// interface value meets, as the bytes from the map's first byte to the
+	// end of the message. It returns the value the map stands for and the
+	// bytes that value took, or n == 0 to leave the map to the msgpack
+	// library. ext110 itself knows only ext 110; a package above the codecs
+	// uses this to find other array encodings in the same message
+	// (package ndpack's MessageOptions.Dialects).
+	MapDecoder func(msg []byte) (v any, n int, err error)
+	// ArrayEncoder, when set, writes each array (*ndarray.Array or
+	// ndarray.Array) that MarshalMessage meets by appending its encoding to
+	// dst, instead of as ext 110. It must append exactly one msgpack value.
+	ArrayEncoder func(dst []byte, a *ndarray.Array) ([]byte, error)
 	// NoCopy makes the ext 110 arrays that UnmarshalMessage decodes alias
 	// the message's bytes instead of copying them, which costs nothing
 	// whatever their size; the caller must then not change or reuse the
@@ -108,8 +112,8 @@ func (o MessageOptions) UnmarshalMessage(data []byte, v any) error {
 }
 
 func (o MessageOptions) decodeMessage(data []byte, v any) error {
-	if o.Dialects || o.NoCopy {
-		return decodeFromSlice(data, v, o.Dialects, o.NoCopy)
+	if o.MapDecoder != nil || o.NoCopy {
+		return decodeFromSlice(data, v, o.MapDecoder, o.NoCopy)
 	}
 	if err := msgpack.Unmarshal(data, v); err != nil {
 		var e *Error

@@ -42,7 +42,7 @@ func encodeArray(e *msgpack.Encoder, a *ndarray.Array) error {
 	if a.IsZero() {
 		return e.EncodeNil()
 	}
-	if done, err := encodeInDialect(e, a); done {
+	if done, err := encodeByCaller(e, a); done {
 		return err
 	}
 	l, err := Options{}.layoutOf(a)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"sync"
 
-	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -16,10 +15,10 @@ import (
 func MarshalMessage(v any) ([]byte, error) { return MessageOptions{}.MarshalMessage(v) }
 
 // MarshalMessage encodes v as msgpack, as msgpack.Marshal would, with
-// arrays (*ndarray.Array and ndarray.Array values) written as o.Encoding
-// says: ext 110 when it is zero, or maps of a dialect.
+// arrays (*ndarray.Array and ndarray.Array values) written as ext 110, or by
+// o.ArrayEncoder when it is set.
 func (o MessageOptions) MarshalMessage(v any) ([]byte, error) {
-	w := &dialectWriter{d: o.Encoding}
+	w := &arrayWriter{enc: o.ArrayEncoder}
 	enc := msgpack.NewEncoder(w)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
@@ -27,22 +26,22 @@ func (o MessageOptions) MarshalMessage(v any) ([]byte, error) {
 	return w.Bytes(), nil
 }
 
-// dialectWriter is the writer of a message whose arrays are written in a
-// dialect: the registered array encoder recognises it through the
-// encoder's Writer.
-type dialectWriter struct {
+// arrayWriter is the writer of a message whose arrays a caller's
+// ArrayEncoder writes: the registered array encoder recognises it through
+// the encoder's Writer.
+type arrayWriter struct {
 	bytes.Buffer
-	d dialect.Dialect
+	enc func(dst []byte, a *ndarray.Array) ([]byte, error)
 }
 
-// encodeInDialect writes a as a map of the dialect of e's writer, and
-// reports false if e writes ext 110.
-func encodeInDialect(e *msgpack.Encoder, a *ndarray.Array) (bool, error) {
-	w, ok := e.Writer().(*dialectWriter)
-	if !ok || w.d == 0 {
+// encodeByCaller writes a with the ArrayEncoder of e's writer, and reports
+// false if e writes ext 110.
+func encodeByCaller(e *msgpack.Encoder, a *ndarray.Array) (bool, error) {
+	w, ok := e.Writer().(*arrayWriter)
+	if !ok || w.enc == nil {
 		return false, nil
 	}
-	b, err := w.d.Append(nil, a)
+	b, err := w.enc(w.AvailableBuffer(), a)
 	if err != nil {
 		return true, err
 	}
@@ -55,7 +54,8 @@ func encodeInDialect(e *msgpack.Encoder, a *ndarray.Array) (bool, error) {
 var sliceReaders = sync.Pool{New: func() any { return new(sliceReader) }}
 
 // sliceReader is the msgpack library's reader while a message is decoded
-// with dialects: it lets the map decoder see the bytes ahead.
+// from memory with a MapDecoder or NoCopy: it lets the map decoder see the
+// bytes ahead, and ext 110 payloads alias the message.
 type sliceReader struct {
 	b     []byte
 	off   int
@@ -102,9 +102,9 @@ func (r *sliceReader) UnreadByte() error {
 func (r *sliceReader) Len() int { return len(r.b) - r.off }
 
 // decodeFromSlice decodes a checked message into v through a reader that
-// lets ext 110 arrays alias data (alias) and the maps of either dialect that
-// meet interface values become *ndarray.Array (dialects).
-func decodeFromSlice(data []byte, v any, dialects, alias bool) error {
+// lets ext 110 arrays alias data (alias) and offers the maps that meet
+// interface values to mapDecoder.
+func decodeFromSlice(data []byte, v any, mapDecoder func([]byte) (any, int, error), alias bool) error {
 	r := sliceReaders.Get().(*sliceReader)
 	*r = sliceReader{b: data, alias: alias}
 	dec := msgpack.GetDecoder()
@@ -118,28 +118,27 @@ func decodeFromSlice(data []byte, v any, dialects, alias bool) error {
 		sliceReaders.Put(r)
 	}()
 	dec.Reset(r)
-	if !dialects {
-		dec.SetMapDecoder(nil)
-	} else {
+	dec.SetMapDecoder(nil)
+	if mapDecoder != nil {
 		dec.SetMapDecoder(func(d *msgpack.Decoder) (any, error) {
-			start := r.off
-			if dialect.IsArray(r.b[start:]) {
-				return dialectArray(r, start)
-			}
-			m, err := d.DecodeMap()
+			v, n, err := mapDecoder(r.b[r.off:])
 			if err != nil {
-				return nil, err
+				return nil, &callerError{err}
 			}
-			if len(m) >= 3 && len(m) <= 16 && hasMarker(m) { // a sender that puts the marker later
-				return dialectArray(r, start)
+			if n > 0 {
+				r.off += n
+				return v, nil
 			}
-			return m, nil
+			return d.DecodeMap()
 		})
 	}
 	if err := dec.Decode(v); err != nil {
+		var byCaller *callerError
+		if errors.As(err, &byCaller) {
+			return byCaller.err // already described by the codec that decoded the map
+		}
 		var e *Error
-		var de *dialect.Error
-		if errors.As(err, &e) || errors.As(err, &de) {
+		if errors.As(err, &e) {
 			return err
 		}
 		return newError(ErrMalformed, -1, "", err)
@@ -147,24 +146,9 @@ func decodeFromSlice(data []byte, v any, dialects, alias bool) error {
 	return nil
 }
 
-func hasMarker(m map[string]any) bool {
-	_, nd := m["nd"]
-	_, arr := m["__ndarray__"]
-	_, scalar := m["__npgeneric__"]
-	return nd || arr || scalar
-}
+// callerError carries a MapDecoder's error through the msgpack library
+// unchanged.
+type callerError struct{ err error }
 
-// dialectArray decodes the dialect map that starts at r.b[start:], leaving
-// r after it.
-func dialectArray(r *sliceReader, start int) (any, error) {
-	h, err := dialect.DecodeHeader(r.b[start:])
-	if err != nil {
-		return nil, err
-	}
-	r.off = start + h.Len
-	if h.Scalar != nil {
-		return h.Scalar, nil
-	}
-	data := append(make([]byte, 0, h.DataLen), r.b[start+h.DataOffset:start+h.DataOffset+h.DataLen]...)
-	return &ndarray.Array{DType: h.DType, Shape: h.Shape, Data: data}, nil
-}
+func (e *callerError) Error() string { return e.err.Error() }
+func (e *callerError) Unwrap() error { return e.err }

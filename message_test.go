@@ -1,4 +1,4 @@
-package ext110_test
+package ndpack_test
 
 import (
 	"crypto/sha256"
@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/ndpack/ndpack/dialect"
-	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
@@ -20,7 +20,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-const dialectCorpus = "../../shared/corpus/dialects"
+const dialectCorpus = "../shared/corpus/dialects"
 
 // arraysAt collects the arrays of a decoded message by their path, as the
 // corpus names them ("/observation/image", "/frames/0").
@@ -55,7 +55,7 @@ func TestDialectMessagesFromCorpus(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(dialectCorpus, name+".msgpack"))
 		require.NoError(t, err)
 		var v any
-		require.NoError(t, ext110.MessageOptions{Dialects: true}.UnmarshalMessage(b, &v), name)
+		require.NoError(t, ndpack.MessageOptions{Dialects: true}.UnmarshalMessage(b, &v), name)
 		got := map[string]*ndarray.Array{}
 		arraysAt(v, "", got)
 		require.Len(t, got, len(e.Arrays), name)
@@ -70,7 +70,7 @@ func TestDialectMessagesFromCorpus(t *testing.T) {
 	// Without the option, the maps stay maps.
 	b, _ := os.ReadFile(filepath.Join(dialectCorpus, "pi_policy_request.msgpack"))
 	var v map[string]any
-	require.NoError(t, ext110.UnmarshalMessage(b, &v))
+	require.NoError(t, ndpack.MessageOptions{}.UnmarshalMessage(b, &v))
 	_, isArray := v["observation/image"].(*ndarray.Array)
 	assert.False(t, isArray)
 }
@@ -83,12 +83,12 @@ func TestDialectKeyOrderAndLies(t *testing.T) {
 	late := map[string]any{"shape": []int{3}, "dtype": "<i2", "data": a.Data, "__ndarray__": true}
 	msg, _ := msgpack.Marshal(map[string]any{"x": late, "n": 1})
 	var v map[string]any
-	require.NoError(t, ext110.MessageOptions{Dialects: true}.UnmarshalMessage(msg, &v))
+	require.NoError(t, ndpack.MessageOptions{Dialects: true}.UnmarshalMessage(msg, &v))
 	assert.True(t, a.Equal(v["x"].(*ndarray.Array)))
 
 	late["shape"] = []int{4}
 	msg, _ = msgpack.Marshal(map[string]any{"x": late})
-	err := ext110.MessageOptions{Dialects: true}.UnmarshalMessage(msg, &v)
+	err := ndpack.MessageOptions{Dialects: true}.UnmarshalMessage(msg, &v)
 	assert.ErrorIs(t, err, ndarray.ErrDataLength)
 	assert.True(t, strings.HasPrefix(err.Error(), "dialect: "), err.Error())
 }
@@ -103,11 +103,11 @@ func TestMarshalMessageInDialects(t *testing.T) {
 	msg := map[string]any{"observation/image": img, "observation/state": state, "prompt": "pick"}
 	var blobs []string
 	for _, d := range []dialect.Dialect{dialect.MsgpackNumpy, dialect.OpenPI} {
-		b, err := ext110.MessageOptions{Encoding: d}.MarshalMessage(msg)
+		b, err := ndpack.MessageOptions{Encoding: d}.MarshalMessage(msg)
 		require.NoError(t, err)
 		blobs = append(blobs, hex.EncodeToString(b))
 		var back map[string]any
-		require.NoError(t, ext110.MessageOptions{Dialects: true}.UnmarshalMessage(b, &back))
+		require.NoError(t, ndpack.MessageOptions{Dialects: true}.UnmarshalMessage(b, &back))
 		assert.True(t, img.Equal(back["observation/image"].(*ndarray.Array)), d)
 	}
 	in, _ := json.Marshal(blobs)

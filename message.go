@@ -1,0 +1,136 @@
+package ndpack
+
+import (
+	"io"
+
+	"github.com/ndpack/ndpack/dialect"
+	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/mpwalk"
+	"github.com/ndpack/ndpack/internal/mpwire"
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// MessageOptions are ext110.MessageOptions with the dialects added: the
+// limits a message is checked against before the msgpack library decodes
+// it, whether the maps of the msgpack-numpy and OpenPI dialects are
+// recognised as arrays, and how arrays are written. The zero value decodes
+// and writes ext 110 only, with the default limits.
+type MessageOptions struct {
+	// MaxDepth, MaxSize, MaxExpansion and NoCopy are those of
+	// ext110.MessageOptions; zero means the same defaults.
+	MaxDepth     int
+	MaxSize      int64
+	MaxExpansion int
+	NoCopy       bool
+	// Dialects makes UnmarshalMessage and MessageDecoder also turn the maps
+	// of the msgpack-numpy and OpenPI dialects (see package dialect) met by
+	// interface values anywhere in the message into *ndarray.Array, and
+	// their numpy scalars into 0-d arrays. A map is taken for an array when
+	// one of its keys is a dialect's marker ("nd", "__ndarray__",
+	// "__npgeneric__"); such a map that does not hold a valid array is an
+	// error, not a map.
+	Dialects bool
+	// Encoding is how MarshalMessage writes arrays: ext 110 when zero, or
+	// maps of the given dialect.
+	Encoding dialect.Dialect
+}
+
+// codec returns the ext110 options that carry out o.
+func (o MessageOptions) codec() ext110.MessageOptions {
+	c := ext110.MessageOptions{MaxDepth: o.MaxDepth, MaxSize: o.MaxSize, MaxExpansion: o.MaxExpansion, NoCopy: o.NoCopy}
+	if o.Dialects {
+		c.MapDecoder = dialectMap
+	}
+	if o.Encoding != 0 {
+		c.ArrayEncoder = o.Encoding.Append
+	}
+	return c
+}
+
+// UnmarshalMessage decodes one whole msgpack message that fills data into
+// v, as msgpack.Unmarshal would, with ext 110 values (and, with Dialects,
+// the dialects' array maps) becoming *ndarray.Array, after the checks of
+// ext110.MessageOptions.UnmarshalMessage.
+func (o MessageOptions) UnmarshalMessage(data []byte, v any) error {
+	return o.codec().UnmarshalMessage(data, v)
+}
+
+// MarshalMessage encodes v as msgpack, as msgpack.Marshal would, with arrays
+// (*ndarray.Array and ndarray.Array values) written as o.Encoding says: ext
+// 110 when it is zero, or maps of that dialect.
+func (o MessageOptions) MarshalMessage(v any) ([]byte, error) {
+	return o.codec().MarshalMessage(v)
+}
+
+// UnmarshalMessage is MessageOptions{Dialects: true}.UnmarshalMessage: ext
+// 110 and both dialects, the default limits.
+func UnmarshalMessage(data []byte, v any) error {
+	return MessageOptions{Dialects: true}.UnmarshalMessage(data, v)
+}
+
+// MessageDecoder reads whole msgpack messages back to back from an
+// io.Reader, as ext110.MessageDecoder does, recognising the dialects' maps
+// when its Options say so.
+type MessageDecoder struct {
+	// Options limit each message; set them before the first Decode.
+	Options MessageOptions
+	d       *ext110.MessageDecoder
+}
+
+// NewMessageDecoder returns a MessageDecoder that reads from r, with ext 110
+// and both dialects recognised.
+func NewMessageDecoder(r io.Reader) *MessageDecoder {
+	return &MessageDecoder{Options: MessageOptions{Dialects: true}, d: ext110.NewMessageDecoder(r)}
+}
+
+// Decode reads the next message into v; at the end of the stream it
+// returns io.EOF. See ext110.MessageDecoder.Decode.
+func (d *MessageDecoder) Decode(v any) error {
+	d.d.Options = d.Options.codec()
+	return d.d.Decode(v)
+}
+
+// dialectMap is the MapDecoder that finds the dialects' arrays: a map
+// whose first key is a marker, or (a sender that puts the marker later) a
+// map of 3 to 16 entries with a marker among its keys.
+func dialectMap(msg []byte) (any, int, error) {
+	if !dialect.IsArray(msg) && !markerLater(msg) {
+		return nil, 0, nil
+	}
+	h, err := dialect.DecodeHeader(msg)
+	if err != nil {
+		return nil, 0, err
+	}
+	if h.Scalar != nil {
+		return h.Scalar, h.Len, nil
+	}
+	data := append(make([]byte, 0, h.DataLen), msg[h.DataOffset:h.DataOffset+h.DataLen]...)
+	return &ndarray.Array{DType: h.DType, Shape: h.Shape, Data: data}, h.Len, nil
+}
+
+// markerLater reports whether the map at the start of msg, of 3 to 16
+// entries (the sizes of the dialects' maps), has a marker key. The message
+// has been checked whole before decoding starts, so a value that cannot be
+// skipped only ends the search.
+func markerLater(msg []byte) bool {
+	n, rest, err := mpwire.ReadMapHeaderBytes(msg)
+	if err != nil || n < 3 || n > 16 {
+		return false
+	}
+	for range n {
+		var key []byte
+		key, rest, err = mpwire.ReadStringOrBinZC(rest)
+		if err != nil {
+			return false
+		}
+		if dialect.IsMarker(string(key)) {
+			return true
+		}
+		n, err := mpwalk.Len(rest, mpwalk.Limits{})
+		if err != nil {
+			return false
+		}
+		rest = rest[n:]
+	}
+	return false
+}
