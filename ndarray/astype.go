@@ -44,7 +44,13 @@ func (c Casting) String() string {
 // Allows reports whether c allows converting from one dtype to another.
 // Only the numeric kinds (b, i, u, f, c) convert; f16 and c32 (long
 // double) only to themselves, since Go has no type to compute them in.
+//
+// Records and subarray dtypes never convert: their values are reached
+// through their fields, and their byte order changes with Array.ToOrder.
 func (c Casting) Allows(from, to DType) bool {
+	if from.layout != nil || to.layout != nil {
+		return false
+	}
 	if !convertible(from) || !convertible(to) {
 		return from.Kind == to.Kind && from.ItemSize == to.ItemSize && from.Kind != 0
 	}
@@ -109,6 +115,9 @@ func (c Casting) AsType(a *Array, dt DType) (*Array, error) {
 	}
 	if err := dt.Validate(); err != nil {
 		return nil, err
+	}
+	if a.DType.layout != nil || dt.layout != nil {
+		return nil, newError(ErrType, fmt.Sprintf("cannot convert %s to %s: AsType converts plain dtypes only; a record's byte order changes with ToOrder, its values through its fields", a.DType, dt))
 	}
 	if !c.Allows(a.DType, dt) {
 		return nil, newError(ErrType, fmt.Sprintf("cannot convert %s to %s with casting %q", a.DType, dt, c))

@@ -52,12 +52,20 @@ const (
 
 // DType is an element type: byte order, kind and item size in bytes, plus the
 // unit of a datetime or timedelta. The zero DType is invalid. DTypes are
-// comparable with ==.
+// comparable with == and cheap to copy.
+//
+// A record (structured) dtype, made by NewRecord or RecordFromDescr, is
+// Order '|', Kind Void and the record's ItemSize plus its fields, held in
+// an immutable layout shared by every DType with the same fields: == still
+// compares whole dtypes, fields included. A plain "|V12" from ParseDType
+// has no fields and is a different dtype from any 12-byte record.
 type DType struct {
 	Order    ByteOrder
 	Kind     Kind
 	ItemSize int    // bytes per element (a U item of n characters is 4n bytes)
 	Unit     string // "ns", "10s", ... for Datetime and Timedelta; "" is generic
+
+	layout *layout // the fields of a record, or a subarray's base and shape; nil if plain
 }
 
 // Common dtypes in little-endian order, for convenience.
@@ -218,7 +226,15 @@ func (dt DType) orderFree() bool {
 // String returns the typestr, e.g. "<f8"; it is the inverse of ParseDType.
 // A DType whose order or kind is not a typestr character, such as the zero
 // DType of an unset field, prints as "<invalid dtype>".
+//
+// A record prints as numpy's str(dtype) does: the list form
+// "[('x', '<f4'), ('y', '<i8')]" when its fields follow each other without
+// gaps, otherwise the dict form "{'names': [...], 'formats': [...],
+// 'offsets': [...], 'itemsize': n}"; a subarray dtype as "('<i4', (2,))".
 func (dt DType) String() string {
+	if dt.layout != nil {
+		return string(dt.appendPyStr(nil))
+	}
 	if !printable(byte(dt.Order)) || !printable(byte(dt.Kind)) {
 		return "<invalid dtype>"
 	}
@@ -229,6 +245,10 @@ func (dt DType) String() string {
 
 // AppendText appends the typestr to b (encoding.TextAppender). It never
 // fails; encoders use it to write the typestr without allocating.
+//
+// The typestr of a record or subarray dtype is numpy's dtype.str, "|V"
+// and the item size, which says nothing of the fields: an encoder must
+// carry them some other way (Descr) or refuse the dtype (see IsPlain).
 func (dt DType) AppendText(b []byte) ([]byte, error) {
 	size := dt.ItemSize
 	if dt.Kind == Unicode {
@@ -242,8 +262,15 @@ func (dt DType) AppendText(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// MarshalText returns the typestr (encoding.TextMarshaler).
-func (dt DType) MarshalText() ([]byte, error) { return dt.AppendText(nil) }
+// MarshalText returns the typestr (encoding.TextMarshaler). A record or
+// subarray dtype fails (ErrDType): its typestr would lose its fields, and
+// UnmarshalText could not read them back.
+func (dt DType) MarshalText() ([]byte, error) {
+	if dt.layout != nil {
+		return nil, newError(ErrDType, fmt.Sprintf("%s has no typestr that keeps its fields", dt))
+	}
+	return dt.AppendText(nil)
+}
 
 // UnmarshalText parses a typestr into dt (encoding.TextUnmarshaler), so a
 // DType can be a field of JSON or other text formats.
@@ -272,6 +299,9 @@ func (dt DType) IsStandard() bool {
 func (dt DType) Validate() error {
 	if dt == (DType{}) {
 		return newError(ErrDType, "the zero DType (an unset field?) is not a dtype")
+	}
+	if dt.layout != nil {
+		return dt.validateLayout()
 	}
 	bad := func(why string) error {
 		return newError(ErrDType, fmt.Sprintf("%s (order %q, kind %q, item size %d, unit %q): %s",
@@ -331,8 +361,12 @@ func (dt DType) canonicalOrder() DType {
 }
 
 // WithOrder returns dt with its byte order set to o, or dt itself when the
-// order of its items does not matter.
+// order of its items does not matter. A record gets o in every field with
+// a byte order, at every level, as numpy's newbyteorder(o) gives it.
 func (dt DType) WithOrder(o ByteOrder) DType {
+	if dt.layout != nil {
+		return dt.withOrderComposite(o)
+	}
 	if !dt.orderFree() {
 		dt.Order = o
 	}

@@ -20,6 +20,11 @@ func (a *Array) ToOrder(o ByteOrder) (*Array, error) {
 	}
 	out := &Array{DType: dt, Shape: append([]int{}, a.Shape...), Data: make([]byte, len(a.Data))}
 	copy(out.Data, a.Data)
+	if a.DType.layout != nil {
+		// Only the fields not already in order o move.
+		swapComposite(out.Data, a.DType, o)
+		return out, nil
+	}
 	SwapBytes(out.Data, a.DType)
 	return out, nil
 }
@@ -29,10 +34,15 @@ func (a *Array) ToNativeOrder() (*Array, error) { return a.ToOrder(nativeOrder) 
 
 // SwapBytes reverses, in place, the byte order of every scalar in data,
 // which holds elements of dtype dt: whole items for integers, floats and
-// times, each half of a complex number, each character of a U string. It
-// does nothing for dtypes without a byte order. A trailing partial scalar is
-// left alone.
+// times, each half of a complex number, each character of a U string, and
+// every such scalar in every field of a record, whatever its order. It
+// does nothing for dtypes without a byte order. A trailing partial scalar
+// (or record) is left alone.
 func SwapBytes(data []byte, dt DType) {
+	if dt.layout != nil {
+		swapComposite(data, dt, 0)
+		return
+	}
 	switch dt.swapUnit() {
 	case 2:
 		for i := 0; i+2 <= len(data); i += 2 {
