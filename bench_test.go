@@ -1,10 +1,17 @@
 package ndpack_test
 
 import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ndpack/ndpack"
+	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/testutil/benchbase"
 	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -53,5 +60,71 @@ func BenchmarkUnmarshalMixedBaseline(b *testing.B) {
 		if err := msgpack.Unmarshal(msg, &v); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+const bigLen = 64 << 20
+
+func bigNPY(b *testing.B) (*ndarray.Array, []byte) {
+	a, err := ndarray.New(ndarray.Float64, []int{bigLen / 8}, benchbase.Data(bigLen))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := npybridge.Write(&buf, a); err != nil {
+		b.Fatal(err)
+	}
+	return a, buf.Bytes()
+}
+
+func bigFile(b *testing.B, name string, content []byte) string {
+	p := filepath.Join(b.TempDir(), name)
+	if err := os.WriteFile(p, content, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkCopyFile64MiB is what cp does: io.Copy between files, which the
+// kernel performs (copy_file_range).
+func BenchmarkCopyFile64MiB(b *testing.B) {
+	_, file := bigNPY(b)
+	benchFileToFile(b, bigFile(b, "a.npy", file), func(w io.Writer, r io.Reader) error {
+		_, err := io.Copy(w, r)
+		return err
+	})
+}
+
+func BenchmarkConvertNPYToExt110File64MiB(b *testing.B) {
+	_, file := bigNPY(b)
+	benchFileToFile(b, bigFile(b, "a.npy", file), ndpack.NPYToExt110)
+}
+
+func BenchmarkConvertExt110ToNPYFile64MiB(b *testing.B) {
+	a, _ := bigNPY(b)
+	blob, err := ext110.Marshal(a)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchFileToFile(b, bigFile(b, "a.ext", blob), ndpack.Ext110ToNPY)
+}
+
+func benchFileToFile(b *testing.B, in string, conv func(io.Writer, io.Reader) error) {
+	out := filepath.Join(b.TempDir(), "out")
+	b.SetBytes(bigLen)
+	for b.Loop() {
+		r, err := os.Open(in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w, err := os.Create(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := conv(w, r); err != nil {
+			b.Fatal(err)
+		}
+		r.Close()
+		w.Close()
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack"
+	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"

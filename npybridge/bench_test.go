@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/testutil/benchbase"
 	"github.com/ndpack/ndpack/ndarray"
 )
@@ -110,50 +109,6 @@ func BenchmarkOpenMapped64MiB(b *testing.B) {
 			b.Fatal(err)
 		}
 		m.Close()
-	}
-}
-
-// BenchmarkCopyFile64MiB is what cp does: io.Copy between files, which the
-// kernel performs (copy_file_range).
-func BenchmarkCopyFile64MiB(b *testing.B) {
-	_, file := bigNPY(b)
-	benchFileToFile(b, bigFile(b, "a.npy", file), func(w io.Writer, r io.Reader) error {
-		_, err := io.Copy(w, r)
-		return err
-	})
-}
-
-func BenchmarkConvertNPYToExt110File64MiB(b *testing.B) {
-	_, file := bigNPY(b)
-	benchFileToFile(b, bigFile(b, "a.npy", file), NPYToExt110)
-}
-
-func BenchmarkConvertExt110ToNPYFile64MiB(b *testing.B) {
-	a, _ := bigNPY(b)
-	blob, err := ext110.Marshal(a)
-	if err != nil {
-		b.Fatal(err)
-	}
-	benchFileToFile(b, bigFile(b, "a.ext", blob), Ext110ToNPY)
-}
-
-func benchFileToFile(b *testing.B, in string, conv func(io.Writer, io.Reader) error) {
-	out := filepath.Join(b.TempDir(), "out")
-	b.SetBytes(bigLen)
-	for b.Loop() {
-		r, err := os.Open(in)
-		if err != nil {
-			b.Fatal(err)
-		}
-		w, err := os.Create(out)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := conv(w, r); err != nil {
-			b.Fatal(err)
-		}
-		r.Close()
-		w.Close()
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 )
@@ -32,16 +31,4 @@ func ExampleReadHeader() {
 	h, err := npybridge.ReadHeader(&buf) // reads 128 bytes, not the 4 MB of data
 	fmt.Println(h.DType, h.Shape, h.FortranOrder, h.Major, h.DataOffset, h.DataLen(), err)
 	// Output: >i4 [1000 1000] false 1 128 4000000 <nil>
-}
-
-func ExampleNPYToExt110() {
-	a, _ := ndarray.FromSlice([]uint8{1, 2, 3})
-	var npy, blob bytes.Buffer
-	_ = npybridge.Write(&npy, a)
-	if err := npybridge.NPYToExt110(&blob, &npy); err != nil {
-		panic(err)
-	}
-	back, _ := ext110.Unmarshal(blob.Bytes())
-	fmt.Println(back, back.Data)
-	// Output: |u1 (3,) [1 2 3]
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
@@ -62,82 +61,6 @@ func TestOpenMapped(t *testing.T) {
 	assert.False(t, m.Aliased())
 	assert.True(t, a.Equal(m.Array))
 	require.NoError(t, m.Close())
-}
-
-func TestConvertBothWaysInMemoryAndFiles(t *testing.T) {
-	a := testArray(t)
-	var npy bytes.Buffer
-	require.NoError(t, Write(&npy, a))
-	blob, err := ext110.Marshal(a)
-	require.NoError(t, err)
-
-	var out bytes.Buffer
-	require.NoError(t, NPYToExt110(&out, bytes.NewReader(npy.Bytes())))
-	assert.Equal(t, blob, out.Bytes())
-	out.Reset()
-	require.NoError(t, Ext110ToNPY(&out, bytes.NewReader(blob)))
-	assert.Equal(t, npy.Bytes(), out.Bytes())
-
-	// File to file: the mmap + kernel-copy path.
-	dir := t.TempDir()
-	npyPath, extPath := filepath.Join(dir, "a.npy"), filepath.Join(dir, "a.ext")
-	require.NoError(t, os.WriteFile(npyPath, npy.Bytes(), 0o644))
-	require.NoError(t, os.WriteFile(extPath, blob, 0o644))
-	convertFile(t, NPYToExt110, npyPath, filepath.Join(dir, "b.ext"))
-	got, _ := os.ReadFile(filepath.Join(dir, "b.ext"))
-	assert.Equal(t, blob, got)
-	convertFile(t, Ext110ToNPY, extPath, filepath.Join(dir, "b.npy"))
-	got, _ = os.ReadFile(filepath.Join(dir, "b.npy"))
-	assert.Equal(t, npy.Bytes(), got)
-
-	// Fortran order converts to the row-major object.
-	col, _ := a.ColumnMajorData()
-	out.Reset()
-	require.NoError(t, NPYToExt110(&out, bytes.NewReader(npyWith(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }\n", col))))
-	assert.Equal(t, blob, out.Bytes())
-}
-
-func convertFile(t *testing.T, conv func(w io.Writer, r io.Reader) error, in, out string) {
-	t.Helper()
-	r, err := os.Open(in)
-	require.NoError(t, err)
-	defer r.Close()
-	w, err := os.Create(out)
-	require.NoError(t, err)
-	defer w.Close()
-	require.NoError(t, conv(w, r))
-}
-
-func TestConvertRefuses(t *testing.T) {
-	a := testArray(t)
-	var npy bytes.Buffer
-	require.NoError(t, Write(&npy, a))
-	blob, _ := ext110.Marshal(a)
-
-	var out bytes.Buffer
-	err := NPYToExt110(&out, bytes.NewReader(npy.Bytes()[:npy.Len()-1]))
-	assert.ErrorIs(t, err, ErrTruncated)
-	assert.Zero(t, out.Len(), "nothing is written for a short file")
-
-	s, _ := ndarray.New(ndarray.MustParseDType("|S2"), []int{1}, []byte("ab"))
-	npy.Reset()
-	require.NoError(t, Write(&npy, s))
-	assert.ErrorIs(t, NPYToExt110(&out, bytes.NewReader(npy.Bytes())), ext110.ErrNonstandard)
-	out.Reset()
-	require.NoError(t, ConvertOptions{Ext110: ext110.Options{AllowNonstandard: true}}.NPYToExt110(&out, bytes.NewReader(npy.Bytes())))
-	back, err := ext110.Unmarshal(out.Bytes())
-	require.NoError(t, err)
-	assert.True(t, s.Equal(back))
-
-	// Two objects, trailing bytes, an empty input.
-	two := append(append([]byte{}, blob...), blob...)
-	assert.ErrorContains(t, Ext110ToNPY(&out, bytes.NewReader(two)), "more than one ext 110 object")
-	path := writeTemp(t, "two.ext", two)
-	f, _ := os.Open(path)
-	defer f.Close()
-	assert.ErrorContains(t, Ext110ToNPY(&out, f), "89 bytes after the ext 110 object")
-	assert.ErrorContains(t, Ext110ToNPY(&out, bytes.NewReader(nil)), "the input is empty")
-	assert.ErrorIs(t, Ext110ToNPY(&out, bytes.NewReader(blob[:50])), ext110.ErrTruncated)
 }
 
 func TestNPZBothWaysWithNumpy(t *testing.T) {

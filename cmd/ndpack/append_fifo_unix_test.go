@@ -23,7 +23,7 @@ func TestConvertAppendToFIFO(t *testing.T) {
 	fifo := filepath.Join(dir, "frames.npy")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 	start := time.Now()
-	r := ndpack(t, nil, "convert", "--append", in, fifo)
+	r := cli(t, nil, "convert", "--append", in, fifo)
 	assert.Equal(t, 1, r.code)
 	assert.Equal(t, "ndpack: "+fifo+": not a regular file: --append adds rows to an .npy file\n", r.stderr)
 	assert.Less(t, time.Since(start), 5*time.Second)

@@ -35,7 +35,7 @@ func TestConvertAppendLocked(t *testing.T) {
 	dir, in, frames, row, holder := heldFrames(t)
 
 	start := time.Now()
-	r := ndpack(t, nil, "convert", "--append", in, frames)
+	r := cli(t, nil, "convert", "--append", in, frames)
 	assert.Equal(t, 1, r.code)
 	assert.Equal(t, "ndpack: "+frames+": npybridge: locked by another appender: another Appender, in this process or another, "+
 		"is adding rows to the file, and rows from two writers would overwrite each other (--wait waits for it to finish)\n", r.stderr)
@@ -64,7 +64,7 @@ func TestConvertAppendLocked(t *testing.T) {
 	rows, _ := ndarray.Rows[float64](got)
 	assert.Equal(t, [][]float64{{1, 2}, {1, 2}, {1, 2}}, rows)
 
-	r = ndpack(t, nil, "convert", "--wait", in, filepath.Join(dir, "x.npy"))
+	r = cli(t, nil, "convert", "--wait", in, filepath.Join(dir, "x.npy"))
 	assert.Equal(t, result{2, "", "ndpack convert: --wait waits for another appender; it goes with --append\nRun 'ndpack help convert' for usage.\n"}, r)
 }
 
@@ -74,7 +74,7 @@ func TestConvertAppendLocked(t *testing.T) {
 func TestConvertOverAppendedFileRefused(t *testing.T) {
 	dir, in, frames, row, holder := heldFrames(t)
 
-	r := ndpack(t, nil, "convert", in, frames)
+	r := cli(t, nil, "convert", in, frames)
 	assert.Equal(t, 1, r.code)
 	assert.Equal(t, "ndpack: "+frames+": is locked by a process writing it in place (an appender); replacing it would lose what that process writes\n", r.stderr)
 	assert.ErrorIs(t, npybridge.WriteFile(frames, row), atomicfile.ErrInUse)
@@ -86,6 +86,6 @@ func TestConvertOverAppendedFileRefused(t *testing.T) {
 	assert.Equal(t, []int{2, 2}, got.Shape, "the appender's rows are all in the file")
 	assert.Empty(t, tempFiles(t, dir))
 
-	r = ndpack(t, nil, "convert", in, frames)
+	r = cli(t, nil, "convert", in, frames)
 	assert.Equal(t, 0, r.code, r.stderr)
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/atomicfile"
@@ -271,7 +272,7 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 	prog := e.startProgress("convert "+in, total, o.quiet)
 	defer prog.finish()
 	w = countingWriter{w, prog}
-	opts := npybridge.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}}
+	opts := ndpack.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}}
 
 	// .npy <-> ext 110 keep their own paths, measured at the speed of cp.
 	if (in != "-" || o.from == formatNPY) && o.toDialect == 0 {

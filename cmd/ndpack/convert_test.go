@@ -78,7 +78,7 @@ func TestConvertOutputFiles(t *testing.T) {
 
 	private := filepath.Join(dir, "private.msgpack")
 	require.NoError(t, os.WriteFile(private, []byte("old"), 0o600))
-	require.Equal(t, 0, ndpack(t, nil, "convert", in, private).code)
+	require.Equal(t, 0, cli(t, nil, "convert", in, private).code)
 	fi, _ := os.Stat(private)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 
@@ -86,7 +86,7 @@ func TestConvertOutputFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(real, []byte("old"), 0o644))
 	link := filepath.Join(dir, "link.npy")
 	require.NoError(t, os.Symlink("real.npy", link))
-	require.Equal(t, 0, ndpack(t, nil, "convert", private, link).code)
+	require.Equal(t, 0, cli(t, nil, "convert", private, link).code)
 	li, _ := os.Lstat(link)
 	assert.True(t, li.Mode()&os.ModeSymlink != 0, "the link stays a link")
 	got, _ := npybridge.ReadFile(real)
@@ -94,16 +94,16 @@ func TestConvertOutputFiles(t *testing.T) {
 
 	ro := filepath.Join(dir, "ro.msgpack")
 	require.NoError(t, os.WriteFile(ro, []byte("keep"), 0o444))
-	r := ndpack(t, nil, "convert", in, ro)
+	r := cli(t, nil, "convert", in, ro)
 	assert.Equal(t, 1, r.code)
 	assert.Equal(t, "ndpack: "+ro+": is read-only; make it writable or remove it first\n", r.stderr)
 	assert.Equal(t, "keep", string(readFile(t, ro)))
 
-	r = ndpack(t, nil, "convert", in, filepath.Join(dir, "nodir", "x.msgpack"))
+	r = cli(t, nil, "convert", in, filepath.Join(dir, "nodir", "x.msgpack"))
 	assert.Equal(t, "ndpack: "+filepath.Join(dir, "nodir", "x.msgpack")+": its directory does not exist\n", r.stderr)
 	outdir := filepath.Join(dir, "outdir.msgpack")
 	require.NoError(t, os.Mkdir(outdir, 0o755))
-	r = ndpack(t, nil, "convert", in, outdir)
+	r = cli(t, nil, "convert", in, outdir)
 	assert.Equal(t, "ndpack: "+outdir+": is a directory\n", r.stderr)
 	assert.Empty(t, tempFiles(t, dir))
 }
@@ -111,19 +111,19 @@ func TestConvertOutputFiles(t *testing.T) {
 func TestConvertFlagsAndHints(t *testing.T) {
 	dir := t.TempDir()
 	in, _ := smallNPY(t, dir, "a.npy")
-	r := ndpack(t, nil, "convert", "--compress", in, filepath.Join(dir, "a.msgpack"))
+	r := cli(t, nil, "convert", "--compress", in, filepath.Join(dir, "a.msgpack"))
 	assert.Equal(t, 2, r.code)
 	assert.Contains(t, r.stderr, "--compress deflates the members of an .npz; OUT is msgpack")
-	r = ndpack(t, nil, "convert", "--name", "x", in, filepath.Join(dir, "a.msgpack"))
+	r = cli(t, nil, "convert", "--name", "x", in, filepath.Join(dir, "a.msgpack"))
 	assert.Equal(t, 2, r.code)
-	r = ndpack(t, nil, "convert", "--member", "x", in, filepath.Join(dir, "a.msgpack"))
+	r = cli(t, nil, "convert", "--member", "x", in, filepath.Join(dir, "a.msgpack"))
 	assert.Equal(t, 2, r.code)
 
 	// Library advice is given as the flag a shell user sets.
 	s, _ := ndarray.New(ndarray.MustParseDType("|S2"), []int{1}, []byte("ab"))
 	sin := filepath.Join(dir, "s.npy")
 	require.NoError(t, npybridge.WriteFile(sin, s))
-	r = ndpack(t, nil, "convert", sin, filepath.Join(dir, "s.msgpack"))
+	r = cli(t, nil, "convert", sin, filepath.Join(dir, "s.msgpack"))
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "--allow-nonstandard")
 	assert.NotContains(t, r.stderr, "Options.")
@@ -131,16 +131,16 @@ func TestConvertFlagsAndHints(t *testing.T) {
 	// A file whose content is not what its name says gets a hint.
 	mislabeled := filepath.Join(dir, "really-npy.msgpack")
 	require.NoError(t, os.WriteFile(mislabeled, readFile(t, in), 0o644))
-	r = ndpack(t, nil, "convert", mislabeled, filepath.Join(dir, "b.npz"))
+	r = cli(t, nil, "convert", mislabeled, filepath.Join(dir, "b.npz"))
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "looks like an NPY file: use --from npy")
-	r = ndpack(t, nil, "convert", "--from", "npy", mislabeled, filepath.Join(dir, "b.npz"))
+	r = cli(t, nil, "convert", "--from", "npy", mislabeled, filepath.Join(dir, "b.npz"))
 	assert.Equal(t, 0, r.code, r.stderr)
 
 	// npz errors name the file once.
 	trunc := filepath.Join(dir, "trunc.npz")
 	require.NoError(t, os.WriteFile(trunc, []byte("PK\x03\x04 cut"), 0o644))
-	r = ndpack(t, nil, "convert", trunc, filepath.Join(dir, "t.mpk"))
+	r = cli(t, nil, "convert", trunc, filepath.Join(dir, "t.mpk"))
 	assert.Equal(t, "ndpack: "+trunc+": npybridge: not an npz archive: 8 bytes is shorter than a zip end record (22)\n", r.stderr)
 }
 
@@ -167,18 +167,18 @@ with zipfile.ZipFile(os.path.join(d, "run.npz"), "a") as z:
 		{"convert", "--member", "spectrum", p("run.npz"), p("spectrum.msgpack")},
 		{"convert", p("spectrum.msgpack"), p("spectrum-back.npy")},
 	} {
-		r := ndpack(t, nil, args...)
+		r := cli(t, nil, args...)
 		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
 	}
 	// A map of one array becomes an .npy; a map of more needs a name.
 	one := p("one.mpk")
-	require.Equal(t, 0, ndpack(t, nil, "convert", p("frame.npz"), one).code)
-	r := ndpack(t, nil, "convert", one, p("one.npy"))
+	require.Equal(t, 0, cli(t, nil, "convert", p("frame.npz"), one).code)
+	r := cli(t, nil, "convert", one, p("one.npy"))
 	require.Equal(t, 0, r.code, r.stderr)
-	r = ndpack(t, nil, "convert", p("run.npz"), p("all.npy"))
+	r = cli(t, nil, "convert", p("run.npz"), p("all.npy"))
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, `member "readme.txt" is not a NAME.npy file (convert the others one at a time, as IN:NAME)`)
-	r = ndpack(t, nil, "convert", p("run.npz:nope"), p("x.npy"))
+	r = cli(t, nil, "convert", p("run.npz:nope"), p("x.npy"))
 	assert.Contains(t, r.stderr, `no array "nope"; it holds image, spectrum, fimage, readme.txt`)
 
 	out := pypeer.Run(t, `
@@ -286,13 +286,13 @@ func TestConvertAppend(t *testing.T) {
 		in := filepath.Join(dir, fmt.Sprintf("frame%d.msgpack", i))
 		b, _ := ext110.Marshal(a)
 		require.NoError(t, os.WriteFile(in, b, 0o644))
-		r := ndpack(t, nil, "convert", "--append", in, frames)
+		r := cli(t, nil, "convert", "--append", in, frames)
 		require.Equal(t, 0, r.code, r.stderr)
 	}
 	block, _ := ndarray.FromRows([][]float32{{3, 30}, {4, 40}})
 	bin := filepath.Join(dir, "block.npy")
 	require.NoError(t, npybridge.WriteFile(bin, block))
-	require.Equal(t, 0, ndpack(t, nil, "convert", "--append", bin, frames).code)
+	require.Equal(t, 0, cli(t, nil, "convert", "--append", bin, frames).code)
 	got, err := npybridge.ReadFile(frames)
 	require.NoError(t, err)
 	rows, _ := ndarray.Rows[float32](got)
@@ -301,10 +301,10 @@ func TestConvertAppend(t *testing.T) {
 	wrong, _ := ndarray.FromSlice([]float32{1, 2, 3})
 	win := filepath.Join(dir, "wrong.npy")
 	require.NoError(t, npybridge.WriteFile(win, wrong))
-	r := ndpack(t, nil, "convert", "--append", win, frames)
+	r := cli(t, nil, "convert", "--append", win, frames)
 	assert.Equal(t, 1, r.code)
 	assert.Equal(t, "ndpack: "+frames+": npybridge: invalid array: cannot append an array of shape (3,) to rows of shape (2,)\n", r.stderr)
-	r = ndpack(t, nil, "convert", "--append", win, filepath.Join(dir, "x.msgpack"))
+	r = cli(t, nil, "convert", "--append", win, filepath.Join(dir, "x.msgpack"))
 	assert.Equal(t, 2, r.code)
 }
 
@@ -323,12 +323,12 @@ func TestConvertDialects(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"mn_lef8_3x4", "mn_bei2_2x3x4", "mn_legacy_str_keys_f8", "mn_fortran_f8", "pi_lef4_scalar", "pi_beu8_5", "mn_leU3"} {
 		out := filepath.Join(dir, name+".npy")
-		r := ndpack(t, nil, "convert", filepath.Join(corpus, name+".msgpack"), out)
+		r := cli(t, nil, "convert", filepath.Join(corpus, name+".msgpack"), out)
 		require.Equal(t, 0, r.code, "%s: %s", name, r.stderr)
 		s := sha256.Sum256(readFile(t, out))
 		assert.Equal(t, expected[name].Arrays[""].NPYSHA256, hex.EncodeToString(s[:]), "%s -> .npy as np.save writes it", name)
 	}
-	r := ndpack(t, nil, "inspect", filepath.Join(corpus, "pi_policy_request.msgpack"))
+	r := cli(t, nil, "inspect", filepath.Join(corpus, "pi_policy_request.msgpack"))
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "pi_policy_request.msgpack: msgpack (openpi), 2 array(s) and 3 other value(s)")
 	assert.Contains(t, r.stdout, "not read  map value \"prompt\": not an array")
@@ -339,16 +339,16 @@ func TestConvertDialects(t *testing.T) {
 	require.NoError(t, npybridge.WriteNPZFile(npz, []npybridge.NamedArray{{Name: "a", Array: a}, {Name: "b", Array: b}}, false))
 	for _, to := range []string{"openpi", "msgpack-numpy"} {
 		mp := filepath.Join(dir, to+".msgpack")
-		r := ndpack(t, nil, "convert", "--to", to, npz, mp)
+		r := cli(t, nil, "convert", "--to", to, npz, mp)
 		require.Equal(t, 0, r.code, r.stderr)
 		back := filepath.Join(dir, to+".npz")
-		r = ndpack(t, nil, "convert", mp, back)
+		r = cli(t, nil, "convert", mp, back)
 		require.Equal(t, 0, r.code, r.stderr)
 		z, err := npybridge.ReadNPZFile(back)
 		require.NoError(t, err)
 		require.Len(t, z, 2)
 		assert.True(t, a.Equal(z[0].Array) && b.Equal(z[1].Array), to)
-		r = ndpack(t, nil, "inspect", mp)
+		r = cli(t, nil, "inspect", mp)
 		assert.Contains(t, r.stdout, "msgpack ("+to+"), 2 array(s)")
 	}
 }

@@ -16,7 +16,7 @@ import (
 func TestCreate(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "out.npy")
-	r := ndpack(t, nil, "create", p, "--dtype", "<f8", "--shape", "512,1024")
+	r := cli(t, nil, "create", p, "--dtype", "<f8", "--shape", "512,1024")
 	require.Equal(t, result{0, "", ""}, r)
 	b := readFile(t, p)
 	h := npybridge.AppendHeader(nil, ndarray.MustParseDType("<f8"), []int{512, 1024})
@@ -24,15 +24,15 @@ func TestCreate(t *testing.T) {
 	assert.Equal(t, string(h), string(b[:len(h)]))
 	assert.Equal(t, make([]byte, 512*1024*8), b[len(h):])
 
-	r = ndpack(t, nil, "create", "--dtype", ">i2", "--shape", "3", p)
+	r = cli(t, nil, "create", "--dtype", ">i2", "--shape", "3", p)
 	assert.Equal(t, result{1, "", "ndpack: " + p + ": the file exists (--force replaces it)\n"}, r)
 	assert.Len(t, readFile(t, p), len(h)+512*1024*8, "the existing file is kept")
 
-	r = ndpack(t, nil, "create", "--force", "--dtype", ">i2", "--shape", "(3,)", p)
+	r = cli(t, nil, "create", "--force", "--dtype", ">i2", "--shape", "(3,)", p)
 	require.Equal(t, result{0, "", ""}, r)
 	assert.Equal(t, append(npybridge.AppendHeader(nil, ndarray.MustParseDType(">i2"), []int{3}), 0, 0, 0, 0, 0, 0), readFile(t, p))
 
-	r = ndpack(t, nil, "create", "--dtype", "|u1", "--shape", "", filepath.Join(dir, "scalar.npy"))
+	r = cli(t, nil, "create", "--dtype", "|u1", "--shape", "", filepath.Join(dir, "scalar.npy"))
 	require.Equal(t, result{0, "", ""}, r)
 	assert.Equal(t, append(npybridge.AppendHeader(nil, ndarray.Uint8, []int{}), 0), readFile(t, filepath.Join(dir, "scalar.npy")))
 
@@ -55,10 +55,10 @@ func TestCreateUsage(t *testing.T) {
 		{[]string{"-", "--dtype", "<f8", "--shape", "3"}, "create writes a file to be mapped, not standard output"},
 		{[]string{filepath.Join(dir, "x.npz"), "--dtype", "<f8", "--shape", "3"}, "create makes .npy files, not npz"},
 	} {
-		r := ndpack(t, nil, append([]string{"create"}, c.args...)...)
+		r := cli(t, nil, append([]string{"create"}, c.args...)...)
 		assert.Equal(t, result{2, "", "ndpack create: " + c.err + "\nRun 'ndpack help create' for usage.\n"}, r, c.args)
 	}
-	r := ndpack(t, nil, "create", p, "--dtype", "<f8", "--shape", "99999999999,99999999999,9999")
+	r := cli(t, nil, "create", p, "--dtype", "<f8", "--shape", "99999999999,99999999999,9999")
 	assert.Equal(t, result{1, "", "ndpack: " + p + ": npybridge: invalid array: ndarray: invalid shape: element count of shape (99999999999, 99999999999, 9999) overflows int\n"}, r)
 	entries, _ := os.ReadDir(dir)
 	assert.Empty(t, entries)
@@ -68,7 +68,7 @@ func TestCreateUsage(t *testing.T) {
 // it sees the rows written so far and zeros elsewhere.
 func TestInspectFileBeingFilled(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "fill.npy")
-	require.Equal(t, 0, ndpack(t, nil, "create", p, "--dtype", "<f8", "--shape", "1000,10").code)
+	require.Equal(t, 0, cli(t, nil, "create", p, "--dtype", "<f8", "--shape", "1000,10").code)
 	m, err := npybridge.OpenMappedWritable(p)
 	require.NoError(t, err)
 	defer m.Close()

@@ -48,7 +48,7 @@ func TestHostileMsgpackFiles(t *testing.T) {
 				assert.LessOrEqual(t, after.TotalAlloc-before.TotalAlloc, hostile.MaxAlloc(in), "bytes allocated")
 
 				// As users run it: one line, and no output file.
-				r := ndpack(t, nil, args...)
+				r := cli(t, nil, args...)
 				assert.Equal(t, 1, r.code)
 				assert.Regexp(t, `^ndpack: [^\n]*\n$`, r.stderr)
 				assert.NotContains(t, r.stderr, "goroutine")

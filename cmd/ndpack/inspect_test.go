@@ -21,7 +21,7 @@ import (
 // inspectJSON runs inspect --json and decodes its report.
 func inspectJSON(t *testing.T, stdin []byte, args ...string) ([]map[string]any, result) {
 	t.Helper()
-	r := ndpack(t, stdin, append([]string{"inspect", "--json"}, args...)...)
+	r := cli(t, stdin, append([]string{"inspect", "--json"}, args...)...)
 	var rep []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), "%s\n%s", r.stdout, r.stderr)
 	return rep, r
@@ -108,9 +108,9 @@ print(json.dumps(res))
 		})
 	}
 	// The text form says what the mean skipped.
-	r := ndpack(t, nil, "inspect", filepath.Join(dir, "f4nan.npy"))
+	r := cli(t, nil, "inspect", filepath.Join(dir, "f4nan.npy"))
 	assert.Contains(t, r.stdout, "mean      NaN (-1 without the NaNs)\n")
-	r = ndpack(t, nil, "inspect", filepath.Join(dir, "empty.npy"))
+	r = cli(t, nil, "inspect", filepath.Join(dir, "empty.npy"))
 	assert.Contains(t, r.stdout, "dtype     <i2 (int, 2 bytes each, byte order little)\n")
 }
 
@@ -132,7 +132,7 @@ func TestInspectReportsEveryFile(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(r.stderr, "\n"), r.stderr)
 	assert.Regexp(t, `^ndpack: .*bad.npy: npybridge: .*\nndpack: .*missing.npy: no such file or directory\n$`, r.stderr)
 
-	text := ndpack(t, nil, "inspect", bad, good)
+	text := cli(t, nil, "inspect", bad, good)
 	assert.Equal(t, 1, text.code)
 	assert.Contains(t, text.stdout, "good.npy: npy 1.0, 1 array(s)")
 
@@ -142,7 +142,7 @@ func TestInspectReportsEveryFile(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, []any{1.0, 2.0, 3.0}, rep[0]["arrays"].([]any)[0].(map[string]any)["first"])
 	ext := filepath.Join(dir, "a.msgpack")
-	require.Equal(t, 0, ndpack(t, nil, "convert", good, ext).code)
+	require.Equal(t, 0, cli(t, nil, "convert", good, ext).code)
 	mp, _ := os.ReadFile(ext)
 	rep, r = inspectJSON(t, mp, "-")
 	require.Equal(t, 0, r.code, r.stderr)

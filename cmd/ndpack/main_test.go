@@ -37,7 +37,7 @@ type result struct {
 	stdout, stderr string
 }
 
-func ndpack(t *testing.T, stdin []byte, args ...string) result {
+func cli(t *testing.T, stdin []byte, args ...string) result {
 	t.Helper()
 	return runCmd(t, exec.Command(ndpackBin, args...), stdin)
 }
@@ -92,19 +92,19 @@ func TestConvertValidCorpus(t *testing.T) {
 			for _, f := range c.Files[:len(c.Files)-1] {
 				in := corpusFile(t, dir, f, "in.npy")
 				out := filepath.Join(dir, "out.msgpack")
-				r := ndpack(t, nil, append([]string{"convert", in, out}, flags...)...)
+				r := cli(t, nil, append([]string{"convert", in, out}, flags...)...)
 				require.Equal(t, 0, r.code, "%s: %s", f.Path, r.stderr)
 				assert.Equal(t, wantExt, readFile(t, out), "%s -> msgpack", f.Path)
 			}
 			in := corpusFile(t, dir, ext, "in.ext")
 			out := filepath.Join(dir, "out.npy")
-			r := ndpack(t, nil, "convert", "--from", "msgpack", in, out)
+			r := cli(t, nil, "convert", "--from", "msgpack", in, out)
 			require.Equal(t, 0, r.code, r.stderr)
 			assert.Equal(t, wantNPY, readFile(t, out), "msgpack -> npy")
 
 			if !c.Standard {
 				// Without the flag the non-standard kinds stay out of ext 110.
-				r := ndpack(t, nil, "convert", corpusFile(t, dir, c.Files[0], "x.npy"), filepath.Join(dir, "x.msgpack"))
+				r := cli(t, nil, "convert", corpusFile(t, dir, c.Files[0], "x.npy"), filepath.Join(dir, "x.msgpack"))
 				assert.Equal(t, 1, r.code)
 				assert.Contains(t, r.stderr, "--allow-nonstandard")
 				assert.NoFileExists(t, filepath.Join(dir, "x.msgpack"))
@@ -129,7 +129,7 @@ func TestConvertToleratedCorpus(t *testing.T) {
 				from, to, want = "msgpack", "out.npy", c.Files[0]
 			}
 			in := corpusFile(t, dir, f, "in.bin")
-			r := ndpack(t, nil, "convert", "--from", from, in, filepath.Join(dir, to))
+			r := cli(t, nil, "convert", "--from", from, in, filepath.Join(dir, to))
 			require.Equal(t, 0, r.code, r.stderr)
 			wantBytes, _ := conformance.Read(want)
 			assert.Equal(t, wantBytes, readFile(t, filepath.Join(dir, to)))
@@ -150,7 +150,7 @@ func TestConvertNegativeCorpus(t *testing.T) {
 			in := corpusFile(t, dir, f, "in.bin")
 
 			// No output file is left behind.
-			r := ndpack(t, nil, "convert", "--from", from, in, filepath.Join(dir, to))
+			r := cli(t, nil, "convert", "--from", from, in, filepath.Join(dir, to))
 			assert.Equal(t, 1, r.code, "%s (%s) was accepted", f.Path, f.Why)
 			assert.Regexp(t, `^ndpack: \S*in\.bin: .+\n$`, r.stderr, "one line naming the file")
 			entries, _ := os.ReadDir(dir)
@@ -159,7 +159,7 @@ func TestConvertNegativeCorpus(t *testing.T) {
 			// An existing output file is untouched.
 			existing := filepath.Join(dir, to)
 			require.NoError(t, os.WriteFile(existing, []byte("precious"), 0o644))
-			r = ndpack(t, nil, "convert", "--from", from, in, existing)
+			r = cli(t, nil, "convert", "--from", from, in, existing)
 			assert.Equal(t, 1, r.code)
 			assert.Equal(t, "precious", string(readFile(t, existing)))
 		})
@@ -176,13 +176,13 @@ func TestConvertStreams(t *testing.T) {
 	}
 	npy, _ := conformance.Read(c.Files[0])
 	ext, _ := conformance.Read(c.Files[len(c.Files)-1])
-	r := ndpack(t, npy, "convert", "--from", "npy", "--to", "msgpack", "-", "-")
+	r := cli(t, npy, "convert", "--from", "npy", "--to", "msgpack", "-", "-")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, string(ext), r.stdout)
-	r = ndpack(t, ext, "convert", "-", "-", "--to", "npy", "--from", "mpk")
+	r = cli(t, ext, "convert", "-", "-", "--to", "npy", "--from", "mpk")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, string(npy), r.stdout)
-	r = ndpack(t, npy[:50], "convert", "--from", "npy", "--to", "msgpack", "-", "-")
+	r = cli(t, npy[:50], "convert", "--from", "npy", "--to", "msgpack", "-", "-")
 	assert.Equal(t, 1, r.code)
 	assert.Empty(t, r.stdout, "nothing is written before the input is known good")
 }
@@ -206,10 +206,10 @@ func TestNPZThroughMsgpack(t *testing.T) {
 	require.NoError(t, os.WriteFile(mpk, doc.Bytes(), 0o644))
 	for _, compress := range []string{"--compress=false", "--compress"} {
 		npz := filepath.Join(dir, "pair.npz")
-		r := ndpack(t, nil, "convert", compress, mpk, npz)
+		r := cli(t, nil, "convert", compress, mpk, npz)
 		require.Equal(t, 0, r.code, r.stderr)
 		back := filepath.Join(dir, "back.mpk")
-		r = ndpack(t, nil, "convert", "--allow-nonstandard", npz, back)
+		r = cli(t, nil, "convert", "--allow-nonstandard", npz, back)
 		require.Equal(t, 0, r.code, r.stderr)
 		assert.Equal(t, doc.Bytes(), readFile(t, back), "npz %s round trip", compress)
 	}
@@ -227,10 +227,10 @@ func TestHostileMsgpack(t *testing.T) {
 	} {
 		p := filepath.Join(dir, "hostile.mpk")
 		require.NoError(t, os.WriteFile(p, doc, 0o644))
-		r := ndpack(t, nil, "convert", p, filepath.Join(dir, "out.npz"))
+		r := cli(t, nil, "convert", p, filepath.Join(dir, "out.npz"))
 		assert.Equal(t, 1, r.code, "%s: %s", name, r.stderr)
 		assert.NoFileExists(t, filepath.Join(dir, "out.npz"))
-		r = ndpack(t, nil, "inspect", p)
+		r = cli(t, nil, "inspect", p)
 		assert.Equal(t, 1, r.code, "%s: %s", name, r.stderr)
 	}
 }
@@ -245,14 +245,14 @@ func TestInspect(t *testing.T) {
 		}
 	}
 	p := corpusFile(t, dir, special.Files[0], "special.npy")
-	r := ndpack(t, nil, "inspect", p)
+	r := cli(t, nil, "inspect", p)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "dtype     >f8 (float, 8 bytes each, byte order big)")
 	assert.Contains(t, r.stdout, "shape     (13,): 13 elements, 104 bytes")
 	assert.Contains(t, r.stdout, "min, max  -Inf, +Inf")
 	assert.Contains(t, r.stdout, "NaNs      4")
 
-	r = ndpack(t, nil, "inspect", "--json", p)
+	r = cli(t, nil, "inspect", "--json", p)
 	require.Equal(t, 0, r.code, r.stderr)
 	var reports []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &reports))
@@ -264,11 +264,11 @@ func TestInspect(t *testing.T) {
 	assert.Equal(t, 4.0, st["nan_count"])
 
 	ext := corpusFile(t, dir, special.Files[len(special.Files)-1], "special.bin") // no extension: sniffed
-	r = ndpack(t, nil, "inspect", ext)
+	r = cli(t, nil, "inspect", ext)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "special.bin: msgpack (ext 110), 1 array(s)")
 
-	r = ndpack(t, nil, "inspect", filepath.Join(dir, "nope.npy"))
+	r = cli(t, nil, "inspect", filepath.Join(dir, "nope.npy"))
 	assert.Equal(t, 1, r.code)
 	assert.True(t, strings.HasPrefix(r.stderr, "ndpack: "), r.stderr)
 }
@@ -277,19 +277,19 @@ func TestUsageAndHelp(t *testing.T) {
 	for _, args := range [][]string{{}, {"bogus"}, {"convert", "a.npy"}, {"convert", "--bogus", "a.npy", "b.mpk"},
 		{"convert", "a.npy", "b.txt"}, {"convert", "--compress", "a.npz", "b.npy"}, {"inspect"}, {"demo", "extra"},
 		{"version", "extra"}} {
-		r := ndpack(t, nil, args...)
+		r := cli(t, nil, args...)
 		assert.Equal(t, 2, r.code, "%v: %s", args, r.stderr)
 		assert.Contains(t, r.stderr, "ndpack", "%v", args)
 	}
 	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "convert"}, {"convert", "--help"}, {"inspect", "-h"}, {"demo", "--help"}} {
-		r := ndpack(t, nil, args...)
+		r := cli(t, nil, args...)
 		assert.Equal(t, 0, r.code, "%v", args)
 		assert.Contains(t, r.stdout, "Usage: ndpack", "%v", args)
 	}
-	r := ndpack(t, nil, "help", "convert")
+	r := cli(t, nil, "help", "convert")
 	assert.Contains(t, r.stdout, "Examples:")
 	for _, v := range []string{"--version", "version"} {
-		r = ndpack(t, nil, v)
+		r = cli(t, nil, v)
 		assert.Equal(t, 0, r.code)
 		assert.Regexp(t, `^ndpack \S.*, built with go1\.\d+`, r.stdout)
 		assert.Contains(t, r.stdout, "YEP-110 array interface version 3")
@@ -297,7 +297,7 @@ func TestUsageAndHelp(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
-	r := ndpack(t, nil, "demo")
+	r := cli(t, nil, "demo")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "converted   sample.npy     -> from-npy.msgpack identical to sample.msgpack")
 	assert.Contains(t, r.stdout, "plain msgpack array of the same 4096 floats: 36867 bytes; ext 110 is 11.0% smaller")

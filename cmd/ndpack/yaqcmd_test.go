@@ -52,20 +52,20 @@ func testDaemon(t *testing.T) string {
 
 func TestYaqCommand(t *testing.T) {
 	addr := testDaemon(t)
-	r := ndpack(t, nil, "yaq", addr)
+	r := cli(t, nil, "yaq", addr)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "cam: a testcam daemon\ntraits: is-daemon, is-sensor\n")
 	assert.Contains(t, r.stdout, "  set_position(position: double) -> null\n")
 	assert.Contains(t, r.stdout, "  get_measured() -> map<[int, double, ndarray]>\n      The image.\n")
 
-	r = ndpack(t, nil, "yaq", addr, "get_measured")
+	r = cli(t, nil, "yaq", addr, "get_measured")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "  image: <u2 (2048, 2048): min 0, max 4095; mean 2047.5; [0 1 2 3 ...]\n  measurement_id: 7\n", r.stdout)
 
 	dir := t.TempDir()
 	npy, npz := filepath.Join(dir, "image.npy"), filepath.Join(dir, "all.npz")
-	require.Equal(t, 0, ndpack(t, nil, "yaq", "--save", npy, addr, "get_measured").code)
-	require.Equal(t, 0, ndpack(t, nil, "yaq", "--save", npz, addr, "get_measured").code)
+	require.Equal(t, 0, cli(t, nil, "yaq", "--save", npy, addr, "get_measured").code)
+	require.Equal(t, 0, cli(t, nil, "yaq", "--save", npz, addr, "get_measured").code)
 	out := pypeer.Run(t, `
 import numpy as np
 a = np.load(sys.argv[1])
@@ -74,17 +74,17 @@ print(a.dtype.str, a.shape, int(a[1, 2]), z.files)
 `, nil, npy, npz)
 	assert.Equal(t, "<u2 (2048, 2048) 2050 ['image']\n", string(out))
 
-	r = ndpack(t, nil, "yaq", addr, "set_position", "0.5")
+	r = cli(t, nil, "yaq", addr, "set_position", "0.5")
 	require.Equal(t, 0, r.code, r.stderr)
-	r = ndpack(t, nil, "yaq", addr, "set_position", `"far"`)
+	r = cli(t, nil, "yaq", addr, "set_position", `"far"`)
 	assert.Equal(t, 1, r.code)
 	assert.Equal(t, "ndpack: "+addr+": yaq: value does not fit its schema: set_position: parameter \"position\": a string is not a double\n", r.stderr)
-	r = ndpack(t, nil, "yaq", addr, "set_position", "far")
+	r = cli(t, nil, "yaq", addr, "set_position", "far")
 	assert.Equal(t, 2, r.code, "not JSON")
-	r = ndpack(t, nil, "yaq", addr, "home")
+	r = cli(t, nil, "yaq", addr, "home")
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, `has no method "home"`)
-	r = ndpack(t, nil, "yaq", "127.0.0.1:1")
+	r = cli(t, nil, "yaq", "127.0.0.1:1")
 	assert.Equal(t, 1, r.code)
 	assert.Regexp(t, `^ndpack: 127.0.0.1:1: .*connection refused\n$`, r.stderr)
 }

@@ -1,0 +1,178 @@
+package ndpack
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/filesection"
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
+)
+
+// ConvertOptions controls conversion between .npy files and ext 110
+// objects. The zero value converts the YEP's standard dtypes with the
+// default header limits.
+type ConvertOptions struct {
+	// ReadOptions apply to the .npy header.
+	npybridge.ReadOptions
+	// Ext110 applies to the ext 110 object written (AllowNonstandard lets
+	// S, U, V, M and m arrays through).
+	Ext110 ext110.Options
+}
+
+// NPYToExt110 is ConvertOptions{}.NPYToExt110: standard dtypes only.
+func NPYToExt110(w io.Writer, r io.Reader) error { return ConvertOptions{}.NPYToExt110(w, r) }
+
+// Ext110ToNPY is ConvertOptions{}.Ext110ToNPY.
+func Ext110ToNPY(w io.Writer, r io.Reader) error { return ConvertOptions{}.Ext110ToNPY(w, r) }
+
+// NPYToExt110 reads one .npy file from r and writes it to w as one ext 110
+// object.
+//
+// A row-major file is streamed: after the header, exactly the data bytes
+// are copied from r to w in bounded memory; from a regular file they are
+// written straight from memory-mapped windows, one copy and no buffer. A
+// Fortran-order file is read whole into memory and transposed, since ext
+// 110 data is row-major. If r is a file shorter than its header announces,
+// nothing is written.
+func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
+	h, err := o.ReadHeader(r)
+	if err != nil {
+		return err
+	}
+	enc := ext110.NewEncoder(w)
+	enc.Options = o.Ext110
+	short := func(have string) error {
+		return &npybridge.Error{Err: npybridge.ErrTruncated, Offset: h.DataOffset,
+			Detail: fmt.Sprintf("the header announces %d data bytes (shape %s of %s), the file has %s",
+				h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, have)}
+	}
+	src := r
+	f, size, isFile := regularFile(r)
+	var pos int64
+	if isFile {
+		if pos, err = f.Seek(0, io.SeekCurrent); err != nil {
+			return err
+		}
+		src = filesection.New(f, pos, size-pos) // with Len, so that a false claim is refused at once
+	}
+	if l, ok := src.(interface{ Len() int }); ok && int64(l.Len()) < h.DataLen() {
+		return short(fmt.Sprint(l.Len()))
+	}
+	if h.FortranOrder && len(h.Shape) > 1 {
+		a, err := h.ReadArray(src)
+		if err != nil {
+			return err
+		}
+		return enc.Encode(a)
+	}
+	if isFile {
+		// Exactly the data, so that the encoder writes it from the file's
+		// mapped windows (Section.WriteTo).
+		src = filesection.New(f, pos, h.DataLen())
+	}
+	if err := enc.EncodeFrom(h.DType, h.Shape, src); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return short("fewer")
+		}
+		return truncatedWhileRead(err)
+	}
+	return nil
+}
+
+// Ext110ToNPY reads one ext 110 object, which must be all of r, and writes
+// it to w as an .npy file (version 1.0 unless the header needs 2.0, as
+// np.save would).
+//
+// The canonical key order puts the data before the dtype and shape, so a
+// stream cannot be converted before its end has been read. When r is a
+// regular file it is memory-mapped to read only the framing, and the data
+// is then written from the file a mapped window at a time: memory stays
+// bounded whatever the size. Any other reader is decoded into memory
+// first.
+func (o ConvertOptions) Ext110ToNPY(w io.Writer, r io.Reader) error {
+	if f, size, ok := regularFile(r); ok && size > 0 {
+		return ext110FileToNPY(w, f, size)
+	}
+	dec := ext110.NewDecoder(r)
+	a, err := dec.Decode()
+	if err == io.EOF {
+		return notOneObject("the input is empty")
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := dec.Decode(); err != io.EOF {
+		return notOneObject("the input holds more than one ext 110 object")
+	}
+	return npybridge.Write(w, a)
+}
+
+func notOneObject(detail string) error {
+	return &ext110.Error{Err: ext110.ErrMalformed, Offset: -1, Detail: detail}
+}
+
+// regularFile returns r as a regular file and its size.
+func regularFile(r io.Reader) (*os.File, int64, bool) {
+	f, ok := r.(*os.File)
+	if !ok {
+		return nil, 0, false
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, 0, false
+	}
+	return f, fi.Size(), true
+}
+
+// ext110FileToNPY converts the ext 110 object that fills f (size bytes)
+// from its read position on.
+func ext110FileToNPY(w io.Writer, f *os.File, size int64) error {
+	start, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	m, release, err := filesection.Map(f, size)
+	if err != nil {
+		return err
+	}
+	// The parser reads only the framing: the pages of the data are never
+	// touched, so they are not brought into memory.
+	var h ext110.Header
+	err = filesection.Guard(f.Name(), m, 0, func() (err error) {
+		h, err = ext110.DecodeHeader(m[start:])
+		return err
+	})
+	release()
+	if err != nil {
+		return truncatedWhileRead(err)
+	}
+	if int64(h.Len) != size-start {
+		return notOneObject(fmt.Sprintf("%d bytes after the ext 110 object", size-start-int64(h.Len)))
+	}
+	if _, err := w.Write(npybridge.AppendHeader(nil, h.DType, h.Shape)); err != nil {
+		return err
+	}
+	n, err := filesection.New(f, start+int64(h.DataOffset), int64(h.DataLen)).WriteTo(w)
+	if err == nil && n != int64(h.DataLen) {
+		err = &ext110.Error{Err: ext110.ErrTruncated, Offset: start + int64(h.DataOffset),
+			Detail: fmt.Sprintf("the file shrank while being converted (%d of %d data bytes)", n, h.DataLen)}
+	}
+	return truncatedWhileRead(err)
+}
+
+// truncatedWhileRead gives a file truncated by another process while it
+// was read through a mapping the shared ErrTruncated class, keeping the
+// file's name.
+func truncatedWhileRead(err error) error {
+	var fe *filesection.Error
+	var pe *os.PathError
+	if !errors.As(err, &fe) || fe.Err != filesection.ErrTruncated || !errors.As(err, &pe) {
+		return err
+	}
+	return &os.PathError{Op: pe.Op, Path: pe.Path, Err: &npybridge.Error{Err: npybridge.ErrTruncated, Offset: fe.Offset,
+		Detail: "another process truncated the file while it was being read: " + fe.Detail}}
+}

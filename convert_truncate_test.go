@@ -1,0 +1,98 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package ndpack_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ndpack/ndpack"
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// threeMiBNPY writes an .npy of 3 MiB of <u2 values, i%65536 at index i.
+func threeMiBNPY(t *testing.T) (string, *ndarray.Array) {
+	v := make([]uint16, 3<<19)
+	for i := range v {
+		v[i] = uint16(i)
+	}
+	a, _ := ndarray.FromSlice(v)
+	a, _ = a.ToOrder(ndarray.LittleEndian)
+	p := filepath.Join(t.TempDir(), "in.npy")
+	require.NoError(t, npybridge.WriteFile(p, a))
+	return p, a
+}
+
+// truncateFile cuts the file at path to size through a descriptor of its
+// own, as another process would.
+func truncateFile(t *testing.T, path string, size int64) {
+	other, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	require.NoError(t, other.Truncate(size))
+	require.NoError(t, other.Close())
+}
+
+// Converting a file that another process truncates meanwhile: an error, no
+// crash, in both directions.
+func TestConvertTruncatedInput(t *testing.T) {
+	p, a := threeMiBNPY(t)
+	t.Run("npy to ext 110", func(t *testing.T) {
+		f, err := os.Open(p)
+		require.NoError(t, err)
+		defer f.Close()
+		w := &truncatingWriter{t: t, path: p, size: 8192, after: 1 << 20}
+		err = ndpack.NPYToExt110(w, f)
+		assert.ErrorIs(t, err, npybridge.ErrTruncated)
+		assert.EqualError(t, err, fmt.Sprintf("read %s: npybridge: truncated input at byte 8192: another process truncated the file while it was being read: "+
+			"it now holds 8192 bytes, and bytes 128 to %d were being read", p, 128+len(a.Data)))
+	})
+	t.Run("ext 110 to npy", func(t *testing.T) {
+		var msg bytes.Buffer
+		require.NoError(t, ndpack.NPYToExt110(&msg, bytes.NewReader(mustNPY(t, a))))
+		q := filepath.Join(t.TempDir(), "in.msgpack")
+		require.NoError(t, os.WriteFile(q, msg.Bytes(), 0o644))
+		f, err := os.Open(q)
+		require.NoError(t, err)
+		defer f.Close()
+		w := &truncatingWriter{t: t, path: q, size: 8192, after: 1 << 20}
+		err = ndpack.Ext110ToNPY(w, f)
+		assert.ErrorIs(t, err, npybridge.ErrTruncated)
+		assert.Contains(t, err.Error(), "read "+q+": npybridge: truncated input at byte 8192: another process truncated the file while it was being read: it now holds 8192 bytes")
+	})
+}
+
+func mustNPY(t *testing.T, a *ndarray.Array) []byte {
+	var b bytes.Buffer
+	require.NoError(t, npybridge.Write(&b, a))
+	return b.Bytes()
+}
+
+// truncatingWriter reads every byte it is given and keeps none, and at its
+// first write of more than after bytes has the file at path truncated to
+// size first.
+type truncatingWriter struct {
+	t           *testing.T
+	path        string
+	size, after int64
+	done        bool
+	sum         byte
+}
+
+func (w *truncatingWriter) Write(p []byte) (int, error) {
+	if !w.done && int64(len(p)) > w.after {
+		w.done = true
+		truncateFile(w.t, w.path, w.size)
+	}
+	var x byte
+	for _, b := range p {
+		x ^= b
+	}
+	w.sum ^= x
+	return len(p), nil
+}
