@@ -10,6 +10,14 @@ import (
 	"github.com/ndpack/ndpack/ndarray"
 )
 
+// DefaultMaxDepth and DefaultMaxExpansion are ext110's: how deeply a
+// message may nest, and the memory decoding it may take as a multiple of
+// its size plus 4 MiB, unless MessageOptions say otherwise.
+const (
+	DefaultMaxDepth     = ext110.DefaultMaxDepth
+	DefaultMaxExpansion = ext110.DefaultMaxExpansion
+)
+
 // MessageOptions are ext110.MessageOptions with the dialects added: the
 // limits a message is checked against before the msgpack library decodes
 // it, whether the maps of the msgpack-numpy and OpenPI dialects are

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/internal/connset"
 	"github.com/ndpack/ndpack/internal/mpwalk"
@@ -222,7 +222,7 @@ func (c *Client) call(ctx context.Context, method string, params any, result any
 	}
 	// The result is a slice of its message's own buffer: its arrays
 	// alias it instead of being copied again.
-	opts := ext110.MessageOptions{MaxDepth: DefaultMaxDepth, NoCopy: true}
+	opts := ndpack.MessageOptions{MaxDepth: DefaultMaxDepth, NoCopy: true}
 	if err := opts.UnmarshalMessage(raw, result); err != nil {
 		return fmt.Errorf("yaqrpc: %s: decoding the result: %w", method, err)
 	}

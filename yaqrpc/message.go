@@ -1,7 +1,7 @@
 package yaqrpc
 
 import (
-	"github.com/ndpack/ndpack/ext110" // arrays travel as ext 110
+	"github.com/ndpack/ndpack" // messages, whose arrays travel as ext 110
 )
 
 // Version is the protocol version sent and required in every message.
@@ -12,11 +12,11 @@ const DefaultMaxMessageSize = 64 << 20
 
 // DefaultMaxDepth bounds how deeply arrays and maps nest in one message
 // unless configured otherwise.
-const DefaultMaxDepth = ext110.DefaultMaxDepth
+const DefaultMaxDepth = ndpack.DefaultMaxDepth
 
 // DefaultMaxExpansion bounds the memory decoding one message may take, as a
-// multiple of its size plus 1 MiB: see ext110.MessageOptions.MaxExpansion.
-const DefaultMaxExpansion = ext110.DefaultMaxExpansion
+// multiple of its size plus 4 MiB: see ndpack.MessageOptions.
+const DefaultMaxExpansion = ndpack.DefaultMaxExpansion
 
 // request is what a Client sends. Params is left out when nil.
 type request struct {

@@ -10,7 +10,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/internal/connset"
 	"github.com/ndpack/ndpack/internal/mpwalk"
@@ -342,7 +342,7 @@ func (s *Server) drain(conn *connset.Conn, br *bufio.Reader) {
 // dispatch answers one message; nil means no answer (a notification). raw
 // is the message's own buffer: the arrays of the request alias it.
 func (s *Server) dispatch(raw []byte) any {
-	opts := ext110.MessageOptions{MaxDepth: s.maxDepth(), NoCopy: true}
+	opts := ndpack.MessageOptions{MaxDepth: s.maxDepth(), NoCopy: true}
 	m, ok := parseRequest(raw, opts)
 	if !ok {
 		// Not the usual shape: decode it whole, and say what is wrong.

@@ -7,7 +7,7 @@ import (
 	"net"
 	"reflect"
 
-	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/vmihailenco/msgpack/v5"
@@ -209,7 +209,7 @@ func isInt(b []byte) bool {
 // id, method and params, scalars where they belong) without reflection,
 // decoding only params through the msgpack library. ok is false for any
 // other shape, which the caller decodes whole.
-func parseRequest(raw []byte, opts ext110.MessageOptions) (map[string]any, bool) {
+func parseRequest(raw []byte, opts ndpack.MessageOptions) (map[string]any, bool) {
 	n, rest, err := mpwire.ReadMapHeaderBytes(raw)
 	if err != nil || n > 4 {
 		return nil, false
