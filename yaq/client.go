@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/connset"
 )
 
@@ -20,8 +21,10 @@ import (
 // unless configured otherwise.
 const DefaultMaxFrameSize = 64 << 20
 
-// ErrClosed is returned by calls on a closed Client.
-var ErrClosed = errors.New("yaq: client closed")
+// ErrClosed is returned by calls on a closed Client. Like every
+// package's closed error (yaqrpc's, the daemons' and servers', npybridge's
+// closed files) it matches the others and os.ErrClosed under errors.Is.
+var ErrClosed = codecerr.Closed("yaq: client closed")
 
 // RemoteError is an error a daemon answered a call with: the text it sent
 // (for yaqd-core daemons, the repr of the Python exception).

@@ -13,6 +13,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/connset"
 )
 
@@ -24,8 +25,9 @@ import (
 // when the daemon closes.
 type Handler func(ctx context.Context, params []any) (any, error)
 
-// ErrDaemonClosed is returned by Serve after Close.
-var ErrDaemonClosed = errors.New("yaq: daemon closed")
+// ErrDaemonClosed is returned by Serve after Close. It matches ErrClosed
+// (and os.ErrClosed) under errors.Is.
+var ErrDaemonClosed = codecerr.Closed("yaq: daemon closed")
 
 // The defaults of a Daemon's connection limits: no yaq client in normal use
 // meets them.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/internal/boundedio"
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/connset"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 )
@@ -20,8 +21,9 @@ import (
 var replyChans = sync.Pool{New: func() any { return make(chan *response, 1) }}
 
 // ErrClosed is returned by calls on a closed Client, as yaq.ErrClosed is
-// by the yaq client.
-var ErrClosed = errors.New("yaqrpc: client closed")
+// by the yaq client; the two, the servers' ErrServerClosed and os.ErrClosed
+// all match each other under errors.Is.
+var ErrClosed = codecerr.Closed("yaqrpc: client closed")
 
 // ErrClientClosed is ErrClosed under the name it first had.
 //
@@ -511,7 +513,7 @@ func (c *Client) send(ctx context.Context, req request, answered bool) error {
 	return err
 }
 
-// Close closes the connection; pending calls fail with ErrClientClosed.
+// Close closes the connection; pending calls fail with ErrClosed.
 func (c *Client) Close() error {
 	c.fail(ErrClosed)
 	c.mu.Lock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/internal/boundedio"
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/connset"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/vmihailenco/msgpack/v5"
@@ -71,8 +72,9 @@ func ParamAs[T any](r *Request, i int, name string) (T, error) {
 // cancelled when the server closes.
 type Handler func(ctx context.Context, req *Request) (any, error)
 
-// ErrServerClosed is returned by Serve after Close.
-var ErrServerClosed = errors.New("yaqrpc: server closed")
+// ErrServerClosed is returned by Serve after Close. It matches ErrClosed
+// (and os.ErrClosed) under errors.Is.
+var ErrServerClosed = codecerr.Closed("yaqrpc: server closed")
 
 // The defaults of the Server's connection limits: no client in normal use
 // meets them.

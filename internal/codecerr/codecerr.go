@@ -7,6 +7,7 @@ package codecerr
 
 import (
 	"errors"
+	"os"
 	"strconv"
 )
 
@@ -21,6 +22,23 @@ var (
 	// the format allows.
 	ErrTooLarge = errors.New("too large")
 )
+
+// Closed returns a "used after Close" error with the given message (which
+// names the package and what was closed, "yaq: client closed"). Every such
+// error matches every other under errors.Is, and os.ErrClosed, which
+// npybridge's closed files report: so errors.Is(err, os.ErrClosed), or
+// against any package's ErrClosed, works whichever package was closed.
+func Closed(msg string) error { return &closedError{msg} }
+
+type closedError struct{ msg string }
+
+func (e *closedError) Error() string { return e.msg }
+
+// Is makes all closed errors one class.
+func (e *closedError) Is(target error) bool {
+	_, closed := target.(*closedError)
+	return closed || target == os.ErrClosed
+}
 
 // Format renders a failure as "PKG: CLASS at byte N: DETAIL: CAUSE", leaving
 // out the offset when it is negative and the parts that are empty.

@@ -3,12 +3,16 @@ package codecerr_test
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/yaq"
+	"github.com/ndpack/ndpack/yaqrpc"
 )
 
 // A truncated input is one errors.Is whichever codec reports it, and an
@@ -27,5 +31,39 @@ func TestSharedSentinels(t *testing.T) {
 	}
 	if !errors.Is(npybridge.ErrHeaderTooLarge, ext110.ErrTooLarge) {
 		t.Error("npybridge.ErrHeaderTooLarge is not ext110.ErrTooLarge")
+	}
+}
+
+// Whatever was closed (a yaq or yaqrpc client, a daemon or server that
+// stopped serving, an npybridge Appender), one errors.Is recognises it, and
+// each message still says which.
+func TestClosedIsOneClass(t *testing.T) {
+	dir := t.TempDir()
+	a, err := npybridge.OpenAppend(filepath.Join(dir, "a.npy"), ndarray.Float64, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	appendErr := a.Sync()
+	closed := map[string]error{
+		"yaq.ErrClosed": yaq.ErrClosed, "yaq.ErrDaemonClosed": yaq.ErrDaemonClosed,
+		"yaqrpc.ErrClosed": yaqrpc.ErrClosed, "yaqrpc.ErrServerClosed": yaqrpc.ErrServerClosed,
+		"a closed Appender's Sync": appendErr,
+	}
+	for name, err := range closed {
+		for _, sentinel := range []error{os.ErrClosed, yaq.ErrClosed, yaqrpc.ErrClosed, yaq.ErrDaemonClosed, yaqrpc.ErrServerClosed} {
+			if !errors.Is(err, sentinel) && name != "a closed Appender's Sync" {
+				t.Errorf("%s (%q) is not errors.Is %q", name, err, sentinel)
+			}
+		}
+	}
+	if !errors.Is(appendErr, os.ErrClosed) {
+		t.Errorf("a closed Appender's Sync gave %v, not os.ErrClosed", appendErr)
+	}
+	if yaq.ErrClosed.Error() != "yaq: client closed" || yaqrpc.ErrServerClosed.Error() != "yaqrpc: server closed" {
+		t.Errorf("messages changed: %q, %q", yaq.ErrClosed, yaqrpc.ErrServerClosed)
+	}
+	if errors.Is(yaq.ErrClosed, ext110.ErrTruncated) {
+		t.Error("a closed error matches ErrTruncated")
 	}
 }
