@@ -150,20 +150,20 @@ func (c *Client) shakeHands(spaces [16]byte) error {
 		return nil // a daemon that knows us from before
 	}
 	if text == nil {
-		return fmt.Errorf("yaq: %s: the daemon answered %s without its protocol", c.addr, match)
+		return classed(ErrHandshake, "yaq: %s: the daemon answered %s without its protocol", c.addr, match)
 	}
 	if md5.Sum(text) != hash {
-		return fmt.Errorf("yaq: %s: the protocol the daemon sent does not match its hash", c.addr)
+		return classed(ErrHandshake, "yaq: %s: the protocol the daemon sent does not match its hash", c.addr)
 	}
 	proto, err := ParseProtocol(string(text))
 	if err != nil {
-		return fmt.Errorf("yaq: %s: the daemon's protocol: %w", c.addr, err)
+		return classed(ErrHandshake, "yaq: %s: the daemon's protocol: %w", c.addr, err)
 	}
 	if match, _, _, err = c.handshake(hash, text, hash); err != nil {
 		return err
 	}
 	if match != "BOTH" {
-		return fmt.Errorf("yaq: %s: the daemon did not accept its own protocol (%s)", c.addr, match)
+		return classed(ErrHandshake, "yaq: %s: the daemon did not accept its own protocol (%s)", c.addr, match)
 	}
 	c.proto, c.hash = proto, hash
 	return nil
@@ -290,7 +290,7 @@ func (c *Client) call(ctx context.Context, method string, params []any, result a
 	}
 	msg := c.proto.Messages[method]
 	if msg == nil {
-		return fmt.Errorf("yaq: %s has no method %q", c.proto.Name, method)
+		return classed(ErrNoMethod, "yaq: %s has no method %q", c.proto.Name, method)
 	}
 	// Parameters left out take their declared defaults, as yaqc fills them
 	// (appended to a copy: the caller's slice may have room beyond its end).
@@ -299,7 +299,7 @@ func (c *Client) call(ctx context.Context, method string, params []any, result a
 		params = append(params, msg.Request[len(params)].Default)
 	}
 	if len(params) != len(msg.Request) {
-		return fmt.Errorf("yaq: %s takes %d parameters (%s), got %d", method, len(msg.Request), fieldNames(msg.Request), len(params))
+		return classed(ErrParams, "yaq: %s takes %d parameters (%s), got %d", method, len(msg.Request), fieldNames(msg.Request), len(params))
 	}
 	out := &c.out
 	out.reset()
@@ -423,7 +423,7 @@ func assign(result any, v any) error {
 	}
 	rv := reflect.ValueOf(result)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return fmt.Errorf("yaq: result must be a non-nil pointer, got %T", result)
+		return classed(ErrResult, "yaq: result must be a non-nil pointer, got %T", result)
 	}
 	return assignValue(rv.Elem(), v)
 }
@@ -467,9 +467,9 @@ func assignValue(dst reflect.Value, v any) error {
 			dst.Set(out)
 			return nil
 		}
-		return fmt.Errorf("yaq: cannot store %v in a %s without changing it", v, dst.Type())
+		return classed(ErrResult, "yaq: cannot store %v in a %s without changing it", v, dst.Type())
 	}
-	return fmt.Errorf("yaq: cannot store a %T in a %s", v, dst.Type())
+	return classed(ErrResult, "yaq: cannot store a %T in a %s", v, dst.Type())
 }
 
 func negative(v reflect.Value) bool {

@@ -157,10 +157,12 @@ func TestClientChecksParametersBeforeSending(t *testing.T) {
 	err = c.Call(context.Background(), "slow", []any{1.0, 2.0}, nil)
 	require.Error(t, err)
 	assert.Equal(t, "yaq: slow takes 1 parameters ([seconds]), got 2", err.Error())
+	assert.ErrorIs(t, err, ErrParams)
 
 	err = c.Call(context.Background(), "nope", nil, nil)
 	require.Error(t, err)
 	assert.Equal(t, `yaq: gotest has no method "nope"`, err.Error())
+	assert.ErrorIs(t, err, ErrNoMethod)
 	assert.EqualValues(t, 0, calls.Load())
 }
 
@@ -236,6 +238,7 @@ func TestClientResultsAndDefaults(t *testing.T) {
 
 	var u8 uint8
 	assert.EqualError(t, c.Call(ctx, "get", []any{"int"}, &u8), "yaq: cannot store 300 in a uint8 without changing it")
+	assert.ErrorIs(t, c.Call(ctx, "get", []any{"int"}, &u8), ErrResult)
 	var u uint
 	assert.EqualError(t, c.Call(ctx, "get", []any{"negative"}, &u), "yaq: cannot store -1 in a uint without changing it")
 	var n int

@@ -151,7 +151,7 @@ func (d *Daemon) Protocol() *Protocol { return d.proto }
 // Handle registers h for method, which must be a message of the protocol.
 func (d *Daemon) Handle(method string, h Handler) error {
 	if d.proto.Messages[method] == nil {
-		return fmt.Errorf("yaq: the protocol %s has no message %q", d.proto.Name, method)
+		return classed(ErrNoMethod, "yaq: the protocol %s has no message %q", d.proto.Name, method)
 	}
 	d.handlers[method] = h
 	return nil
