@@ -18,9 +18,9 @@ import (
 // overflow the Go stack, which kills the process.
 const DefaultMaxDepth = 512
 
-// DefaultMaxMessageSize bounds one message read by a MessageDecoder unless
+// DefaultMaxSize bounds one message read by a MessageDecoder unless
 // MessageOptions say otherwise.
-const DefaultMaxMessageSize = 64 << 20
+const DefaultMaxSize = 64 << 20
 
 // MessageOptions are the limits a whole message is checked against before
 // the msgpack library decodes it. The zero value is the default.
@@ -31,7 +31,7 @@ type MessageOptions struct {
 	MaxDepth int
 	// MaxSize bounds one message in bytes. Zero means no limit for
 	// UnmarshalMessage, whose input is already in memory, and
-	// DefaultMaxMessageSize for a MessageDecoder, which would otherwise
+	// DefaultMaxSize for a MessageDecoder, which would otherwise
 	// read without end.
 	MaxSize int64
 	// MaxExpansion bounds the memory that decoding may allocate, as
@@ -172,7 +172,7 @@ func NewMessageDecoder(r io.Reader) *MessageDecoder { return &MessageDecoder{r: 
 func (d *MessageDecoder) Decode(v any) error {
 	max := d.Options.MaxSize
 	if max <= 0 {
-		max = DefaultMaxMessageSize
+		max = DefaultMaxSize
 	}
 	start := d.off
 	raw, err := mpwalk.ReadInto(nil, d.r, &d.chunks, max, d.Options.limits())

@@ -111,7 +111,7 @@ func TestDecoderLimits(t *testing.T) {
 	a := le(ndarray.FromSlice(make([]float64, 100)))
 	b, _ := Marshal(a)
 	dec := NewDecoder(bytes.NewReader(b))
-	dec.MaxPayload = 100
+	dec.MaxSize = 100
 	_, err := dec.Decode()
 	assert.ErrorIs(t, err, ErrTooLarge)
 	assert.EqualError(t, err, "ext110: too large at byte 0: payload of 838 bytes exceeds the limit of 100")

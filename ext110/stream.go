@@ -86,15 +86,16 @@ func (e *Encoder) write(l layout, writeData func() error) error {
 // It reads through its own buffer, so it may consume bytes of r beyond the
 // last object it returns.
 type Decoder struct {
-	// MaxPayload bounds the payload of one object; a larger one fails with
-	// ErrTooLarge before it is read. The default is the ext32 limit.
-	MaxPayload int64
-	r          *bufio.Reader
-	off        int64 // bytes consumed, for error offsets
+	// MaxSize bounds the payload of one object; a larger one fails with
+	// ErrTooLarge before it is read. 0 means MaxPayload, the most an ext32
+	// header can frame.
+	MaxSize int64
+	r       *bufio.Reader
+	off     int64 // bytes consumed, for error offsets
 }
 
 // NewDecoder returns a Decoder that reads from r.
-func NewDecoder(r io.Reader) *Decoder { return &Decoder{MaxPayload: MaxPayload, r: buffered(r)} }
+func NewDecoder(r io.Reader) *Decoder { return &Decoder{r: buffered(r)} }
 
 // buffered returns r as a *bufio.Reader, wrapping it unless it is one.
 func buffered(r io.Reader) *bufio.Reader {
@@ -133,8 +134,8 @@ func (d *Decoder) Decode() (*ndarray.Array, error) {
 	if typ != ExtType {
 		return nil, extTypeError(typ, int(start)+size-1)
 	}
-	if uint64(n) > uint64(d.MaxPayload) {
-		return nil, errAt(ErrTooLarge, int(start), "payload of %d bytes exceeds the limit of %d", n, d.MaxPayload)
+	if limit := d.maxSize(); uint64(n) > uint64(limit) {
+		return nil, errAt(ErrTooLarge, int(start), "payload of %d bytes exceeds the limit of %d", n, limit)
 	}
 	payload, err := boundedio.ReadFull(d.r, int(n))
 	d.off += int64(len(payload))
@@ -149,4 +150,11 @@ func (d *Decoder) readError(err error, at int64, what string) error {
 		return newError(ErrTruncated, at, "stream ended inside the "+what, nil)
 	}
 	return err
+}
+
+func (d *Decoder) maxSize() int64 {
+	if d.MaxSize > 0 {
+		return d.MaxSize
+	}
+	return MaxPayload
 }

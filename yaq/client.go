@@ -17,9 +17,9 @@ import (
 	"github.com/ndpack/ndpack/internal/connset"
 )
 
-// DefaultMaxFrameSize bounds one frame, and one value, read from a peer
+// DefaultMaxSize bounds one frame, and one value, read from a peer
 // unless configured otherwise.
-const DefaultMaxFrameSize = 64 << 20
+const DefaultMaxSize = 64 << 20
 
 // ErrClosed is returned by calls on a closed Client. Like every
 // package's closed error (yaqrpc's, the daemons' and servers', npybridge's
@@ -74,7 +74,7 @@ func onlyEmptyFrames(b []byte) bool {
 // Dial connects to the daemon at addr ("host:port") and shakes hands,
 // learning its protocol.
 func Dial(ctx context.Context, addr string) (*Client, error) {
-	c := &Client{addr: addr, maxFrame: DefaultMaxFrameSize}
+	c := &Client{addr: addr, maxFrame: DefaultMaxSize}
 	if err := c.connect(ctx); err != nil {
 		return nil, err
 	}

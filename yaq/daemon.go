@@ -65,9 +65,14 @@ type Daemon struct {
 	State func() map[string]any
 	// Busy, when set, gives what busy answers; nil answers false.
 	Busy func() bool
-	// MaxFrameSize bounds one frame, and one request's value, in bytes; 0
-	// means DefaultMaxFrameSize. Over it, the connection is closed before
+	// MaxSize bounds one frame, and one request's value, in bytes; 0
+	// means DefaultMaxSize. Over it, the connection is closed before
 	// anything is allocated for it.
+	MaxSize int
+	// MaxFrameSize is MaxSize under the name it first had, honoured when
+	// MaxSize is 0.
+	//
+	// Deprecated: use MaxSize, the name every package gives this limit.
 	MaxFrameSize int
 	// MaxConnections caps the connections served at once; 0 means
 	// DefaultMaxConnections (1024), or three quarters of the process's
@@ -166,10 +171,13 @@ func (d *Daemon) logf(format string, args ...any) {
 }
 
 func (d *Daemon) maxFrame() int {
-	if d.MaxFrameSize > 0 {
+	switch {
+	case d.MaxSize > 0:
+		return d.MaxSize
+	case d.MaxFrameSize > 0:
 		return d.MaxFrameSize
 	}
-	return DefaultMaxFrameSize
+	return DefaultMaxSize
 }
 
 // Serve accepts connections on l and serves each on its own goroutine until

@@ -23,7 +23,7 @@ import (
 // readerOf reads the frames of stream as a daemon reads a client's (what
 // follows a value in its frame starts the next).
 func readerOf(stream []byte) *frames {
-	return &frames{br: bufio.NewReader(bytes.NewReader(stream)), max: DefaultMaxFrameSize, peer: "client 127.0.0.1:1"}
+	return &frames{br: bufio.NewReader(bytes.NewReader(stream)), max: DefaultMaxSize, peer: "client 127.0.0.1:1"}
 }
 
 // framed frames each of parts.

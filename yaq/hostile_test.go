@@ -225,7 +225,7 @@ func FuzzClientAnswers(f *testing.F) {
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		dialed := false
-		c := &Client{maxFrame: DefaultMaxFrameSize, dial: func(context.Context) (net.Conn, error) {
+		c := &Client{maxFrame: DefaultMaxSize, dial: func(context.Context) (net.Conn, error) {
 			if dialed {
 				return nil, errors.New("refused") // one connection per input
 			}

@@ -84,11 +84,11 @@ func Dial(ctx context.Context, addr string) (*Client, error) {
 }
 
 // NewClient returns a Client using conn. maxMessageSize bounds one response
-// (0 means DefaultMaxMessageSize); a larger one, or one nested deeper than
+// (0 means DefaultMaxSize); a larger one, or one nested deeper than
 // DefaultMaxDepth, ends the connection.
 func NewClient(conn net.Conn, maxMessageSize int64) *Client {
 	if maxMessageSize <= 0 {
-		maxMessageSize = DefaultMaxMessageSize
+		maxMessageSize = DefaultMaxSize
 	}
 	return &Client{conn: conn, max: maxMessageSize, br: bufio.NewReaderSize(conn, 64<<10),
 		pending: map[int64]chan *response{}, idle: make(chan struct{}), done: make(chan struct{}),

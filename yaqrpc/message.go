@@ -7,8 +7,8 @@ import (
 // Version is the protocol version sent and required in every message.
 const Version = "1.0"
 
-// DefaultMaxMessageSize bounds one message unless configured otherwise.
-const DefaultMaxMessageSize = 64 << 20
+// DefaultMaxSize bounds one message unless configured otherwise.
+const DefaultMaxSize = 64 << 20
 
 // DefaultMaxDepth bounds how deeply arrays and maps nest in one message
 // unless configured otherwise.

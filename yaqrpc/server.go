@@ -95,11 +95,11 @@ const (
 // Server dispatches yaq-RPC requests to handlers. Set its fields and
 // register handlers before calling Serve.
 type Server struct {
-	// MaxMessageSize bounds one incoming message in bytes; 0 means
-	// DefaultMaxMessageSize. A larger message is answered with an
+	// MaxSize bounds one incoming message in bytes; 0 means
+	// DefaultMaxSize. A larger message is answered with an
 	// invalid-request error and its connection closed, before the server
 	// allocates for it.
-	MaxMessageSize int64
+	MaxSize int64
 	// MaxDepth bounds how deeply arrays and maps nest in one message; 0
 	// means DefaultMaxDepth. A deeper message is answered with an
 	// invalid-request error and its connection closed: the msgpack
@@ -212,10 +212,10 @@ func (s *Server) logf(format string, args ...any) {
 }
 
 func (s *Server) maxMessage() int64 {
-	if s.MaxMessageSize > 0 {
-		return s.MaxMessageSize
+	if s.MaxSize > 0 {
+		return s.MaxSize
 	}
-	return DefaultMaxMessageSize
+	return DefaultMaxSize
 }
 
 // serveConn reads requests one after another and answers each in order.

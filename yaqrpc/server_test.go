@@ -22,7 +22,7 @@ import (
 // testServer serves a few methods on a loopback port.
 func testServer(t testing.TB, maxMessage int64, configure ...func(*Server)) (addr string, notified <-chan string) {
 	srv := NewServer()
-	srv.MaxMessageSize = maxMessage
+	srv.MaxSize = maxMessage
 	for _, f := range configure {
 		f(srv)
 	}
