@@ -116,6 +116,9 @@ func (o AppendOptions) OpenAppendContext(ctx context.Context, name string, dt nd
 	if err := dt.Validate(); err != nil {
 		return fail(wrapAt(ErrInvalidArray, -1, err))
 	}
+	if err := checkWritable(dt); err != nil {
+		return fail(err)
+	}
 	full := append([]int{0}, shape...)
 	if _, err := ndarray.ByteSize(dt, full); err != nil {
 		return fail(wrapAt(ErrInvalidArray, -1, err))

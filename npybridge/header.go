@@ -80,13 +80,23 @@ func (o ReadOptions) ReadHeader(r io.Reader) (*Header, error) {
 	default:
 		return nil, errAt(ErrVersion, 6, "version %d.%d; only 1.0, 2.0 and 3.0 exist", h.Major, h.Minor)
 	}
-	if hlen > int64(o.maxHeader()) {
+	// numpy's limit counts characters: a UTF-8 (3.0) header may hold up
+	// to 4 bytes for each.
+	limit := int64(o.maxHeader())
+	if h.Major == 3 {
+		limit *= utf8.UTFMax
+	}
+	if hlen > limit {
 		return nil, errAt(ErrHeaderTooLarge, 8,
 			"header of %d bytes exceeds the limit of %d (ReadOptions.MaxHeaderSize)", hlen, o.maxHeader())
 	}
 	text := make([]byte, hlen) // bounded by the limit just checked
 	if _, err := io.ReadFull(r, text); err != nil {
 		return nil, truncated(err, h.DataOffset, fmt.Sprintf("the %d-byte header", hlen))
+	}
+	if h.Major == 3 && utf8.RuneCount(text) > o.maxHeader() {
+		return nil, errAt(ErrHeaderTooLarge, 8,
+			"header of %d characters exceeds the limit of %d (ReadOptions.MaxHeaderSize)", utf8.RuneCount(text), o.maxHeader())
 	}
 	if err := h.parse(text); err != nil {
 		return nil, err
@@ -110,9 +120,8 @@ func (h *Header) parse(text []byte) error {
 			return errAt(ErrHeader, base, "a version 3.0 header must be UTF-8")
 		}
 	}
-	// Versions 1.0 and 2.0 are latin-1, of which a dict of ASCII keys
-	// and values needs nothing beyond ASCII: bytes above 0x7f can only
-	// appear inside strings, where they make an unknown descr anyway.
+	// Versions 1.0 and 2.0 are latin-1: bytes above 0x7f can only appear
+	// inside strings (field names), which the parser turns into UTF-8.
 	v, serr := parsePyLiteral(text, h.Major < 3)
 	if serr != nil {
 		return errAt(ErrHeader, base+int64(serr.at), "%s in header %s", serr.msg, quoteHeader(text))
@@ -173,18 +182,18 @@ func (h *Header) parse(text []byte) error {
 	}
 
 	switch descr.kind {
-	case pyStr:
-	case pyList:
-		return errAt(ErrUnsupported, base+int64(descr.at), "structured dtypes are not supported (descr is a list of fields)")
+	case pyStr, pyList, pyDict, pyTuple:
 	default:
-		return bad(descr.at, "descr is %s, not a str", descr.kind)
+		return bad(descr.at, "descr is %s, not a str or a list of fields", descr.kind)
 	}
-	if isObjectDescr(descr.s) {
-		return errAt(ErrUnsupported, base+int64(descr.at), "descr %q holds Python objects (pickle), which are never read", descr.s)
-	}
-	dt, err := parseDescr(descr.s)
+	dt, err := descrParser{base: base}.dtype(descr)
 	if err != nil {
-		return wrapAt(ErrHeader, base+int64(descr.at), err)
+		return err
+	}
+	if dt.IsSubarray() {
+		// np.load reads the subarray's elements and cannot give them the
+		// header's shape; it reads nothing it could be given.
+		return bad(descr.at, "descr is the subarray dtype %s, which np.load cannot shape into an array", dt)
 	}
 	h.DType = dt
 	if _, err := ndarray.ByteSize(dt, h.Shape); err != nil {
@@ -214,15 +223,20 @@ const growthAxisDigits = 21
 const arrayAlign = 64
 
 // AppendHeader appends the NPY header (magic, version, length, padded text)
-// that np.save writes for a C-order array of dtype dt and the given shape.
-// Like numpy it picks version 1.0, or 2.0 when the header does not fit in
-// 1.0's 16-bit length (3.0 is only needed for non-latin-1 text, which no
-// dtype of ndpack produces).
+// that np.save writes for a C-order array of dtype dt and the given shape:
+// the descr is dt's typestr, or a record's dtype.descr list. Like numpy it
+// picks version 1.0, or 2.0 when the header does not fit in 1.0's 16-bit
+// length, or 3.0 when a field name or title is not latin-1.
+//
+// np.save refuses a record whose fields overlap or are out of offset
+// order, and an array of a subarray dtype; Write and the other writers
+// refuse them too. AppendHeader, which cannot fail, gives such a dtype
+// numpy's dict form, which np.load and Read refuse, never a bare "|Vn".
 func AppendHeader(dst []byte, dt ndarray.DType, shape []int) []byte {
 	var text []byte
-	text = append(text, "{'descr': '"...)
-	text, _ = dt.AppendText(text)
-	text = append(text, "', 'fortran_order': False, 'shape': "...)
+	text = append(text, "{'descr': "...)
+	text = appendDescr(text, dt)
+	text = append(text, ", 'fortran_order': False, 'shape': "...)
 	text = append(text, ndarray.FormatShape(shape)...)
 	text = append(text, ", }"...)
 	if len(shape) > 0 {
@@ -230,19 +244,25 @@ func AppendHeader(dst []byte, dt ndarray.DType, shape []int) []byte {
 			text = append(text, ' ')
 		}
 	}
+	major := byte(1)
+	if latin1, ok := toLatin1(text); ok {
+		text = latin1
+	} else {
+		major = 3 // UTF-8, as the text already is
+	}
 	hlen := len(text) + 1 // the newline
 	prefix := 10
 	pad := arrayAlign - (prefix+hlen)%arrayAlign
-	if hlen+pad > 0xffff {
-		prefix = 12 // version 2.0: a 4-byte length
+	if major == 3 || hlen+pad > 0xffff {
+		prefix = 12 // versions 2.0 and 3.0: a 4-byte length
 		pad = arrayAlign - (prefix+hlen)%arrayAlign
+		major = max(major, 2)
 	}
 	dst = append(dst, Magic...)
+	dst = append(dst, major, 0)
 	if prefix == 10 {
-		dst = append(dst, 1, 0)
 		dst = binary.LittleEndian.AppendUint16(dst, uint16(hlen+pad))
 	} else {
-		dst = append(dst, 2, 0)
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(hlen+pad))
 	}
 	dst = append(dst, text...)
@@ -250,4 +270,25 @@ func AppendHeader(dst []byte, dt ndarray.DType, shape []int) []byte {
 		dst = append(dst, ' ')
 	}
 	return append(dst, '\n')
+}
+
+// toLatin1 returns the UTF-8 text in latin-1, or false if it holds a
+// character beyond U+00FF. ASCII text, every header without a non-ASCII
+// field name, is returned as it is.
+func toLatin1(text []byte) ([]byte, bool) {
+	ascii := true
+	for _, c := range text {
+		ascii = ascii && c < utf8.RuneSelf
+	}
+	if ascii {
+		return text, true
+	}
+	out := make([]byte, 0, len(text))
+	for _, r := range string(text) {
+		if r > 0xff {
+			return nil, false
+		}
+		out = append(out, byte(r))
+	}
+	return out, true
 }

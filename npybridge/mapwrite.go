@@ -87,6 +87,9 @@ func (o MapOptions) CreateMapped(name string, dt ndarray.DType, shape ...int) (*
 	if err := dt.Validate(); err != nil {
 		return fail(wrapAt(ErrInvalidArray, -1, err))
 	}
+	if err := checkWritable(dt); err != nil {
+		return fail(err)
+	}
 	n, err := ndarray.ByteSize(dt, shape)
 	if err != nil {
 		return fail(wrapAt(ErrInvalidArray, -1, err))
@@ -269,7 +272,8 @@ func mapWritable(name string, f *os.File, h *Header) (*Mapped, error) {
 // checkOrder refuses a dtype whose typed views would be copies unless the
 // caller takes raw bytes.
 func (o MapOptions) checkOrder(dt ndarray.DType) error {
-	if o.RawByteOrder || dt.Order == ndarray.NotApplicable || dt.Order == ndarray.NativeOrder() {
+	// A record is in the machine's order when every field is.
+	if o.RawByteOrder || dt.WithOrder(ndarray.NativeOrder()) == dt {
 		return nil
 	}
 	return errAt(ErrNotMappable, -1, "%s is not in the machine's byte order (%c), so values written through ndarray.Values would go to a copy; "+

@@ -438,6 +438,9 @@ func (z *NPZWriter) WriteArray(name string, a *ndarray.Array) error {
 	if err := a.Validate(); err != nil {
 		return memberError(name, wrapAt(ErrInvalidArray, -1, err))
 	}
+	if err := checkWritable(a.DType); err != nil {
+		return memberError(name, err)
+	}
 	mw, err := z.create(name)
 	if err != nil {
 		return err
@@ -451,6 +454,9 @@ func (z *NPZWriter) WriteArray(name string, a *ndarray.Array) error {
 func (z *NPZWriter) WriteFrom(name string, dt ndarray.DType, shape []int, r io.Reader) error {
 	if _, err := ndarray.ByteSize(dt, shape); err != nil {
 		return memberError(name, wrapAt(ErrInvalidArray, -1, err))
+	}
+	if err := checkWritable(dt); err != nil {
+		return memberError(name, err)
 	}
 	mw, err := z.create(name)
 	if err != nil {

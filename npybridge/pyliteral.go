@@ -3,13 +3,17 @@ package npybridge
 import (
 	"fmt"
 	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // The NPY header is a Python literal that numpy reads with
 // ast.literal_eval. This is the subset of Python literal syntax that such a
-// header can meaningfully contain: dicts, tuples, lists, strings without
-// escapes, True/False/None and decimal integers. Anything else is refused
-// with its position.
+// header can meaningfully contain: dicts, tuples, lists, strings (with the
+// escapes Python's repr writes in a field name), True/False/None and decimal
+// integers. Anything else is refused with its position.
 
 type pyKind int
 
@@ -38,14 +42,16 @@ type pyValue struct {
 	negative bool
 }
 
-// maxNesting bounds the depth of brackets: enough for any real header, and
-// it keeps hostile input from recursing deeply.
-const maxNesting = 32
+// maxNesting bounds the depth of brackets: enough for a descr of records
+// nested ndarray.MaxRecordDepth deep (a list and a tuple per level, and a
+// subarray's shape), and it keeps hostile input from recursing deeply.
+const maxNesting = 3*ndarray.MaxRecordDepth + 4
 
 type pyParser struct {
 	s      []byte
 	i      int
 	allowL bool // Python 2 long suffix, as numpy tolerates for v1.0/v2.0
+	latin1 bool // the text is latin-1 (versions 1.0, 2.0), not UTF-8
 }
 
 type pySyntaxError struct {
@@ -61,8 +67,10 @@ func (p *pyParser) fail(at int, format string, args ...any) *pySyntaxError {
 
 // parsePyLiteral parses text holding exactly one literal (plus space and
 // comments).
+// Versions 1.0 and 2.0 are latin-1 (allowL and latin1 both hold for
+// them), 3.0 is UTF-8; strings are returned as UTF-8 either way.
 func parsePyLiteral(text []byte, allowL bool) (pyValue, *pySyntaxError) {
-	p := &pyParser{s: text, allowL: allowL}
+	p := &pyParser{s: text, allowL: allowL, latin1: allowL}
 	v, err := p.value(0)
 	if err != nil {
 		return v, err
@@ -185,25 +193,107 @@ func (p *pyParser) sequence(depth int, closer byte, kind pyKind) (pyValue, *pySy
 	}
 }
 
+// str parses a one-line string literal without prefix, as Python's repr
+// writes one: latin-1 or UTF-8 text and the escapes \\ \' \" \a \b \f \n
+// \r \t \v, octal \ooo, \xhh, \uXXXX and \UXXXXXXXX, and a backslash
+// before a newline, which joins the lines.
 func (p *pyParser) str() (pyValue, *pySyntaxError) {
 	at := p.i
 	quote := p.s[p.i]
 	p.i++
-	start := p.i
+	var b []byte
 	for p.i < len(p.s) {
-		switch p.s[p.i] {
-		case quote:
-			v := pyValue{kind: pyStr, at: at, s: string(p.s[start:p.i])}
+		c := p.s[p.i]
+		switch {
+		case c == quote:
 			p.i++
-			return v, nil
-		case '\\':
-			return pyValue{}, p.fail(p.i, "escape sequences in strings are not supported")
-		case '\n':
+			return pyValue{kind: pyStr, at: at, s: string(b)}, nil
+		case c == '\n' || c == '\r':
 			return pyValue{}, p.fail(at, "string not closed on its line")
+		case c == '\\':
+			r, err := p.escape()
+			if err != nil {
+				return pyValue{}, err
+			}
+			if r >= 0 {
+				b = utf8.AppendRune(b, r)
+			}
+		case c >= 0x80 && p.latin1:
+			b = utf8.AppendRune(b, rune(c))
+			p.i++
+		case c >= 0x80:
+			r, n := utf8.DecodeRune(p.s[p.i:])
+			if r == utf8.RuneError && n <= 1 {
+				return pyValue{}, p.fail(p.i, "invalid UTF-8 in a string")
+			}
+			b = append(b, p.s[p.i:p.i+n]...)
+			p.i += n
+		default:
+			b = append(b, c)
+			p.i++
 		}
-		p.i++
 	}
 	return pyValue{}, p.fail(at, "string not closed")
+}
+
+// escape reads the escape sequence at p.i and returns its code point, or
+// -1 for a line continuation.
+func (p *pyParser) escape() (rune, *pySyntaxError) {
+	at := p.i
+	p.i++
+	if p.i >= len(p.s) {
+		return 0, p.fail(at, "string not closed")
+	}
+	c := p.s[p.i]
+	p.i++
+	if r, ok := simpleEscapes[c]; ok {
+		return r, nil
+	}
+	hex := 0
+	switch c {
+	case '\n':
+		return -1, nil
+	case 'x':
+		hex = 2
+	case 'u':
+		hex = 4
+	case 'U':
+		hex = 8
+	case '0', '1', '2', '3', '4', '5', '6', '7':
+		r := rune(c - '0')
+		for k := 0; k < 2 && p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '7'; k++ {
+			r = r*8 + rune(p.s[p.i]-'0')
+			p.i++
+		}
+		return r, nil
+	default:
+		// Python keeps an unknown escape as it is (and warns); numpy never
+		// writes one, so it is refused rather than guessed at.
+		return 0, p.fail(at, "unknown escape sequence \\%c in a string", c)
+	}
+	if p.i+hex > len(p.s) {
+		return 0, p.fail(at, "truncated \\%c escape in a string", c)
+	}
+	var r rune
+	for _, d := range p.s[p.i : p.i+hex] {
+		v := strings.IndexByte("0123456789abcdef", d|0x20)
+		if v < 0 || d|0x20 != d && (d < 'A' || d > 'F') {
+			return 0, p.fail(at, "malformed \\%c escape in a string", c)
+		}
+		r = r*16 + rune(v)
+	}
+	p.i += hex
+	switch {
+	case r > utf8.MaxRune:
+		return 0, p.fail(at, "escape \\%c beyond the last code point", c)
+	case r >= 0xd800 && r < 0xe000:
+		return 0, p.fail(at, "escape of a lone surrogate, which a Go string cannot hold")
+	}
+	return r, nil
+}
+
+var simpleEscapes = map[byte]rune{
+	'\\': '\\', '\'': '\'', '"': '"', 'a': '\a', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t', 'v': '\v',
 }
 
 // integer parses a decimal integer with optional sign and underscores

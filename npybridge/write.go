@@ -18,6 +18,9 @@ func Write(w io.Writer, a *ndarray.Array) error {
 	if err := a.Validate(); err != nil {
 		return wrapAt(ErrInvalidArray, -1, err)
 	}
+	if err := checkWritable(a.DType); err != nil {
+		return err
+	}
 	if _, err := w.Write(AppendHeader(nil, a.DType, a.Shape)); err != nil {
 		return err
 	}
@@ -32,6 +35,9 @@ func Write(w io.Writer, a *ndarray.Array) error {
 func WriteFrom(w io.Writer, dt ndarray.DType, shape []int, r io.Reader) error {
 	if err := dt.Validate(); err != nil {
 		return wrapAt(ErrInvalidArray, -1, err)
+	}
+	if err := checkWritable(dt); err != nil {
+		return err
 	}
 	n, err := ndarray.ByteSize(dt, shape)
 	if err != nil {
