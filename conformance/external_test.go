@@ -8,9 +8,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
@@ -60,6 +62,7 @@ func TestExternalCorpus(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &expected))
 	require.GreaterOrEqual(t, len(expected), 290)
 	counts := map[string]int{}
+	structured := map[string]*ndarray.Array{}
 	for name, v := range expected {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(externalDir, name)
@@ -73,7 +76,11 @@ func TestExternalCorpus(t *testing.T) {
 				case "valid":
 					require.NoError(t, err)
 					checkValid(t, a, v)
-				case "structured", "pickle":
+				case "structured":
+					require.NoError(t, err)
+					checkStructured(t, a, v)
+					structured[name] = a
+				case "pickle":
 					require.ErrorIs(t, err, npybridge.ErrUnsupported)
 				default:
 					require.Error(t, err)
@@ -91,6 +98,50 @@ func TestExternalCorpus(t *testing.T) {
 		})
 	}
 	t.Logf("checked: %v", counts)
+	checkStructuredWithNumpy(t, structured)
+}
+
+// checkStructured compares a record array with numpy's reading: expected.json
+// gives numpy's dtype.descr, which the header ndpack writes must carry.
+func checkStructured(t *testing.T, a *ndarray.Array, v verdict) {
+	t.Helper()
+	require.True(t, a.DType.IsRecord(), "a structured file must read as a record, not %s", a.DType)
+	assert.Equal(t, v.Shape, append([]int{}, a.Shape...), "shape")
+	header := string(npybridge.AppendHeader(nil, a.DType, a.Shape))
+	_, descr, _ := strings.Cut(header, "{'descr': ")
+	descr, _, _ = strings.Cut(descr, ", 'fortran_order'")
+	assert.Equal(t, v.DType, descr, "dtype.descr")
+}
+
+// checkStructuredWithNumpy: what ndpack writes of each structured file is
+// what np.save writes of numpy's reading of it, byte for byte.
+func checkStructuredWithNumpy(t *testing.T, arrays map[string]*ndarray.Array) {
+	if len(arrays) == 0 {
+		return
+	}
+	var names []string
+	ours := map[string]string{}
+	for name, a := range arrays {
+		var buf bytes.Buffer
+		require.NoError(t, npybridge.Write(&buf, a))
+		names = append(names, name)
+		ours[name] = sha(buf.Bytes())
+	}
+	in, err := json.Marshal(names)
+	require.NoError(t, err)
+	out := pypeer.Run(t, `
+import sys, json, io, hashlib, os
+import numpy as np
+res = {}
+for name in json.load(sys.stdin):
+    f = io.BytesIO()
+    np.save(f, np.load(os.path.join(sys.argv[1], name)))
+    res[name] = hashlib.sha256(f.getvalue()).hexdigest()
+json.dump(res, sys.stdout)
+`, in, externalDir)
+	var theirs map[string]string
+	require.NoError(t, json.Unmarshal(out, &theirs))
+	assert.Equal(t, theirs, ours, "np.save of numpy's reading, against ndpack's Write")
 }
 
 // checkNPZ reads every member of an archive by itself: a valid member reads
@@ -105,7 +156,10 @@ func checkNPZ(t *testing.T, b []byte, v verdict) {
 		case "valid":
 			require.NoError(t, err, m.Name)
 			checkValid(t, a, m)
-		case "structured", "pickle":
+		case "structured":
+			require.NoError(t, err, m.Name)
+			checkStructured(t, a, m)
+		case "pickle":
 			require.ErrorIs(t, err, npybridge.ErrUnsupported, m.Name)
 		default:
 			require.Error(t, err, m.Name)
