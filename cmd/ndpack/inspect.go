@@ -53,20 +53,21 @@ type fileReport struct {
 }
 
 type arrayReport struct {
-	Name         string    `json:"name,omitempty"`
-	Error        string    `json:"error,omitempty"`
-	DType        string    `json:"dtype,omitempty"`
-	Kind         string    `json:"kind,omitempty"`
-	Standard     bool      `json:"standard"`
-	ByteOrder    string    `json:"byte_order,omitempty"`
-	Shape        []int     `json:"shape"`
-	Elements     int       `json:"elements"`
-	ItemSize     int       `json:"item_size"`
-	Bytes        int64     `json:"bytes"`
-	FortranOrder bool      `json:"fortran_order_on_disk,omitempty"`
-	Stats        *stats    `json:"stats,omitempty"`
-	First        []*number `json:"first"`
-	notArray     bool      // not an array ndpack holds: reported, not a failure
+	Name         string        `json:"name,omitempty"`
+	Error        string        `json:"error,omitempty"`
+	DType        string        `json:"dtype,omitempty"`
+	Kind         string        `json:"kind,omitempty"`
+	Standard     bool          `json:"standard"`
+	ByteOrder    string        `json:"byte_order,omitempty"`
+	Shape        []int         `json:"shape"`
+	Elements     int           `json:"elements"`
+	ItemSize     int           `json:"item_size"`
+	Bytes        int64         `json:"bytes"`
+	FortranOrder bool          `json:"fortran_order_on_disk,omitempty"`
+	Stats        *stats        `json:"stats,omitempty"`
+	Fields       []fieldReport `json:"fields,omitempty"` // of a record dtype, with their statistics
+	First        []*number     `json:"first"`
+	notArray     bool          // not an array ndpack holds: reported, not a failure
 }
 
 func runInspect(e env, args []string) error {
@@ -297,6 +298,11 @@ func inspectArray(src arraySource, prog *progress, buf *[]byte) arrayReport {
 
 	acc := newAccumulator(dt)
 	first := newFirstCapture(dt, src.shape, src.fortran, firstCount)
+	var records *recordStats
+	if dt.IsRecord() {
+		r.Kind = "record"
+		r.Fields, records = newRecordStats(dt)
+	}
 	rc, err := src.open()
 	if err != nil {
 		r.Error = describe("", err)
@@ -325,7 +331,11 @@ func inspectArray(src arraySource, prog *progress, buf *[]byte) arrayReport {
 			return r
 		}
 		acc.add(chunk[:k])
-		first.add(chunk[:k], index)
+		if records != nil {
+			records.add(chunk[:k])
+		} else {
+			first.add(chunk[:k], index)
+		}
 		done += int64(k)
 		if dt.ItemSize > 0 {
 			index += int64(k / dt.ItemSize)
@@ -333,6 +343,10 @@ func inspectArray(src arraySource, prog *progress, buf *[]byte) arrayReport {
 		prog.add(int64(k))
 	}
 	r.Stats = acc.result()
+	if records != nil {
+		records.finish()
+		return r // the fields' statistics say what first values would
+	}
 	r.First = first.values(dt)
 	return r
 }
@@ -368,6 +382,11 @@ func printArray(w io.Writer, a arrayReport) {
 	fmt.Fprintf(w, "%sshape     %s: %d elements, %d bytes%s\n", indent, ndarray.FormatShape(a.Shape), a.Elements, a.Bytes, fortran)
 	if s := a.Stats; s != nil {
 		printStats(w, indent, s)
+	}
+	if a.Fields != nil {
+		fmt.Fprintf(w, "%sfields\n", indent)
+		printFields(w, indent+"  ", a.Fields)
+		return
 	}
 	more := ""
 	if a.Elements > len(a.First) {
