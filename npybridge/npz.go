@@ -23,7 +23,7 @@ type NamedArray struct {
 // NPZ is an .npz archive opened for reading one member at a time, as
 // numpy's np.load reads archives: opening reads the zip directory only, and
 // each member is decoded when it is asked for. A member that is not an
-// array ndpack holds (a text file, a structured or object array) fails only
+// array ndpack holds (a text file, an object array) fails only
 // when it is read, not the archive. Opening checks the directory's layout
 // first: members whose bytes overlap each other or the directory, or lie
 // beyond the archive, fail it with ErrOverlap. Members can be read

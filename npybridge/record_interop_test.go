@@ -3,6 +3,9 @@ package npybridge
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -163,4 +166,142 @@ func TestRecordsNumpyWritesWeReadAndWrite(t *testing.T) {
 	t.Logf("%d cases; format versions %v", len(cases), versions)
 	assert.Positive(t, versions[2], "the wide record needs version 2.0")
 	assert.Positive(t, versions[3], "non-latin-1 names need version 3.0")
+}
+
+// goRecord is a record built in Go, not read from numpy: nested, padded,
+// big-endian, titled, with subarrays and a latin-1 name.
+func goRecord(t *testing.T) ndarray.DType {
+	inner, err := ndarray.NewRecord([]ndarray.Field{
+		{Name: "x", DType: ndarray.MustParseDType(">i2")},
+		{Name: "s", DType: ndarray.MustParseDType("|S3"), Offset: 2},
+	}, 6)
+	require.NoError(t, err)
+	dt, err := ndarray.NewRecord([]ndarray.Field{
+		{Name: "id", Title: "identifier", DType: ndarray.MustParseDType("<u4")},
+		{Name: "pos", DType: ndarray.Float32, Shape: []int{3}, Offset: 8},
+		{Name: "n", DType: inner, Shape: []int{2}, Offset: 20},
+		{Name: "t\u00e9", DType: ndarray.MustParseDType(">f8"), Offset: 32},
+	}, 48)
+	require.NoError(t, err)
+	return dt
+}
+
+// TestRecordsWeWriteNumpyReads: a record array written by Write, by the npz
+// writer, by an Appender row by row and by CreateMapped is what numpy loads:
+// the same dtype (by its str) and the same bytes; numpy's np.save of its
+// reading is byte for byte what Write wrote; OpenMapped and the npz
+// reader give the array back.
+func TestRecordsWeWriteNumpyReads(t *testing.T) {
+	dt := goRecord(t)
+	dir := t.TempDir()
+	a, err := ndarray.Zeros(dt, 4)
+	require.NoError(t, err)
+	for i := range a.Data {
+		a.Data[i] = byte(i*7 + 1)
+	}
+
+	files := map[string]string{}
+	path := func(name string) string { p := filepath.Join(dir, name); files[name] = p; return p }
+	require.NoError(t, WriteFile(path("write.npy"), a))
+
+	w, err := OpenAppend(path("append.npy"), dt)
+	require.NoError(t, err)
+	for i := 0; i < 4; i++ {
+		row, err := ndarray.New(dt, []int{1}, a.Data[i*dt.ItemSize:(i+1)*dt.ItemSize])
+		require.NoError(t, err)
+		require.NoError(t, w.Append(row))
+	}
+	require.NoError(t, w.Close())
+
+	m, err := MapOptions{RawByteOrder: true}.CreateMapped(path("mapped.npy"), dt, 4)
+	require.NoError(t, err)
+	copy(m.Array.Data, a.Data)
+	require.NoError(t, m.Close())
+
+	var zbuf bytes.Buffer
+	zw := NewNPZWriter(&zbuf, true)
+	require.NoError(t, zw.WriteArray("rec", a))
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(path("archive.npz"), zbuf.Bytes(), 0o644))
+
+	var want bytes.Buffer
+	require.NoError(t, Write(&want, a))
+	in, err := json.Marshal(files)
+	require.NoError(t, err)
+	out := pypeer.Run(t, `
+import sys, json, io, base64
+import numpy as np
+res = {}
+for name, path in json.load(sys.stdin).items():
+    a = np.load(path)
+    if name.endswith('.npz'):
+        a = a['rec']
+    f = io.BytesIO()
+    np.save(f, a)
+    res[name] = {'str': str(a.dtype), 'data': base64.b64encode(a.tobytes()).decode(),
+                 'save': base64.b64encode(f.getvalue()).decode()}
+json.dump(res, sys.stdout)
+`, in)
+	var got map[string]struct {
+		Str  string `json:"str"`
+		Data []byte `json:"data"`
+		Save []byte `json:"save"`
+	}
+	require.NoError(t, json.Unmarshal(out, &got))
+	require.Len(t, got, len(files))
+	for name, g := range got {
+		assert.Equal(t, dt.String(), g.Str, name)
+		assert.Equal(t, a.Data, g.Data, name)
+		assert.Equal(t, want.Bytes(), g.Save, "%s: np.save of numpy's reading is Write's bytes", name)
+	}
+
+	mm, err := OpenMapped(files["mapped.npy"])
+	require.NoError(t, err)
+	assert.True(t, mm.Array.Equal(a))
+	require.NoError(t, mm.Close())
+	z, err := OpenNPZ(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()))
+	require.NoError(t, err)
+	back, err := z.Read("rec")
+	require.NoError(t, err)
+	assert.True(t, back.Equal(a))
+
+	// Appending to an existing record file takes the same record only.
+	w, err = OpenAppend(files["append.npy"], dt)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	_, err = OpenAppend(files["append.npy"], dt.WithOrder(ndarray.LittleEndian))
+	assert.ErrorIs(t, err, ErrInvalidArray)
+}
+
+// What np.save refuses is refused before a byte is written: overlapping
+// fields, an array of a subarray dtype.
+func TestRecordsRefusedForWriting(t *testing.T) {
+	i4 := ndarray.MustParseDType("<i4")
+	over, err := ndarray.NewRecord([]ndarray.Field{{Name: "a", DType: i4}, {Name: "b", DType: i4, Offset: 2}}, 0)
+	require.NoError(t, err)
+	sub, err := ndarray.NewSubarray(i4, []int{2})
+	require.NoError(t, err)
+	for _, dt := range []ndarray.DType{over, sub} {
+		a, err := ndarray.Zeros(dt, 2)
+		require.NoError(t, err)
+		var buf bytes.Buffer
+		err = Write(&buf, a)
+		require.ErrorIs(t, err, ErrInvalidArray, dt.String())
+		assert.Zero(t, buf.Len())
+		assert.ErrorIs(t, WriteFrom(&buf, dt, []int{2}, bytes.NewReader(a.Data)), ErrInvalidArray)
+		_, err = OpenAppend(filepath.Join(t.TempDir(), "x.npy"), dt)
+		assert.ErrorIs(t, err, ErrInvalidArray)
+		_, err = CreateMapped(filepath.Join(t.TempDir(), "x.npy"), dt, 2)
+		assert.ErrorIs(t, err, ErrInvalidArray)
+		zw := NewNPZWriter(&buf, false)
+		assert.ErrorIs(t, zw.WriteArray("a", a), ErrInvalidArray)
+		// The header AppendHeader cannot refuse is one np.load and Read
+		// refuse, not a plain void.
+		h := AppendHeader(nil, dt, []int{2})
+		assert.NotContains(t, string(h), "|V")
+		_, err = ReadHeader(bytes.NewReader(h))
+		assert.ErrorIs(t, err, ErrHeader)
+	}
+	_, err = over.Descr()
+	assert.Contains(t, fmt.Sprint(err), "overlapping")
 }
