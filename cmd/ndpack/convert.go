@@ -14,7 +14,6 @@ import (
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
-	"github.com/ndpack/ndpack/internal/atomicfile"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
@@ -35,13 +34,20 @@ or an archive of the same names; to make an .npy of one of its arrays, name
 it as IN:NAME or with --member (not needed when it holds only one). A lone
 array put into an .npz is named after IN, or --name.
 
-"-" is standard input or output; --from or --to then names the format.
+IN may be "-" (standard input), a pipe or <(...): its first bytes tell its
+format (an .npz from a pipe is copied to a temporary file first, a zip
+being read from its end). OUT may be "-" or /dev/stdout, with --to naming
+the format; --to that contradicts OUT's extension is an error. OUT may not
+be IN (by any name or link): that would destroy what is being read.
+
 Memory stays small whatever the size: data streams from IN to OUT (a
-Fortran-order array, which must be transposed, is the exception). OUT is
-written to a temporary file beside it and renamed when complete, so a
-failed or interrupted conversion (Ctrl-C included) leaves no OUT and never
-damages an existing one. An existing OUT keeps its permissions; if it is a
-symbolic link, its target is replaced; a read-only OUT is refused.
+Fortran-order array, which must be transposed, is the exception). A
+regular OUT is written to a temporary file beside it and renamed when
+complete, so a failed or interrupted conversion (Ctrl-C included) leaves
+no OUT and never damages an existing one. An existing OUT keeps its
+permissions; if it is a symbolic link, its target is replaced; a read-only
+OUT is refused. A FIFO or device OUT is written into, as cp does, never
+replaced.
 
 Options:
   --allow-nonstandard  let S, U, V, M8 and m8 arrays into ext 110 (YEP-110
@@ -126,8 +132,11 @@ func runConvert(e env, args []string) error {
 		return usageError("--member picks an array of an .npz or a msgpack map; IN is npy")
 	case *wait && !*appendRows:
 		return usageError("--wait waits for another appender; it goes with --append")
-	case *appendRows && (o.to != formatNPY || out == "-"):
-		return usageError("--append adds rows to an .npy file; OUT is %s", map[bool]string{true: "standard output", false: string(o.to)}[out == "-"])
+	case *appendRows && (o.to != formatNPY || isStdout(out)):
+		return usageError("--append adds rows to an .npy file; OUT is %s", map[bool]string{true: "standard output", false: string(o.to)}[isStdout(out)])
+	}
+	if err := refuseSameFile(in, out); err != nil {
+		return err
 	}
 	if *appendRows {
 		o.wait = *wait
@@ -141,32 +150,19 @@ func runConvert(e env, args []string) error {
 		return nil
 	}
 
-	var w io.Writer
-	var dst *atomicfile.File
-	if out == "-" {
-		bw := bufio.NewWriterSize(e.stdout, 1<<20)
-		defer bw.Flush()
-		w = bw
-	} else {
-		if dst, err = atomicfile.Create(out, 0o666); err != nil {
-			return err
-		}
-		defer dst.Abort() // does nothing once committed
-		remove := e.cleanup.add(dst.Abort)
-		defer remove()
-		w = &outputWriter{w: dst.File, name: out}
+	dst, err := openOutput(e, out)
+	if err != nil {
+		return err
 	}
-	if err := o.convert(e, w, in); err != nil {
+	defer dst.abort()
+	if err := o.convert(e, dst.w, in); err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) && pe.Path == out {
 			return err
 		}
 		return errors.New(describe(in, err))
 	}
-	if dst != nil {
-		return dst.Commit()
-	}
-	return nil
+	return dst.commit()
 }
 
 // appendTo adds the one array of IN to the .npy file out as a row or a block
@@ -234,6 +230,11 @@ func splitMember(in, member string) (string, string) {
 	if f := formatOf(in[:i]); f == formatNPZ || f == formatMsgpack {
 		return in[:i], in[i+1:]
 	}
+	// A pipe (/dev/fd/3, <(...)) or standard input names no format: its
+	// first bytes will tell.
+	if fi, err := os.Stat(in[:i]); in[:i] == "-" || err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		return in[:i], in[i+1:]
+	}
 	return in, member
 }
 
@@ -266,7 +267,8 @@ func (c countingWriter) Write(p []byte) (int, error) {
 
 func (o convertOptions) convert(e env, w io.Writer, in string) error {
 	total := int64(0)
-	if fi, err := os.Stat(in); err == nil && in != "-" {
+	if isRegularFile(in) {
+		fi, _ := os.Stat(in)
 		total = fi.Size()
 	}
 	prog := e.startProgress("convert "+in, total, o.quiet)
@@ -275,11 +277,11 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 	opts := ndpack.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}}
 
 	// .npy <-> ext 110 keep their own paths, measured at the speed of cp.
-	if (in != "-" || o.from == formatNPY) && o.toDialect == 0 {
+	if (isRegularFile(in) || o.from == formatNPY) && o.toDialect == 0 {
 		switch {
 		case o.from == formatNPY && o.to == formatMsgpack:
 			return withInput(e, in, func(r io.Reader) error { return opts.NPYToExt110(w, r) })
-		case o.from == formatMsgpack && o.to == formatNPY && o.member == "" && in != "-" && startsWithExt(in):
+		case o.from == formatMsgpack && o.to == formatNPY && o.member == "" && isRegularFile(in) && startsWithExt(in):
 			return withInput(e, in, func(r io.Reader) error { return opts.Ext110ToNPY(w, r) })
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -41,15 +42,35 @@ func formatOf(name string) format {
 }
 
 // resolveFormat decides a file's format from an explicit flag or its name.
+// A --to that contradicts the output's extension is refused: msgpack
+// written into out.npy makes a file every reader misreads. (--from may
+// override an input's wrong extension: reading it harms nothing.) An input whose name says
+// nothing and that cannot be read twice (a pipe, <(...)) gets "": its first
+// bytes will tell.
 func resolveFormat(name, flagValue, flagName string) (format, error) {
 	if flagValue != "" {
-		return parseFormat(flagValue)
+		f, err := parseFormat(flagValue)
+		if err != nil {
+			return "", err
+		}
+		if ext := formatOf(name); flagName == "to" && ext != "" && ext != f {
+			return "", usageError("--%s %s contradicts the extension of %q (%s); rename the file or drop --%s", flagName, flagValue, name, ext, flagName)
+		}
+		return f, nil
 	}
-	if name == "-" {
-		return "", usageError("%s needs --%s to name the format of standard %s", name, flagName, map[string]string{"from": "input", "to": "output"}[flagName])
+	if flagName == "from" && name == "-" {
+		return "", nil // standard input's first bytes will tell
+	}
+	if isStdout(name) && flagName == "to" {
+		return "", usageError("%s needs --to to name the format of standard output", name)
 	}
 	if f := formatOf(name); f != "" {
 		return f, nil
+	}
+	if flagName == "from" && !isRegularFile(name) {
+		if _, err := os.Stat(name); err == nil {
+			return "", nil
+		}
 	}
 	return "", usageError("cannot tell the format of %q from its extension (.npy, .npz, .msgpack, .mpk); use --%s", name, flagName)
 }

@@ -100,6 +100,17 @@ func openArrays(name string, stdin io.Reader, f format) (*fileArrays, error) {
 		file.Close()
 		return nil, fmt.Errorf("%s is a directory", name)
 	}
+	if !fi.Mode().IsRegular() {
+		// A pipe, a FIFO, <(...), a terminal: read once, front to back.
+		fa, err := stdinArrays(file, f)
+		if err != nil {
+			file.Close()
+			return nil, err
+		}
+		done := fa.close
+		fa.close = func() { done(); file.Close() }
+		return fa, nil
+	}
 	if f == "" {
 		if f, err = sniffReader(file); err != nil {
 			file.Close()
@@ -366,14 +377,14 @@ func stdinArrays(stdin io.Reader, f format) (*fileArrays, error) {
 		})}
 		return fa, nil
 	}
+	if f == formatNPZ {
+		return spoolNPZ(fa, br)
+	}
 	b, err := io.ReadAll(br)
 	if err != nil {
 		return nil, err
 	}
 	fa.size = int64(len(b))
-	if f == formatNPZ {
-		return fa, fa.npzFile(bytes.NewReader(b), int64(len(b)))
-	}
 	return fa, fa.msgpackArrays(b, func(off, n int64) io.ReadCloser {
 		return nopCloser{bytes.NewReader(b[off : off+n])}
 	}, func(fn func() error) error { return fn() })
@@ -444,4 +455,33 @@ func hintFormat(err error, name string, file *os.File, f format) error {
 
 func article(f format) string {
 	return map[format]string{formatNPY: "an NPY", formatNPZ: "an NPZ", formatMsgpack: "a msgpack"}[f]
+}
+
+// maxSpool bounds an .npz read from a pipe, which is copied to a temporary
+// file first: a zip's directory is at its end.
+const maxSpool = 64 << 30
+
+// spoolNPZ copies an .npz from a pipe into a temporary file, removed at
+// once so that nothing is left behind whatever ends the process, and reads
+// it from there.
+func spoolNPZ(fa *fileArrays, r io.Reader) (*fileArrays, error) {
+	tmp, err := os.CreateTemp("", "ndpack-npz-*")
+	if err != nil {
+		return nil, fmt.Errorf("an .npz from a pipe is copied to a temporary file first, and none could be made: %w", err)
+	}
+	os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, io.LimitReader(r, maxSpool+1))
+	if err == nil && n > maxSpool {
+		err = fmt.Errorf("an .npz from a pipe is copied to a temporary file first, up to %d GiB; this one is larger: save it to a file and name that", maxSpool>>30)
+	}
+	if err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	fa.size, fa.close = n, func() { tmp.Close() }
+	if err := fa.npzFile(tmp, n); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	return fa, nil
 }

@@ -55,6 +55,11 @@ var (
 	// permission bit, or the caller may not write it): like cp, not
 	// replaced.
 	ErrReadOnly = errors.New("is read-only; make it writable or remove it first")
+	// ErrNotRegular: the destination exists and is not a regular file (a
+	// FIFO, a device, a socket): renaming over it would replace the node
+	// itself, so it is never done; such destinations are written into
+	// directly by the caller, as cp does.
+	ErrNotRegular = errors.New("is not a regular file; it is written into, never replaced")
 	// ErrNoDir: the destination's directory does not exist.
 	ErrNoDir = errors.New("its directory does not exist")
 	// ErrInUse: the destination is locked by a process writing it in place
@@ -102,6 +107,8 @@ func Create(name string, perm os.FileMode) (*File, error) {
 	switch {
 	case err == nil && old.IsDir():
 		return fail(ErrIsDir)
+	case err == nil && !old.Mode().IsRegular():
+		return fail(ErrNotRegular)
 	case err == nil && (old.Mode().Perm()&0o222 == 0 || !mayWrite(target)):
 		return fail(ErrReadOnly)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
