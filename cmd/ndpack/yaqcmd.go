@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -30,7 +32,7 @@ Options:
   --watch D       call again every D (1s, 500ms) and show the values as
                   they change, until Ctrl-C (on a terminal the screen is
                   redrawn)
-  --timeout D     give up on a call after D (default 10s)
+  --timeout D     give up on a call after D (default 10s; 0 waits forever)
 
 Examples:
   ndpack yaq 127.0.0.1:39111
@@ -59,13 +61,46 @@ func runYaq(e env, args []string) error {
 		return usageError("name the daemon as HOST:PORT")
 	}
 	addr, pos := pos[0], pos[1:]
-	if *save != "" && len(pos) == 0 {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// Everything is checked before the daemon is called: a call may move
+	// an instrument, and must not happen for a command that then fails.
+	switch {
+	case *save != "" && len(pos) == 0:
 		return usageError("--save writes the result of a call: name a METHOD")
+	case *save != "" && formatOf(*save) != formatNPY && formatOf(*save) != formatNPZ:
+		return usageError("--save needs a .npy or .npz file name, got %q", *save)
+	case set["watch"] && *watch <= 0:
+		return usageError("--watch %s: the interval must be positive", *watch)
+	case *watch > 0 && len(pos) == 0:
+		return usageError("--watch repeats a call: name a METHOD")
+	case *timeout < 0:
+		return usageError("--timeout %s: want a positive duration, or 0 for none", *timeout)
 	}
-	if *watch < 0 || (*watch > 0 && len(pos) == 0) {
-		return usageError("--watch repeats a call: name a METHOD and a positive interval")
+	if *save != "" {
+		if fi, err := os.Stat(filepath.Dir(*save)); err != nil || !fi.IsDir() {
+			return fmt.Errorf("--save %s: its directory does not exist", *save)
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	var params []any
+	if len(pos) > 1 {
+		for i, a := range pos[1:] {
+			dec := json.NewDecoder(strings.NewReader(a))
+			dec.UseNumber()
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				return usageError("argument %d (%q) is not a JSON value (a string needs its quotes: '\"text\"')", i+1, a)
+			}
+			params = append(params, v)
+		}
+	}
+	withTimeout := func() (context.Context, context.CancelFunc) {
+		if *timeout == 0 {
+			return context.WithCancel(context.Background())
+		}
+		return context.WithTimeout(context.Background(), *timeout)
+	}
+	ctx, cancel := withTimeout()
 	c, err := yaq.Dial(ctx, addr)
 	cancel()
 	if err != nil {
@@ -73,24 +108,14 @@ func runYaq(e env, args []string) error {
 	}
 	defer c.Close()
 	if len(pos) == 0 {
-		return describeDaemon(e.stdout, c, *timeout)
+		return describeDaemon(e.stdout, c, withTimeout)
 	}
 	method := pos[0]
-	var params []any
-	for i, a := range pos[1:] {
-		dec := json.NewDecoder(strings.NewReader(a))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return usageError("argument %d (%q) is not a JSON value (a string needs its quotes: '\"text\"')", i+1, a)
-		}
-		params = append(params, v)
-	}
 	for first := true; ; first = false {
 		if !first {
 			time.Sleep(*watch)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+		ctx, cancel := withTimeout()
 		var result any
 		err := c.Call(ctx, method, params, &result)
 		cancel()
@@ -121,9 +146,9 @@ func runYaq(e env, args []string) error {
 }
 
 // describeDaemon prints who the daemon is and what it answers.
-func describeDaemon(w io.Writer, c *yaq.Client, timeout time.Duration) error {
+func describeDaemon(w io.Writer, c *yaq.Client, withTimeout func() (context.Context, context.CancelFunc)) error {
 	p := c.Protocol()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := withTimeout()
 	defer cancel()
 	var id map[string]any
 	if p.Messages["id"] != nil {

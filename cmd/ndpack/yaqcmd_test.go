@@ -109,3 +109,52 @@ func TestYaqWatch(t *testing.T) {
 	assert.Equal(t, 130, ee.ExitCode())
 	assert.Equal(t, []string{"1", "2", "3"}, values)
 }
+
+// Every flag and argument is checked before a connection is made: a call
+// may move an instrument, and must not happen for a command that fails.
+func TestYaqChecksBeforeCalling(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	accepted := make(chan struct{}, 16)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	addr := l.Addr().String()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--save", filepath.Join(dir, "img.msgpack"), addr, "measure"}, 2, "--save needs a .npy or .npz file name"},
+		{[]string{"--save", filepath.Join(dir, "no", "img.npy"), addr, "measure"}, 1, "its directory does not exist"},
+		{[]string{"--watch", "0s", addr, "get_position"}, 2, "--watch 0s: the interval must be positive"},
+		{[]string{"--timeout", "-1s", addr, "get_position"}, 2, "--timeout -1s: want a positive duration, or 0 for none"},
+		{[]string{addr, "set_position", "far"}, 2, "is not a JSON value"},
+	} {
+		r := cli(t, nil, append([]string{"yaq"}, c.args...)...)
+		assert.Equal(t, c.code, r.code, "%v: %s", c.args, r.stderr)
+		assert.Contains(t, r.stderr, c.msg, c.args)
+	}
+	select {
+	case <-accepted:
+		t.Fatal("a command that failed its checks connected to the daemon")
+	default:
+	}
+}
+
+// --timeout 0 waits as long as the call takes.
+func TestYaqTimeoutZeroMeansNone(t *testing.T) {
+	addr := testDaemon(t)
+	r := cli(t, nil, "yaq", "--timeout", "0", addr, "get_position")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "1\n", r.stdout)
+}
