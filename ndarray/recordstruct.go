@@ -272,6 +272,13 @@ func (m *matcher) field(gf *goField, f Field, goBase, dtBase int, path string) {
 			mismatch()
 			return
 		}
+		if gf.count() == 0 {
+			// No element to move, but the fields must still match.
+			runs := m.runs
+			m.record(gf.rec, base, goOff, dtOff, path+".")
+			m.runs = runs
+			return
+		}
 		reporting := m.reporting
 		for e := range gf.count() {
 			m.record(gf.rec, base, goOff+e*gf.rec.size, dtOff+e*base.ItemSize, path+".")

@@ -758,3 +758,15 @@ func pointBits(v []point) [][3]uint64 {
 	}
 	return out
 }
+
+func TestRecordsEmptyStructArrayStillChecked(t *testing.T) {
+	type none struct {
+		P [0]point `npy:"p"`
+	}
+	in := mustRecord(t, []Field{{Name: "id", DType: MustParseDType("<i2")}}, 0)
+	a, err := Zeros(mustRecord(t, []Field{{Name: "p", DType: in, Shape: []int{0}}}, 0), 2)
+	require.NoError(t, err)
+	_, err = RecordsOf[none](a)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `field "p.id": Go int32 at offset 0, file <i2 at offset 0; field "p.x" missing in the file`)
+}
