@@ -8,32 +8,6 @@ import (
 	"unsafe"
 )
 
-// Records read into and from Go structs. A struct type describes a record
-// through its fields:
-//
-//   - An exported field is a record field named by its `npy:"name"` tag, or
-//     by its Go name when untagged. `npy:"-"` skips a field; `npy:"-,"`
-//     names it "-". Unexported fields are skipped. An embedded struct is a
-//     nested record named by its type, as any other field (its fields are
-//     not promoted).
-//   - bool, int8 ... int64, uint8 ... uint64, float32, float64, complex64 and
-//     complex128 (and named types of them) are the scalar fields of the
-//     dtypes DTypeOf gives. int, uint and uintptr are refused: their size
-//     depends on the machine, and a file's does not.
-//   - A struct field is a nested record.
-//   - An array field [N]E is a subarray field of shape (N,), [N][M]E one of
-//     shape (N, M), and so on, of scalars or of nested records. An [N]byte
-//     also matches a numpy "S<N>" or plain "V<N>" field, byte for byte.
-//   - Any other exported field type (string, slice, pointer, map, ...) is an
-//     error: there is no dtype for it. Skip it with `npy:"-"`.
-//
-// The byte order is the machine's, the offsets and item size are those of
-// the Go struct (unsafe.Offsetof, unsafe.Sizeof): the bytes of a []T are
-// its records. Where Go pads a struct, it pads as numpy's align=True does,
-// so RecordDTypeOf of a struct equals numpy's np.dtype(..., align=True) of
-// the same fields (numpy's aligned flag aside, which is not part of a
-// dtype's layout).
-
 // goRecord is the layout of a Go struct type as records see it.
 type goRecord struct {
 	typ    reflect.Type
@@ -193,8 +167,32 @@ func (g *goRecord) dtype() (DType, error) {
 }
 
 // RecordDTypeOf returns the record dtype whose records are Go values of
-// the struct type T: the fields described at the top of this file, in the
-// machine's byte order, at T's own offsets, with T's size as the item size.
+// the struct type T. The struct's fields describe the record's:
+//
+//   - An exported field is a record field named by its `npy:"name"` tag, or
+//     by its Go name when untagged. `npy:"-"` skips a field; `npy:"-,"`
+//     names it "-". Unexported fields are skipped. An embedded struct is a
+//     nested record named by its type, as any other field (its fields are
+//     not promoted).
+//   - bool, int8 ... int64, uint8 ... uint64, float32, float64, complex64 and
+//     complex128 (and named types of them) are the scalar fields of the
+//     dtypes DTypeOf gives. int, uint and uintptr are refused: their size
+//     depends on the machine, and a file's does not.
+//   - A struct field is a nested record.
+//   - An array field [N]E is a subarray field of shape (N,), [N][M]E one of
+//     shape (N, M), and so on, of scalars or of nested records. An [N]byte
+//     also matches a numpy "S<N>" or plain "V<N>" field, byte for byte.
+//   - Any other exported field type (string, slice, pointer, map, ...) is an
+//     error: there is no dtype for it. Skip it with `npy:"-"`.
+//
+// The byte order is the machine's, the offsets and item size are those of
+// the Go struct (unsafe.Offsetof, unsafe.Sizeof): the bytes of a []T are
+// its records. Where Go pads a struct, it pads as numpy's align=True does,
+// so RecordDTypeOf of a struct equals numpy's np.dtype(..., align=True) of
+// the same fields (numpy's aligned flag aside, which is not part of a
+// dtype's layout), except that Go pads a struct that ends in a field of
+// no bytes ([0]int32, struct{}) and numpy does not.
+//
 // It fails (ErrType) listing every field of T that has no dtype, or with
 // NewRecord's error (ErrDType) when the layout breaks its bounds.
 func RecordDTypeOf[T any]() (DType, error) {
