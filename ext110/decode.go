@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/ndpack/ndpack/internal/mpdescr"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
@@ -160,6 +161,7 @@ const (
 	keyVersion
 	keyStrides
 	keyOffset
+	keyDescr
 )
 
 // arrayMap reads the payload map, which must fill the parser's bytes.
@@ -171,8 +173,10 @@ func (p *parser) arrayMap() (*ndarray.Array, error) {
 	}
 	p.next(rest)
 	var (
-		a    ndarray.Array
-		seen int
+		a       ndarray.Array
+		seen    int
+		descr   []byte // the descr value's bytes, read once typestr is known
+		descrAt int
 	)
 	for i := 0; i < entries; i++ {
 		keyAt := p.pos()
@@ -194,8 +198,10 @@ func (p *parser) arrayMap() (*ndarray.Array, error) {
 			bit = keyStrides
 		case "offset":
 			bit = keyOffset
+		case "descr":
+			bit = keyDescr
 		default:
-			// Extra keys (descr, ...) are allowed by the YEP and ignored.
+			// Extra keys are allowed by the YEP and ignored.
 			if err := p.skip(); err != nil {
 				return nil, err
 			}
@@ -227,6 +233,13 @@ func (p *parser) arrayMap() (*ndarray.Array, error) {
 			} else if c != 0xc0 {
 				err = errAt(ErrStrided, valAt, "strides must be nil (the data must be C-contiguous)")
 			}
+		case keyDescr:
+			// Kept for after the loop: what it means depends on the
+			// typestr, which may come later.
+			start := p.off
+			if err = p.skip(); err == nil {
+				descr, descrAt = p.b[start:p.off], valAt
+			}
 		case keyOffset:
 			// The array interface lets data start offset bytes in; the
 			// reference reads there. Only nil and 0 describe data that
@@ -249,6 +262,11 @@ func (p *parser) arrayMap() (*ndarray.Array, error) {
 	for _, k := range requiredKeys {
 		if seen&k.bit == 0 {
 			return nil, errAt(ErrMalformed, at, "missing key %q", k.name)
+		}
+	}
+	if descr != nil && a.DType.Kind == ndarray.Void {
+		if a.DType, err = recordDType(descr, descrAt, a.DType); err != nil {
+			return nil, err
 		}
 	}
 	if err := a.Validate(); err != nil {
@@ -284,9 +302,38 @@ func parseTypestr(s []byte, at int) (ndarray.DType, error) {
 	if dt, ok := standardDTypes[string(s)]; ok {
 		return dt, nil
 	}
+	if mpdescr.IsObjectTypestr(s) {
+		return ndarray.DType{}, errAt(ErrMalformed, at, "typestr %q is an object array (pickle): the reference sends the addresses of Python objects, which are never read", s)
+	}
 	dt, err := ndarray.ParseDType(string(s))
 	if err != nil {
 		return dt, newError(ErrMalformed, int64(at), "", err)
+	}
+	return dt, nil
+}
+
+// recordDType is the dtype of a |V<n> array whose descr key, found at
+// offset at, is descr. As numpy's array interface does, descr counts only
+// with a void typestr: it gives the record dtype (numpy's dtype.descr, read
+// as numpy.lib.format.descr_to_dtype reads it), or, when it holds only
+// padding (numpy's [("", '|V8')] for a plain void), the plain void. Its
+// records must be the typestr's size: numpy would take the descr's size
+// and read other bytes than the sender meant.
+func recordDType(descr []byte, at int, void ndarray.DType) (ndarray.DType, error) {
+	dt, n, err := mpdescr.Read(descr)
+	if err != nil {
+		e := err.(*mpdescr.Error)
+		class := ErrMalformed
+		if e.Truncated {
+			class = ErrTruncated
+		}
+		return dt, newError(class, int64(at+e.Offset), e.Detail, e.Cause)
+	}
+	if n != len(descr) {
+		return dt, errAt(ErrMalformed, at+n, "%d bytes left over in descr", len(descr)-n)
+	}
+	if dt.ItemSize != void.ItemSize {
+		return dt, errAt(ErrMalformed, at, "descr describes %d-byte records, typestr %s %d-byte ones", dt.ItemSize, void, void.ItemSize)
 	}
 	return dt, nil
 }

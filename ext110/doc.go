@@ -10,6 +10,42 @@
 // the payload length. Encoding refuses the dtypes outside the YEP's standard
 // kinds (S, U, V, M, m) unless Options.AllowNonstandard is set.
 //
+// Record (structured) arrays are such a nonstandard kind, V: with
+// AllowNonstandard they are written as the reference pack_ndarray writes
+// them, which sends numpy's whole __array_interface__: typestr |V<itemsize>
+// and a descr key holding numpy's dtype.descr as msgpack-python packs it
+// (tuples become arrays: [name, format] and [name, format, shape] entries,
+// [title, name] for a titled field, a nested list for a nested record,
+// [base, shape] for a subarray format, ["", "|V<n>"] for padding), in the
+// key order data, descr, typestr, shape, version. The bytes are those of
+// pack_ndarray for every record with more than one descr entry; for a record
+// of one entry (one field, no padding) the reference drops the descr and
+// sends opaque |V<n> bytes, and ndpack keeps it, since a record is never
+// written as a bare |V<n>. A record whose fields overlap or are out of order
+// has no descr (numpy's dtype.descr refuses it) and is refused.
+//
+// The reference's own ext_hook cannot read what pack_ndarray writes for a
+// record: it hands the unpacked map to np.array as an array interface,
+// numpy builds the dtype from descr only for a void typestr, and it wants
+// tuples where msgpack gives lists, so every record (with or without
+// titles, nested or padded) fails with TypeError "Field elements must be 2-
+// or 3-tuples, got '['x', '<i4']'" and msgpack.unpackb of the whole message
+// fails with it (numpy 1.24, msgpack-python 1.0). ndpack reads what
+// pack_ndarray writes: descr is read as numpy.lib.format.descr_to_dtype
+// reads a list (padding skipped, offsets following), a format array is a
+// subarray when its second item is a shape and a nested record otherwise,
+// and the decoded dtype has the fields, offsets, padding and item size of
+// the sender's. A descr that holds only padding (numpy's [["", "|V8"]] for
+// a plain void) gives the plain void; a |V blob without descr is plain
+// opaque bytes, as before; a descr with a typestr of another kind is
+// ignored, as numpy ignores it. A descr whose records are not the typestr's
+// size, or that does not parse, is an error, never a silent |V. Nesting and
+// the entries over all levels are bounded (ndarray.MaxRecordDepth,
+// MaxRecordFields) before anything is allocated for them.
+//
+// Object arrays (typestr |O; the reference sends the addresses of Python
+// objects) are refused as "an object array (pickle)", in a descr field too.
+//
 // Decoding is tolerant where the YEP and older peers vary (any key order,
 // every ext header form, data as bin or str, integers of any width, extra
 // keys, strides: nil, any version) and strict where the bytes would

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/ndpack/ndpack/internal/mpdescr"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 )
@@ -19,7 +20,10 @@ const MaxPayload = math.MaxUint32
 type Options struct {
 	// AllowNonstandard lets arrays of NumPy kinds outside YEP-110's
 	// standard list (S, U, V, M8, m8) be encoded. The reference Python
-	// peers read them, but the YEP discourages sending them.
+	// peers read them, but the YEP discourages sending them. Records
+	// (structured dtypes, kind V) are among them: they are written as the
+	// reference pack_ndarray writes them, with a descr key, which the
+	// reference's own ext_hook cannot read (see the package doc).
 	AllowNonstandard bool
 }
 
@@ -61,6 +65,7 @@ func (o Options) Append(dst []byte, a *ndarray.Array) ([]byte, error) {
 type layout struct {
 	ts      [32]byte // the typestr, held by value so a layout needs no allocation
 	tsLen   int
+	descr   []byte // a record's descr list, encoded; nil for a plain dtype
 	shape   []int
 	dataLen int
 	payload int // ext payload length
@@ -78,19 +83,37 @@ func (o Options) layoutOf(a *ndarray.Array) (layout, error) {
 // layoutFor sizes the encoding of an array of the given dtype and shape
 // with dataLen data bytes, which the caller has checked.
 func (o Options) layoutFor(dt ndarray.DType, shape []int, dataLen int) (layout, error) {
+	if dt.IsSubarray() {
+		return layout{}, newError(ErrMalformed, -1, fmt.Sprintf("cannot encode an array of the subarray dtype %s: fold its shape into the array's", dt), nil)
+	}
+	if dt.IsRecord() && !o.AllowNonstandard {
+		return layout{}, newError(ErrNonstandard, -1, fmt.Sprintf("the record dtype %s is outside YEP-110's standard kinds (b, i, u, f, c), and the YEP's reference ext_hook cannot read it; set Options.AllowNonstandard to send it", dt), nil)
+	}
 	if !dt.IsStandard() && !o.AllowNonstandard {
 		return layout{}, newError(ErrNonstandard, -1, fmt.Sprintf("%s is outside YEP-110's standard kinds (b, i, u, f, c); set Options.AllowNonstandard to send it", dt), nil)
 	}
 	l := layout{shape: shape, dataLen: dataLen}
 	ts, _ := dt.AppendText(l.ts[:0])
 	l.tsLen = len(ts)
-	// The payload map: fixmap header and the four keys with their values.
+	// The payload map: map header and the four keys with their values.
 	n := 1 + len("\xa4data") + mpwire.BinHeaderSize(dataLen) + dataLen +
 		len("\xa7typestr") + mpwire.StringHeaderSize(l.tsLen) + l.tsLen +
 		len("\xa5shape") + mpwire.ArrayHeaderSize(len(shape)) +
 		len("\xa7version") + 1
 	for _, d := range shape {
 		n += mpwire.UintSize(uint64(d))
+	}
+	if dt.IsRecord() {
+		// A record's typestr is only |V<itemsize>: its fields travel in a
+		// descr key, always, even where the reference drops a one-entry
+		// descr (a record of one field would otherwise arrive as opaque
+		// bytes).
+		descr, err := mpdescr.Append(nil, dt)
+		if err != nil {
+			return layout{}, newError(ErrMalformed, -1, "cannot encode the record dtype "+dt.String(), err)
+		}
+		l.descr = descr
+		n += len("\xa5descr") + len(descr)
 	}
 	if uint64(n) > MaxPayload {
 		return layout{}, newError(ErrTooLarge, -1, fmt.Sprintf("payload of %d bytes exceeds the ext32 limit of %d", n, uint64(MaxPayload)), nil)
@@ -109,12 +132,22 @@ func (l layout) appendTo(b []byte, data []byte) []byte {
 // appendPrefix appends everything before the data bytes.
 func (l layout) appendPrefix(b []byte) []byte {
 	b = mpwire.AppendExtHeader(b, ExtType, l.payload)
-	b = append(b, 0x84, 0xa4, 'd', 'a', 't', 'a')
+	if l.descr != nil {
+		b = append(b, 0x85)
+	} else {
+		b = append(b, 0x84)
+	}
+	b = append(b, 0xa4, 'd', 'a', 't', 'a')
 	return mpwire.AppendBinHeader(b, l.dataLen)
 }
 
-// appendSuffix appends everything after the data bytes.
+// appendSuffix appends everything after the data bytes. The reference
+// writes numpy's __array_interface__ dict, whose descr comes after data and
+// before typestr.
 func (l layout) appendSuffix(b []byte) []byte {
+	if l.descr != nil {
+		b = append(append(b, "\xa5descr"...), l.descr...)
+	}
 	b = append(b, "\xa7typestr"...)
 	b = mpwire.AppendStringFromBytes(b, l.ts[:l.tsLen])
 	b = append(b, "\xa5shape"...)
