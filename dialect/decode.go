@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/ndpack/ndpack/internal/mpdescr"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
@@ -96,6 +97,8 @@ type arrayFields struct {
 	marker                   string
 	isArray                  bool // nd True, __ndarray__ True
 	typestr, kind, dataBytes []byte
+	descr                    []byte // a descr list in place of the typestr, read once the dialect is known
+	descrAt                  int
 	dataOffset               int // of dataBytes in the input; -1 without
 	dataVal                  scalarValue
 	shape                    []int
@@ -135,7 +138,17 @@ func (p *parser) arrayFields(n int) (arrayFields, error) {
 			}
 		case "type", "dtype":
 			if mpwire.NextType(p.b[p.off:]) == mpwire.ArrayType {
-				return f, errAt(ErrStructured, valAt, "%q is a descr list: structured arrays are not supported", k)
+				if err := p.skip(); err != nil {
+					return f, err
+				}
+				if f.typestr != nil || f.descr != nil {
+					return f, errAt(ErrMalformed, keyAt, "both \"type\" and \"dtype\"")
+				}
+				f.descr, f.descrAt = p.b[valAt:p.off], valAt
+				continue
+			}
+			if f.typestr != nil || f.descr != nil {
+				return f, errAt(ErrMalformed, keyAt, "both \"type\" and \"dtype\"")
 			}
 			if f.typestr, err = p.stringOrBin(k); err != nil {
 				return f, err
@@ -188,7 +201,9 @@ func (f arrayFields) header(mapLen int) (Header, error) {
 	case "O":
 		return Header{}, errAt(ErrPickle, at, "kind b'O': the data is a Python pickle, which is never loaded")
 	case "V":
-		return Header{}, errAt(ErrStructured, at, "kind b'V': structured arrays are not supported")
+		if f.descr == nil && f.typestr != nil {
+			return Header{}, errAt(ErrMalformed, at, "kind b'V' with a typestr: msgpack-numpy sends a void or record array's descr list")
+		}
 	default:
 		return Header{}, errAt(ErrMalformed, at, "unknown kind %q", f.kind)
 	}
@@ -197,16 +212,34 @@ func (f arrayFields) header(mapLen int) (Header, error) {
 		typeKey = "dtype"
 	}
 	switch {
-	case f.typestr == nil:
+	case f.typestr == nil && f.descr == nil:
 		return Header{}, errAt(ErrMalformed, at, "missing key %q", typeKey)
 	case !f.hasData:
 		return Header{}, errAt(ErrMalformed, at, "missing key \"data\"")
 	case f.isArray && !f.hasShape:
 		return Header{}, errAt(ErrMalformed, at, "missing key \"shape\"")
 	}
-	dt, err := ndarray.ParseDType(string(f.typestr))
-	if err != nil {
-		return Header{}, wrapAt(ErrMalformed, at, err)
+	var dt ndarray.DType
+	switch {
+	case f.descr != nil && h.Dialect == OpenPI:
+		return Header{}, errAt(ErrStructured, f.descrAt, "%q is a descr list: OpenPI cannot carry record (structured) arrays, its dtype is a typestr", typeKey)
+	case f.descr != nil && !f.isArray:
+		return Header{}, errAt(ErrStructured, f.descrAt, "a numpy scalar with a descr list: msgpack-numpy sends record scalars as 0-d arrays")
+	case f.descr != nil:
+		// msgpack-numpy's kind b'V', or an older msgpack-numpy's map
+		// without kind (its decoder reads both).
+		var err error
+		if dt, err = readDescr(f.descr, f.descrAt); err != nil {
+			return Header{}, err
+		}
+	default:
+		if mpdescr.IsObjectTypestr(f.typestr) {
+			return Header{}, errAt(ErrPickle, at, "%q %q is an object array (pickle), which is never read", typeKey, f.typestr)
+		}
+		var err error
+		if dt, err = ndarray.ParseDType(string(f.typestr)); err != nil {
+			return Header{}, wrapAt(ErrMalformed, at, err)
+		}
 	}
 	h.DType = dt
 	if !f.isArray {
@@ -229,6 +262,29 @@ func (f arrayFields) header(mapLen int) (Header, error) {
 		return Header{}, wrapAt(ErrMalformed, at, err)
 	}
 	return h, nil
+}
+
+// readDescr reads msgpack-numpy's descr list, found at offset at, as
+// numpy.lib.format.descr_to_dtype reads it: the record dtype, or the plain
+// void for a list of padding only (msgpack-numpy's [["", "|V8"]] for a
+// plain |V8 array).
+func readDescr(descr []byte, at int) (ndarray.DType, error) {
+	dt, n, err := mpdescr.Read(descr)
+	if err != nil {
+		e := err.(*mpdescr.Error)
+		class := ErrMalformed
+		switch {
+		case e.Object:
+			class = ErrPickle
+		case e.Truncated:
+			class = ErrTruncated
+		}
+		return dt, &Error{Err: class, Offset: int64(at + e.Offset), Detail: e.Detail, Cause: e.Cause}
+	}
+	if n != len(descr) {
+		return dt, errAt(ErrMalformed, at+n, "%d bytes left over in the descr list", len(descr)-n)
+	}
+	return dt, nil
 }
 
 // atBytes reports whether the value at the parser is a str or a bin, or

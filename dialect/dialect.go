@@ -3,7 +3,8 @@
 //
 //   - msgpack-numpy (msgpack_numpy.encode/decode, also spaCy's srsly):
 //     {b'nd': True, b'type': dtype.str, b'kind': b”, b'shape': [..],
-//     b'data': bin};
+//     b'data': bin}, and for record (structured) and other void arrays
+//     {b'nd': True, b'type': dtype.descr, b'kind': b'V', ...};
 //   - OpenPI (openpi_client.msgpack_numpy, robot policy servers):
 //     {b'__ndarray__': True, b'data': bin, b'dtype': dtype.str,
 //     b'shape': [..]}.
@@ -16,9 +17,27 @@
 // {b'nd': False, ...}, OpenPI {b'__npgeneric__': True, ...}) become 0-d
 // arrays. It is strict where the bytes would otherwise lie, as ext110 is:
 // data whose length is not shape times item size, negative or overflowing
-// dimensions, structured dtypes (a descr list), and objects (kind b'O'),
-// whose data is a pickle and is never read. No length from the input is used
-// before it is checked against the bytes the input holds.
+// dimensions, and object arrays (kind b'O', or an |O field), whose data is a
+// pickle (or Python object addresses) and is never read. No length from the
+// input is used before it is checked against the bytes the input holds.
+//
+// Records travel in msgpack-numpy's form, both ways: type is numpy's
+// dtype.descr as msgpack-python packs it ([name, format] and [name, format,
+// shape] entries, [title, name] for a titled field, nested lists for nested
+// records, [base, shape] for a subarray format, ["", "|V<n>"] for padding),
+// kind b'V', byte-identical with msgpack_numpy.encode; a plain |V<n> array
+// goes as the descr [["", "|V<n>"]], as msgpack-numpy sends it. The descr is
+// read as numpy.lib.format.descr_to_dtype reads it (padding skipped,
+// offsets following), so the record keeps its fields, offsets, padding and
+// item size, and a list of padding only is the plain void. msgpack-numpy's
+// own decode is looser: it makes a field of each padding entry (f1, ...),
+// fails on titles (TypeError) and on subarray formats (IndexError), and
+// turns a plain |V8 into the record [('f0', 'V8')]; ndpack writes exactly
+// what msgpack-numpy writes all the same. A descr list without kind, as
+// older msgpack-numpy versions sent it, is read too. OpenPI cannot carry
+// records (its map has a typestr only, and its packer refuses kind V):
+// encoding one fails with ErrStructured, and so does an OpenPI map with a
+// descr list.
 //
 // The package depends only on ndarray and the msgpack wire format.
 package dialect
@@ -76,12 +95,16 @@ var (
 	// mistyped keys, data that does not match the shape, bytes left over.
 	ErrMalformed = errors.New("malformed array map")
 	// ErrPickle: a msgpack-numpy object array (kind b'O'), whose data is a
-	// Python pickle; it is never unpickled.
+	// Python pickle, or an object (|O) typestr or record field; it is never
+	// unpickled.
 	ErrPickle = errors.New("object array (pickle)")
-	// ErrStructured: a structured array (a descr list for its type).
+	// ErrStructured: a record (structured) array where the dialect cannot
+	// carry one: encoding it as OpenPI, or an OpenPI map whose dtype is a
+	// descr list (msgpack-numpy carries records).
 	ErrStructured = errors.New("structured dtype")
 	// ErrUnsupported: encoding an array the dialect's packer refuses
-	// (OpenPI: complex; msgpack-numpy: datetime, timedelta, raw void).
+	// (OpenPI: complex; msgpack-numpy: datetime, timedelta, a record whose
+	// fields overlap, which has no descr list).
 	ErrUnsupported = errors.New("not sendable in this dialect")
 )
 

@@ -182,12 +182,13 @@ print(json.dumps(res))
 
 func TestRefusals(t *testing.T) {
 	good, _ := MsgpackNumpy.Marshal(mustArray(t))
+	openpi, _ := OpenPI.Marshal(mustArray(t))
 	cases := map[string]struct {
 		in   []byte
 		want error
 	}{
 		"pickle":       {bytes.Replace(good, []byte("\xc4\x04kind\xc4\x00"), []byte("\xc4\x04kind\xc4\x01O"), 1), ErrPickle},
-		"structured":   {bytes.Replace(good, []byte("\xc4\x04type\xa3<i2"), []byte("\xc4\x04type\x91\x92\xa1a\xa3<i2"), 1), ErrStructured},
+		"structured":   {bytes.Replace(openpi, []byte("\xc4\x05dtype\xa3<i2"), []byte("\xc4\x05dtype\x91\x92\xa1a\xa3<i2"), 1), ErrStructured},
 		"short data":   {bytes.Replace(good, []byte("\xc4\x0c"), []byte("\xc4\x0b"), 1)[:len(good)-1], ndarray.ErrDataLength},
 		"truncated":    {good[:len(good)-3], ErrTruncated},
 		"not a map":    {[]byte{0x93, 1, 2, 3}, ErrNotArray},

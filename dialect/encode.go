@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/ndpack/ndpack/internal/mpdescr"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 )
@@ -54,8 +55,18 @@ func (d Dialect) layout(dt ndarray.DType, shape []int, dataLen int) (layout, err
 	case MsgpackNumpy:
 		p := append([]byte{0x85}, keyND...)
 		p = append(p, 0xc3)
-		p = mpwire.AppendStringFromBytes(append(p, keyType...), typestr)
-		p = append(append(p, keyKind...), 0xc4, 0x00)
+		if dt.Kind == ndarray.Void {
+			// msgpack-numpy sends every void array, record or not, as
+			// kind b'V' and numpy's dtype.descr for its type.
+			var err error
+			if p, err = mpdescr.Append(append(p, keyType...), dt); err != nil {
+				return layout{}, &Error{Err: ErrUnsupported, Offset: -1, Detail: "msgpack-numpy cannot send the record dtype " + dt.String(), Cause: err}
+			}
+			p = append(append(p, keyKind...), 0xc4, 0x01, 'V')
+		} else {
+			p = mpwire.AppendStringFromBytes(append(p, keyType...), typestr)
+			p = append(append(p, keyKind...), 0xc4, 0x00)
+		}
 		p = appendShape(append(p, keyShape...), shape)
 		l.prefix = mpwire.AppendBinHeader(append(p, keyData...), dataLen)
 	case OpenPI:
@@ -76,14 +87,30 @@ func (d Dialect) check(dt ndarray.DType) error {
 		return wrapAt(ErrMalformed, -1, err)
 	}
 	switch {
+	case dt.IsSubarray():
+		return errAt(ErrMalformed, -1, "cannot encode an array of the subarray dtype %s: fold its shape into the array's", dt)
+	case d == OpenPI && dt.IsRecord():
+		return errAt(ErrStructured, -1, "OpenPI cannot carry the record dtype %s: its map has a typestr only, and its packer refuses kind V", dt)
 	case d == OpenPI && dt.Kind == ndarray.Complex:
 		return errAt(ErrUnsupported, -1, "OpenPI's packer refuses complex arrays (%s)", dt)
-	case d == MsgpackNumpy && (dt.Kind == ndarray.Datetime || dt.Kind == ndarray.Timedelta):
-		return errAt(ErrUnsupported, -1, "msgpack-numpy cannot send %s arrays (numpy refuses them as a buffer)", dt)
-	case d == MsgpackNumpy && dt.Kind == ndarray.Void:
-		return errAt(ErrUnsupported, -1, "msgpack-numpy sends void arrays as structured descr lists, which ndpack does not write")
+	case d == MsgpackNumpy && hasTime(dt):
+		return errAt(ErrUnsupported, -1, "msgpack-numpy cannot send %s arrays (numpy refuses datetimes and timedeltas as a buffer)", dt)
 	}
 	return nil
+}
+
+// hasTime reports whether dt is, or has a field anywhere that is, a
+// datetime or timedelta.
+func hasTime(dt ndarray.DType) bool {
+	if base, _, ok := dt.Subarray(); ok {
+		return hasTime(base)
+	}
+	for _, f := range dt.Fields() {
+		if hasTime(f.DType) {
+			return true
+		}
+	}
+	return dt.Kind == ndarray.Datetime || dt.Kind == ndarray.Timedelta
 }
 
 // Encoder writes arrays as maps of one dialect, back to back, to an

@@ -22,6 +22,16 @@ func FuzzUnmarshal(f *testing.F) {
 		b, _ := d.Marshal(a)
 		f.Add(b)
 	}
+	// Records and a plain void in msgpack-numpy's descr form.
+	inner, _ := ndarray.NewRecord([]ndarray.Field{{Name: "c", DType: ndarray.MustParseDType(">u2")}, {Name: "d", Title: "t", DType: ndarray.MustParseDType("|S3"), Offset: 4}}, 8)
+	sub, _ := ndarray.NewSubarray(ndarray.MustParseDType("<f4"), []int{2})
+	rec, _ := ndarray.NewRecord([]ndarray.Field{{Name: "x", DType: ndarray.MustParseDType("<i4")}, {Name: "b", DType: inner, Shape: []int{2}, Offset: 8},
+		{Name: "s", DType: sub, Shape: []int{2}, Offset: 24}}, 48)
+	for _, dt := range []ndarray.DType{rec, inner, ndarray.MustParseDType("|V3")} {
+		r, _ := ndarray.New(dt, []int{2}, make([]byte, 2*dt.ItemSize))
+		b, _ := MsgpackNumpy.Marshal(r)
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		a, d, err := Unmarshal(in)
 		if err != nil {
