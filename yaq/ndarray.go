@@ -31,6 +31,7 @@ import (
 	"math"
 
 	"github.com/ndpack/ndpack/internal/codecerr"
+	"github.com/ndpack/ndpack/internal/mpdescr"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -55,7 +56,10 @@ var (
 	// its shape.
 	ErrMalformed = errors.New("malformed value")
 	// ErrDoesNotFit: a Go value that does not fit the Avro schema it is
-	// to be encoded with (a string for a boolean parameter, say).
+	// to be encoded with (a string for a boolean parameter, say), or an
+	// array of a record (structured) dtype, which the YEP-113 ndarray
+	// record cannot carry: it has a typestr and no descr, so |V<n> would
+	// arrive with every field lost.
 	ErrDoesNotFit = errors.New("value does not fit its schema")
 	// ErrNonstandard: encoding an array of a kind outside YEP-110's
 	// standard list (S, U, V, M8, m8) without ArrayOptions.AllowNonstandard.
@@ -103,7 +107,9 @@ func AppendArray(dst []byte, a *ndarray.Array) ([]byte, error) {
 }
 
 // AppendArray appends the ndarray record of a to dst, growing dst at most
-// once, to the exact size.
+// once, to the exact size. An array of a record (structured) dtype is
+// refused whatever the options, with ErrDoesNotFit: the record has no
+// place for its fields.
 func (o ArrayOptions) AppendArray(dst []byte, a *ndarray.Array) ([]byte, error) {
 	room := 1 // the version
 	if a != nil {
@@ -127,6 +133,11 @@ func (o ArrayOptions) appendArrayHead(dst []byte, a *ndarray.Array, room int) ([
 	}
 	if err := a.Validate(); err != nil {
 		return dst, &Error{Err: ErrMalformed, Offset: -1, Cause: err}
+	}
+	if !a.DType.IsPlain() {
+		// Its typestr alone (|V<n>) would arrive as opaque bytes, every
+		// field's name and type lost.
+		return dst, errAt(ErrDoesNotFit, -1, "the record dtype %s cannot be carried by YEP-113's ndarray record, which has a typestr and no descr", a.DType)
 	}
 	if !a.DType.IsStandard() && !o.AllowNonstandard {
 		return dst, errAt(ErrNonstandard, -1, "%s is outside YEP-110's standard kinds (b, i, u, f, c); set ArrayOptions.AllowNonstandard to send it", a.DType)
@@ -209,6 +220,9 @@ func DecodeArray(b []byte) (*ndarray.Array, int, error) {
 	typestr, err := r.bytes("typestr")
 	if err != nil {
 		return nil, 0, err
+	}
+	if mpdescr.IsObjectTypestr(typestr) {
+		return nil, 0, errAt(ErrMalformed, tsAt, "typestr %q is an object array (pickle), which is never read", typestr)
 	}
 	dt, err := ndarray.ParseDType(string(typestr))
 	if err != nil {
