@@ -12,6 +12,7 @@ import (
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
+	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
@@ -130,4 +131,52 @@ print(json.dumps(res))
 	require.NoError(t, json.Unmarshal(out, &res))
 	want := []any{"pick", []any{[]any{1.0, 2.0, 3.0}, []any{4.0, 5.0, 6.0}}, []any{0.5, -1.0}}
 	assert.Equal(t, [][]any{want, want}, res)
+}
+
+// Record arrays travel in messages as ext 110 (pack_ndarray's form) and as
+// msgpack-numpy maps, both found by the dialect-aware decoder with their
+// fields; OpenPI, which cannot carry them, refuses them.
+func TestRecordsInMessages(t *testing.T) {
+	pypeer.RequireModule(t, "msgpack_numpy", "python3-msgpack-numpy")
+	out := pypeer.Run(t, `
+import numpy as np
+import msgpack_numpy as m
+dt = np.dtype([('t', '<f8'), ('pos', '>f4', (3,)), ('id', [('a', 'u1'), ('b', 'S2')])], align=True)
+rec = np.zeros(2, dt)
+rec['t'] = [1.5, 2.5]
+rec['pos'][1] = [1, 2, 3]
+rec['id']['b'] = [b'ab', b'cd']
+msg = {"ext": pack_ndarray(rec), "mn": rec, "n": 3}
+sys.stdout.buffer.write(msgpack.packb(msg, default=m.encode, use_bin_type=True))
+`, nil)
+	var v map[string]any
+	require.NoError(t, ndpack.MessageOptions{Dialects: true}.UnmarshalMessage(out, &v))
+	ext, mn := v["ext"].(*ndarray.Array), v["mn"].(*ndarray.Array)
+	require.NotNil(t, ext)
+	require.NotNil(t, mn)
+	// str(numpy.lib.format.descr_to_dtype(dt.descr))
+	const want = "{'names': ['t', 'pos', 'id'], 'formats': ['<f8', ('>f4', (3,)), [('a', 'u1'), ('b', 'S2')]], 'offsets': [0, 8, 20], 'itemsize': 24}"
+	assert.Equal(t, want, ext.DType.String())
+	assert.True(t, ext.Equal(mn), "ext 110 and msgpack-numpy carry the same record array")
+	f, ok := ext.DType.FieldByName("id")
+	require.True(t, ok)
+	assert.Equal(t, 20, f.Offset)
+	assert.Equal(t, "ab", string(ext.Data[21:23]))
+
+	// Written by ndpack: msgpack-numpy and (with the option) ext 110 come
+	// back as they went; OpenPI refuses.
+	b, err := ndpack.MessageOptions{Encoding: dialect.MsgpackNumpy}.MarshalMessage(map[string]any{"rec": ext})
+	require.NoError(t, err)
+	var back map[string]any
+	require.NoError(t, ndpack.UnmarshalMessage(b, &back))
+	assert.True(t, ext.Equal(back["rec"].(*ndarray.Array)))
+	b, err = ext110.MessageOptions{ArrayEncoder: ext110.Options{AllowNonstandard: true}.Append}.MarshalMessage(map[string]any{"rec": ext})
+	require.NoError(t, err)
+	back = nil
+	require.NoError(t, ndpack.UnmarshalMessage(b, &back))
+	assert.True(t, ext.Equal(back["rec"].(*ndarray.Array)))
+	_, err = ndpack.MessageOptions{}.MarshalMessage(map[string]any{"rec": ext})
+	assert.ErrorIs(t, err, ext110.ErrNonstandard)
+	_, err = ndpack.MessageOptions{Encoding: dialect.OpenPI}.MarshalMessage(map[string]any{"rec": ext})
+	assert.ErrorIs(t, err, dialect.ErrStructured)
 }
