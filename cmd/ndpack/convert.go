@@ -34,6 +34,12 @@ or an archive of the same names; to make an .npy of one of its arrays, name
 it as IN:NAME or with --member (not needed when it holds only one). A lone
 array put into an .npz is named after IN, or --name.
 
+In a msgpack message, arrays at any depth are found: inside lists and maps
+they are named by their path, the keys and list indices on the way joined
+by "/" (msg.msgpack:params/0 is the first parameter of a yaq-RPC request,
+frames.msgpack:2/image the image of its third map). inspect lists every
+array with its path; values that are not arrays are left out.
+
 IN may be "-" (standard input), a pipe or <(...): its first bytes tell its
 format (an .npz from a pipe is copied to a temporary file first, a zip
 being read from its end). OUT may be "-" or /dev/stdout, with --to naming
@@ -378,15 +384,27 @@ func (o convertOptions) pick(arrays []arraySource) ([]arraySource, error) {
 		}
 		return nil, fmt.Errorf("no array %q; it holds %s", o.member, names(arrays))
 	}
+	// The values of a message that are not arrays (a prompt, an id, the
+	// lists and maps whose arrays are members of their own) are left out.
+	var picked []arraySource
 	for _, a := range arrays {
-		if a.err != nil && len(arrays) == 1 {
+		if a.err != nil && errors.Is(a.err, errNotArray) {
+			continue
+		}
+		picked = append(picked, a)
+	}
+	if len(picked) == 0 && len(arrays) > 0 {
+		return nil, arrays[0].err
+	}
+	for _, a := range picked {
+		if a.err != nil && len(picked) == 1 {
 			return nil, a.err
 		}
 		if a.err != nil {
 			return nil, fmt.Errorf("%w (convert the others one at a time, as IN:NAME)", a.err)
 		}
 	}
-	return arrays, nil
+	return picked, nil
 }
 
 func names(arrays []arraySource) string {

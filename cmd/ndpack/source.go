@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/ndpack/ndpack/dialect"
@@ -217,7 +218,7 @@ func (fa *fileArrays) msgpackFile(file *os.File, size int64) error {
 // costs eight bytes an entry, not a description each.
 func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.ReadCloser, guard func(func() error) error) error {
 	// describe describes the array at b[at:] and returns its length.
-	describe := func(name string, at int) (arraySource, int, error) {
+	var describe describeFunc = func(name string, at int) (arraySource, int, error) {
 		src := func(dt ndarray.DType, shape []int, dataOff, dataLen int, scalar *ndarray.Array) arraySource {
 			off, n := int64(at+dataOff), int64(dataLen)
 			open := func() (io.ReadCloser, error) { return section(off, n), nil }
@@ -252,6 +253,23 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 		fa.arrays = []arraySource{a}
 		return nil
 	}
+	if len(b) > 0 && mpwire.NextType(b) == mpwire.ArrayType {
+		// A list (of arrays, of maps holding arrays ...): every array in
+		// it, at any depth, by its path.
+		var nested []nestedArray
+		n, err := fa.nestedArrays(b, 0, "", 1, describe, &nested)
+		if err != nil {
+			return err
+		}
+		if n != len(b) {
+			return fmt.Errorf("msgpack: %d bytes after the document", len(b)-n)
+		}
+		if len(nested) == 0 {
+			return fmt.Errorf("msgpack: a list holding no array: %w", errNotArrays)
+		}
+		fa.lazyMembers(0, nil, nested, describe, guard)
+		return nil
+	}
 	count, at, err := mapHeader(b)
 	if err != nil {
 		return err
@@ -265,7 +283,8 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 		}
 		a, n, err := describe(key, next)
 		if errors.Is(err, ext110.ErrNotExt110) || errors.Is(err, dialect.ErrNotArray) {
-			// Another value (a prompt, an id): listed, not read.
+			// Another value (a prompt, an id, a list or map that may hold
+			// arrays, found by nestedArrays): listed, not read.
 			n, err = mpwalk.Len(b[next:], mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth})
 			a = arraySource{name: key, err: fmt.Errorf("map value %q: %w", key, errNotArray)}
 		}
@@ -275,6 +294,7 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 		return a, next + n, nil
 	}
 	starts := make([]int, 0, min(count, len(b)/2))
+	var nested []nestedArray
 	anArray := false
 	for i := 0; i < count; i++ {
 		starts = append(starts, at)
@@ -282,20 +302,168 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 		if err != nil {
 			return err
 		}
+		if a.err != nil && isContainer(b, at) {
+			// A list or map under this key: the arrays inside it are
+			// members too, named by their paths.
+			_, valueAt, _ := mapKey(b, at)
+			if _, err := fa.nestedArrays(b, valueAt, a.name, 2, describe, &nested); err != nil {
+				return err
+			}
+		}
 		anArray = anArray || a.err == nil
 		at = next
 	}
 	if at != len(b) {
 		return fmt.Errorf("msgpack: %d bytes after the document", len(b)-at)
 	}
-	if !anArray {
+	if !anArray && len(nested) == 0 {
 		return fmt.Errorf("msgpack: a map holding no array: %w", errNotArrays)
 	}
-	fa.n = count
+	fa.lazyMembers(count, func(i int) (arraySource, error) {
+		a, _, err := entry(i, starts[i])
+		return a, err
+	}, nested, describe, guard)
+	return nil
+}
+
+// nestedArray is an array found inside a list or map of a message: its
+// path (keys and list indices joined by "/") and where it starts.
+type nestedArray struct {
+	path string
+	at   int
+}
+
+type describeFunc func(name string, at int) (arraySource, int, error)
+
+// pathSeg is one step of the path to a nested value: a map key (bytes of
+// the message, not copied) or a list index. Paths are made into strings
+// only for the arrays found, so that walking millions of small values
+// allocates nothing.
+type pathSeg struct {
+	key   []byte
+	index int
+}
+
+func pathString(base string, segs []pathSeg) string {
+	var sb strings.Builder
+	sb.WriteString(base)
+	for _, s := range segs {
+		if sb.Len() > 0 {
+			sb.WriteByte('/')
+		}
+		if s.key != nil {
+			sb.Write(s.key)
+		} else {
+			sb.WriteString(strconv.Itoa(s.index))
+		}
+	}
+	return sb.String()
+}
+
+// nestedArrays finds the arrays in the msgpack value at b[at:], at any
+// depth (up to the message depth limit), appending them with their paths
+// (base, then keys and list indices joined by "/") to out, and returns
+// where the value ends.
+func (fa *fileArrays) nestedArrays(b []byte, at int, base string, depth int, describe describeFunc, out *[]nestedArray) (int, error) {
+	var segs []pathSeg
+	var walk func(at, depth int) (int, error)
+	walk = func(at, depth int) (int, error) {
+		fail := func(err error) (int, error) {
+			return 0, fmt.Errorf("msgpack: %s: %w", pathString(base, segs), err)
+		}
+		if depth > ext110.DefaultMaxDepth {
+			return fail(fmt.Errorf("lists and maps nest more than %d deep at byte %d", ext110.DefaultMaxDepth, at))
+		}
+		// (The checks read a map's keys only when it is a map: a failed
+		// read costs an error value, and a message may hold millions.)
+		isMap := at < len(b) && mpwire.NextType(b[at:]) == mpwire.MapType
+		if at < len(b) && (isExtHeader(b[at]) || isMap && (dialect.IsArray(b[at:]) || markerAmongKeys(b[at:]))) {
+			path := pathString(base, segs)
+			_, n, err := describe(path, at)
+			if err == nil {
+				*out = append(*out, nestedArray{path: path, at: at})
+				return at + n, nil
+			}
+			if !errors.Is(err, ext110.ErrNotExt110) && !errors.Is(err, dialect.ErrNotArray) {
+				return fail(err)
+			}
+		}
+		switch mpwire.NextType(b[at:]) {
+		case mpwire.ArrayType:
+			n, rest, err := mpwire.ReadArrayHeaderBytes(b[at:])
+			if err != nil {
+				return fail(err)
+			}
+			next := len(b) - len(rest)
+			for i := range n {
+				segs = append(segs, pathSeg{index: i})
+				next, err = walk(next, depth+1)
+				segs = segs[:len(segs)-1]
+				if err != nil {
+					return 0, err
+				}
+			}
+			return next, nil
+		case mpwire.MapType:
+			n, rest, err := mpwire.ReadMapHeaderBytes(b[at:])
+			if err != nil {
+				return fail(err)
+			}
+			next := len(b) - len(rest)
+			for i := range n {
+				key, after, kerr := mpwire.ReadStringOrBinZC(b[next:])
+				valueAt := len(b) - len(after)
+				if kerr != nil {
+					// A key that is not a string: skip it, and name the
+					// value by its place.
+					kn, err := mpwalk.Len(b[next:], mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth})
+					if err != nil {
+						return fail(fmt.Errorf("map key %d: %w", i, err))
+					}
+					key, valueAt = []byte("#"+strconv.Itoa(i)), next+kn
+				}
+				segs = append(segs, pathSeg{key: key})
+				next, err = walk(valueAt, depth+1)
+				segs = segs[:len(segs)-1]
+				if err != nil {
+					return 0, err
+				}
+			}
+			return next, nil
+		}
+		n, err := mpwalk.Len(b[at:], mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth})
+		if err != nil {
+			return fail(err)
+		}
+		return at + n, nil
+	}
+	return walk(at, depth)
+}
+
+// isContainer reports whether the value of the map entry whose key starts
+// at b[at:] is a list or a map (not an array encoding).
+func isContainer(b []byte, at int) bool {
+	_, valueAt, err := mapKey(b, at)
+	if err != nil || valueAt >= len(b) {
+		return false
+	}
+	t := mpwire.NextType(b[valueAt:])
+	return t == mpwire.ArrayType || t == mpwire.MapType
+}
+
+// lazyMembers makes fa's members: the count entries of a top-level map
+// (described by entry when asked for), then the arrays found nested in
+// lists and maps, each described when asked for under guard.
+func (fa *fileArrays) lazyMembers(count int, entry func(i int) (arraySource, error), nested []nestedArray, describe describeFunc, guard func(func() error) error) {
+	fa.n = count + len(nested)
 	fa.member = func(i int) arraySource {
 		var a arraySource
 		err := guard(func() (err error) {
-			a, _, err = entry(i, starts[i])
+			if i < count {
+				a, err = entry(i)
+				return err
+			}
+			a, _, err = describe(nested[i-count].path, nested[i-count].at)
 			return err
 		})
 		if err != nil {
@@ -303,7 +471,6 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 		}
 		return a
 	}
-	return nil
 }
 
 // noteDialect records how the file's arrays are encoded.
@@ -484,4 +651,31 @@ func spoolNPZ(fa *fileArrays, r io.Reader) (*fileArrays, error) {
 		return nil, err
 	}
 	return fa, nil
+}
+
+// markerAmongKeys reports whether the map at the start of b, of 3 to 16
+// entries (the sizes of the dialects' maps), has a dialect's marker among
+// its keys, reading without allocating: a message of millions of small
+// maps is walked at the speed of its bytes.
+func markerAmongKeys(b []byte) bool {
+	n, rest, err := mpwire.ReadMapHeaderBytes(b)
+	if err != nil || n < 3 || n > 16 {
+		return false
+	}
+	for range n {
+		var key []byte
+		if key, rest, err = mpwire.ReadStringOrBinZC(rest); err != nil {
+			return false
+		}
+		switch string(key) { // compared without a copy
+		case "nd", "__ndarray__", "__npgeneric__":
+			return true
+		}
+		l, err := mpwalk.Len(rest, mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth})
+		if err != nil {
+			return false
+		}
+		rest = rest[l:]
+	}
+	return false
 }
