@@ -280,8 +280,8 @@ negative("npy_unknown_descr", "npy", hdr("{'descr': '<q2', 'fortran_order': Fals
          "an unknown type code", "dtype")
 negative("npy_bad_size", "npy", hdr("{'descr': '<f3', 'fortran_order': False, 'shape': (2, 3)}"),
          "a float of 3 bytes", "dtype")
-negative("npy_structured", "npy", hdr("{'descr': [('a', '<u2'), ('b', '<u2')], 'fortran_order': False, 'shape': (3,)}"),
-         "a structured dtype (descr is a list of fields)", "unsupported")
+negative("npy_structured_duplicate_field", "npy", hdr("{'descr': [('a', '<u2'), ('a', '<u2')], 'fortran_order': False, 'shape': (3,)}"),
+         "a record dtype naming a field twice: numpy refuses it ('field 'a' occurs more than once')", "dtype")
 negative("npy_object", "npy", hdr("{'descr': '|O', 'fortran_order': False, 'shape': (2,)}", b"\x80\x04N."),
          "Python objects: the data is a pickle, never to be loaded", "unsupported")
 
