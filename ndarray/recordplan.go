@@ -164,52 +164,54 @@ func (p *plan) apply(dst, src []byte, n int) {
 
 // The word moves load and store through byte arrays, whose alignment is
 // 1: the compiler makes one unaligned load where the machine allows it
-// and byte loads where it does not, so no access is ever misaligned.
+// and byte loads where it does not, so no access is ever misaligned. The
+// offsets advance by addition, not i*stride: a multiply in a loop of a
+// load and a store costs a third of it.
 
 func move1(d, s unsafe.Pointer, ds, ss uintptr, n int) {
-	for i := range uintptr(n) {
-		*(*byte)(unsafe.Add(d, i*ds)) = *(*byte)(unsafe.Add(s, i*ss))
+	for i, so, do := 0, uintptr(0), uintptr(0); i < n; i, so, do = i+1, so+ss, do+ds {
+		*(*byte)(unsafe.Add(d, do)) = *(*byte)(unsafe.Add(s, so))
 	}
 }
 
 func move2(d, s unsafe.Pointer, ds, ss uintptr, n int) {
-	for i := range uintptr(n) {
-		*(*[2]byte)(unsafe.Add(d, i*ds)) = *(*[2]byte)(unsafe.Add(s, i*ss))
+	for i, so, do := 0, uintptr(0), uintptr(0); i < n; i, so, do = i+1, so+ss, do+ds {
+		*(*[2]byte)(unsafe.Add(d, do)) = *(*[2]byte)(unsafe.Add(s, so))
 	}
 }
 
 func move4(d, s unsafe.Pointer, ds, ss uintptr, n int) {
-	for i := range uintptr(n) {
-		v := binary.NativeEndian.Uint32((*[4]byte)(unsafe.Add(s, i*ss))[:])
-		binary.NativeEndian.PutUint32((*[4]byte)(unsafe.Add(d, i*ds))[:], v)
+	for i, so, do := 0, uintptr(0), uintptr(0); i < n; i, so, do = i+1, so+ss, do+ds {
+		v := binary.NativeEndian.Uint32((*[4]byte)(unsafe.Add(s, so))[:])
+		binary.NativeEndian.PutUint32((*[4]byte)(unsafe.Add(d, do))[:], v)
 	}
 }
 
 func move8(d, s unsafe.Pointer, ds, ss uintptr, n int) {
-	for i := range uintptr(n) {
-		v := binary.NativeEndian.Uint64((*[8]byte)(unsafe.Add(s, i*ss))[:])
-		binary.NativeEndian.PutUint64((*[8]byte)(unsafe.Add(d, i*ds))[:], v)
+	for i, so, do := 0, uintptr(0), uintptr(0); i < n; i, so, do = i+1, so+ss, do+ds {
+		v := binary.NativeEndian.Uint64((*[8]byte)(unsafe.Add(s, so))[:])
+		binary.NativeEndian.PutUint64((*[8]byte)(unsafe.Add(d, do))[:], v)
 	}
 }
 
 func swap2(d, s unsafe.Pointer, ds, ss uintptr, n int) {
-	for i := range uintptr(n) {
-		v := binary.NativeEndian.Uint16((*[2]byte)(unsafe.Add(s, i*ss))[:])
-		binary.NativeEndian.PutUint16((*[2]byte)(unsafe.Add(d, i*ds))[:], bits.ReverseBytes16(v))
+	for i, so, do := 0, uintptr(0), uintptr(0); i < n; i, so, do = i+1, so+ss, do+ds {
+		v := binary.NativeEndian.Uint16((*[2]byte)(unsafe.Add(s, so))[:])
+		binary.NativeEndian.PutUint16((*[2]byte)(unsafe.Add(d, do))[:], bits.ReverseBytes16(v))
 	}
 }
 
 func swap4(d, s unsafe.Pointer, ds, ss uintptr, n int) {
-	for i := range uintptr(n) {
-		v := binary.NativeEndian.Uint32((*[4]byte)(unsafe.Add(s, i*ss))[:])
-		binary.NativeEndian.PutUint32((*[4]byte)(unsafe.Add(d, i*ds))[:], bits.ReverseBytes32(v))
+	for i, so, do := 0, uintptr(0), uintptr(0); i < n; i, so, do = i+1, so+ss, do+ds {
+		v := binary.NativeEndian.Uint32((*[4]byte)(unsafe.Add(s, so))[:])
+		binary.NativeEndian.PutUint32((*[4]byte)(unsafe.Add(d, do))[:], bits.ReverseBytes32(v))
 	}
 }
 
 func swap8(d, s unsafe.Pointer, ds, ss uintptr, n int) {
-	for i := range uintptr(n) {
-		v := binary.NativeEndian.Uint64((*[8]byte)(unsafe.Add(s, i*ss))[:])
-		binary.NativeEndian.PutUint64((*[8]byte)(unsafe.Add(d, i*ds))[:], bits.ReverseBytes64(v))
+	for i, so, do := 0, uintptr(0), uintptr(0); i < n; i, so, do = i+1, so+ss, do+ds {
+		v := binary.NativeEndian.Uint64((*[8]byte)(unsafe.Add(s, so))[:])
+		binary.NativeEndian.PutUint64((*[8]byte)(unsafe.Add(d, do))[:], bits.ReverseBytes64(v))
 	}
 }
 

@@ -770,3 +770,33 @@ func TestRecordsEmptyStructArrayStillChecked(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `field "p.id": Go int32 at offset 0, file <i2 at offset 0; field "p.x" missing in the file`)
 }
+
+// The plan of numpy's packed (id, x, y) into point: id, then x and y
+// back to back on both sides, merged into one run and cut into words.
+func TestRecordPlanMerges(t *testing.T) {
+	o := NativeOrder()
+	packed := mustRecord(t, []Field{
+		{Name: "id", DType: MustParseDType("<i4").WithOrder(o)},
+		{Name: "x", DType: Float64.WithOrder(o), Offset: 4},
+		{Name: "y", DType: Float32.WithOrder(o), Offset: 12},
+	}, 0)
+	_, p, err := recordPlan[point](packed, false)
+	require.NoError(t, err)
+	assert.Equal(t, []move{{kind: mvWord, src: 0, dst: 0, size: 4}, {kind: mvWord, src: 4, dst: 8, size: 8}, {kind: mvWord, src: 12, dst: 16, size: 4}}, p.moves)
+	assert.False(t, p.identity)
+
+	other := LittleEndian
+	if o == LittleEndian {
+		other = BigEndian
+	}
+	_, p, err = recordPlan[point](packed.WithOrder(other), false)
+	require.NoError(t, err)
+	assert.Equal(t, []move{{kind: mvSwap, src: 0, dst: 0, size: 4}, {kind: mvSwap, src: 4, dst: 8, size: 8}, {kind: mvSwap, src: 12, dst: 16, size: 4}}, p.moves)
+
+	own, err := RecordDTypeOf[point]()
+	require.NoError(t, err)
+	_, p, err = recordPlan[point](own, false)
+	require.NoError(t, err)
+	assert.True(t, p.identity)
+	assert.False(t, p.whole, "the 4 bytes after id are Go's padding")
+}
