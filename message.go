@@ -41,6 +41,11 @@ type MessageOptions struct {
 	// Encoding is how MarshalMessage writes arrays: ext 110 when zero, or
 	// maps of the given dialect.
 	Encoding dialect.Dialect
+	// AllowNonstandard lets MarshalMessage write, as ext 110, arrays of the
+	// kinds YEP-110 leaves out (S, U, V, M8, m8, and records): see
+	// ext110.Options.AllowNonstandard. The dialects carry what they can
+	// whatever it says.
+	AllowNonstandard bool
 }
 
 // codec returns the ext110 options that carry out o.
@@ -49,8 +54,11 @@ func (o MessageOptions) codec() ext110.MessageOptions {
 	if o.Dialects {
 		c.MapDecoder = dialectMap
 	}
-	if o.Encoding != 0 {
+	switch {
+	case o.Encoding != 0:
 		c.ArrayEncoder = o.Encoding.Append
+	case o.AllowNonstandard:
+		c.ArrayEncoder = ext110.Options{AllowNonstandard: true}.Append
 	}
 	return c
 }

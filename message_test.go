@@ -170,7 +170,7 @@ sys.stdout.buffer.write(msgpack.packb(msg, default=m.encode, use_bin_type=True))
 	var back map[string]any
 	require.NoError(t, ndpack.UnmarshalMessage(b, &back))
 	assert.True(t, ext.Equal(back["rec"].(*ndarray.Array)))
-	b, err = ext110.MessageOptions{ArrayEncoder: ext110.Options{AllowNonstandard: true}.Append}.MarshalMessage(map[string]any{"rec": ext})
+	b, err = ndpack.MessageOptions{AllowNonstandard: true}.MarshalMessage(map[string]any{"rec": ext})
 	require.NoError(t, err)
 	back = nil
 	require.NoError(t, ndpack.UnmarshalMessage(b, &back))
