@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -280,16 +281,30 @@ func TestRecordInternTableShrinks(t *testing.T) {
 		defer internTable.Unlock()
 		return len(internTable.m)
 	}
-	keep := mustRecord(t, xy(), 0)
-	before := count()
-	for i := 0; i < 1000; i++ {
-		_, err := NewRecord([]Field{{Name: strings.Repeat("n", i+1), DType: Float64}}, 0)
-		require.NoError(t, err)
-	}
-	require.GreaterOrEqual(t, count(), before)
-	for i := 0; i < 20 && count() > before+10; i++ {
+	// Cleanups run on their own goroutine after a collection: give them
+	// the chance, so that layouts earlier tests dropped are gone before
+	// the count is taken (else they would vanish during the loop and make
+	// the count meaningless).
+	settle := func() {
 		runtime.GC()
-		runtime.Gosched()
+		time.Sleep(time.Millisecond)
+	}
+	keep := mustRecord(t, xy(), 0)
+	for i := 0; i < 5; i++ {
+		settle()
+	}
+	before := count()
+	alive := make([]DType, 0, 1000)
+	for i := 0; i < 1000; i++ {
+		dt, err := NewRecord([]Field{{Name: strings.Repeat("n", i+1), DType: Float64}}, 0)
+		require.NoError(t, err)
+		alive = append(alive, dt)
+	}
+	settle()
+	require.GreaterOrEqual(t, count(), before+1000, "layouts in use stay in the table")
+	runtime.KeepAlive(alive) // and no further: they are garbage from here
+	for i := 0; i < 200 && count() > before+10; i++ {
+		settle()
 	}
 	assert.LessOrEqual(t, count(), before+10)
 	assert.True(t, keep == mustRecord(t, xy(), 0), "a live layout is still found")
