@@ -1,0 +1,232 @@
+package pickle
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// pyCases builds numpy object arrays, pickles each with protocols 2 to 5
+// as numpy.lib.format.write_array does (pickle.dump(array, fp,
+// protocol=N)), and prints, for each, the pickle and canon() of what
+// pickle.loads gives back (numpy's own reading with allow_pickle=True).
+const pyCases = `
+import numpy as np, pickle, struct, json, sys, datetime
+
+def canon(v):
+    if isinstance(v, np.ndarray):
+        shape = ','.join(map(str, v.shape))
+        if v.dtype == object:
+            return 'O' + shape + '[' + ','.join(canon(x) for x in v.ravel(order='C')) + ']'
+        return 'A' + v.dtype.str + '/' + shape + '/' + np.ascontiguousarray(v).tobytes().hex()
+    if isinstance(v, np.generic):
+        return 'A' + v.dtype.str + '//' + v.tobytes().hex()
+    if v is None: return 'N'
+    if isinstance(v, bool): return 'T' if v else 'F'
+    if isinstance(v, int): return 'i%d' % v
+    if isinstance(v, float): return 'f' + struct.pack('>d', v).hex()
+    if isinstance(v, complex): return 'c' + struct.pack('>dd', v.real, v.imag).hex()
+    if isinstance(v, str): return 's' + v.encode('utf-8').hex()
+    if isinstance(v, (bytes, bytearray)): return 'b' + bytes(v).hex()
+    if isinstance(v, list): return '[' + ','.join(canon(x) for x in v) + ']'
+    if isinstance(v, tuple): return '(' + ','.join(canon(x) for x in v) + ')'
+    if isinstance(v, dict): return '{' + ','.join(canon(k) + ':' + canon(x) for k, x in v.items()) + '}'
+    if isinstance(v, (set, frozenset)): return '<' + ','.join(sorted(canon(x) for x in v)) + '>'
+    if isinstance(v, datetime.date): return 'D' + v.isoformat()
+    raise TypeError(type(v))
+
+def objarr(vals, shape=None, order='C'):
+    a = np.empty(len(vals), dtype=object)
+    for i, v in enumerate(vals):
+        a[i] = v
+    if shape is not None:
+        a = a.reshape(shape)
+    if order == 'F':
+        a = np.asfortranarray(a)
+    return a
+
+shared = [1, 2]
+zero_d = np.empty((), dtype=object)
+zero_d[()] = 'only'
+cases = {
+    'strings': objarr(['alpha', '\u03b2eta', '', 'x', '\u65e5\u672c\u8a9e', 'a' * 300, '\U0001f600']),
+    'bytes': objarr([b'', b'\x00', b'abc\xff', b'y' * 300]),
+    'ints': objarr([0, 255, 256, 65535, 65536, -1, 2**31 - 1, -2**31, 2**31, 2**63 - 1, -2**63, 2**64, -(2**100), 2**2100, -2**2100, -128, -129, 127, 128]),
+    'floats': objarr([0.0, -0.0, 1.5, float('inf'), float('-inf'), float('nan'), 1e-310]),
+    'none_bool': objarr([None, True, False]),
+    'nested': objarr([[1, [2, 'ab']], [], ['b'], [[[]]]]),
+    'multidim': objarr(['a0', 'a1', 'a2', 'b0', 'b1', 'b2'], (2, 3)),
+    'fortran': objarr(['a0', 'a1', 'a2', 'b0', 'b1', 'b2'], (2, 3), 'F'),
+    'tuple_dict': objarr([(1, 'ab'), {'k': [1, 2], 3: None, (1, 2): 't'}, (), (1, 2, 3, 4)]),
+    'complex': objarr([1 + 2j, complex(0, -1)]),
+    'set': objarr([{1, 2, 3}]),
+    'frozenset': objarr([frozenset(['q'])]),
+    'arrays': objarr([np.arange(3, dtype='<i4'), np.arange(6.).reshape(2, 3), np.array(['ab', 'c']),
+                      np.array([b'xy', b'z']), np.array([True, False]), np.arange(4, dtype='>u2'),
+                      np.zeros(0), np.array([1 + 1j], dtype='<c8'), np.arange(2, dtype='u1')]),
+    'fortran_arrays': objarr([np.arange(6.).reshape(2, 3).T, np.asfortranarray(np.arange(24, dtype='<i2').reshape(2, 3, 4))]),
+    'scalars': objarr([np.float64(1.5), np.int32(-2), np.str_('x'), np.bool_(True), np.uint8(7), np.float32(0.25)]),
+    'datetimes': objarr([np.array(['2020-01-01', '2021-01-01'], dtype='M8[D]'), np.array([1, 2], dtype='m8[10s]'), np.datetime64('2020-01-02T03', 'h')]),
+    'many': objarr(['s%d' % i for i in range(2500)]),
+    'shared': objarr([shared, shared]),
+    'zero_d': zero_d,
+    'empty': np.empty((0,), dtype=object),
+    'empty2d': np.empty((2, 0), dtype=object),
+    'nested_objarr': objarr([objarr(['in', 1]), 5]),
+    'bytearray': objarr([bytearray(b'ab'), bytearray()]),
+    'datetime': objarr([datetime.date(2020, 1, 2)]),
+}
+out = {}
+for name, a in cases.items():
+    for proto in (2, 3, 4, 5):
+        p = pickle.dumps(a, protocol=proto)
+        out['%s/%d' % (name, proto)] = {'pickle': p.hex(), 'canon': canon(pickle.loads(p))}
+json.dump(out, sys.stdout)
+`
+
+type pyCase struct {
+	Pickle string `json:"pickle"`
+	Canon  string `json:"canon"`
+}
+
+var (
+	pyOnce  sync.Once
+	pyOut   map[string]pyCase
+	pyError string
+)
+
+// numpyCases runs pyCases once for the package's tests.
+func numpyCases(t *testing.T) map[string]pyCase {
+	t.Helper()
+	pypeer.Require(t)
+	pyOnce.Do(func() {
+		out := pypeer.Run(t, pyCases, nil)
+		if err := json.Unmarshal(out, &pyOut); err != nil {
+			pyError = err.Error()
+		}
+	})
+	if pyError != "" || pyOut == nil {
+		t.Fatal("the numpy cases did not run", pyError)
+	}
+	return pyOut
+}
+
+// canon is the Go side of pyCases' canon: the same string for equal values.
+func canon(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "N"
+	case bool:
+		if v {
+			return "T"
+		}
+		return "F"
+	case int64:
+		return "i" + strconv.FormatInt(v, 10)
+	case *big.Int:
+		return "i" + v.String()
+	case float64:
+		return "f" + hex.EncodeToString(binary.BigEndian.AppendUint64(nil, math.Float64bits(v)))
+	case complex128:
+		b := binary.BigEndian.AppendUint64(nil, math.Float64bits(real(v)))
+		return "c" + hex.EncodeToString(binary.BigEndian.AppendUint64(b, math.Float64bits(imag(v))))
+	case string:
+		return "s" + hex.EncodeToString([]byte(v))
+	case []byte:
+		return "b" + hex.EncodeToString(v)
+	case []any:
+		return "[" + canonList(v) + "]"
+	case Tuple:
+		return "(" + canonList(v) + ")"
+	case Set:
+		s := make([]string, len(v))
+		for i, x := range v {
+			s[i] = canon(x)
+		}
+		sort.Strings(s)
+		return "<" + strings.Join(s, ",") + ">"
+	case Dict:
+		s := make([]string, len(v))
+		for i, it := range v {
+			s[i] = canon(it.Key) + ":" + canon(it.Value)
+		}
+		return "{" + strings.Join(s, ",") + "}"
+	case *ObjectArray:
+		return "O" + joinShape(v.Shape) + "[" + canonList(v.Values) + "]"
+	case *ndarray.Array:
+		return "A" + v.DType.String() + "/" + joinShape(v.Shape) + "/" + hex.EncodeToString(v.Data)
+	}
+	return fmt.Sprintf("?%T", v)
+}
+
+func canonList(v []any) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = canon(x)
+	}
+	return strings.Join(s, ",")
+}
+
+func joinShape(shape []int) string {
+	s := make([]string, len(shape))
+	for i, n := range shape {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+// TestNumpyPickles reads numpy's pickles of every case with every protocol
+// and requires the values numpy's own unpickling gives.
+func TestNumpyPickles(t *testing.T) {
+	cases := numpyCases(t)
+	require.NotEmpty(t, cases)
+	names := make([]string, 0, len(cases))
+	for name := range cases {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		c := cases[name]
+		t.Run(name, func(t *testing.T) {
+			p, err := hex.DecodeString(c.Pickle)
+			require.NoError(t, err)
+			v, err := Decode(p, Options{})
+			if strings.HasPrefix(name, "datetime/") {
+				require.ErrorIs(t, err, ErrNotData)
+				assert.Contains(t, err.Error(), `global "datetime.date" is not data that is read (datetime objects are not among the types read)`)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.Canon, canon(v))
+		})
+	}
+}
+
+// TestNumpy2Spelling reads protocol 3 pickles whose globals are spelled as
+// numpy 2 spells them (numpy._core), which numpy 1.24 itself cannot load.
+func TestNumpy2Spelling(t *testing.T) {
+	cases := numpyCases(t)
+	for _, name := range []string{"arrays/3", "scalars/3", "nested_objarr/3", "fortran/3"} {
+		p, _ := hex.DecodeString(cases[name].Pickle)
+		p2 := bytes.ReplaceAll(p, []byte("cnumpy.core."), []byte("cnumpy._core."))
+		require.NotEqual(t, p, p2, name)
+		v, err := Decode(p2, Options{})
+		require.NoError(t, err, name)
+		assert.Equal(t, cases[name].Canon, canon(v), name)
+	}
+}
