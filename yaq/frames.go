@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/ndpack/ndpack/internal/boundedio"
 )
@@ -158,6 +159,14 @@ func (f *frames) readFrame(s *Schema, valueAt *int64) (grew bool, err error) {
 	}
 	n := binary.BigEndian.Uint32(h[:])
 	frameAt := f.read - 4
+	if int64(n)+int64(len(f.buf)) > int64(f.max) && frameAt == 0 && isText(h[:]) {
+		// The very first bytes of the peer already make no sense as a
+		// frame: it is not a yaq peer at all (an HTTP server, a serial
+		// console). Say so, with what it sent, not "a frame of 2 GB".
+		more, _ := f.br.Peek(min(f.br.Buffered(), 60))
+		return false, errAt(ErrMalformed, 0, "%s does not speak yaq (Avro RPC frames): it sent %s first",
+			f.peerName(), printable(append(h[:got:got], more...)))
+	}
 	if int64(n)+int64(len(f.buf)) > int64(f.max) {
 		if f.capped != "" {
 			return false, errAt(ErrLimit, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes before it is over the limit of %d bytes on a %s",
@@ -548,4 +557,25 @@ func (sc *scanner) ndarray(top *scanStep, r *reader) (done bool, err error) {
 		top.i++
 	}
 	return done, nil
+}
+
+// isText reports whether b is printable ASCII: as the length of a first
+// frame, over the limit, it is a text protocol's greeting ("HTTP", "SSH-").
+func isText(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// printable quotes the first bytes a peer sent, shortened, for an error:
+// text as text (an HTTP status line), anything else as Go escapes.
+func printable(b []byte) string {
+	const most = 48
+	if len(b) > most {
+		return strconv.Quote(string(b[:most])) + "..."
+	}
+	return strconv.Quote(string(b))
 }

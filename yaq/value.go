@@ -388,7 +388,46 @@ func fitErr(path string, v any, s *Schema) error {
 	if path != "" {
 		where = path + ": "
 	}
-	return errAt(ErrDoesNotFit, -1, "%sa %T is not a %s", where, v, s)
+	return errAt(ErrDoesNotFit, -1, "%s%s is not a %s", where, valueKind(v), s)
+}
+
+// valueKind names what a Go value would be on the wire, in Avro's words
+// (an array, a map, a long), not Go's ([]interface {}): the reader of
+// the error knows the protocol, not this package's types.
+func valueKind(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case int8, int16, int32, uint8, uint16:
+		return "an int"
+	case int, int64, uint, uint32, uint64:
+		return "a long"
+	case float32:
+		return "a float"
+	case float64:
+		return "a double"
+	case string:
+		return "a string"
+	case []byte:
+		return "bytes"
+	case *ndarray.Array, ndarray.Array:
+		return "an ndarray"
+	case []any:
+		return fmt.Sprintf("an array of %d items", len(x))
+	case map[string]any:
+		return fmt.Sprintf("a map of %d entries", len(x))
+	}
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map:
+		return "a map"
+	case reflect.Struct, reflect.Pointer:
+		return "a record"
+	}
+	return fmt.Sprintf("a %T", v)
 }
 
 func appendValue(dst []byte, s *Schema, v any, path string, depth int, g *gather) ([]byte, error) {

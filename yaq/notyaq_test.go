@@ -1,0 +1,63 @@
+package yaq
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A peer that is not a yaq daemon (here one answering as an HTTP server
+// does) is reported as such, with what it sent, not as a frame of
+// billions of bytes.
+func TestDialNotYaq(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for i := 0; i < 4; i++ {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n400 Bad Request"))
+			time.Sleep(50 * time.Millisecond)
+			c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, l.Addr().String())
+	if err == nil {
+		c.Close()
+		t.Fatal("Dial of an HTTP server succeeded")
+	}
+	want := `does not speak yaq (Avro RPC frames): it sent "HTTP/1.1 400 Bad Request\r\nContent-Type: text/pla"... first`
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q\ndoes not contain %q", err, want)
+	}
+	if !errors.Is(err, ErrMalformed) {
+		t.Errorf("%v is not ErrMalformed", err)
+	}
+}
+
+// A value that does not fit its schema is named in Avro's words, not by
+// its Go type ([]interface {}, map[string]interface {}).
+func TestDoesNotFitNamesAvroKinds(t *testing.T) {
+	double := &Schema{Type: "double"}
+	for msg, in := range map[string]any{
+		"yaq: value does not fit its schema: an array of 2 items is not a double": []any{1, 2},
+		"yaq: value does not fit its schema: a map of 1 entries is not a double":  map[string]any{"a": 1},
+		"yaq: value does not fit its schema: a string is not a double":            "x",
+		"yaq: value does not fit its schema: null is not a double":                nil,
+	} {
+		_, err := double.Append(nil, in)
+		if err == nil || err.Error() != msg {
+			t.Errorf("Append(%v): %v, want %q", in, err, msg)
+		}
+	}
+}
