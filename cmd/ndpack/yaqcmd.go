@@ -129,7 +129,16 @@ func runYaq(e env, args []string) error {
 			}
 			fmt.Fprintf(&out, "%s %s every %s, %s\n", addr, method, *watch, time.Now().Format("15:04:05.000"))
 		}
-		printValue(&out, result, "")
+		if text, ok := result.(string); ok && strings.Contains(text, "\n") {
+			// A text answer (get_config's TOML, a doc) is printed as the
+			// daemon wrote it, to be read or saved as it is.
+			out.WriteString(text)
+			if !strings.HasSuffix(text, "\n") {
+				out.WriteByte('\n')
+			}
+		} else {
+			printValue(&out, result, "")
+		}
 		e.stdout.Write(out.Bytes())
 		if *save != "" {
 			if err := saveArrays(*save, method, result); err != nil {

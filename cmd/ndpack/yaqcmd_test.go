@@ -24,7 +24,8 @@ const testProtocol = `{"protocol": "testcam", "traits": ["is-daemon", "is-sensor
   "id": {"request": [], "response": {"type": "map", "values": ["null", "string"]}},
   "get_measured": {"doc": "The image.", "request": [], "response": {"type": "map", "values": ["int", "double", "ndarray"]}},
   "set_position": {"request": [{"name": "position", "type": "double"}], "response": "null"},
-  "get_position": {"request": [], "response": "double"}}}`
+  "get_position": {"request": [], "response": "double"},
+  "get_config": {"request": [], "response": "string"}}}`
 
 // testDaemon serves testProtocol: a 2048x2048 <u2 image, a position.
 func testDaemon(t *testing.T) string {
@@ -43,6 +44,9 @@ func testDaemon(t *testing.T) string {
 	}))
 	require.NoError(t, d.Handle("set_position", func(_ context.Context, p []any) (any, error) { position = p[0].(float64); return nil, nil }))
 	require.NoError(t, d.Handle("get_position", func(context.Context, []any) (any, error) { position += 1; return position, nil }))
+	require.NoError(t, d.Handle("get_config", func(context.Context, []any) (any, error) {
+		return "[cam]\nport = 39111\nmake = \"fake\"\n", nil
+	}))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go d.Serve(l)
@@ -157,4 +161,13 @@ func TestYaqTimeoutZeroMeansNone(t *testing.T) {
 	r := cli(t, nil, "yaq", "--timeout", "0", addr, "get_position")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "1\n", r.stdout)
+}
+
+// A text answer, get_config's TOML, prints as the daemon wrote it, not as
+// an escaped JSON string.
+func TestYaqPrintsTextAsText(t *testing.T) {
+	addr := testDaemon(t)
+	r := cli(t, nil, "yaq", addr, "get_config")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "[cam]\nport = 39111\nmake = \"fake\"\n", r.stdout)
 }
