@@ -238,7 +238,9 @@ type (
 	// shared by reference through the memo, as Python's objects are.
 	listObj struct {
 		node
-		items []any
+		items []any   // the last items appended
+		full  [][]any // chunks before them, when the list grew long
+		n     int     // all the items
 	}
 	dictObj struct {
 		node
@@ -279,7 +281,7 @@ type decoder struct {
 	proto   int
 	stack   []any
 	marks   []int
-	memo    []any
+	memo    memo
 	sparse  map[uint32]any // memo entries put out of order
 	stopAt  int
 	opStart int
@@ -368,13 +370,13 @@ func (d *decoder) memoPut(idx uint32) error {
 		return err
 	}
 	switch {
-	case int64(idx) < int64(len(d.memo)):
-		d.memo[idx] = v
-	case int64(idx) == int64(len(d.memo)):
+	case int64(idx) < int64(d.memo.len()):
+		d.memo.set(int(idx), v)
+	case int64(idx) == int64(d.memo.len()):
 		if err := d.charge(16); err != nil {
 			return err
 		}
-		d.memo = append(d.memo, v)
+		d.memo.add(v)
 	default:
 		if d.sparse == nil {
 			d.sparse = map[uint32]any{}
@@ -390,8 +392,8 @@ func (d *decoder) memoPut(idx uint32) error {
 }
 
 func (d *decoder) memoGet(idx uint32) error {
-	if int64(idx) < int64(len(d.memo)) {
-		d.push(d.memo[idx])
+	if int64(idx) < int64(d.memo.len()) {
+		d.push(d.memo.get(int(idx)))
 		return nil
 	}
 	if v, ok := d.sparse[idx]; ok {
@@ -399,6 +401,35 @@ func (d *decoder) memoGet(idx uint32) error {
 		return nil
 	}
 	return d.fail(ErrMalformed, "memo entry %d was never put", idx)
+}
+
+// memo holds the memo's entries in chunks, so that growing it never copies
+// what it holds: a stream of MEMOIZE opcodes allocates what it keeps and no
+// more.
+type memo struct {
+	chunks [][]any
+	n      int
+}
+
+const memoChunk = 4096
+
+func (m *memo) len() int         { return m.n }
+func (m *memo) get(i int) any    { return m.chunks[i/memoChunk][i%memoChunk] }
+func (m *memo) set(i int, v any) { m.chunks[i/memoChunk][i%memoChunk] = v }
+func (m *memo) add(v any) {
+	if m.n%memoChunk == 0 {
+		size := memoChunk
+		if m.n == 0 {
+			size = 64 // most pickles memoize a few dozen objects
+		}
+		m.chunks = append(m.chunks, make([]any, 0, size))
+	}
+	c := &m.chunks[len(m.chunks)-1]
+	if len(*c) == cap(*c) {
+		*c = append(make([]any, 0, memoChunk), *c...)
+	}
+	*c = append(*c, v)
+	m.n++
 }
 
 func (d *decoder) run() (any, error) {
@@ -516,7 +547,7 @@ func (d *decoder) run() (any, error) {
 		case opList:
 			var items []any
 			if items, err = d.popMark("LIST"); err == nil {
-				err = d.container(&listObj{node: node{at: d.opStart}, items: d.copyItems(items)})
+				err = d.container(&listObj{node: node{at: d.opStart}, items: d.copyItems(items), n: len(items)})
 			}
 		case opTuple:
 			var items []any
@@ -601,10 +632,10 @@ func (d *decoder) run() (any, error) {
 				err = d.memoPut(binary.LittleEndian.Uint32(b))
 			}
 		case opMemoize:
-			if len(d.memo) >= math.MaxUint32 {
+			if d.memo.len() >= math.MaxUint32 {
 				return nil, d.fail(ErrTooLarge, "MEMOIZE beyond 2**32 entries")
 			}
-			err = d.memoPut(uint32(len(d.memo)))
+			err = d.memoPut(uint32(d.memo.len()))
 		case opBinGet:
 			var b []byte
 			if b, err = d.need(1, "BINGET"); err == nil {
@@ -705,7 +736,7 @@ func (d *decoder) appendItems(l any, items []any, op string) error {
 	if err := d.charge(16 * int64(len(items))); err != nil {
 		return err
 	}
-	list.items = append(list.items, items...)
+	list.add(items)
 	return nil
 }
 
@@ -724,6 +755,44 @@ func (d *decoder) setItems(t any, items []any, op string) error {
 		dict.items = append(dict.items, DictItem{items[i], items[i+1]})
 	}
 	return nil
+}
+
+// listChunk is the size past which a list grows in chunks rather than by
+// copying: a list of ten million items then allocates its items twice
+// (chunks, then the result) rather than five times over as append grows
+// it.
+const listChunk = 1 << 14
+
+func (l *listObj) add(items []any) {
+	l.n += len(items)
+	for len(items) > 0 {
+		if len(l.items) == cap(l.items) && cap(l.items) >= listChunk {
+			l.full = append(l.full, l.items)
+			l.items = make([]any, 0, listChunk)
+		}
+		room := cap(l.items) - len(l.items)
+		if room == 0 {
+			l.items = append(l.items, items[0])
+			items = items[1:]
+			continue
+		}
+		k := min(room, len(items))
+		l.items = append(l.items, items[:k]...)
+		items = items[k:]
+	}
+}
+
+// all returns the items in one slice, joining the chunks once.
+func (l *listObj) all() []any {
+	if len(l.full) == 0 {
+		return l.items
+	}
+	out := make([]any, 0, l.n)
+	for _, c := range l.full {
+		out = append(out, c...)
+	}
+	l.items, l.full = append(out, l.items...), nil
+	return l.items
 }
 
 // long pushes a LONG1 or LONG4 integer of n little-endian two's complement

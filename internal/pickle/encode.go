@@ -162,7 +162,7 @@ func (e *encoder) str(s string) error {
 	return nil
 }
 
-// bytes writes a bytes; CPython shares b'' and each one-byte bytes.
+// bytes writes a bytes; CPython shares b” and each one-byte bytes.
 func (e *encoder) bytes(b []byte) {
 	key := ""
 	if len(b) <= 1 {

@@ -234,7 +234,7 @@ func (d *decoder) reduce(f, args any) (any, error) {
 			if !ok {
 				return nil, bad("a list of elements")
 			}
-			s.items = append([]any{}, l.items...)
+			s.items = append([]any{}, l.all()...)
 		default:
 			return nil, bad("a list of elements")
 		}
@@ -611,6 +611,7 @@ func (f *freezer) freeze(v any, depth int, at int) (any, int64, error) {
 	var out any
 	switch o := v.(type) {
 	case *listObj:
+		o.all()
 		if err := items(o.items); err != nil {
 			return nil, 0, err
 		}
@@ -654,9 +655,9 @@ func (f *freezer) freeze(v any, depth int, at int) (any, int64, error) {
 			out = o.value
 		default:
 			count, _ := ndarray.NumElements(o.shape)
-			if count != len(o.values.items) {
+			if count != o.values.n {
 				return nil, 0, errAt(ErrMalformed, o.at, "an object array of shape %s has %d elements, not %d",
-					ndarray.FormatShape(o.shape), len(o.values.items), count)
+					ndarray.FormatShape(o.shape), o.values.n, count)
 			}
 			vals, k, err := f.freeze(o.values, depth, n.at)
 			if err != nil {
