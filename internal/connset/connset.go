@@ -337,9 +337,10 @@ func (s *Set) Ended(conn net.Conn, err error) error {
 	var te *TimeoutError
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
-	case errors.Is(err, syscall.ECONNRESET):
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		// yaqc leaves the empty frames that end answers unread, so its
-		// socket resets when the program exits: an ordinary hang-up.
+		// socket resets when the program exits, and an answer written to
+		// a client that left meets a broken pipe: ordinary hang-ups.
 	case errors.As(err, &te):
 		if te.Op != "idle" {
 			s.LogThrottled("%s: %v; closing the connection", conn.RemoteAddr(), te)
