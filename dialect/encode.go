@@ -91,6 +91,8 @@ func (d Dialect) check(dt ndarray.DType) error {
 		return errAt(ErrMalformed, -1, "cannot encode an array of the subarray dtype %s: fold its shape into the array's", dt)
 	case d == OpenPI && dt.IsRecord():
 		return errAt(ErrStructured, -1, "OpenPI cannot carry the record dtype %s: its map has a typestr only, and its packer refuses kind V", dt)
+	case d == OpenPI && dt.Kind == ndarray.Void:
+		return errAt(ErrUnsupported, -1, "OpenPI cannot carry void (V) arrays (%s): its packer refuses kind V", dt)
 	case d == OpenPI && dt.Kind == ndarray.Complex:
 		return errAt(ErrUnsupported, -1, "OpenPI's packer refuses complex arrays (%s)", dt)
 	case d == MsgpackNumpy && hasTime(dt):
