@@ -1,0 +1,61 @@
+package ndpack_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The README's Go code compiles as a reader would paste it: each block
+// that is not a whole program becomes the body of main, under its imports.
+// (The blocks talk to daemons and files a reader has; compiling them is
+// what can be checked here, and what a stale name breaks.)
+func TestReadmeGoBlocksCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every block")
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
+	if len(blocks) < 5 {
+		t.Fatalf("%d Go blocks in the README, want the 5 it has had", len(blocks))
+	}
+	// Inside the module, so that its packages resolve; a dot directory,
+	// so that ./... never sees it.
+	dir, err := os.MkdirTemp(".", ".readme-check-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	importDecl := regexp.MustCompile(`(?s)^(import \([^)]*\)|import "[^"]*")\n`)
+	var pkgs []string
+	for i, b := range blocks {
+		src := b[1]
+		if !strings.Contains(src, "func main()") {
+			imports := importDecl.FindString(src)
+			body := strings.TrimPrefix(src, imports)
+			src = "package main\n\n" + imports + "\nfunc main() {\n" + body + "}\n"
+		}
+		pkg := filepath.Join(dir, fmt.Sprintf("block%d", i))
+		if err := os.MkdirAll(pkg, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(pkg, "main.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(pkg, "mydaemon.avpr"), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, "./"+filepath.ToSlash(pkg))
+	}
+	cmd := exec.Command("go", append([]string{"vet"}, pkgs...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the README's Go blocks do not compile: %v\n%s", err, out)
+	}
+}
