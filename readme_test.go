@@ -1,6 +1,8 @@
 package ndpack_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +10,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
 )
 
 // The README's Go code compiles as a reader would paste it: each block
@@ -57,5 +63,31 @@ func TestReadmeGoBlocksCompile(t *testing.T) {
 	cmd := exec.Command("go", append([]string{"vet"}, pkgs...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the README's Go blocks do not compile: %v\n%s", err, out)
+	}
+}
+
+// The README's errors.Is hint holds: a truncated .npy and a truncated
+// ext 110 blob both match ext110.ErrTruncated, and a negative dimension
+// matches ndarray.ErrShape, whichever codec found them.
+func TestReadmeErrorsIsHint(t *testing.T) {
+	a, _ := ndarray.FromSlice([]float64{1, 2, 3, 4, 5, 6}, 2, 3)
+	var npy bytes.Buffer
+	if err := npybridge.Write(&npy, a); err != nil {
+		t.Fatal(err)
+	}
+	_, npyErr := npybridge.Read(bytes.NewReader(npy.Bytes()[:npy.Len()-1]))
+	blob, _ := ext110.Marshal(a)
+	_, extErr := ext110.Unmarshal(blob[:len(blob)-1])
+	for name, err := range map[string]error{"a truncated .npy": npyErr, "a truncated ext 110 blob": extErr} {
+		if !errors.Is(err, ext110.ErrTruncated) {
+			t.Errorf("%s: %v is not errors.Is ext110.ErrTruncated", name, err)
+		}
+	}
+	header := "{'descr': '<f8', 'fortran_order': False, 'shape': (-2, 3), }"
+	header += strings.Repeat(" ", 63-(10+len(header))%64) + "\n"
+	bad := append([]byte(npybridge.Magic), 1, 0, byte(len(header)), 0)
+	_, err := npybridge.Read(bytes.NewReader(append(bad, header...)))
+	if !errors.Is(err, ndarray.ErrShape) {
+		t.Errorf("a negative dimension: %v is not errors.Is ndarray.ErrShape", err)
 	}
 }
