@@ -19,6 +19,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ndpack/ndpack/internal/testutil/benchbase"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
@@ -394,30 +395,48 @@ func BenchmarkMapFill1GiB2Procs(b *testing.B) {
 	b.SetBytes(fillRows1GiB * fillCols * 8)
 	var maxRSS int64
 	for b.Loop() {
-		m, err := MapOptions{Replace: true}.CreateMapped(p, ndarray.DTypeOf[float64](), fillRows1GiB, fillCols)
-		if err != nil {
-			b.Fatal(err)
-		}
-		cmds := make([]*exec.Cmd, 2)
-		for w := range cmds {
-			cmds[w] = exec.Command(os.Args[0], "-test.run=^TestMappedFillChild$", "-test.bench=^$")
-			cmds[w].Env = append(os.Environ(), "NDPACK_FILL_FILE="+p,
-				fmt.Sprintf("NDPACK_FILL_ROWS=%d,%d", w*fillRows1GiB/2, (w+1)*fillRows1GiB/2))
-			if err := cmds[w].Start(); err != nil {
-				b.Fatal(err)
-			}
-		}
-		for _, c := range cmds {
-			if err := c.Wait(); err != nil {
-				b.Fatal("worker: ", err)
-			}
-			maxRSS = max(maxRSS, c.ProcessState.SysUsage().(*syscall.Rusage).Maxrss<<10)
-		}
-		if err := m.Close(); err != nil {
+		maxRSS = max(maxRSS, fillBy2Procs(b, p))
+	}
+	b.ReportMetric(float64(maxRSS)/(1<<20), "worker-peak-RSS-MiB")
+}
+
+// BenchmarkMapFill1GiB2ProcsVsWrite runs the two fills in turn, each
+// iteration, and reports the median ratio (x-baseline): separate runs of
+// the two drift on a shared machine.
+func BenchmarkMapFill1GiB2ProcsVsWrite(b *testing.B) {
+	dir := b.TempDir()
+	mapped, written := filepath.Join(dir, "mapped.npy"), filepath.Join(dir, "written.npy")
+	b.SetBytes(fillRows1GiB * fillCols * 8)
+	benchbase.Versus(b, func() { fillBy2Procs(b, mapped) }, func() { fillByWrite(b, written) })
+}
+
+// fillBy2Procs creates p and has two worker processes fill half of its
+// rows each; it returns the larger worker's peak RSS.
+func fillBy2Procs(b *testing.B, p string) int64 {
+	m, err := MapOptions{Replace: true}.CreateMapped(p, ndarray.DTypeOf[float64](), fillRows1GiB, fillCols)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmds := make([]*exec.Cmd, 2)
+	for w := range cmds {
+		cmds[w] = exec.Command(os.Args[0], "-test.run=^TestMappedFillChild$", "-test.bench=^$")
+		cmds[w].Env = append(os.Environ(), "NDPACK_FILL_FILE="+p,
+			fmt.Sprintf("NDPACK_FILL_ROWS=%d,%d", w*fillRows1GiB/2, (w+1)*fillRows1GiB/2))
+		if err := cmds[w].Start(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(maxRSS)/(1<<20), "worker-peak-RSS-MiB")
+	var maxRSS int64
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			b.Fatal("worker: ", err)
+		}
+		maxRSS = max(maxRSS, c.ProcessState.SysUsage().(*syscall.Rusage).Maxrss<<10)
+	}
+	if err := m.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return maxRSS
 }
 
 func BenchmarkMapFill1GiB1Proc(b *testing.B) {
@@ -438,28 +457,34 @@ func BenchmarkMapFill1GiB1Proc(b *testing.B) {
 func BenchmarkFileWrite1GiB(b *testing.B) {
 	p := filepath.Join(b.TempDir(), "fill.npy")
 	b.SetBytes(fillRows1GiB * fillCols * 8)
+	for b.Loop() {
+		fillByWrite(b, p)
+	}
+}
+
+// fillByWrite is the baseline: one process computing the same values
+// into an 8 MiB buffer and writing it to p with os.File.Write.
+func fillByWrite(b *testing.B, p string) {
 	const chunkRows = 1024 // 8 MiB
 	buf := make([]float64, chunkRows*fillCols)
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(buf)*8)
-	for b.Loop() {
-		f, err := os.Create(p)
-		if err != nil {
+	f, err := os.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.Write(AppendHeader(nil, ndarray.DTypeOf[float64](), []int{fillRows1GiB, fillCols})); err != nil {
+		b.Fatal(err)
+	}
+	for lo := 0; lo < fillRows1GiB; lo += chunkRows {
+		for k := range buf {
+			buf[k] = fillValue(lo+k/fillCols, k%fillCols)
+		}
+		if _, err := f.Write(raw); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := f.Write(AppendHeader(nil, ndarray.DTypeOf[float64](), []int{fillRows1GiB, fillCols})); err != nil {
-			b.Fatal(err)
-		}
-		for lo := 0; lo < fillRows1GiB; lo += chunkRows {
-			for k := range buf {
-				buf[k] = fillValue(lo+k/fillCols, k%fillCols)
-			}
-			if _, err := f.Write(raw); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := f.Close(); err != nil {
-			b.Fatal(err)
-		}
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
 	}
 }
 
