@@ -27,6 +27,8 @@ type Header struct {
 	FortranOrder bool  // the data is column-major on disk
 	Major, Minor int   // format version: 1.0, 2.0 or 3.0
 	DataOffset   int64 // where the data starts: magic, version, length and header text
+
+	objects bool // an object array (descr 'O'), read only by ReadObjects; DType is zero
 }
 
 // DataLen returns the number of data bytes the header announces. It was
@@ -42,6 +44,13 @@ type ReadOptions struct {
 	// DefaultMaxHeaderSize. numpy refuses longer headers unless told to
 	// trust the file; raise it for files with very many dimensions.
 	MaxHeaderSize int
+	// AllowObjects lets ReadObjects (and NPZ.ReadObjects) read object
+	// arrays, whose data is a pickle, as np.load(allow_pickle=True) does,
+	// but through a reader that runs nothing (see ReadObjects). Without it
+	// they are refused with ErrObjectArray, as np.load refuses them by
+	// default; Read refuses them either way, since they hold no
+	// ndarray.Array.
+	AllowObjects bool
 }
 
 func (o ReadOptions) maxHeader() int {
@@ -57,7 +66,11 @@ func ReadHeader(r io.Reader) (*Header, error) { return ReadOptions{}.ReadHeader(
 
 // ReadHeader reads the header of an NPY file, leaving r at the first data
 // byte.
-func (o ReadOptions) ReadHeader(r io.Reader) (*Header, error) {
+func (o ReadOptions) ReadHeader(r io.Reader) (*Header, error) { return o.readHeader(r, false) }
+
+// readHeader is ReadHeader that, when objects is set, also accepts an
+// object array's header.
+func (o ReadOptions) readHeader(r io.Reader, objects bool) (*Header, error) {
 	var pre [12]byte
 	if _, err := io.ReadFull(r, pre[:10]); err != nil {
 		return nil, truncated(err, 0, "the magic string, version and header length")
@@ -98,7 +111,7 @@ func (o ReadOptions) ReadHeader(r io.Reader) (*Header, error) {
 		return nil, errAt(ErrHeaderTooLarge, 8,
 			"header of %d characters exceeds the limit of %d (ReadOptions.MaxHeaderSize)", utf8.RuneCount(text), o.maxHeader())
 	}
-	if err := h.parse(text); err != nil {
+	if err := h.parse(text, o.AllowObjects, objects); err != nil {
 		return nil, err
 	}
 	h.DataOffset += hlen
@@ -112,8 +125,10 @@ func truncated(err error, at int64, what string) error {
 	return err
 }
 
-// parse interprets the header text; h.DataOffset is the text's offset.
-func (h *Header) parse(text []byte) error {
+// parse interprets the header text; h.DataOffset is the text's offset. An
+// object array's header is accepted when objects is set, and otherwise
+// refused saying how it can be read (allow: AllowObjects is set).
+func (h *Header) parse(text []byte, allow, objects bool) error {
 	base := h.DataOffset
 	if h.Major == 3 {
 		if !utf8.Valid(text) {
@@ -181,6 +196,13 @@ func (h *Header) parse(text []byte) error {
 		h.Shape[i] = int(d.i)
 	}
 
+	if descr.kind == pyStr && isPlainObjectDescr(descr.s) {
+		if !objects {
+			return objectRefusal(base+int64(descr.at), descr.s, allow)
+		}
+		h.objects = true
+		return nil
+	}
 	switch descr.kind {
 	case pyStr, pyList, pyDict, pyTuple:
 	default:
@@ -233,9 +255,14 @@ const arrayAlign = 64
 // refuse them too. AppendHeader, which cannot fail, gives such a dtype
 // numpy's dict form, which np.load and Read refuse, never a bare "|Vn".
 func AppendHeader(dst []byte, dt ndarray.DType, shape []int) []byte {
+	return appendHeader(dst, appendDescr(nil, dt), shape)
+}
+
+// appendHeader is AppendHeader for the descr literal given.
+func appendHeader(dst, descr []byte, shape []int) []byte {
 	var text []byte
 	text = append(text, "{'descr': "...)
-	text = appendDescr(text, dt)
+	text = append(text, descr...)
 	text = append(text, ", 'fortran_order': False, 'shape': "...)
 	text = append(text, ndarray.FormatShape(shape)...)
 	text = append(text, ", }"...)
