@@ -2,6 +2,7 @@ package npybridge
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -74,4 +75,44 @@ del m
 print(np.load(sys.argv[1])["x"].tolist())
 `, nil, npPath)
 	assert.Equal(t, "[1.5, -2.0, 3.0, 4.0]\n", string(out))
+}
+
+// NEP 1's use: a map created from a record dtype read with ReadHeader of
+// a template file numpy wrote (nested, padded, big-endian fields) gets
+// open_memmap's header for it, and what is written field by field reads
+// back in numpy under the template's dtype.
+func TestMappedRecordFromTemplate(t *testing.T) {
+	dir := t.TempDir()
+	tmpl, ref, out := filepath.Join(dir, "template.npy"), filepath.Join(dir, "ref.npy"), filepath.Join(dir, "out.npy")
+	pypeer.Run(t, pypeer.Helpers+`
+dt = np.dtype([("t", "<f8"), ("adc", [("ch", ">i2", (4,)), ("ok", "?")]), ("tag", "S3")], align=True)
+np.save(sys.argv[1], np.zeros(1, dt))
+m = np.lib.format.open_memmap(sys.argv[2], mode="w+", dtype=dt, shape=(6,))
+del m
+`, nil, tmpl, ref)
+	f, err := os.Open(tmpl)
+	require.NoError(t, err)
+	h, err := ReadHeader(f)
+	f.Close()
+	require.NoError(t, err)
+	require.True(t, h.DType.IsRecord())
+	// A big-endian field: SetFieldValues writes each value in its
+	// field's byte order, so the raw bytes may be mapped.
+	m, err := MapOptions{RawByteOrder: true}.CreateMapped(out, h.DType, 6)
+	require.NoError(t, err)
+	require.NoError(t, ndarray.SetFieldValues(m.Array, "t", []float64{0, 0.5, 1, 1.5, 2, 2.5}))
+	require.NoError(t, ndarray.SetFieldValues(m.Array, "adc.ch", []int16{1, 2, 3, 4, -1, -2, -3, -4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9}))
+	require.NoError(t, m.Close())
+	want, err := os.ReadFile(ref)
+	require.NoError(t, err)
+	got, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.Equal(t, len(want), len(got), "file size")
+	assert.Equal(t, string(want[:h.DataOffset]), string(got[:h.DataOffset]), "header")
+	res := pypeer.Run(t, pypeer.Helpers+`
+a = np.load(sys.argv[1])
+assert a.dtype == np.load(sys.argv[2]).dtype
+print(a["t"].tolist(), a["adc"]["ch"][1].tolist(), a["adc"]["ch"][5].tolist())
+`, nil, out, tmpl)
+	assert.Equal(t, "[0.0, 0.5, 1.0, 1.5, 2.0, 2.5] [-1, -2, -3, -4] [0, 0, 0, 9]\n", string(res))
 }
