@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Defaults of Options.
@@ -113,7 +114,8 @@ type ObjectArray struct {
 
 // Decode reads one pickle from data, up to its STOP opcode (bytes after
 // it are ignored, as pickle.load ignores them), and returns its value. The
-// result may share memory with data, which must not change afterwards.
+// result shares memory with data (its strings, bytes and arrays are views
+// of it), so data must never change afterwards.
 func Decode(data []byte, opts Options) (any, error) {
 	v, _, err := DecodePrefix(data, opts)
 	return v, err
@@ -274,7 +276,6 @@ type node struct {
 
 type decoder struct {
 	data    []byte
-	str     string // data as a string, once: strings of the result are its substrings
 	pos     int
 	opts    Options
 	budget  int64
@@ -308,11 +309,14 @@ func (d *decoder) need(n int, what string) ([]byte, error) {
 	return b, nil
 }
 
+// text returns the n bytes before pos as a string that shares data's
+// memory, as Decode's contract (data must not change afterwards) allows:
+// a million strings then cost no copy of their bytes.
 func (d *decoder) text(n int) string {
-	if d.str == "" {
-		d.str = string(d.data)
+	if n == 0 {
+		return ""
 	}
-	return d.str[d.pos-n : d.pos]
+	return unsafe.String(&d.data[d.pos-n], n)
 }
 
 func (d *decoder) line(what string) (string, error) {
