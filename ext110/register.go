@@ -107,10 +107,18 @@ func decodeExtPayload(d *msgpack.Decoder, v reflect.Value, extLen int) error {
 	}
 	var src io.Reader = readFullFunc(d.ReadFull)
 	// Decoding from memory (msgpack.Unmarshal) the decoder's reader knows
-	// how much is left: with that, a true length is allocated once and a
-	// false one refused at once, instead of growing a buffer.
+	// how much is left: with that, a true length is allocated once, with
+	// the array's data placed aligned for its items, and a false one
+	// refused at once, instead of growing a buffer.
 	if l, ok := d.Buffered().(interface{ Len() int }); ok {
-		src = knownLen{src, l}
+		if l.Len() < extLen {
+			return newError(ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", io.ErrUnexpectedEOF)
+		}
+		payload, err := readAligned(src, extLen)
+		if err != nil {
+			return newError(ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", err)
+		}
+		return setArray(v, payload)
 	}
 	payload, err := boundedio.ReadFull(src, extLen)
 	if err != nil {
@@ -149,4 +157,46 @@ func (f readFullFunc) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// readAligned reads an ext 110 payload of n bytes, which r holds, into
+// one new buffer, placed so that the array data lands at an address that
+// is a multiple of 8 when the payload starts with its data, as every
+// writer of the canonical key order makes it ({"data": bin ...}): the
+// decoded Array is then read in place by ndarray.Values instead of copied
+// again to align it. Other payloads are read as they come.
+func readAligned(r io.Reader, n int) ([]byte, error) {
+	var head [16]byte
+	k := min(n, len(head))
+	if _, err := io.ReadFull(r, head[:k]); err != nil {
+		return nil, err
+	}
+	pad := 0
+	if d := dataOffset(head[:k]); d > 0 {
+		pad = (8 - d%8) % 8 // heap blocks start 8-aligned
+	}
+	buf := make([]byte, pad+n)
+	copy(buf[pad:], head[:k])
+	if _, err := io.ReadFull(r, buf[pad+k:]); err != nil {
+		return nil, err
+	}
+	return buf[pad:], nil
+}
+
+// dataOffset returns where the data bytes start in a payload that begins
+// {"data": <bin or str header>, or 0 when head does not begin so.
+func dataOffset(head []byte) int {
+	_, rest, err := mpwire.ReadMapHeaderBytes(head)
+	if err != nil {
+		return 0
+	}
+	key, rest, err := mpwire.ReadStringZC(rest)
+	if err != nil || string(key) != "data" || len(rest) == 0 {
+		return 0
+	}
+	h := mpwire.HeadOf(rest[0])
+	if h.Type != mpwire.BinType && h.Type != mpwire.StrType {
+		return 0
+	}
+	return len(head) - len(rest) + 1 + h.LenSize
 }
