@@ -54,6 +54,39 @@
 // length read from the input is trusted before it is checked against the
 // bytes the input actually has.
 //
+// # Python peers
+//
+// YEP-110's reference pack_ndarray and ext_hook are not in any Python
+// package: they are printed in the YEP's "Reference Implementation" section
+// (https://yeps.yaq.fyi/110/; the text ndpack follows is shared/specs/yep-110.txt
+// beside this repository), and a Python peer pastes them in. The snippet
+// leaves packb_, unpackb_, ExtType, PackException and sys undefined; bound to
+// msgpack-python's, as in internal/testutil/pypeer/yep110.py, the copy
+// ndpack's interop tests run, it reads what ndpack writes and writes what
+// ndpack reads (Example_python shows both, byte for byte):
+//
+//	import sys
+//	import msgpack
+//	from msgpack import ExtType
+//	import numpy as np  # before unpackb, or ext_hook returns ArrayInterface objects
+//
+//	packb_, unpackb_ = msgpack.packb, msgpack.unpackb
+//
+//	class PackException(Exception):
+//	    pass
+//
+//	# ArrayInterface, pack_ndarray and ext_hook, as the YEP prints them
+//
+//	msg = msgpack.unpackb(b, ext_hook=ext_hook)  # b: bytes ndpack wrote
+//	b = msgpack.packb({"image": image}, default=pack_ndarray)  # for ndpack
+//
+// Its limits are the reference's: ext_hook returns a numpy array only if
+// numpy was imported before the call (otherwise an ArrayInterface object
+// holding the unpacked map), each array is a copy of the message's bytes
+// (np.array), records fail as described above, and pack_ndarray refuses
+// arrays that are not C-contiguous and sends object arrays' addresses,
+// which ndpack refuses.
+//
 // Importing the package registers ext 110 with
 // github.com/vmihailenco/msgpack/v5, so a *ndarray.Array can be a field,
 // element or map value of anything passed to msgpack.Marshal, and
