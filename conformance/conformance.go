@@ -36,9 +36,9 @@ var corpus embed.FS
 
 // File is one file of the corpus.
 type File struct {
-	Path   string `json:"path"` // relative to the corpus root
-	SHA256 string `json:"sha256"`
-	Size   int    `json:"size"`
+	Path   string `json:"path"`   // relative to the corpus root
+	SHA256 string `json:"sha256"` // hex digest of the file's bytes, checked by Read
+	Size   int    `json:"size"`   // length in bytes
 	Format string `json:"format"` // "npy" or "ext110"
 
 	FortranOrder bool   `json:"fortran_order,omitempty"` // npy files of valid cases
@@ -52,20 +52,20 @@ type File struct {
 
 // Case is a valid array and the files that hold it.
 type Case struct {
-	Name     string `json:"name"`
-	Typestr  string `json:"typestr"`
-	Shape    []int  `json:"shape"`
+	Name     string `json:"name"`     // such as "b1_2x3"; tolerated inputs name it in Equals
+	Typestr  string `json:"typestr"`  // numpy's dtype.str, such as "<f8" or "|V4"
+	Shape    []int  `json:"shape"`    // [] for a 0-d array
 	Standard bool   `json:"standard"` // a YEP-110 standard kind (b, i, u, f, c)
-	Files    []File `json:"files"`
+	Files    []File `json:"files"`    // every encoding of the array, each decoding to it
 }
 
 // Manifest describes the corpus.
 type Manifest struct {
-	Numpy     string `json:"numpy"`
-	Msgpack   string `json:"msgpack"`
-	Valid     []Case `json:"valid"`
-	Tolerated []File `json:"tolerated"`
-	Negative  []File `json:"negative"`
+	Numpy     string `json:"numpy"`     // the numpy version that wrote the corpus
+	Msgpack   string `json:"msgpack"`   // the msgpack-python version that ran pack_ndarray
+	Valid     []Case `json:"valid"`     // arrays that must be read and written exactly
+	Tolerated []File `json:"tolerated"` // unusual encodings that must be read
+	Negative  []File `json:"negative"`  // inputs that must be refused
 }
 
 // FS returns the corpus as a file system rooted at the folder that holds
@@ -134,10 +134,10 @@ func Seeds(format string) [][]byte {
 // Codec is an implementation under test. A nil function is not tested.
 // Encoders must write non-standard dtypes too (the corpus holds them).
 type Codec struct {
-	DecodeNPY    func([]byte) (*ndarray.Array, error)
-	EncodeNPY    func(*ndarray.Array) ([]byte, error)
-	DecodeExt110 func([]byte) (*ndarray.Array, error)
-	EncodeExt110 func(*ndarray.Array) ([]byte, error)
+	DecodeNPY    func([]byte) (*ndarray.Array, error) // a whole .npy file
+	EncodeNPY    func(*ndarray.Array) ([]byte, error) // as np.save writes it
+	DecodeExt110 func([]byte) (*ndarray.Array, error) // one ext 110 object, header included
+	EncodeExt110 func(*ndarray.Array) ([]byte, error) // as pack_ndarray and msgpack-python write it
 }
 
 func (c Codec) decoder(format string) func([]byte) (*ndarray.Array, error) {

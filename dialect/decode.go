@@ -14,12 +14,12 @@ import (
 // Header describes an encoded array without its data, like
 // image.DecodeConfig: the dialect, dtype, shape and where the data bytes lie.
 type Header struct {
-	Dialect    Dialect
-	DType      ndarray.DType
-	Shape      []int
-	DataOffset int // offset of the first data byte in the input; -1 for Scalar
-	DataLen    int // number of data bytes, shape times item size
-	Len        int // length of the whole map
+	Dialect    Dialect       // which convention the map follows
+	DType      ndarray.DType // the array's dtype, a record for a msgpack-numpy descr
+	Shape      []int         // empty for a 0-d array or a numpy scalar
+	DataOffset int           // offset of the first data byte in the input; -1 for Scalar
+	DataLen    int           // number of data bytes, shape times item size
+	Len        int           // length of the whole map
 	// Scalar is set, and the data is not raw bytes, for an OpenPI numpy
 	// scalar, whose value is a native msgpack number: it is the 0-d array.
 	Scalar *ndarray.Array

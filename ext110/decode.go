@@ -37,11 +37,11 @@ func unmarshal(b []byte, alias bool) (*ndarray.Array, error) {
 // Header describes an encoded ext 110 object without its data, like
 // image.DecodeConfig: the dtype, the shape and where the data bytes lie.
 type Header struct {
-	DType      ndarray.DType
-	Shape      []int
-	DataOffset int // offset of the first data byte in the input
-	DataLen    int // number of data bytes, shape times item size
-	Len        int // length of the whole object
+	DType      ndarray.DType // from typestr (and descr, for a record)
+	Shape      []int         // empty for a 0-d array
+	DataOffset int           // offset of the first data byte in the input
+	DataLen    int           // number of data bytes, shape times item size
+	Len        int           // length of the whole object
 }
 
 // DecodeHeader checks one ext 110 object at the start of b exactly as

@@ -17,9 +17,9 @@ import (
 // the Array does not own (a zero-copy decode, a memory-mapped file); such
 // functions say so.
 type Array struct {
-	DType DType
-	Shape []int
-	Data  []byte
+	DType DType  // the element type, byte order included
+	Shape []int  // the length of each dimension; empty for a 0-d array
+	Data  []byte // the elements, row-major, in DType's byte order
 }
 
 // New returns an Array of the given dtype and shape holding data, after

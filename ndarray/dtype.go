@@ -60,10 +60,10 @@ const (
 // compares whole dtypes, fields included. A plain "|V12" from ParseDType
 // has no fields and is a different dtype from any 12-byte record.
 type DType struct {
-	Order    ByteOrder
-	Kind     Kind
-	ItemSize int    // bytes per element (a U item of n characters is 4n bytes)
-	Unit     string // "ns", "10s", ... for Datetime and Timedelta; "" is generic
+	Order    ByteOrder // '<', '>', or '|' where byte order does not apply
+	Kind     Kind      // numpy's kind character, such as 'f' or 'V'
+	ItemSize int       // bytes per element (a U item of n characters is 4n bytes)
+	Unit     string    // "ns", "10s", ... for Datetime and Timedelta; "" is generic
 
 	layout *layout // the fields of a record, or a subarray's base and shape; nil if plain
 }

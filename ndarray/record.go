@@ -26,6 +26,7 @@ const (
 // Field is one named field of a record dtype, as numpy's dtype.fields
 // describes it.
 type Field struct {
+	// Name is the field's name, numpy's key in dtype.fields.
 	Name string
 	// Title is numpy's optional second name of a field ("" for none); a
 	// field can be looked up by either.
@@ -54,9 +55,9 @@ func (f Field) Size() int {
 // empty Name and Title and a plain void DType, padding. Nested records and
 // subarray dtypes appear as DType values (use their Descr and Subarray).
 type DescrItem struct {
-	Name, Title string
-	DType       DType
-	Shape       []int // nil for a scalar entry
+	Name, Title string // the field's names; both "" for padding
+	DType       DType  // the field's format: plain, a nested record or a subarray
+	Shape       []int  // nil for a scalar entry
 }
 
 // layout is the immutable description of a record or subarray dtype.

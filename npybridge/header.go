@@ -22,11 +22,11 @@ const DefaultMaxHeaderSize = 10000
 // Header is what an NPY file says about its array, read without touching
 // the data (like image.DecodeConfig).
 type Header struct {
-	DType        ndarray.DType
-	Shape        []int
-	FortranOrder bool  // the data is column-major on disk
-	Major, Minor int   // format version: 1.0, 2.0 or 3.0
-	DataOffset   int64 // where the data starts: magic, version, length and header text
+	DType        ndarray.DType // from descr: a typestr or a record's descr list
+	Shape        []int         // as the file states it, whatever FortranOrder
+	FortranOrder bool          // the data is column-major on disk
+	Major, Minor int           // format version: 1.0, 2.0 or 3.0
+	DataOffset   int64         // where the data starts: magic, version, length and header text
 
 	objects bool // an object array (descr 'O'), read only by ReadObjects; DType is zero
 }

@@ -36,11 +36,11 @@ import (
 // appended to is safe to map). Writing a file in place (np.save over it)
 // truncates it first.
 type Mapped struct {
-	Array   *ndarray.Array
-	Header  *Header
-	mapping []byte // nil when nothing is mapped
-	name    string // the file mapped, for errors
-	off     int64  // the file offset of mapping[0]
+	Array   *ndarray.Array // the file's array; its Data aliases the mapping when Aliased
+	Header  *Header        // the file's header, as ReadHeader reads it
+	mapping []byte         // nil when nothing is mapped
+	name    string         // the file mapped, for errors
+	off     int64          // the file offset of mapping[0]
 	// file is the descriptor of a read-write map (CreateMapped,
 	// OpenMappedWritable), kept for Flush where there is no msync; nil
 	// for a read-only one, whose mapping outlives its descriptor.

@@ -16,8 +16,8 @@ import (
 
 // NamedArray is one array of an .npz archive.
 type NamedArray struct {
-	Name  string // the member name without ".npy", e.g. "arr_0"
-	Array *ndarray.Array
+	Name  string         // the member name without ".npy", e.g. "arr_0"
+	Array *ndarray.Array // the member's array
 }
 
 // NPZ is an .npz archive opened for reading one member at a time, as

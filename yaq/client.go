@@ -29,10 +29,11 @@ var ErrClosed = codecerr.Closed("yaq: client closed")
 // RemoteError is an error a daemon answered a call with: the text it sent
 // (for yaqd-core daemons, the repr of the Python exception).
 type RemoteError struct {
-	Method  string
-	Message string
+	Method  string // the message called
+	Message string // the daemon's text, as it sent it
 }
 
+// Error formats the failure as "yaq: METHOD: MESSAGE".
 func (e *RemoteError) Error() string { return "yaq: " + e.Method + ": " + e.Message }
 
 // Client calls one yaq daemon over Avro RPC, as yaqc does: one connection,

@@ -8,9 +8,9 @@ import (
 // Protocol is a yaq daemon's Avro protocol, as it declares it (the .avpr
 // JSON, served in the handshake): its name, traits and messages.
 type Protocol struct {
-	Name     string
-	Traits   []string
-	Messages map[string]*Message
+	Name     string              // the protocol's name, which id() answers as kind
+	Traits   []string            // the yaq traits it declares, such as "is-daemon"
+	Messages map[string]*Message // by name, the methods a client may call
 	// ConfigDefaults are the defaults of the protocol's config fields, as
 	// JSON decodes them (numbers as json.Number); fields without one are
 	// left out.
@@ -21,9 +21,9 @@ type Protocol struct {
 // Message is one method of a protocol: its parameters and response.
 type Message struct {
 	Name     string
-	Doc      string
+	Doc      string  // the protocol's doc text for it, "" if none
 	Request  []Field // the parameters, in order
-	Response *Schema
+	Response *Schema // the answer's schema ("null" for none)
 	Errors   *Schema // the union an error response holds ("string" first)
 }
 

@@ -39,10 +39,10 @@ type Schema struct {
 
 // Field is a record field, or a message's parameter.
 type Field struct {
-	Name       string
-	Type       *Schema
-	Default    any  // the default value, as JSON decodes it (numbers as json.Number)
-	HasDefault bool // a default is declared (it may be null)
+	Name       string  // the field's or parameter's name, as it is declared
+	Type       *Schema // its Avro type
+	Default    any     // the default value, as JSON decodes it (numbers as json.Number)
+	HasDefault bool    // a default is declared (it may be null)
 }
 
 // isArray reports whether s is the YEP-113 ndarray record.

@@ -14,9 +14,9 @@ const (
 // Error is a yaq-RPC error: a handler returns one to answer with that code,
 // and Client.Call returns the one the daemon sent.
 type Error struct {
-	Code    int    `msgpack:"code"`
-	Message string `msgpack:"message"`
-	Data    any    `msgpack:"data,omitempty"`
+	Code    int    `msgpack:"code"`           // a JSON-RPC code, such as -32602 for invalid params
+	Message string `msgpack:"message"`        // one line saying what went wrong
+	Data    any    `msgpack:"data,omitempty"` // optional detail, sent as the handler gave it
 }
 
 // Error formats the error with its code and message.

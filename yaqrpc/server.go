@@ -20,7 +20,7 @@ import (
 
 // Request is a call as a Handler sees it.
 type Request struct {
-	Method string
+	Method string // the method called, as the client spelled it
 	// Params holds positional parameters, Named named ones; at most one of
 	// them is set.
 	Params []any
