@@ -56,7 +56,7 @@ func (o MessageOptions) codec() ext110.MessageOptions {
 	}
 	switch {
 	case o.Encoding != 0:
-		c.ArrayEncoder = o.Encoding.Append
+		c.ArrayEncoder, c.ArraySize = o.Encoding.Append, o.Encoding.Size
 	case o.AllowNonstandard:
 		c.ArrayEncoder = ext110.Options{AllowNonstandard: true}.Append
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -179,4 +180,23 @@ sys.stdout.buffer.write(msgpack.packb(msg, default=m.encode, use_bin_type=True))
 	assert.ErrorIs(t, err, ext110.ErrNonstandard)
 	_, err = ndpack.MessageOptions{Encoding: dialect.OpenPI}.MarshalMessage(map[string]any{"rec": ext})
 	assert.ErrorIs(t, err, dialect.ErrStructured)
+}
+
+// Messages in a dialect are sized before they are written: one buffer of
+// the message's size, the array copied once.
+func TestMarshalMessageInDialectExactSize(t *testing.T) {
+	a, _ := ndarray.Zeros(ndarray.Float64, 1<<20)
+	for _, d := range []dialect.Dialect{dialect.MsgpackNumpy, dialect.OpenPI} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		b, err := ndpack.MessageOptions{Encoding: d}.MarshalMessage(map[string]any{"x": a, "prompt": "p"})
+		runtime.ReadMemStats(&after)
+		require.NoError(t, err)
+		assert.Equal(t, len(b), cap(b), d.String())
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20+64<<10), "%s: one buffer", d)
+		var back map[string]any
+		require.NoError(t, ndpack.UnmarshalMessage(b, &back))
+		assert.True(t, a.Equal(back["x"].(*ndarray.Array)))
+	}
 }

@@ -16,18 +16,34 @@ func (d Dialect) Marshal(a *ndarray.Array) ([]byte, error) { return d.Append(nil
 // Append appends a encoded as a map of dialect d to dst, growing it at most
 // once, to the exact size.
 func (d Dialect) Append(dst []byte, a *ndarray.Array) ([]byte, error) {
-	if a == nil {
-		return dst, errAt(ErrMalformed, -1, "cannot encode a nil *ndarray.Array")
-	}
-	if err := a.Validate(); err != nil {
-		return dst, wrapAt(ErrMalformed, -1, err)
-	}
-	l, err := d.layout(a.DType, a.Shape, len(a.Data))
+	l, err := d.layoutOfArray(a)
 	if err != nil {
 		return dst, err
 	}
 	dst = slices.Grow(dst, len(l.prefix)+len(a.Data)+len(l.suffix))
 	return append(append(append(dst, l.prefix...), a.Data...), l.suffix...), nil
+}
+
+// Size returns the length of a encoded as a map of dialect d, as Append
+// would write it, without writing it: a message holding the array can be
+// sized before any of it is copied.
+func (d Dialect) Size(a *ndarray.Array) (int, error) {
+	l, err := d.layoutOfArray(a)
+	if err != nil {
+		return 0, err
+	}
+	return len(l.prefix) + len(a.Data) + len(l.suffix), nil
+}
+
+// layoutOfArray checks a and lays out its map.
+func (d Dialect) layoutOfArray(a *ndarray.Array) (layout, error) {
+	if a == nil {
+		return layout{}, errAt(ErrMalformed, -1, "cannot encode a nil *ndarray.Array")
+	}
+	if err := a.Validate(); err != nil {
+		return layout{}, wrapAt(ErrMalformed, -1, err)
+	}
+	return d.layout(a.DType, a.Shape, len(a.Data))
 }
 
 // layout is an encoded map split around its data bytes, so that the data

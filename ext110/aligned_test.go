@@ -52,3 +52,32 @@ func TestUnmarshalMessageAlignsData(t *testing.T) {
 		}
 	}
 }
+
+// MarshalMessage sizes the message first and writes it into one buffer of
+// that size: an 8 MiB array costs one allocation of its size, and the
+// bytes are msgpack.Marshal's.
+func TestMarshalMessageExactSize(t *testing.T) {
+	a, _ := ndarray.Zeros(ndarray.Float64, 1<<20)
+	v := map[string]any{"id": 1, "result": []any{a, "x"}}
+	want, err := msgpack.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got, err := MarshalMessage(v)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatal("MarshalMessage differs from msgpack.Marshal")
+	}
+	if cap(got) != len(got) {
+		t.Errorf("buffer of %d for a %d-byte message: not sized exactly", cap(got), len(got))
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20+64<<10 {
+		t.Errorf("%d bytes allocated for an 8 MiB array's message, want one buffer", alloc)
+	}
+}

@@ -53,6 +53,10 @@ type MessageOptions struct {
 	// ndarray.Array) that MarshalMessage meets by appending its encoding to
 	// dst, instead of as ext 110. It must append exactly one msgpack value.
 	ArrayEncoder func(dst []byte, a *ndarray.Array) ([]byte, error)
+	// ArraySize, with ArrayEncoder, returns the exact length ArrayEncoder
+	// appends for a, so that MarshalMessage sizes the message without
+	// encoding its arrays twice.
+	ArraySize func(a *ndarray.Array) (int, error)
 	// NoCopy makes the ext 110 arrays that UnmarshalMessage decodes alias
 	// the message's bytes instead of copying them, which costs nothing
 	// whatever their size; the caller must then not change or reuse the

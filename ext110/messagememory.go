@@ -1,7 +1,6 @@
 package ext110
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"sync"
@@ -17,21 +16,54 @@ func MarshalMessage(v any) ([]byte, error) { return MessageOptions{}.MarshalMess
 // MarshalMessage encodes v as msgpack, as msgpack.Marshal would, with
 // arrays (*ndarray.Array and ndarray.Array values) written as ext 110, or by
 // o.ArrayEncoder when it is set.
+//
+// The message is sized first, its arrays' data counted and not copied,
+// then written into one buffer of exactly that size: an 8 MiB array costs
+// one allocation and one copy, not a growing buffer's several.
 func (o MessageOptions) MarshalMessage(v any) ([]byte, error) {
-	w := &arrayWriter{enc: o.ArrayEncoder}
-	enc := msgpack.NewEncoder(w)
+	w := &arrayWriter{enc: o.ArrayEncoder, size: o.ArraySize, counting: true}
+	enc := msgpack.GetEncoder()
+	defer msgpack.PutEncoder(enc)
+	enc.Reset(w)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return w.Bytes(), nil
+	w.buf, w.counting = make([]byte, 0, w.n), false
+	enc.Reset(w)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return w.buf, nil
 }
 
-// arrayWriter is the writer of a message whose arrays a caller's
-// ArrayEncoder writes: the registered array encoder recognises it through
-// the encoder's Writer.
+// arrayWriter is the writer of a message being sized (counting) or
+// written into buf; the registered array encoder recognises it through the
+// encoder's Writer, to count arrays without copying them and to hand them
+// to a caller's ArrayEncoder.
 type arrayWriter struct {
-	bytes.Buffer
-	enc func(dst []byte, a *ndarray.Array) ([]byte, error)
+	buf      []byte
+	n        int
+	counting bool
+	enc      func(dst []byte, a *ndarray.Array) ([]byte, error)
+	size     func(a *ndarray.Array) (int, error)
+}
+
+func (w *arrayWriter) Write(p []byte) (int, error) {
+	if w.counting {
+		w.n += len(p)
+	} else {
+		w.buf = append(w.buf, p...)
+	}
+	return len(p), nil
+}
+
+func (w *arrayWriter) WriteByte(c byte) error {
+	if w.counting {
+		w.n++
+	} else {
+		w.buf = append(w.buf, c)
+	}
+	return nil
 }
 
 // encodeByCaller writes a with the ArrayEncoder of e's writer, and reports
@@ -41,11 +73,18 @@ func encodeByCaller(e *msgpack.Encoder, a *ndarray.Array) (bool, error) {
 	if !ok || w.enc == nil {
 		return false, nil
 	}
-	b, err := w.enc(w.AvailableBuffer(), a)
-	if err != nil {
+	switch {
+	case w.counting && w.size != nil:
+		n, err := w.size(a)
+		w.n += n
+		return true, err
+	case w.counting:
+		b, err := w.enc(nil, a) // no ArraySize: counted the long way
+		w.n += len(b)
 		return true, err
 	}
-	_, err = w.Write(b)
+	var err error
+	w.buf, err = w.enc(w.buf, a)
 	return true, err
 }
 
