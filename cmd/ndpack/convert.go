@@ -71,6 +71,10 @@ Options:
                        another ndpack or program appending to OUT at the
                        same time is an error
   --wait               with --append, wait for another appender to finish
+  --objects            read object arrays (numpy dtype O, a pickle) as data,
+                       running nothing in the pickle: into an .npy or .npz
+                       they go as np.save writes them; into msgpack their
+                       elements go as plain msgpack values, nested by shape
                        instead
   --quiet              no progress on standard error
 
@@ -94,6 +98,7 @@ type convertOptions struct {
 	member, name     string
 	quiet            bool
 	wait             bool // --append waits for another appender
+	objects          bool // read object arrays (pickles) as data
 }
 
 func runConvert(e env, args []string) error {
@@ -106,6 +111,7 @@ func runConvert(e env, args []string) error {
 	name := fs.String("name", "", "")
 	quiet := fs.Bool("quiet", false, "")
 	appendRows := fs.Bool("append", false, "")
+	objects := fs.Bool("objects", false, "")
 	wait := fs.Bool("wait", false, "")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -115,7 +121,7 @@ func runConvert(e env, args []string) error {
 		return usageError("want IN and OUT, got %d arguments", len(pos))
 	}
 	in, out := pos[0], pos[1]
-	o := convertOptions{allowNonstandard: *allow, compress: *compress, member: *member, name: *name, quiet: *quiet}
+	o := convertOptions{allowNonstandard: *allow, compress: *compress, member: *member, name: *name, quiet: *quiet, objects: *objects}
 	in, o.member = splitMember(in, o.member)
 	if o.from, err = resolveFormat(in, *from, "from"); err != nil {
 		return err
@@ -283,7 +289,7 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 	opts := ndpack.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}}
 
 	// .npy <-> ext 110 keep their own paths, measured at the speed of cp.
-	if (isRegularFile(in) || o.from == formatNPY) && o.toDialect == 0 {
+	if (isRegularFile(in) || o.from == formatNPY) && o.toDialect == 0 && !o.objects {
 		switch {
 		case o.from == formatNPY && o.to == formatMsgpack:
 			return withInput(e, in, func(r io.Reader) error { return opts.NPYToExt110(w, r) })
@@ -291,7 +297,7 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 			return withInput(e, in, func(r io.Reader) error { return opts.Ext110ToNPY(w, r) })
 		}
 	}
-	fa, err := openArrays(in, e.stdin, o.from)
+	fa, err := openArraysWith(in, e.stdin, o.from, o.objects)
 	if err != nil {
 		return err
 	}
@@ -305,6 +311,13 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 		if len(arrays) != 1 {
 			return fmt.Errorf("%d arrays (%s): an .npy holds one; pick it as IN:NAME or with --member", len(arrays), names(arrays))
 		}
+		if arrays[0].objects != nil {
+			a, err := arrays[0].objects()
+			if err != nil {
+				return err
+			}
+			return npybridge.WriteObjects(w, a)
+		}
 		return withData(arrays[0], func(dt ndarray.DType, shape []int, r io.Reader) error {
 			return npybridge.WriteFrom(w, dt, shape, r)
 		})
@@ -314,6 +327,9 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 		encodeFrom := ext.EncodeFrom
 		if o.toDialect != 0 {
 			encodeFrom = dialect.NewEncoder(w, o.toDialect).EncodeFrom
+		}
+		if hasObjects(arrays) {
+			return o.writeObjectsMessage(w, arrays)
 		}
 		if len(arrays) == 1 && (arrays[0].name == "" || o.member != "") {
 			return withData(arrays[0], encodeFrom)
@@ -336,6 +352,16 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 		name := a.name
 		if name == "" {
 			name = o.lonelyName(in)
+		}
+		if a.objects != nil {
+			oa, err := a.objects()
+			if err == nil {
+				err = z.WriteObjects(name, oa)
+			}
+			if err != nil {
+				return err
+			}
+			continue
 		}
 		if err := withData(a, func(dt ndarray.DType, shape []int, r io.Reader) error {
 			return z.WriteFrom(name, dt, shape, r)
@@ -390,6 +416,9 @@ func (o convertOptions) pick(arrays []arraySource) ([]arraySource, error) {
 	for _, a := range arrays {
 		if a.err != nil && errors.Is(a.err, errNotArray) {
 			continue
+		}
+		if a.objects != nil {
+			a.err = nil // read through its objects reader
 		}
 		picked = append(picked, a)
 	}
@@ -487,3 +516,62 @@ var errNotArrays = errors.New("not an array or a map of names to arrays")
 
 // errNotArray is a value of a msgpack map that is not an array.
 var errNotArray = errors.New("not an array")
+
+func hasObjects(arrays []arraySource) bool {
+	for _, a := range arrays {
+		if a.objects != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// writeObjectsMessage writes arrays, some of them object arrays, as one
+// msgpack value (one array) or a map of their names: an object array's
+// elements as plain msgpack nested by its shape, the arrays among and
+// beside them as --to says (ext 110 or a dialect).
+func (o convertOptions) writeObjectsMessage(w io.Writer, arrays []arraySource) error {
+	msg := ndpack.MessageOptions{Encoding: o.toDialect, AllowNonstandard: o.allowNonstandard}
+	encode := func(a arraySource) ([]byte, error) {
+		var v any
+		if a.objects != nil {
+			oa, err := a.objects()
+			if err != nil {
+				return nil, err
+			}
+			if v, err = plainValue(oa); err != nil {
+				return nil, err
+			}
+		} else {
+			arr, err := readArray(a)
+			if err != nil {
+				return nil, err
+			}
+			v = arr
+		}
+		return msg.MarshalMessage(v)
+	}
+	if len(arrays) == 1 && (arrays[0].name == "" || o.member != "") {
+		b, err := encode(arrays[0])
+		if err == nil {
+			_, err = w.Write(b)
+		}
+		return err
+	}
+	if err := writeMapHeader(w, len(arrays)); err != nil {
+		return err
+	}
+	for _, a := range arrays {
+		b, err := encode(a)
+		if err != nil {
+			return fmt.Errorf("array %q: %w", a.name, err)
+		}
+		if err := writeString(w, a.name); err != nil {
+			return err
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}

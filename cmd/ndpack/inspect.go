@@ -35,6 +35,9 @@ Options:
            strings, complex values as [re, im], a file or member that could
            not be read as {"file"/"name": ..., "error": ...}
   --quiet  no progress on standard error
+  --objects  read object arrays (numpy dtype O, a pickle): their element
+           types and first values, read as data; nothing in the pickle
+           runs (without it they are listed as not read)
 
 Examples:
   ndpack inspect image.npy
@@ -53,27 +56,29 @@ type fileReport struct {
 }
 
 type arrayReport struct {
-	Name         string        `json:"name,omitempty"`
-	Error        string        `json:"error,omitempty"`
-	DType        string        `json:"dtype,omitempty"`
-	Kind         string        `json:"kind,omitempty"`
-	Standard     bool          `json:"standard"`
-	ByteOrder    string        `json:"byte_order,omitempty"`
-	Shape        []int         `json:"shape"`
-	Elements     int           `json:"elements"`
-	ItemSize     int           `json:"item_size"`
-	Bytes        int64         `json:"bytes"`
-	FortranOrder bool          `json:"fortran_order_on_disk,omitempty"`
-	Stats        *stats        `json:"stats,omitempty"`
-	Fields       []fieldReport `json:"fields,omitempty"` // of a record dtype, with their statistics
-	First        []*number     `json:"first"`
-	notArray     bool          // not an array ndpack holds: reported, not a failure
+	Name         string         `json:"name,omitempty"`
+	Error        string         `json:"error,omitempty"`
+	DType        string         `json:"dtype,omitempty"`
+	Kind         string         `json:"kind,omitempty"`
+	Standard     bool           `json:"standard"`
+	ByteOrder    string         `json:"byte_order,omitempty"`
+	Shape        []int          `json:"shape"`
+	Elements     int            `json:"elements"`
+	ItemSize     int            `json:"item_size"`
+	Bytes        int64          `json:"bytes"`
+	FortranOrder bool           `json:"fortran_order_on_disk,omitempty"`
+	Stats        *stats         `json:"stats,omitempty"`
+	Fields       []fieldReport  `json:"fields,omitempty"`  // of a record dtype, with their statistics
+	Objects      *objectsReport `json:"objects,omitempty"` // of an object array (--objects)
+	First        []*number      `json:"first"`
+	notArray     bool           // not an array ndpack holds: reported, not a failure
 }
 
 func runInspect(e env, args []string) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "")
 	quiet := fs.Bool("quiet", false, "")
+	objects := fs.Bool("objects", false, "")
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -89,9 +94,16 @@ func runInspect(e env, args []string) error {
 	}
 	failed := 0
 	for _, name := range files {
-		err := inspectEach(e, name, *quiet, out, func(a arrayReport) {
+		err := inspectEach(e, name, *quiet, *objects, out, func(a arrayReport) {
 			if a.Error != "" && !a.notArray {
 				failed++
+				// Reported in the listing, and as every failure is, on
+				// standard error.
+				where := name
+				if a.Name != "" {
+					where += ": " + a.Name
+				}
+				fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(describe(where, errors.New(a.Error))))
 			}
 		})
 		if err != nil {
@@ -118,7 +130,7 @@ var errReported = errors.New("failures reported")
 // inspectFile reads every array of the file name and returns the report.
 func inspectFile(e env, name string, quiet bool) (fileReport, error) {
 	c := &collectReports{}
-	if err := inspectEach(e, name, quiet, c, func(arrayReport) {}); err != nil {
+	if err := inspectEach(e, name, quiet, false, c, func(arrayReport) {}); err != nil {
 		return fileReport{File: name}, err
 	}
 	return *c.r, nil
@@ -127,8 +139,8 @@ func inspectFile(e env, name string, quiet bool) (fileReport, error) {
 // inspectEach reads every array of the file name and hands out the file's
 // report and then each array's, as they are made; seen is called with
 // each array's too.
-func inspectEach(e env, name string, quiet bool, out reportWriter, seen func(arrayReport)) error {
-	fa, err := openArrays(name, e.stdin, formatOf(name))
+func inspectEach(e env, name string, quiet, objects bool, out reportWriter, seen func(arrayReport)) error {
+	fa, err := openArraysWith(name, e.stdin, formatOf(name), objects)
 	if err != nil {
 		return err
 	}
@@ -150,7 +162,12 @@ func inspectEach(e env, name string, quiet bool, out reportWriter, seen func(arr
 	defer prog.finish()
 	var buf []byte // one buffer for every array, the size of the largest chunk
 	for i := range n {
-		a := inspectArray(fa.at(i), prog, &buf)
+		var a arrayReport
+		if src := fa.at(i); src.objects != nil {
+			a = inspectObjects(src)
+		} else {
+			a = inspectArray(src, prog, &buf)
+		}
 		seen(a)
 		out.array(a)
 	}
@@ -368,6 +385,12 @@ func printArray(w io.Writer, a arrayReport) {
 	}
 	if a.Error != "" {
 		fmt.Fprintf(w, "%snot read  %s\n", indent, oneLine(a.Error))
+		return
+	}
+	if a.Objects != nil {
+		fmt.Fprintf(w, "%sdtype     |O (object: Python values, read from the pickle without running it)\n", indent)
+		fmt.Fprintf(w, "%sshape     %s: %d elements\n", indent, ndarray.FormatShape(a.Shape), a.Elements)
+		printObjects(w, indent, a.Objects, a.Elements)
 		return
 	}
 	std := ""

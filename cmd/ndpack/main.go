@@ -33,7 +33,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/npybridge"
 )
 
 // errUsage marks errors in how the command was called: exit status 2.
@@ -187,6 +189,14 @@ func describe(name string, err error) string {
 		msg = strings.Replace(msg, "Options.AllowNonstandard", "--allow-nonstandard", 1)
 		if !strings.Contains(msg, "--allow-nonstandard") {
 			msg += " (--allow-nonstandard sends it anyway)"
+		}
+	}
+	if errors.Is(err, npybridge.ErrObjectArray) || errors.Is(err, dialect.ErrPickle) {
+		// The library names its option; the command has a flag for it.
+		if i := strings.Index(msg, "never read unless"); i >= 0 {
+			msg = msg[:i] + "read only with --objects"
+		} else if !strings.Contains(msg, "--objects") {
+			msg += " (--objects reads it, running nothing in the pickle)"
 		}
 	}
 	if name == "" || name == "-" {

@@ -38,6 +38,9 @@ type arraySource struct {
 	// otherwise (standard input) memory must grow only as bytes arrive.
 	open func() (io.ReadCloser, error)
 	err  error // why this array cannot be read (an npz member), or nil
+	// objects reads an object array (err then says it is one), when the
+	// command was asked to read them (--objects); nil otherwise.
+	objects func() (*npybridge.ObjectArray, error)
 }
 
 // fileArrays is the arrays of one input file.
@@ -53,6 +56,9 @@ type fileArrays struct {
 	member func(i int) arraySource
 	size   int64 // bytes of the input, for progress; 0 if unknown
 	close  func()
+	// objects says to read object arrays (--objects): their sources get
+	// an objects reader instead of failing.
+	objects bool
 }
 
 // len returns the number of arrays.
@@ -85,8 +91,14 @@ func (fa *fileArrays) all() []arraySource {
 // openArrays opens the input name ("-" for standard input) and describes its
 // arrays without reading their data. f is the format if known, else "".
 func openArrays(name string, stdin io.Reader, f format) (*fileArrays, error) {
+	return openArraysWith(name, stdin, f, false)
+}
+
+// openArraysWith is openArrays that, with objects, also describes object
+// arrays (pickles), to be read with their sources' objects readers.
+func openArraysWith(name string, stdin io.Reader, f format, objects bool) (*fileArrays, error) {
 	if name == "-" {
-		return stdinArrays(stdin, f)
+		return stdinArrays(stdin, f, objects)
 	}
 	file, err := os.Open(name)
 	if err != nil {
@@ -103,7 +115,7 @@ func openArrays(name string, stdin io.Reader, f format) (*fileArrays, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		// A pipe, a FIFO, <(...), a terminal: read once, front to back.
-		fa, err := stdinArrays(file, f)
+		fa, err := stdinArrays(file, f, objects)
 		if err != nil {
 			file.Close()
 			return nil, err
@@ -118,7 +130,7 @@ func openArrays(name string, stdin io.Reader, f format) (*fileArrays, error) {
 			return nil, err
 		}
 	}
-	fa := &fileArrays{format: f, size: fi.Size(), close: func() { file.Close() }}
+	fa := &fileArrays{format: f, size: fi.Size(), close: func() { file.Close() }, objects: objects}
 	switch f {
 	case formatNPY:
 		err = fa.npyFile(file)
@@ -137,6 +149,12 @@ func openArrays(name string, stdin io.Reader, f format) (*fileArrays, error) {
 
 func (fa *fileArrays) npyFile(file *os.File) error {
 	h, err := npybridge.ReadHeader(bufio.NewReader(file))
+	if fa.objects && errors.Is(err, npybridge.ErrObjectArray) {
+		fa.arrays = []arraySource{{err: err, objects: func() (*npybridge.ObjectArray, error) {
+			return npybridge.ReadOptions{AllowObjects: true}.ReadObjects(io.NewSectionReader(file, 0, fa.size))
+		}}}
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -169,7 +187,7 @@ func headerSource(name string, h *npybridge.Header, open func() (io.ReadCloser, 
 }
 
 func (fa *fileArrays) npzFile(r io.ReaderAt, size int64) error {
-	z, err := npybridge.OpenNPZ(r, size)
+	z, err := npybridge.ReadOptions{AllowObjects: fa.objects}.OpenNPZ(r, size)
 	if err != nil {
 		return err
 	}
@@ -178,6 +196,9 @@ func (fa *fileArrays) npzFile(r io.ReaderAt, size int64) error {
 	fa.member = func(i int) arraySource {
 		member := names[i]
 		h, err := z.Header(member)
+		if fa.objects && errors.Is(err, npybridge.ErrObjectArray) {
+			return arraySource{name: member, err: err, objects: func() (*npybridge.ObjectArray, error) { return z.ReadObjects(member) }}
+		}
 		if err != nil {
 			return arraySource{name: member, err: err}
 		}
@@ -236,6 +257,9 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 			return src(h.DType, h.Shape, h.DataOffset, h.DataLen, nil), h.Len, nil
 		}
 		h, err := dialect.DecodeHeader(b[at:])
+		if fa.objects && errors.Is(err, dialect.ErrPickle) {
+			return pickledObjects(name, b[at:], err)
+		}
 		if err != nil {
 			return arraySource{}, 0, err
 		}
@@ -526,15 +550,22 @@ func mapKey(b []byte, at int) (string, int, error) {
 
 // stdinArrays reads standard input: an .npy streams; the other formats need
 // random access and are held in memory.
-func stdinArrays(stdin io.Reader, f format) (*fileArrays, error) {
+func stdinArrays(stdin io.Reader, f format, objects bool) (*fileArrays, error) {
 	br := bufio.NewReaderSize(stdin, 1<<16)
 	if f == "" {
 		head, _ := br.Peek(6)
 		f = sniffBytes(head)
 	}
-	fa := &fileArrays{format: f, close: func() {}}
+	fa := &fileArrays{format: f, close: func() {}, objects: objects}
 	if f == formatNPY {
-		h, err := npybridge.ReadHeader(br)
+		var header bytes.Buffer // kept to read an object array from its start
+		h, err := npybridge.ReadHeader(io.TeeReader(br, &header))
+		if objects && errors.Is(err, npybridge.ErrObjectArray) {
+			fa.arrays = []arraySource{{err: err, objects: func() (*npybridge.ObjectArray, error) {
+				return npybridge.ReadOptions{AllowObjects: true}.ReadObjects(io.MultiReader(&header, br))
+			}}}
+			return fa, nil
+		}
 		if err != nil {
 			return nil, err
 		}
