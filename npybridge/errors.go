@@ -21,8 +21,9 @@ var (
 	// ErrHeaderTooLarge: a header longer than ReadOptions.MaxHeaderSize.
 	// It wraps the ErrTooLarge that ext110 and the other codecs share.
 	ErrHeaderTooLarge = fmt.Errorf("header %w", codecerr.ErrTooLarge)
-	// ErrUnsupported: a valid NPY file whose dtype ndpack does not hold:
-	// structured dtypes, and objects (pickle), which are never read.
+	// ErrUnsupported: a valid NPY file whose dtype ndpack does not hold as
+	// an ndarray.Array: object arrays (pickle), which ReadObjects reads
+	// with ReadOptions.AllowObjects (ErrObjectArray wraps it).
 	ErrUnsupported = errors.New("unsupported dtype")
 	// ErrTruncated: the input ends before the header or the data does. It
 	// is the same value as the other codecs' ErrTruncated.
