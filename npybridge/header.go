@@ -71,7 +71,9 @@ func (o ReadOptions) ReadHeader(r io.Reader) (*Header, error) { return o.readHea
 // readHeader is ReadHeader that, when objects is set, also accepts an
 // object array's header.
 func (o ReadOptions) readHeader(r io.Reader, objects bool) (*Header, error) {
-	var pre [12]byte
+	bp := headerBufs.Get().(*[]byte)
+	defer headerBufs.Put(bp)
+	pre := (*bp)[:12]
 	if _, err := io.ReadFull(r, pre[:10]); err != nil {
 		return nil, truncated(err, 0, "the magic string, version and header length")
 	}
@@ -103,10 +105,20 @@ func (o ReadOptions) readHeader(r io.Reader, objects bool) (*Header, error) {
 		return nil, errAt(ErrHeaderTooLarge, 8,
 			"header of %d bytes exceeds the limit of %d (ReadOptions.MaxHeaderSize)", hlen, o.maxHeader())
 	}
-	text := make([]byte, hlen) // bounded by the limit just checked
+	var text []byte // bounded by the limit just checked
+	if 12+hlen <= int64(cap(*bp)) {
+		text = (*bp)[12 : 12+hlen]
+	} else {
+		text = make([]byte, hlen)
+	}
 	if _, err := io.ReadFull(r, text); err != nil {
 		return nil, truncated(err, h.DataOffset, fmt.Sprintf("the %d-byte header", hlen))
 	}
+	if h.Major == 1 && h.parseCanonical(text) {
+		h.DataOffset += hlen
+		return h, nil
+	}
+	text = append([]byte(nil), text...) // the general parser's values keep it
 	if h.Major == 3 && utf8.RuneCount(text) > o.maxHeader() {
 		return nil, errAt(ErrHeaderTooLarge, 8,
 			"header of %d characters exceeds the limit of %d (ReadOptions.MaxHeaderSize)", utf8.RuneCount(text), o.maxHeader())

@@ -17,18 +17,28 @@ import (
 // it can really deliver, so that a header cannot make ReadArray allocate
 // more than the input holds. Otherwise memory grows only as bytes arrive,
 // and a Fortran-order array costs a second copy to transpose.
-func (h *Header) ReadArray(r io.Reader) (*ndarray.Array, error) {
+func (h *Header) ReadArray(r io.Reader) (*ndarray.Array, error) { return h.readArrayInto(r, nil) }
+
+// readArrayInto is ReadArray that reads into buf when it has the room.
+func (h *Header) readArrayInto(r io.Reader, buf []byte) (*ndarray.Array, error) {
 	n := h.DataLen()
 	fortran := h.FortranOrder && len(h.Shape) > 1
 	sized, ok := r.(interface{ Len() int })
-	if !ok {
+	if !ok && int64(cap(buf)) < n {
 		return h.readData(r)
 	}
-	if have := int64(sized.Len()); have < n {
-		return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the input holds %d",
-			n, ndarray.FormatShape(h.Shape), h.DType, have)
+	if ok {
+		if have := int64(sized.Len()); have < n {
+			return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the input holds %d",
+				n, ndarray.FormatShape(h.Shape), h.DType, have)
+		}
 	}
-	data := make([]byte, n)
+	var data []byte
+	if int64(cap(buf)) >= n {
+		data = buf[:n] // the caller's memory: nothing allocated, nothing zeroed
+	} else {
+		data = make([]byte, n)
+	}
 	var got int
 	var err error
 	if fortran && n > 0 {
