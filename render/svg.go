@@ -1,0 +1,376 @@
+package render
+
+import (
+	"bufio"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// Plot says how EncodeSVG draws a line plot. The zero value draws an
+// 800 x 450 plot against the index, scaled to the data.
+type Plot struct {
+	// Width and Height are the SVG's size in pixels; zero means 800 by
+	// 450.
+	Width, Height int
+	// X holds the x value of every element (a spectrometer's
+	// wavelengths): a 1-D numeric array as long as the plotted array's
+	// last axis. Nil plots against the index, 0 to n-1.
+	X *ndarray.Array
+	// XLabel and YLabel are the axis labels; empty means none.
+	XLabel, YLabel string
+	// Range, when not the zero value, fixes the y axis from Range[0] to
+	// Range[1]; the lines are clipped to it.
+	Range [2]float64
+	// Log gives a logarithmic y axis; values that are not positive are
+	// left out, as NaN is.
+	Log bool
+}
+
+// MaxPoints is how many points a line holds before EncodeSVG thins it: a
+// longer line keeps, for each pixel column, its lowest and highest point
+// (in the order they come), so that spikes stay visible.
+const MaxPoints = 100_000
+
+// EncodeSVG writes a line plot of a as an SVG document to w: one line for
+// a 1-D array, one line per row for a 2-D array, with axes, ticks at round
+// numbers and the labels of p. Each line is a polyline with a point per
+// element (per pixel column above MaxPoints), broken where a value or its
+// x is NaN or infinite.
+func EncodeSVG(w io.Writer, a *ndarray.Array, p Plot) error {
+	if err := a.Validate(); err != nil {
+		return err
+	}
+	rows, n := 1, 0
+	switch len(a.Shape) {
+	case 1:
+		n = a.Shape[0]
+	case 2:
+		rows, n = a.Shape[0], a.Shape[1]
+	default:
+		return errorf(ErrUnsupported, "a %d-D array of shape %s (%s): a line plot is drawn from a 1-D array, or the rows of a 2-D one", len(a.Shape), ndarray.FormatShape(a.Shape), a.DType)
+	}
+	if rows == 0 || n == 0 {
+		return errorf(ErrUnsupported, "an array of shape %s has no elements to draw", ndarray.FormatShape(a.Shape))
+	}
+	conv, err := newConverter(a.DType)
+	if err != nil {
+		return err
+	}
+	if err := (Options{Range: p.Range, Log: p.Log}).check(); err != nil {
+		return err
+	}
+	if p.Width == 0 && p.Height == 0 {
+		p.Width, p.Height = 800, 450
+	}
+	if p.Width < 200 || p.Height < 120 || p.Width > 1<<16 || p.Height > 1<<16 {
+		return errorf(ErrOptions, "a plot of %d x %d pixels: want 200 x 120 to 65536 x 65536", p.Width, p.Height)
+	}
+	xs := make([]float64, n)
+	if p.X == nil {
+		for i := range xs {
+			xs[i] = float64(i)
+		}
+	} else {
+		if err := p.X.Validate(); err != nil {
+			return err
+		}
+		if len(p.X.Shape) != 1 || p.X.Shape[0] != n {
+			return errorf(ErrOptions, "the x values are of shape %s; the array's rows are %d long", ndarray.FormatShape(p.X.Shape), n)
+		}
+		xc, err := newConverter(p.X.DType)
+		if err != nil {
+			return errorf(ErrOptions, "the x values: %s", err.(*Error).Detail)
+		}
+		xc.convert(xs, p.X.Data)
+	}
+
+	// The extent of both axes, over the values that are drawn.
+	ys := make([]float64, n)
+	rowBytes := n * a.DType.ItemSize
+	xlo, xhi := extent(xs, false)
+	ylo, yhi := math.Inf(1), math.Inf(-1)
+	for r := range rows {
+		conv.convert(ys, a.Data[r*rowBytes:])
+		for i, y := range ys {
+			if finite(xs[i]) && finite(y) && (!p.Log || y > 0) {
+				ylo, yhi = min(ylo, y), max(yhi, y)
+			}
+		}
+	}
+	fixed := p.Range != [2]float64{}
+	if fixed {
+		ylo, yhi = p.Range[0], p.Range[1]
+	}
+	if p.Log && ylo <= yhi {
+		ylo, yhi = math.Log10(ylo), math.Log10(yhi)
+	}
+	xlo, xhi = widen(xlo, xhi)
+	ylo, yhi = widen(ylo, yhi)
+	if !fixed {
+		// A margin of 5% keeps the extremes off the frame, as matplotlib's.
+		m := (yhi - ylo) / 20
+		ylo, yhi = ylo-m, yhi+m
+	}
+
+	// The plot area, inside margins for the tick labels and axis labels.
+	left, right, top, bottom := 72.0, 16.0, 16.0, 44.0
+	if p.YLabel != "" {
+		left += 18
+	}
+	if p.XLabel != "" {
+		bottom += 18
+	}
+	pw, ph := float64(p.Width)-left-right, float64(p.Height)-top-bottom
+	px := func(x float64) float64 { return left + (x-xlo)/(xhi-xlo)*pw }
+	py := func(y float64) float64 {
+		v := top + ph - (y-ylo)/(yhi-ylo)*ph
+		return min(max(v, top-4*ph), top+5*ph) // far outside the clip is as good as infinitely
+	}
+
+	bw := bufio.NewWriterSize(w, 64<<10)
+	fmt.Fprintf(bw, `<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">
+<rect width="100%%" height="100%%" fill="white"/>
+<defs><clipPath id="plot-area"><rect x="%s" y="%s" width="%s" height="%s"/></clipPath></defs>
+`, p.Width, p.Height, p.Width, p.Height, num(left), num(top), num(pw), num(ph))
+
+	// Axes and ticks.
+	fmt.Fprintf(bw, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="black"/>`+"\n", num(left), num(top), num(pw), num(ph))
+	bw.WriteString(`<g stroke="black">` + "\n")
+	xt, yt := ticks(xlo, xhi, false), ticks(ylo, yhi, p.Log)
+	for _, t := range xt {
+		x := px(t.v)
+		fmt.Fprintf(bw, `<line x1="%s" y1="%s" x2="%s" y2="%s"/>`+"\n", num(x), num(top+ph), num(x), num(top+ph+5))
+	}
+	for _, t := range yt {
+		y := top + ph - (t.v-ylo)/(yhi-ylo)*ph
+		fmt.Fprintf(bw, `<line x1="%s" y1="%s" x2="%s" y2="%s"/>`+"\n", num(left-5), num(y), num(left), num(y))
+	}
+	bw.WriteString("</g>\n<g text-anchor=\"middle\">\n")
+	for _, t := range xt {
+		fmt.Fprintf(bw, `<text x="%s" y="%s">%s</text>`+"\n", num(px(t.v)), num(top+ph+18), escape(t.label))
+	}
+	bw.WriteString("</g>\n<g text-anchor=\"end\">\n")
+	for _, t := range yt {
+		y := top + ph - (t.v-ylo)/(yhi-ylo)*ph
+		fmt.Fprintf(bw, `<text x="%s" y="%s">%s</text>`+"\n", num(left-8), num(y+4), escape(t.label))
+	}
+	bw.WriteString("</g>\n")
+	if p.XLabel != "" {
+		fmt.Fprintf(bw, `<text x="%s" y="%s" text-anchor="middle">%s</text>`+"\n", num(left+pw/2), num(float64(p.Height)-10), escape(p.XLabel))
+	}
+	if p.YLabel != "" {
+		fmt.Fprintf(bw, `<text transform="translate(16 %s) rotate(-90)" text-anchor="middle">%s</text>`+"\n", num(top+ph/2), escape(p.YLabel))
+	}
+
+	// The lines.
+	bw.WriteString(`<g clip-path="url(#plot-area)" fill="none" stroke-width="1.2" stroke-linejoin="round">` + "\n")
+	var pts []byte
+	for r := range rows {
+		conv.convert(ys, a.Data[r*rowBytes:])
+		color := lineColor(r, rows)
+		open := false
+		emit := func(x, y float64) {
+			if !open {
+				fmt.Fprintf(bw, `<polyline stroke="%s" points="`, color)
+				open, pts = true, pts[:0]
+			} else {
+				pts = append(pts, ' ')
+			}
+			pts = strconv.AppendFloat(pts, px(x), 'f', 2, 64)
+			pts = append(pts, ',')
+			pts = strconv.AppendFloat(pts, py(y), 'f', 2, 64)
+			if len(pts) > 32<<10 {
+				bw.Write(pts)
+				pts = pts[:0]
+			}
+		}
+		end := func() {
+			if open {
+				bw.Write(pts)
+				bw.WriteString("\"/>\n")
+				open = false
+			}
+		}
+		thin := n > MaxPoints
+		var col columnBucket
+		for i, y := range ys {
+			x := xs[i]
+			if p.Log {
+				if y > 0 {
+					y = math.Log10(y)
+				} else {
+					y = math.NaN()
+				}
+			}
+			if !finite(x) || !finite(y) {
+				col.flush(emit)
+				end()
+				continue
+			}
+			if !thin {
+				emit(x, y)
+				continue
+			}
+			c := int(math.Floor(px(x)))
+			if col.n > 0 && c != col.column {
+				col.flush(emit)
+			}
+			col.add(c, x, y)
+		}
+		col.flush(emit)
+		end()
+	}
+	bw.WriteString("</g>\n</svg>\n")
+	return bw.Flush()
+}
+
+// columnBucket gathers the points of a thinned line that fall in one pixel
+// column, and gives back its lowest and highest in the order they came.
+type columnBucket struct {
+	column         int
+	n              int
+	loX, loY       float64
+	hiX, hiY       float64
+	loIndex, hiIdx int
+}
+
+func (b *columnBucket) add(column int, x, y float64) {
+	if b.n == 0 {
+		*b = columnBucket{column: column, loX: x, loY: y, hiX: x, hiY: y}
+	}
+	if y < b.loY {
+		b.loX, b.loY, b.loIndex = x, y, b.n
+	}
+	if y > b.hiY {
+		b.hiX, b.hiY, b.hiIdx = x, y, b.n
+	}
+	b.n++
+}
+
+func (b *columnBucket) flush(emit func(x, y float64)) {
+	switch {
+	case b.n == 0:
+		return
+	case b.n == 1 || b.loIndex == b.hiIdx:
+		emit(b.loX, b.loY)
+	case b.loIndex < b.hiIdx:
+		emit(b.loX, b.loY)
+		emit(b.hiX, b.hiY)
+	default:
+		emit(b.hiX, b.hiY)
+		emit(b.loX, b.loY)
+	}
+	b.n = 0
+}
+
+func finite(v float64) bool { return v-v == 0 }
+
+// extent returns the finite minimum and maximum of vs (+Inf, -Inf if none).
+func extent(vs []float64, positive bool) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, v := range vs {
+		if finite(v) && (!positive || v > 0) {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	return lo, hi
+}
+
+// widen makes an axis of some length from an extent: nothing drawn gives
+// 0 to 1, a single value the unit around it.
+func widen(lo, hi float64) (float64, float64) {
+	switch {
+	case lo > hi:
+		return 0, 1
+	case lo == hi:
+		d := max(math.Abs(lo)/2, 0.5)
+		return lo - d, hi + d
+	case math.IsInf(hi-lo, 0):
+		return lo, hi // unreachable for finite data within half of MaxFloat64
+	}
+	return lo, hi
+}
+
+type tick struct {
+	v     float64
+	label string
+}
+
+// ticks returns about five ticks at round numbers (1, 2 or 5 times a power
+// of ten) between lo and hi; on a log axis (lo and hi are logarithms) at
+// the powers of ten when the axis spans at least one.
+func ticks(lo, hi float64, log bool) []tick {
+	if log && math.Floor(hi) >= math.Ceil(lo) {
+		step := math.Max(1, math.Ceil((math.Floor(hi)-math.Ceil(lo)+1)/8))
+		var ts []tick
+		for e := math.Ceil(lo); e <= hi; e += step {
+			ts = append(ts, tick{e, "1e" + strconv.Itoa(int(e))})
+		}
+		return ts
+	}
+	raw := (hi - lo) / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{2, 5, 10} {
+		if raw/mag >= m*0.75 {
+			step = m * mag
+		}
+	}
+	decimals := max(0, -int(math.Floor(math.Log10(step))))
+	var ts []tick
+	for k := math.Ceil(lo / step); k*step <= hi+step*1e-9 && len(ts) < 20; k++ {
+		v := k * step
+		if log {
+			ts = append(ts, tick{v, strconv.FormatFloat(math.Pow(10, v), 'g', 3, 64)})
+			continue
+		}
+		ts = append(ts, tick{v, tickLabel(v, decimals)})
+	}
+	return ts
+}
+
+// tickLabel writes v with the decimals the tick step needs, or in
+// exponent form when it is very large or small.
+func tickLabel(v float64, decimals int) string {
+	if v == 0 {
+		return "0"
+	}
+	if a := math.Abs(v); a >= 1e6 || decimals > 5 {
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'f', decimals, 64)
+}
+
+// lineColor picks row r's colour of rows from viridis, its dark end to its
+// yellow-green, so that neighbouring rows look alike.
+func lineColor(r, rows int) string {
+	x := 0.25
+	if rows > 1 {
+		x = 0.85 * float64(r) / float64(rows-1)
+	}
+	cr, cg, cb := Viridis.RGB(x)
+	return fmt.Sprintf("#%02x%02x%02x", cr, cg, cb)
+}
+
+// num writes a coordinate with two decimals at most.
+func num(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if s == "" || s == "-" {
+		return "0"
+	}
+	return s
+}
+
+func escape(s string) string {
+	var b strings.Builder
+	xml.EscapeText(&b, []byte(s))
+	return b.String()
+}
