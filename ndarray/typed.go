@@ -66,6 +66,33 @@ func FromSlice[T Element](values []T, shape ...int) (*Array, error) {
 	return &Array{DType: dt, Shape: append([]int{}, shape...), Data: data}, nil
 }
 
+// View returns an Array of T's dtype in the machine's byte order whose
+// Data is values' own memory, not a copy: writing it (npybridge.Write,
+// ext110.Marshal) sends the slice's bytes as they are. With no shape the
+// array is 1-d of len(values); otherwise the shape's element count must
+// equal len(values). Changing values changes the array, and the other way
+// round.
+func View[T Element](values []T, shape ...int) (*Array, error) {
+	if len(shape) == 0 {
+		shape = []int{len(values)}
+	}
+	dt := DTypeOf[T]()
+	n, err := NumElements(shape)
+	if err != nil {
+		return nil, err
+	}
+	if n != len(values) {
+		return nil, newError(ErrDataLength, fmt.Sprintf("shape %s holds %d elements, got %d values", FormatShape(shape), n, len(values)))
+	}
+	var data []byte
+	if n > 0 {
+		data = unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), n*dt.ItemSize)
+	} else {
+		data = []byte{}
+	}
+	return &Array{DType: dt, Shape: append([]int{}, shape...), Data: data}, nil
+}
+
 // Scalar returns a 0-d Array holding v.
 func Scalar[T Element](v T) *Array {
 	a, _ := FromSlice([]T{v}, []int{}...)
