@@ -26,36 +26,58 @@ type frame struct {
 	vals     []float64 // one row's values
 }
 
-// rank2 checks that a is an array that can be drawn as an image: 2-D, or
-// 3-D uint8 with 3 or 4 channels.
+// CheckImage reports whether EncodePNG can draw an array of dtype dt and
+// shape shape with o, before its data is read: a caller holding only a
+// file's header learns that a 4-D or record array will be refused
+// without reading gigabytes.
+func CheckImage(dt ndarray.DType, shape []int, o Options) error {
+	_, err := checkImage(dt, shape, o)
+	return err
+}
+
+// checkImage returns the channels of the image an array draws: 0 when
+// they depend on its values (gray or a colormap, with alpha if some value
+// has no level), 3 or 4 for an RGB or RGBA array.
+func checkImage(dt ndarray.DType, shape []int, o Options) (rgb int, err error) {
+	if err := o.Validate(); err != nil {
+		return 0, err
+	}
+	switch {
+	case len(shape) == 3 && (shape[2] == 3 || shape[2] == 4) && dt.Kind == ndarray.Uint && dt.ItemSize == 1 && dt.IsPlain():
+		if o.Colormap != Gray || o.Range != [2]float64{} || o.Log {
+			return 0, errorf(ErrOptions, "a uint8 array of shape %s is an %s image, written as it is: a colormap, range or log scale does not apply", ndarray.FormatShape(shape), map[int]string{3: "RGB", 4: "RGBA"}[shape[2]])
+		}
+		rgb = shape[2]
+	case len(shape) != 2:
+		more := ""
+		if len(shape) == 3 {
+			more = ", or 3-D uint8 with 3 or 4 channels (RGB, RGBA)"
+		}
+		return 0, errorf(ErrUnsupported, "a %d-D array of shape %s (%s): an image is drawn from a 2-D array%s", len(shape), ndarray.FormatShape(shape), dt, more)
+	default:
+		if _, err := newConverter(dt); err != nil {
+			return 0, err
+		}
+	}
+	if shape[0] == 0 || shape[1] == 0 {
+		return 0, errorf(ErrUnsupported, "an array of shape %s has no elements to draw", ndarray.FormatShape(shape))
+	}
+	if shape[0] > math.MaxInt32 || shape[1] > math.MaxInt32 {
+		return 0, errorf(ErrUnsupported, "shape %s: a PNG is at most %d pixels on a side", ndarray.FormatShape(shape), math.MaxInt32)
+	}
+	return rgb, nil
+}
+
+// prepare finds the scale a is drawn with.
 func prepare(a *ndarray.Array, o Options) (*frame, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
-	if err := o.check(); err != nil {
+	rgb, err := checkImage(a.DType, a.Shape, o)
+	if err != nil {
 		return nil, err
 	}
-	f := &frame{a: a, cmap: o.Colormap}
-	switch {
-	case len(a.Shape) == 3 && (a.Shape[2] == 3 || a.Shape[2] == 4) && a.DType.Kind == ndarray.Uint && a.DType.ItemSize == 1 && a.DType.IsPlain():
-		if o.Colormap != Gray || o.Range != [2]float64{} || o.Log {
-			return nil, errorf(ErrOptions, "a uint8 array of shape %s is an %s image, written as it is: a colormap, range or log scale does not apply", ndarray.FormatShape(a.Shape), map[int]string{3: "RGB", 4: "RGBA"}[a.Shape[2]])
-		}
-		f.rgb, f.channels = true, a.Shape[2]
-	case len(a.Shape) != 2:
-		more := ""
-		if len(a.Shape) == 3 {
-			more = ", or 3-D uint8 with 3 or 4 channels (RGB, RGBA)"
-		}
-		return nil, errorf(ErrUnsupported, "a %d-D array of shape %s (%s): an image is drawn from a 2-D array%s", len(a.Shape), ndarray.FormatShape(a.Shape), a.DType, more)
-	}
-	f.h, f.w = a.Shape[0], a.Shape[1]
-	if f.h == 0 || f.w == 0 {
-		return nil, errorf(ErrUnsupported, "an array of shape %s has no elements to draw", ndarray.FormatShape(a.Shape))
-	}
-	if f.h > math.MaxInt32 || f.w > math.MaxInt32 {
-		return nil, errorf(ErrUnsupported, "shape %s: a PNG is at most %d pixels on a side", ndarray.FormatShape(a.Shape), math.MaxInt32)
-	}
+	f := &frame{a: a, cmap: o.Colormap, h: a.Shape[0], w: a.Shape[1], rgb: rgb > 0, channels: rgb}
 	if f.rgb {
 		return f, nil
 	}

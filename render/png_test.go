@@ -351,6 +351,9 @@ func TestRefusals(t *testing.T) {
 		if !errors.Is(err, c.want) || !strings.HasPrefix(fmt.Sprint(err), "render: ") {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
+		if err := render.CheckImage(c.a.DType, c.a.Shape, c.o); !errors.Is(err, c.want) {
+			t.Errorf("%s: CheckImage: %v, want %v", c.name, err, c.want)
+		}
 	}
 	if _, err := render.ParseColormap("jet"); !errors.Is(err, render.ErrOptions) {
 		t.Errorf("ParseColormap(jet): %v", err)

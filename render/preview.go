@@ -43,7 +43,7 @@ type Preview struct {
 // column-major when columnMajor is set (a Fortran-order .npy), to be drawn
 // at most width characters wide.
 func NewPreview(dt ndarray.DType, shape []int, columnMajor bool, width int, o Options) (*Preview, error) {
-	if err := o.check(); err != nil {
+	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	conv, err := newConverter(dt)

@@ -151,7 +151,10 @@ const (
 	NoCompression
 )
 
-func (o Options) check() error {
+// Validate reports options that contradict themselves: a range whose low
+// end is not below its high end or is not finite, a logarithmic range that
+// does not start above 0, an unknown colormap or compression.
+func (o Options) Validate() error {
 	if o.Colormap < 0 || int(o.Colormap) >= len(colormapNames) {
 		return errorf(ErrOptions, "unknown colormap %d", int(o.Colormap))
 	}

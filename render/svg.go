@@ -46,30 +46,16 @@ func EncodeSVG(w io.Writer, a *ndarray.Array, p Plot) error {
 	if err := a.Validate(); err != nil {
 		return err
 	}
-	rows, n := 1, 0
-	switch len(a.Shape) {
-	case 1:
-		n = a.Shape[0]
-	case 2:
+	if err := CheckPlot(a.DType, a.Shape, p); err != nil {
+		return err
+	}
+	conv, _ := newConverter(a.DType)
+	rows, n := 1, a.Shape[0]
+	if len(a.Shape) == 2 {
 		rows, n = a.Shape[0], a.Shape[1]
-	default:
-		return errorf(ErrUnsupported, "a %d-D array of shape %s (%s): a line plot is drawn from a 1-D array, or the rows of a 2-D one", len(a.Shape), ndarray.FormatShape(a.Shape), a.DType)
-	}
-	if rows == 0 || n == 0 {
-		return errorf(ErrUnsupported, "an array of shape %s has no elements to draw", ndarray.FormatShape(a.Shape))
-	}
-	conv, err := newConverter(a.DType)
-	if err != nil {
-		return err
-	}
-	if err := (Options{Range: p.Range, Log: p.Log}).check(); err != nil {
-		return err
 	}
 	if p.Width == 0 && p.Height == 0 {
 		p.Width, p.Height = 800, 450
-	}
-	if p.Width < 200 || p.Height < 120 || p.Width > 1<<16 || p.Height > 1<<16 {
-		return errorf(ErrOptions, "a plot of %d x %d pixels: want 200 x 120 to 65536 x 65536", p.Width, p.Height)
 	}
 	xs := make([]float64, n)
 	if p.X == nil {
@@ -80,13 +66,7 @@ func EncodeSVG(w io.Writer, a *ndarray.Array, p Plot) error {
 		if err := p.X.Validate(); err != nil {
 			return err
 		}
-		if len(p.X.Shape) != 1 || p.X.Shape[0] != n {
-			return errorf(ErrOptions, "the x values are of shape %s; the array's rows are %d long", ndarray.FormatShape(p.X.Shape), n)
-		}
-		xc, err := newConverter(p.X.DType)
-		if err != nil {
-			return errorf(ErrOptions, "the x values: %s", err.(*Error).Detail)
-		}
+		xc, _ := newConverter(p.X.DType)
 		xc.convert(xs, p.X.Data)
 	}
 
@@ -229,6 +209,46 @@ func EncodeSVG(w io.Writer, a *ndarray.Array, p Plot) error {
 	}
 	bw.WriteString("</g>\n</svg>\n")
 	return bw.Flush()
+}
+
+// CheckPlot reports whether EncodeSVG can draw an array of dtype dt and
+// shape shape with p, before its data is read.
+func CheckPlot(dt ndarray.DType, shape []int, p Plot) error {
+	n := 0
+	switch len(shape) {
+	case 1:
+		n = shape[0]
+	case 2:
+		n = shape[1]
+	default:
+		return errorf(ErrUnsupported, "a %d-D array of shape %s (%s): a line plot is drawn from a 1-D array, or the rows of a 2-D one", len(shape), ndarray.FormatShape(shape), dt)
+	}
+	if _, err := newConverter(dt); err != nil {
+		return err
+	}
+	if shape[0] == 0 || n == 0 {
+		return errorf(ErrUnsupported, "an array of shape %s has no elements to draw", ndarray.FormatShape(shape))
+	}
+	if err := (Options{Range: p.Range, Log: p.Log}).Validate(); err != nil {
+		return err
+	}
+	if p.Width != 0 || p.Height != 0 {
+		if p.Width < 200 || p.Height < 120 || p.Width > 1<<16 || p.Height > 1<<16 {
+			return errorf(ErrOptions, "a plot of %d x %d pixels: want 200 x 120 to 65536 x 65536", p.Width, p.Height)
+		}
+	}
+	if p.X != nil {
+		if err := p.X.Validate(); err != nil {
+			return err
+		}
+		if len(p.X.Shape) != 1 || p.X.Shape[0] != n {
+			return errorf(ErrOptions, "the x values are of shape %s; the array's rows are %d long", ndarray.FormatShape(p.X.Shape), n)
+		}
+		if _, err := newConverter(p.X.DType); err != nil {
+			return errorf(ErrOptions, "the x values: %s", err.(*Error).Detail)
+		}
+	}
+	return nil
 }
 
 // columnBucket gathers the points of a thinned line that fall in one pixel

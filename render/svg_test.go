@@ -222,5 +222,8 @@ func TestSVGRefusals(t *testing.T) {
 		if err := render.EncodeSVG(io.Discard, c.a, c.p); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
+		if err := render.CheckPlot(c.a.DType, c.a.Shape, c.p); !errors.Is(err, c.want) {
+			t.Errorf("%s: CheckPlot: %v, want %v", c.name, err, c.want)
+		}
 	}
 }
