@@ -125,10 +125,36 @@ type Daemon struct {
 	// log package's standard logger.
 	ErrorLog *log.Logger
 
+	// What the traits' default answers of a daemon made by a Program need
+	// from it; each is read only by the traits that use it, and left
+	// unset, those answer as yaqd-core's base classes do.
+
+	// Position drives has-position (and has-limits, is-discrete,
+	// has-transformed-position).
+	Position Positioner
+	// Sensor describes an is-sensor daemon's channels, and measures for
+	// has-measure-trigger.
+	Sensor Sensor
+	// TurretOptions answers get_turret_options (has-turret); SetTurret,
+	// called with one of them after the daemon is made busy, moves the
+	// turret and stores the state field "turret" (nil: stored at once).
+	TurretOptions []string
+	SetTurret     func(name string) error
+	// Home homes the device (is-homeable).
+	Home func(ctx context.Context) error
+	// DependentHardware answers get_dependent_hardware (has-dependents).
+	DependentHardware func() map[string]string
+	// SerialWrite answers direct_serial_write (uses-serial).
+	SerialWrite func(message []byte) error
+
 	proto    *Protocol
 	text     []byte
 	hash     [16]byte
 	handlers map[string]Handler
+	// defaults answer the traits' messages no handler is registered for;
+	// a Program sets them from the protocol's traits.
+	defaults map[string]Handler
+	kit      *kit
 
 	conns *connset.Set
 }
@@ -391,6 +417,9 @@ func (d *Daemon) call(method string, params []any) (result any, err error) {
 		}
 	}()
 	if h := d.handlers[method]; h != nil {
+		return h(d.conns.Context(), params)
+	}
+	if h := d.defaults[method]; h != nil {
 		return h(d.conns.Context(), params)
 	}
 	switch method {

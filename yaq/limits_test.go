@@ -296,3 +296,26 @@ func TestDaemonCapClosesSilent(t *testing.T) {
 		defer c.Close()
 	}
 }
+
+// configure makes the daemons of a config file as Program.Run does,
+// listening but not serving.
+func configure(path, protocol string, setup func(d *Daemon) error) ([]*Daemon, []net.Listener, error) {
+	p := &Program{Protocol: protocol, New: setup, Stderr: io.Discard}
+	tables, err := readConfig(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var daemons []*Daemon
+	var listeners []net.Listener
+	for _, name := range sortedKeys(tables) {
+		d, l, err := p.makeDaemon(path, name, tables[name], "")
+		if err != nil {
+			for _, l := range listeners {
+				l.Close()
+			}
+			return nil, nil, err
+		}
+		daemons, listeners = append(daemons, d), append(listeners, l)
+	}
+	return daemons, listeners, nil
+}

@@ -109,7 +109,7 @@ func TestCommandLine(t *testing.T) {
 	out.Reset()
 	assert.Equal(t, 0, runDaemons([]string{"--version"}, &out, &errb))
 	assert.Equal(t, "fakecamera "+version+"\n", out.String())
-	assert.Equal(t, 2, runDaemons(nil, &out, &errb))
+	assert.Equal(t, 1, runDaemons(nil, &out, &errb), "no config file where yaqd-core looks by default")
 	bad := filepath.Join(t.TempDir(), "bad.toml")
 	require.NoError(t, os.WriteFile(bad, []byte("[cam]\nhost = \"127.0.0.1\"\n"), 0o644))
 	errb.Reset()

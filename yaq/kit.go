@@ -1,0 +1,634 @@
+package yaq
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Positioner is what a has-position daemon tells the kit about its
+// motion; the kit answers the position messages (and those of has-limits,
+// is-discrete and has-transformed-position) from the state fields position
+// and destination.
+type Positioner struct {
+	// Units answers get_units; nil for none.
+	Units *string
+	// NativeUnits answers get_native_units (has-transformed-position).
+	NativeUnits *string
+	// Move starts the motion to position (native, within the limits),
+	// after the kit has stored it as the destination and made the daemon
+	// busy; the daemon updates the state field "position" as it moves and
+	// calls SetBusy(false) on arrival. nil: the daemon's own goroutine
+	// follows the destination.
+	Move func(position float64) error
+	// RelativeToTransformed and TransformedToRelative convert between a
+	// native position less the native reference and a transformed one
+	// (has-transformed-position); nil means they are equal.
+	RelativeToTransformed, TransformedToRelative func(float64) float64
+}
+
+// Sensor is what an is-sensor daemon tells the kit about its channels;
+// set its fields in Program.New.
+type Sensor struct {
+	// ChannelNames answers get_channel_names.
+	ChannelNames []string
+	// ChannelUnits answers get_channel_units (a nil *string for none).
+	ChannelUnits map[string]*string
+	// ChannelShapes answers get_channel_shapes; channels left out are
+	// scalars.
+	ChannelShapes map[string][]int
+	// ChannelMappings and MappingUnits answer get_channel_mappings and
+	// get_mapping_units (has-mapping).
+	ChannelMappings map[string][]string
+	MappingUnits    map[string]*string
+	// Measure takes one measurement (has-measure-trigger): a value per
+	// channel. The kit runs it on its own goroutine, adds measurement_id
+	// (and mapping_id), and keeps the daemon busy until it returns (or,
+	// looping, until stop_looping).
+	Measure func(ctx context.Context) (map[string]any, error)
+}
+
+// kit is a Program daemon's runtime: its state fields, busy flag,
+// measurements and background tasks.
+type kit struct {
+	d        *Daemon
+	composed *Composed
+	traits   map[string]bool
+
+	mu            sync.Mutex
+	state         map[string]any
+	busy          bool
+	busyCh        chan struct{} // closed when busy turns true
+	looping       bool
+	measured      map[string]any
+	measurementID int64
+	mappings      map[string]any
+	mappingID     int64
+	restart       bool
+	level         int
+	logSink       func(string)
+
+	tasks sync.WaitGroup
+}
+
+func newKit(d *Daemon, c *Composed) *kit {
+	k := &kit{d: d, composed: c, traits: map[string]bool{}, state: map[string]any{},
+		busyCh: make(chan struct{}), measured: map[string]any{"measurement_id": int64(0)},
+		mappings: map[string]any{}, level: logLevels["info"]}
+	for _, t := range c.Traits {
+		k.traits[t] = true
+	}
+	if k.traits["has-mapping"] {
+		// yaqd-core's sensors start with empty mappings, numbered 1.
+		k.mappingID = 1
+		k.mappings = map[string]any{"mapping_id": int64(1)}
+	}
+	d.kit = k
+	d.Busy = k.isBusy
+	d.State = k.stateSnapshot
+	return k
+}
+
+func (k *kit) isBusy() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.busy
+}
+
+func (k *kit) stateSnapshot() map[string]any {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return maps.Clone(k.state)
+}
+
+// Get returns the state field key (as the state file and get_state hold
+// it: float64, int64, string, bool, nil, []any or map[string]any). The
+// value is shared: replace it with Set rather than changing it.
+func (d *Daemon) Get(key string) any {
+	k := d.mustKit()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.state[key]
+}
+
+// Float returns the state field key as a float64: NaN if it is not a
+// number.
+func (d *Daemon) Float(key string) float64 {
+	if f, ok := asFloat(d.Get(key)); ok {
+		return f
+	}
+	return math.NaN()
+}
+
+// Set sets the state field key; the state file is rewritten within a
+// second.
+func (d *Daemon) Set(key string, value any) {
+	k := d.mustKit()
+	k.mu.Lock()
+	k.state[key] = value
+	k.mu.Unlock()
+}
+
+// SetBusy sets what busy answers.
+func (d *Daemon) SetBusy(busy bool) {
+	k := d.mustKit()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.setBusyLocked(busy)
+}
+
+func (k *kit) setBusyLocked(busy bool) {
+	if busy && !k.busy {
+		close(k.busyCh)
+	} else if !busy && k.busy {
+		k.busyCh = make(chan struct{})
+	}
+	k.busy = busy
+}
+
+// IsBusy reports what busy answers.
+func (d *Daemon) IsBusy() bool { return d.mustKit().isBusy() }
+
+// WaitBusy blocks until the daemon is busy (at once if it is), or ctx
+// ends, or the daemon closes; it reports whether the daemon is busy. A
+// motion loop waits on it between moves.
+func (d *Daemon) WaitBusy(ctx context.Context) bool {
+	k := d.mustKit()
+	k.mu.Lock()
+	ch := k.busyCh
+	k.mu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+	case <-d.Done():
+	}
+	return false
+}
+
+// Go runs task on its own goroutine with a context that ends when the
+// daemon closes; the daemon's state is saved for the last time after every
+// such task has returned.
+func (d *Daemon) Go(task func(ctx context.Context)) {
+	k := d.mustKit()
+	k.tasks.Add(1)
+	go func() {
+		defer k.tasks.Done()
+		task(d.conns.Context())
+	}()
+}
+
+// Kind is the daemon's kind, its protocol's name.
+func (d *Daemon) Kind() string { return d.proto.Name }
+
+// SetMeasured records a measurement taken by the daemon itself (an
+// is-sensor daemon without has-measure-trigger): it gets the next
+// measurement_id, which SetMeasured returns.
+func (d *Daemon) SetMeasured(values map[string]any) int64 {
+	k := d.mustKit()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.setMeasuredLocked(values)
+}
+
+func (k *kit) setMeasuredLocked(values map[string]any) int64 {
+	m := make(map[string]any, len(values)+2)
+	for key, v := range values {
+		m[key] = v
+	}
+	k.measurementID++
+	m["measurement_id"] = k.measurementID
+	if k.traits["has-mapping"] {
+		m["mapping_id"] = k.mappingID
+	}
+	k.measured = m
+	return k.measurementID
+}
+
+// Measured returns the last measurement, with its measurement_id.
+func (d *Daemon) Measured() map[string]any {
+	k := d.mustKit()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.measured
+}
+
+// SetMappings replaces the mappings (has-mapping), which get the next
+// mapping_id.
+func (d *Daemon) SetMappings(mappings map[string]any) {
+	k := d.mustKit()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	m := make(map[string]any, len(mappings)+1)
+	for key, v := range mappings {
+		m[key] = v
+	}
+	k.mappingID++
+	m["mapping_id"] = k.mappingID
+	k.mappings = m
+}
+
+// Mappings returns the mappings last set, with their mapping_id.
+func (d *Daemon) Mappings() map[string]any {
+	k := d.mustKit()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.mappings
+}
+
+// Looping reports whether measure was asked to loop and stop_looping has
+// not been called since.
+func (d *Daemon) Looping() bool {
+	k := d.mustKit()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.looping
+}
+
+func (d *Daemon) mustKit() *kit {
+	if d.kit == nil {
+		panic("yaq: the daemon was not made by a Program, so it has no state or busy flag of the kit's")
+	}
+	return d.kit
+}
+
+// handle registers a trait's default answer for method, if the protocol
+// has that message.
+func (k *kit) handle(method string, h func(p []any) (any, error)) {
+	if k.d.proto.Messages[method] == nil {
+		return
+	}
+	k.d.defaults[method] = func(_ context.Context, p []any) (any, error) { return h(p) }
+}
+
+// installDefaults gives every message of the daemon's traits the
+// behaviour yaqd-core gives it.
+func (k *kit) installDefaults() {
+	d := k.d
+	if d.defaults == nil {
+		d.defaults = map[string]Handler{}
+	}
+	k.handle("get_state", func([]any) (any, error) { return tomlText(k.stateSnapshot()), nil })
+	k.handle("shutdown", func(p []any) (any, error) {
+		restart, _ := p[0].(bool)
+		k.mu.Lock()
+		k.restart = restart
+		k.mu.Unlock()
+		return nil, nil
+	})
+	if k.traits["has-position"] {
+		k.installPosition()
+	}
+	if k.traits["is-discrete"] {
+		k.handle("get_position_identifiers", func([]any) (any, error) { return k.identifiers(), nil })
+		k.handle("get_position_identifier_options", func([]any) (any, error) {
+			return sortedKeys(k.identifiers()), nil
+		})
+		k.handle("set_identifier", func(p []any) (any, error) {
+			id := p[0].(string)
+			pos, ok := k.identifiers()[id]
+			if !ok {
+				return nil, fmt.Errorf("KeyError('%s')", id)
+			}
+			return pos, k.setPosition(pos)
+		})
+		k.handle("get_identifier", func([]any) (any, error) { return d.Get("position_identifier"), nil })
+	}
+	if k.traits["is-homeable"] {
+		k.handle("home", func([]any) (any, error) {
+			if d.Home == nil {
+				return nil, fmt.Errorf("NotImplementedError('home')")
+			}
+			return nil, d.Home(d.conns.Context())
+		})
+	}
+	if k.traits["has-turret"] {
+		k.handle("get_turret", func([]any) (any, error) { return d.Get("turret"), nil })
+		k.handle("get_turret_options", func([]any) (any, error) { return d.TurretOptions, nil })
+		k.handle("set_turret", func(p []any) (any, error) {
+			name := p[0].(string)
+			if !slices.Contains(d.TurretOptions, name) {
+				return nil, fmt.Errorf("ValueError('%s is not one of the turret options %s')", name, strings.Join(d.TurretOptions, ", "))
+			}
+			d.SetBusy(true)
+			if d.SetTurret != nil {
+				return nil, d.SetTurret(name)
+			}
+			d.Set("turret", name)
+			d.SetBusy(false)
+			return nil, nil
+		})
+	}
+	if k.traits["is-sensor"] {
+		s := &d.Sensor
+		k.handle("get_channel_names", func([]any) (any, error) { return nonNil(s.ChannelNames), nil })
+		k.handle("get_channel_units", func([]any) (any, error) { return unitsMap(s.ChannelUnits), nil })
+		k.handle("get_channel_shapes", func([]any) (any, error) {
+			out := map[string]any{}
+			for _, n := range s.ChannelNames {
+				out[n] = []int{}
+			}
+			for n, shape := range s.ChannelShapes {
+				out[n] = nonNil(shape)
+			}
+			return out, nil
+		})
+		k.handle("get_measured", func([]any) (any, error) { return d.Measured(), nil })
+		k.handle("get_measurement_id", func([]any) (any, error) {
+			k.mu.Lock()
+			defer k.mu.Unlock()
+			id, _ := asInt(k.measured["measurement_id"])
+			return id, nil
+		})
+	}
+	if k.traits["has-measure-trigger"] {
+		k.handle("measure", func(p []any) (any, error) {
+			loop, _ := p[0].(bool)
+			return k.measure(loop), nil
+		})
+		k.handle("stop_looping", func([]any) (any, error) {
+			k.mu.Lock()
+			k.looping = false
+			k.mu.Unlock()
+			return nil, nil
+		})
+	}
+	if k.traits["has-mapping"] {
+		s := &d.Sensor
+		k.handle("get_channel_mappings", func([]any) (any, error) {
+			out := map[string]any{}
+			for n, m := range s.ChannelMappings {
+				out[n] = nonNil(m)
+			}
+			return out, nil
+		})
+		k.handle("get_mapping_id", func([]any) (any, error) {
+			k.mu.Lock()
+			defer k.mu.Unlock()
+			return k.mappingID, nil
+		})
+		k.handle("get_mapping_units", func([]any) (any, error) { return unitsMap(s.MappingUnits), nil })
+		k.handle("get_mappings", func([]any) (any, error) { return d.Mappings(), nil })
+	}
+	if k.traits["has-dependents"] {
+		k.handle("get_dependent_hardware", func([]any) (any, error) {
+			if d.DependentHardware == nil {
+				return map[string]string{}, nil
+			}
+			return d.DependentHardware(), nil
+		})
+	}
+	if k.traits["uses-serial"] {
+		k.handle("direct_serial_write", func(p []any) (any, error) {
+			if d.SerialWrite == nil {
+				return nil, fmt.Errorf("NotImplementedError('direct_serial_write')")
+			}
+			return nil, d.SerialWrite(p[0].([]byte))
+		})
+	}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func unitsMap(m map[string]*string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = strOrNil(v)
+	}
+	return out
+}
+
+// identifiers is the is-discrete config's identifiers.
+func (k *kit) identifiers() map[string]float64 {
+	out := map[string]float64{}
+	ids, _ := k.d.Config["identifiers"].(map[string]any)
+	for name, v := range ids {
+		if f, ok := asFloat(v); ok {
+			out[name] = f
+		}
+	}
+	return out
+}
+
+// measure starts a measurement unless one runs, as has-measure-trigger
+// does, and answers the id the next measurement will have.
+func (k *kit) measure(loop bool) int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.looping = loop
+	if !k.busy {
+		k.setBusyLocked(true)
+		k.d.Go(k.runMeasurements)
+	}
+	return k.measurementID + 1
+}
+
+func (k *kit) runMeasurements(ctx context.Context) {
+	for {
+		var values map[string]any
+		var err error
+		if f := k.d.Sensor.Measure; f != nil {
+			values, err = f(ctx)
+		} else {
+			err = fmt.Errorf("the daemon has no Sensor.Measure")
+		}
+		k.mu.Lock()
+		if err != nil || ctx.Err() != nil {
+			k.setBusyLocked(false)
+			k.mu.Unlock()
+			if err != nil && ctx.Err() == nil {
+				k.d.Logf("error", "measure: %v", err)
+			}
+			return
+		}
+		k.setMeasuredLocked(values)
+		if !k.looping {
+			k.setBusyLocked(false)
+			k.mu.Unlock()
+			return
+		}
+		k.mu.Unlock()
+	}
+}
+
+// installPosition answers has-position's messages, with has-limits' and
+// has-transformed-position's when the daemon has them.
+func (k *kit) installPosition() {
+	d := k.d
+	pos := &d.Position
+	k.handle("get_position", func([]any) (any, error) { return k.toTransformed(d.Float("position")), nil })
+	k.handle("get_destination", func([]any) (any, error) { return k.toTransformed(d.Float("destination")), nil })
+	k.handle("get_units", func([]any) (any, error) { return strOrNil(pos.Units), nil })
+	k.handle("set_position", func(p []any) (any, error) { return nil, k.setPosition(p[0].(float64)) })
+	k.handle("set_relative", func(p []any) (any, error) {
+		next := k.toTransformed(d.Float("destination")) + p[0].(float64)
+		return next, k.setPosition(next)
+	})
+	if k.traits["has-limits"] {
+		k.handle("get_limits", func([]any) (any, error) {
+			lim, err := k.limits()
+			if err != nil {
+				return nil, err
+			}
+			if k.traits["has-transformed-position"] {
+				lim = []float64{k.toTransformed(lim[0]), k.toTransformed(lim[1])}
+				sort.Float64s(lim)
+			}
+			return lim, nil
+		})
+		k.handle("in_limits", func(p []any) (any, error) {
+			lim, err := k.limits()
+			if err != nil {
+				return nil, err
+			}
+			x := k.toNative(p[0].(float64))
+			return lim[0] <= x && x <= lim[1], nil
+		})
+	}
+	if k.traits["has-transformed-position"] {
+		k.handle("to_native", func(p []any) (any, error) { return k.toNative(p[0].(float64)), nil })
+		k.handle("to_transformed", func(p []any) (any, error) { return k.toTransformed(p[0].(float64)), nil })
+		k.handle("set_native_reference", func(p []any) (any, error) {
+			d.Set("native_reference_position", p[0].(float64))
+			return nil, nil
+		})
+		k.handle("get_native_reference", func([]any) (any, error) { return d.Float("native_reference_position"), nil })
+		k.handle("set_native_position", func(p []any) (any, error) { return nil, k.setNative(p[0].(float64)) })
+		k.handle("get_native_position", func([]any) (any, error) { return d.Float("position"), nil })
+		k.handle("get_native_destination", func([]any) (any, error) { return d.Float("destination"), nil })
+		k.handle("get_native_limits", func([]any) (any, error) { return k.limits() })
+		k.handle("get_native_units", func([]any) (any, error) { return strOrNil(pos.NativeUnits), nil })
+	}
+}
+
+// toNative and toTransformed convert positions (identity unless the
+// daemon has has-transformed-position).
+func (k *kit) toNative(x float64) float64 {
+	if !k.traits["has-transformed-position"] {
+		return x
+	}
+	if f := k.d.Position.TransformedToRelative; f != nil {
+		x = f(x)
+	}
+	return x + k.d.Float("native_reference_position")
+}
+
+func (k *kit) toTransformed(x float64) float64 {
+	if !k.traits["has-transformed-position"] {
+		return x
+	}
+	x -= k.d.Float("native_reference_position")
+	if f := k.d.Position.RelativeToTransformed; f != nil {
+		x = f(x)
+	}
+	return x
+}
+
+// limits joins the hardware's limits and the config's (for
+// has-transformed-position, the config's in native terms, and its
+// native_limits): the greatest lower and least upper.
+func (k *kit) limits() ([]float64, error) {
+	sets := [][]float64{floats(k.d.Get("hw_limits")), floats(k.d.Config["limits"])}
+	if k.traits["has-transformed-position"] {
+		c := sets[1]
+		if len(c) == 2 {
+			c = []float64{k.toNative(c[0]), k.toNative(c[1])}
+			sort.Float64s(c)
+		}
+		sets = [][]float64{sets[0], c, floats(k.d.Config["native_limits"])}
+	}
+	out := []float64{math.Inf(-1), math.Inf(1)}
+	for _, s := range sets {
+		if len(s) != 2 || !(s[0] < s[1]) {
+			return nil, fmt.Errorf("AssertionError('the limits %s are not a lower and a greater upper limit')", pyList(s))
+		}
+		out[0], out[1] = max(out[0], s[0]), min(out[1], s[1])
+	}
+	if !(out[0] < out[1]) {
+		return nil, fmt.Errorf("AssertionError('the limits do not overlap: %s')", pyList(out))
+	}
+	return out, nil
+}
+
+func floats(v any) []float64 {
+	items, _ := v.([]any)
+	if items == nil {
+		if f, ok := v.([]float64); ok {
+			return f
+		}
+	}
+	out := make([]float64, 0, len(items))
+	for _, e := range items {
+		f, _ := asFloat(e)
+		out = append(out, f)
+	}
+	return out
+}
+
+func pyList(f []float64) string {
+	parts := make([]string, len(f))
+	for i, x := range f {
+		parts[i] = pyFloat(x)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// setPosition handles set_position: a transformed position made native.
+func (k *kit) setPosition(p float64) error { return k.setNative(k.toNative(p)) }
+
+// setNative applies has-limits' out_of_limits to a native position, then
+// makes the daemon busy, stores the destination and starts the move.
+func (k *kit) setNative(p float64) error {
+	d := k.d
+	if k.traits["has-limits"] {
+		lim, err := k.limits()
+		if err != nil {
+			return err
+		}
+		if !(lim[0] <= p && p <= lim[1]) {
+			switch d.Config["out_of_limits"] {
+			case "ignore":
+				return nil
+			case "error":
+				return fmt.Errorf("ValueError('%s not in ranges %s')", pyFloat(p), pyList(lim))
+			default:
+				p = min(max(p, lim[0]), lim[1])
+			}
+		}
+	}
+	k.mu.Lock()
+	k.setBusyLocked(true)
+	k.state["destination"] = p
+	k.mu.Unlock()
+	if d.Position.Move != nil {
+		return d.Position.Move(p)
+	}
+	return nil
+}
+
+// Arrived records that the device is at position and, if that is its
+// destination (no set_position has come meanwhile), that it is no longer
+// busy; it reports whether it is not. A motion loop calls it on arrival, so
+// that a destination set while it checked is not lost.
+func (d *Daemon) Arrived(position float64) bool {
+	k := d.mustKit()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.state["position"] = position
+	dest, _ := asFloat(k.state["destination"])
+	if dest == position || (math.IsNaN(dest) && math.IsNaN(position)) {
+		k.setBusyLocked(false)
+		return true
+	}
+	return false
+}

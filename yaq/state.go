@@ -1,0 +1,171 @@
+package yaq
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// StateFile is where yaqd-core keeps a daemon's state between runs:
+// <data home>/yaqd-state/<kind>/<name>-state.toml, the data home being
+// $XDG_DATA_HOME, or ~/.local/share.
+func StateFile(kind, name string) string {
+	return filepath.Join(dataHome(), "yaqd-state", kind, name+"-state.toml")
+}
+
+func dataHome() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return d
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".local", "share")
+}
+
+func xdgHome(env, fallback string) string {
+	if d := os.Getenv(env); d != "" && filepath.IsAbs(d) {
+		return d
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, fallback)
+}
+
+// loadState fills the state fields from the state file, each checked
+// against its type, and the rest from their defaults. A file that cannot
+// be read or parsed is logged and ignored, as yaqd-core ignores it; a
+// field whose saved value no longer fits its type takes its default.
+func (k *kit) loadState(path string) {
+	saved := map[string]any{}
+	if text, err := os.ReadFile(path); err == nil {
+		if _, err := toml.Decode(string(text), &saved); err != nil {
+			k.d.Logf("warning", "state file %s: %v; starting from the defaults", path, err)
+			saved = map[string]any{}
+		}
+	}
+	tree, _ := k.composed.tree["state"].(map[string]any)
+	for name, v := range saved {
+		k.state[name] = v
+	}
+	for _, name := range sortedKeys(k.composed.state) {
+		s := k.composed.state[name]
+		if v, has := saved[name]; has {
+			if x, err := checkValue(s, v, name); err == nil {
+				k.state[name] = x
+				continue
+			} else {
+				k.d.Logf("warning", "state file %s: %v; using the default", path, err)
+			}
+		}
+		f, _ := tree[name].(map[string]any)
+		def, _ := checkValue(s, deepCopy(f["default"]), name)
+		k.state[name] = def
+	}
+}
+
+// saveState writes the state file if the state differs from what was last
+// written (or read), through a temporary file renamed over it, so that a
+// crash leaves the old state or the new, never half of one.
+func (k *kit) saveState(path string, last *string) error {
+	text := tomlText(k.stateSnapshot())
+	if text == *last {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(tmp, text)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	*last = text
+	return nil
+}
+
+// keepState saves the state at most once a second while the daemon runs,
+// then once more when it has closed and its tasks have ended.
+func (k *kit) keepState(path string, done <-chan struct{}) {
+	last := ""
+	if text, err := os.ReadFile(path); err == nil {
+		last = string(text)
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			if err := k.saveState(path, &last); err != nil {
+				k.d.Logf("error", "saving the state: %v", err)
+			}
+		case <-done:
+			k.tasks.Wait()
+			if err := k.saveState(path, &last); err != nil {
+				k.d.Logf("error", "saving the state: %v", err)
+			}
+			return
+		}
+	}
+}
+
+// The log levels of is-daemon's level enum, with Python's numbers.
+var logLevels = map[string]int{"debug": 10, "info": 20, "notice": 25, "warning": 30, "error": 40,
+	"critical": 50, "alert": 60, "emergency": 70}
+
+// Logf logs a message at level (one of is-daemon's levels: debug, info,
+// notice, warning, error, critical, alert, emergency) if the daemon's
+// log_level lets it through, to ErrorLog, and to the daemon's log file when
+// its config sets log_to_file.
+func (d *Daemon) Logf(level, format string, args ...any) {
+	n, ok := logLevels[level]
+	if !ok {
+		n = logLevels["info"]
+	}
+	threshold := logLevels["info"]
+	var sink func(string)
+	if k := d.kit; k != nil {
+		k.mu.Lock()
+		threshold, sink = k.level, k.logSink
+		k.mu.Unlock()
+	}
+	if n < threshold {
+		return
+	}
+	line := fmt.Sprintf("%s %s: %s", strings.ToUpper(level), d.Name, fmt.Sprintf(format, args...))
+	if d.ErrorLog != nil {
+		d.ErrorLog.Print(line)
+	} else {
+		log.Print(line)
+	}
+	if sink != nil {
+		sink(line)
+	}
+}
+
+// openLogFile opens the file log_to_file asks for, where yaqd-core puts
+// it: <state home>/yaqd-<kind>/log/<name>-<time>.log.
+func openLogFile(kind, name string) (*os.File, error) {
+	dir := filepath.Join(xdgHome("XDG_STATE_HOME", ".local/state"), "yaqd-"+kind, "log")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(filepath.Join(dir, name+"-"+time.Now().Format("20060102T150405-0700")+".log"),
+		os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+}
