@@ -6,6 +6,7 @@
 //
 //	ndpack convert [--allow-nonstandard] [--from FMT] [--to FMT] [--compress] IN OUT
 //	ndpack inspect [--json] FILE...
+//	ndpack render [options] IN OUT.png|OUT.svg
 //	ndpack create [--force] --dtype DTYPE --shape D1,D2,... OUT.npy
 //	ndpack yaq [options] HOST:PORT [METHOD [ARG...]]
 //	ndpack demo
@@ -64,6 +65,7 @@ func commands() []command {
 	return []command{
 		{"convert", "convert arrays between .npy, .npz and msgpack ext 110", convertUsage, runConvert},
 		{"inspect", "show the dtype, shape and statistics of arrays in files", inspectUsage, runInspect},
+		{"render", "draw an array: 2-D as a PNG image, 1-D as an SVG line plot", renderUsage, runRender},
 		{"create", "create a zero-filled .npy for processes to fill in place", createUsage, runCreate},
 		{"yaq", "show a yaq daemon, call its methods, save the arrays they answer", yaqUsage, runYaq},
 		{"demo", "write a sample array both ways, convert each into the other, compare", demoUsage, runDemo},

@@ -28,7 +28,9 @@ arrays summarised as 'ndpack inspect' shows them.
 
 Options:
   --save FILE     write the result's arrays to FILE: .npz (one member per
-                  array, named by its key), or .npy for a single array
+                  array, named by its key), or .npy for a single array;
+                  .png draws the 2-D array of the answer (FILE.png:NAME
+                  picks one), rewritten atomically on each --watch update
   --watch D       call again every D (1s, 500ms) and show the values as
                   they change, until Ctrl-C (on a terminal the screen is
                   redrawn)
@@ -68,8 +70,8 @@ func runYaq(e env, args []string) error {
 	switch {
 	case *save != "" && len(pos) == 0:
 		return usageError("--save writes the result of a call: name a METHOD")
-	case *save != "" && formatOf(*save) != formatNPY && formatOf(*save) != formatNPZ:
-		return usageError("--save needs a .npy or .npz file name, got %q", *save)
+	case *save != "" && formatOf(*save) != formatNPY && formatOf(*save) != formatNPZ && !isImageSave(*save):
+		return usageError("--save needs a .npy, .npz or .png file name, got %q", *save)
 	case set["watch"] && *watch <= 0:
 		return usageError("--watch %s: the interval must be positive", *watch)
 	case *watch > 0 && len(pos) == 0:
@@ -257,6 +259,9 @@ func arraySummary(a *ndarray.Array) string {
 // saveArrays writes the arrays of a result to name: .npy for one, .npz for
 // any number, named by their keys.
 func saveArrays(name, method string, result any) error {
+	if isImageSave(name) {
+		return saveImage(name, method, result) // render.go
+	}
 	var arrays []npybridge.NamedArray
 	switch x := result.(type) {
 	case *ndarray.Array:

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ndpack/ndpack/internal/atomicfile"
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
+	"github.com/ndpack/ndpack/render"
+)
+
+const renderUsage = `Usage: ndpack render [options] IN[:NAME] OUT.png|OUT.svg
+
+Draw an array so you can look at it.
+
+OUT.png: a 2-D array as an image, its width the array's second axis and
+its height the first, row 0 at the top. Every numeric dtype is drawn
+(bool as 0 and 1, float16 too, complex numbers by their magnitude), in
+either byte order and in Fortran order. The default is 8-bit grayscale,
+linear from the array's finite minimum (black) to its finite maximum
+(white), rounded to nearest; a constant array is all black. NaN and the
+infinities are transparent (a gray+alpha PNG when there are any). A uint8
+array of shape (height, width, 3) or (height, width, 4) is written as the
+RGB or RGBA image it is.
+
+OUT.svg: a 1-D array (a spectrum) as a line plot with axes, ticks at round
+numbers and labels, against the index or the x values of --x; with --rows,
+a 2-D array as one line per row. Each line has a point per element; a line
+of more than 100,000 keeps the lowest and highest point of each pixel
+column, so spikes stay visible. NaN leaves a gap.
+
+IN is read as the other commands read it: .npy, an .npz member or a
+msgpack array (ext 110, msgpack-numpy or OpenPI) as IN:NAME, an array deep
+in a message by its path (msg.msgpack:params/0), "-" or a pipe. OUT is
+written whole or not at all; "-" writes to standard output (with --to).
+
+Options:
+  --colormap NAME  gray (default), or viridis, magma, inferno (matplotlib's
+                   colormaps) for an RGB PNG
+  --range LO,HI    draw LO as the first level and HI as the last; values
+                   outside are clipped (for an SVG: the y axis)
+  --log            a logarithmic scale; values that are not positive are
+                   left out, as NaN is
+  --compress LEVEL PNG compression: fast (default), default, best, none
+  --rows           SVG: draw each row of a 2-D array as a line
+  --x FILE[:NAME]  SVG: the x value of each element, a 1-D array as long
+                   as a row (a spectrometer's wavelengths)
+  --xlabel TEXT    SVG: the x axis label
+  --ylabel TEXT    SVG: the y axis label
+  --size WxH       SVG: its size in pixels (default 800x450)
+  --member NAME    the array of an .npz or msgpack map IN to draw
+  --from FMT       the format of IN: npy, npz or msgpack
+  --to png|svg     the format of OUT, for standard output
+
+Examples:
+  ndpack render frame.npy frame.png
+  ndpack render --colormap viridis --range 0,4095 run.npz:image image.png
+  ndpack render --x wavelengths.npy --xlabel 'wavelength (nm)' spectrum.npy spectrum.svg
+  ndpack render --rows --log traces.npy traces.svg
+  ndpack render rpc.msgpack:result/image frame.png
+`
+
+// renderFlags are the options of render, parsed and checked before any
+// input is read.
+type renderFlags struct {
+	png      bool
+	opts     render.Options
+	plot     render.Plot
+	rows     bool
+	x        string
+	from     format
+	member   string
+	xMember  string
+	in, out  string
+	flagsSet map[string]bool
+}
+
+func runRender(e env, args []string) error {
+	fs := flag.NewFlagSet("render", flag.ContinueOnError)
+	colormap := fs.String("colormap", "gray", "")
+	rng := fs.String("range", "", "")
+	logScale := fs.Bool("log", false, "")
+	compress := fs.String("compress", "fast", "")
+	rows := fs.Bool("rows", false, "")
+	x := fs.String("x", "", "")
+	xlabel := fs.String("xlabel", "", "")
+	ylabel := fs.String("ylabel", "", "")
+	size := fs.String("size", "", "")
+	member := fs.String("member", "", "")
+	from := fs.String("from", "", "")
+	to := fs.String("to", "", "")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usageError("want IN and OUT, got %d arguments", len(pos))
+	}
+	r := renderFlags{flagsSet: map[string]bool{}}
+	fs.Visit(func(f *flag.Flag) { r.flagsSet[f.Name] = true })
+	r.in, r.member = splitMember(pos[0], *member)
+	r.out = pos[1]
+
+	// What is drawn, and how: the errors the issue lists as bad input
+	// (an unknown colormap, a range the wrong way round, an extension
+	// that is neither .png nor .svg) exit 1 with no output, as a bad array
+	// does.
+	kind := strings.ToLower(strings.TrimPrefix(*to, "."))
+	if kind == "" {
+		if isStdout(r.out) {
+			return usageError("%s needs --to png or --to svg", r.out)
+		}
+		kind = strings.ToLower(strings.TrimPrefix(filepath.Ext(r.out), "."))
+	} else if ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(r.out), ".")); (ext == "png" || ext == "svg") && ext != kind {
+		return usageError("--to %s contradicts the extension of %q", *to, r.out)
+	}
+	switch kind {
+	case "png":
+		r.png = true
+	case "svg":
+	default:
+		return fmt.Errorf("%s: render writes .png (an image) or .svg (a line plot), not %q", r.out, filepath.Ext(r.out))
+	}
+	if r.opts.Colormap, err = render.ParseColormap(*colormap); err != nil {
+		return err
+	}
+	if *rng != "" {
+		lo, hi, ok := strings.Cut(*rng, ",")
+		l, err1 := strconv.ParseFloat(strings.TrimSpace(lo), 64)
+		h, err2 := strconv.ParseFloat(strings.TrimSpace(hi), 64)
+		if !ok || err1 != nil || err2 != nil {
+			return fmt.Errorf("--range %q: want LO,HI, two numbers", *rng)
+		}
+		r.opts.Range = [2]float64{l, h}
+	}
+	r.opts.Log = *logScale
+	level, ok := map[string]render.Compression{"fast": render.BestSpeed, "default": render.DefaultCompression,
+		"best": render.BestCompression, "none": render.NoCompression}[strings.ToLower(*compress)]
+	if !ok {
+		return fmt.Errorf("--compress %q: want fast, default, best or none", *compress)
+	}
+	r.opts.Compression = level
+	if err := r.opts.Validate(); err != nil {
+		return err
+	}
+	pngOnly, svgOnly := []string{"colormap", "compress"}, []string{"rows", "x", "xlabel", "ylabel", "size"}
+	wrong := svgOnly
+	if !r.png {
+		wrong = pngOnly
+	}
+	for _, name := range wrong {
+		if r.flagsSet[name] {
+			return usageError("--%s is for %s output; OUT is .%s", name, map[bool]string{true: "SVG", false: "PNG"}[r.png], kind)
+		}
+	}
+	r.rows, r.x = *rows, *x
+	r.plot = render.Plot{XLabel: *xlabel, YLabel: *ylabel, Range: r.opts.Range, Log: r.opts.Log}
+	if *size != "" {
+		w, h, ok := strings.Cut(strings.ToLower(*size), "x")
+		wi, err1 := strconv.Atoi(w)
+		hi, err2 := strconv.Atoi(h)
+		if !ok || err1 != nil || err2 != nil {
+			return usageError("--size %q: want WIDTHxHEIGHT in pixels, as 800x450", *size)
+		}
+		r.plot.Width, r.plot.Height = wi, hi
+	}
+	if r.from, err = resolveFormat(r.in, *from, "from"); err != nil {
+		return err
+	}
+	if err := refuseSameFile(r.in, r.out); err != nil {
+		return err
+	}
+	if r.x != "" && r.x == r.in && r.in == "-" {
+		return usageError("IN and --x cannot both be standard input")
+	}
+	return r.run(e)
+}
+
+// run reads the array and the x values, checks them, and only then opens
+// OUT: a refused array leaves nothing behind.
+func (r *renderFlags) run(e env) error {
+	a, err := readOne(e, r.in, r.from, r.member, func(src arraySource) error {
+		if r.png {
+			return render.CheckImage(src.dtype, src.shape, r.opts)
+		}
+		if len(src.shape) == 2 && !r.rows {
+			return fmt.Errorf("render: a 2-D array of shape %s plots one line per row with --rows (%d lines); or draw it as an image, .png", ndarray.FormatShape(src.shape), src.shape[0])
+		}
+		return render.CheckPlot(src.dtype, src.shape, render.Plot{Range: r.plot.Range, Log: r.plot.Log, Width: r.plot.Width, Height: r.plot.Height})
+	})
+	if err != nil {
+		return errors.New(describe(r.in, err))
+	}
+	if r.x != "" {
+		xin, xmember := splitMember(r.x, "")
+		xf, err := resolveFormat(xin, "", "from")
+		if err != nil {
+			return err
+		}
+		if r.plot.X, err = readOne(e, xin, xf, xmember, nil); err != nil {
+			return errors.New(describe(xin, fmt.Errorf("--x: %w", err)))
+		}
+		if err := render.CheckPlot(a.DType, a.Shape, r.plot); err != nil {
+			return errors.New(describe(xin, fmt.Errorf("--x: %w", err)))
+		}
+	}
+	dst, err := openOutput(e, r.out)
+	if err != nil {
+		return err
+	}
+	defer dst.abort()
+	if r.png {
+		err = render.EncodePNG(dst.w, a, r.opts)
+	} else {
+		err = render.EncodeSVG(dst.w, a, r.plot)
+	}
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return err
+		}
+		return errors.New(describe(r.in, err))
+	}
+	return dst.commit()
+}
+
+// readOne reads the one array of in (or its member), row-major, after
+// check (if not nil) has accepted its dtype and shape from the header.
+func readOne(e env, in string, f format, member string, check func(arraySource) error) (*ndarray.Array, error) {
+	fa, err := openArrays(in, e.stdin, f)
+	if err != nil {
+		if errors.Is(err, npybridge.ErrObjectArray) {
+			return nil, errors.New("an object array (pickled Python objects) cannot be drawn")
+		}
+		return nil, err
+	}
+	defer fa.close()
+	arrays, err := convertOptions{member: member}.pick(fa.all())
+	if err != nil {
+		return nil, err
+	}
+	if len(arrays) != 1 {
+		return nil, fmt.Errorf("%d arrays (%s): name the one to draw as IN:NAME or with --member", len(arrays), names(arrays))
+	}
+	src := arrays[0]
+	if src.err == nil && check != nil {
+		if err := check(src); err != nil {
+			return nil, err
+		}
+	}
+	return readArray(src)
+}
+
+// isImageSave reports whether yaq's --save names a PNG: FILE.png, or
+// FILE.png:FIELD to pick one field of the result.
+func isImageSave(spec string) bool {
+	name, _ := splitImageSave(spec)
+	return strings.EqualFold(filepath.Ext(name), ".png")
+}
+
+func splitImageSave(spec string) (name, field string) {
+	if i := strings.LastIndexByte(spec, ':'); i > 0 && strings.EqualFold(filepath.Ext(spec[:i]), ".png") {
+		return spec[:i], spec[i+1:]
+	}
+	return spec, ""
+}
+
+// saveImage writes the image of a yaq result to spec (FILE.png or
+// FILE.png:FIELD): the result itself if it is an array, else the field
+// named, else the one field that is an image (2-D, or RGB/RGBA uint8).
+// The file is replaced atomically, so that a viewer reloading it on change
+// while --watch rewrites it never sees half an image.
+func saveImage(spec, method string, result any) error {
+	name, field := splitImageSave(spec)
+	var a *ndarray.Array
+	switch x := result.(type) {
+	case *ndarray.Array:
+		a = x
+	case map[string]any:
+		if field != "" {
+			v, ok := x[field]
+			if a, _ = v.(*ndarray.Array); !ok || a == nil {
+				return fmt.Errorf("%s answered no array %q to save as an image", method, field)
+			}
+			break
+		}
+		var images []string
+		for k, v := range x {
+			if arr, ok := v.(*ndarray.Array); ok && render.CheckImage(arr.DType, arr.Shape, render.Options{}) == nil {
+				images, a = append(images, k), arr
+			}
+		}
+		sort.Strings(images)
+		if len(images) > 1 {
+			return fmt.Errorf("%s answered %d images (%s): pick one as --save %s:NAME", method, len(images), strings.Join(images, ", "), name)
+		}
+	}
+	if a == nil {
+		return fmt.Errorf("%s answered no 2-D array to save as an image", method)
+	}
+	f, err := atomicfile.Create(name, 0o666)
+	if err != nil {
+		return err
+	}
+	if err := render.EncodePNG(f.File, a, render.Options{}); err != nil {
+		f.Abort()
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return err
+		}
+		return fmt.Errorf("--save %s: %s: %w", name, method, err)
+	}
+	return f.Commit()
+}
