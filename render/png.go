@@ -42,6 +42,9 @@ func checkImage(dt ndarray.DType, shape []int, o Options) (rgb int, err error) {
 	if err := o.Validate(); err != nil {
 		return 0, err
 	}
+	if _, err := newConverter(dt); err != nil {
+		return 0, err // a record, string or datetime, whatever its shape
+	}
 	switch {
 	case len(shape) == 3 && (shape[2] == 3 || shape[2] == 4) && dt.Kind == ndarray.Uint && dt.ItemSize == 1 && dt.IsPlain():
 		if o.Colormap != Gray || o.Range != [2]float64{} || o.Log {
@@ -54,10 +57,6 @@ func checkImage(dt ndarray.DType, shape []int, o Options) (rgb int, err error) {
 			more = ", or 3-D uint8 with 3 or 4 channels (RGB, RGBA)"
 		}
 		return 0, errorf(ErrUnsupported, "a %d-D array of shape %s (%s): an image is drawn from a 2-D array%s", len(shape), ndarray.FormatShape(shape), dt, more)
-	default:
-		if _, err := newConverter(dt); err != nil {
-			return 0, err
-		}
 	}
 	if shape[0] == 0 || shape[1] == 0 {
 		return 0, errorf(ErrUnsupported, "an array of shape %s has no elements to draw", ndarray.FormatShape(shape))

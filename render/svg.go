@@ -214,6 +214,9 @@ func EncodeSVG(w io.Writer, a *ndarray.Array, p Plot) error {
 // CheckPlot reports whether EncodeSVG can draw an array of dtype dt and
 // shape shape with p, before its data is read.
 func CheckPlot(dt ndarray.DType, shape []int, p Plot) error {
+	if _, err := newConverter(dt); err != nil {
+		return err
+	}
 	n := 0
 	switch len(shape) {
 	case 1:
@@ -222,9 +225,6 @@ func CheckPlot(dt ndarray.DType, shape []int, p Plot) error {
 		n = shape[1]
 	default:
 		return errorf(ErrUnsupported, "a %d-D array of shape %s (%s): a line plot is drawn from a 1-D array, or the rows of a 2-D one", len(shape), ndarray.FormatShape(shape), dt)
-	}
-	if _, err := newConverter(dt); err != nil {
-		return err
 	}
 	if shape[0] == 0 || n == 0 {
 		return errorf(ErrUnsupported, "an array of shape %s has no elements to draw", ndarray.FormatShape(shape))
