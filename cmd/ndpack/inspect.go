@@ -14,7 +14,7 @@ import (
 	"github.com/ndpack/ndpack/npybridge"
 )
 
-const inspectUsage = `Usage: ndpack inspect [--json] [--quiet] FILE...
+const inspectUsage = `Usage: ndpack inspect [--json] [--quiet] [--preview] FILE...
 
 Show, for every array in each file: the format, dtype, shape, element count,
 byte size and byte order; for numbers the minimum, maximum and mean (with
@@ -38,6 +38,12 @@ Options:
   --objects  read object arrays (numpy dtype O, a pickle): their element
            types and first values, read as data; nothing in the pickle
            runs (without it they are listed as not read)
+  --preview  draw each 1-D or 2-D array below its statistics: 2-D as
+           Unicode half blocks in 24-bit colour (viridis), fitted to the
+           terminal, 1-D as a sparkline; 2-D arrays are drawn whenever
+           standard output is a terminal (--preview=false: never)
+  --width N  the preview's width in columns (default: $COLUMNS, else the
+           terminal's)
 
 Examples:
   ndpack inspect image.npy
@@ -79,6 +85,7 @@ func runInspect(e env, args []string) error {
 	asJSON := fs.Bool("json", false, "")
 	quiet := fs.Bool("quiet", false, "")
 	objects := fs.Bool("objects", false, "")
+	pf := addPreviewFlags(fs) // preview.go
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -91,6 +98,9 @@ func runInspect(e env, args []string) error {
 	var out reportWriter = &textReports{w: e.stdout}
 	if *asJSON {
 		out = &jsonReports{w: bufio.NewWriterSize(e.stdout, 64<<10)}
+	}
+	if out, err = pf.wrap(e, fs, out, *asJSON); err != nil {
+		return err
 	}
 	failed := 0
 	for _, name := range files {
@@ -163,13 +173,16 @@ func inspectEach(e env, name string, quiet, objects bool, out reportWriter, seen
 	var buf []byte // one buffer for every array, the size of the largest chunk
 	for i := range n {
 		var a arrayReport
+		var pv *arrayPreview // drawn below the statistics (preview.go)
 		if src := fa.at(i); src.objects != nil {
 			a = inspectObjects(src)
 		} else {
+			pv = startPreview(out, &src)
 			a = inspectArray(src, prog, &buf)
 		}
 		seen(a)
 		out.array(a)
+		pv.draw(a)
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func runYaq(e env, args []string) error {
 	case *save != "" && len(pos) == 0:
 		return usageError("--save writes the result of a call: name a METHOD")
 	case *save != "" && formatOf(*save) != formatNPY && formatOf(*save) != formatNPZ && !isImageSave(*save):
-		return usageError("--save needs a .npy, .npz or .png file name, got %q", *save)
+		return usageError("--save needs a .npy or .npz file name (or .png for an image), got %q", *save)
 	case set["watch"] && *watch <= 0:
 		return usageError("--watch %s: the interval must be positive", *watch)
 	case *watch > 0 && len(pos) == 0:
