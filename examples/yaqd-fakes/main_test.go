@@ -52,6 +52,13 @@ func (s *syncBuffer) String() string {
 // down and returns its exit status (called at cleanup too).
 func start(t *testing.T, kind, name, extra string) (*yaq.Client, func() int) {
 	t.Helper()
+	_, c, stop := startAt(t, kind, name, extra)
+	return c, stop
+}
+
+// startAt is start, with the daemon's address.
+func startAt(t *testing.T, kind, name, extra string) (string, *yaq.Client, func() int) {
+	t.Helper()
 	port := freePort(t)
 	cfg := filepath.Join(t.TempDir(), "config.toml")
 	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf("[%s]\nport = %d\nhost = \"127.0.0.1\"\n%s", name, port, extra)), 0o644))
@@ -76,11 +83,11 @@ func start(t *testing.T, kind, name, extra string) (*yaq.Client, func() int) {
 				return code
 			}
 			t.Cleanup(func() { stop() })
-			return c, stop
+			return addr, c, stop
 		}
 	}
 	t.Fatalf("%s did not start: %s", kind, logs.String())
-	return nil, nil
+	return "", nil, nil
 }
 
 func call[T any](t *testing.T, c *yaq.Client, method string, params ...any) T {
