@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -6,15 +8,18 @@ import (
 	"image/png"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
+	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -308,4 +313,60 @@ func TestYaqSavePNG(t *testing.T) {
 	r = cli(t, nil, "yaq", "--save", filepath.Join(dir, "x.png"), addr, "get_position")
 	assert.Equal(t, 1, r.code)
 	assert.NoFileExists(t, filepath.Join(dir, "x.png"))
+}
+
+// render holds the array once and the picture a few rows at a time: a
+// 4096 x 4096 <f4 .npy (64 MiB, sparse so that the test writes nothing)
+// draws in less than twice its size, in C and in Fortran order.
+func TestRenderMemory(t *testing.T) {
+	if raceDetector {
+		t.Skip("the race detector multiplies memory use")
+	}
+	dir := t.TempDir()
+	for _, fortran := range []bool{false, true} {
+		p := filepath.Join(dir, "big.npy")
+		h := npybridge.AppendHeader(nil, ndarray.MustParseDType("<f4"), []int{4096, 4096})
+		if fortran {
+			require.Contains(t, string(h), "'fortran_order': False")
+			h = bytes.Replace(h, []byte("'fortran_order': False"), []byte("'fortran_order': True "), 1)
+		}
+		f, err := os.Create(p)
+		require.NoError(t, err)
+		_, err = f.Write(h)
+		require.NoError(t, err)
+		require.NoError(t, f.Truncate(int64(len(h))+64<<20))
+		require.NoError(t, f.Close())
+		cmd := exec.Command(ndpackBin, "render", p, filepath.Join(dir, "big.png"))
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		rss := peakRSS(cmd.ProcessState)
+		t.Logf("render of a 64 MiB <f4 .npy (Fortran order %v): peak RSS %d KiB", fortran, rss/1024)
+		assert.Less(t, rss, int64(128<<20))
+	}
+}
+
+// yaq --watch --save FILE.png replaces the file whole on every update (a
+// new file renamed over the old, as a viewer that reloads on change
+// needs), never writing into the one a viewer has open.
+func TestYaqWatchSavePNG(t *testing.T) {
+	addr := testDaemon(t)
+	p := filepath.Join(t.TempDir(), "live.png")
+	cmd := exec.Command(ndpackBin, "yaq", "--watch", "50ms", "--save", p, addr, "get_measured")
+	require.NoError(t, cmd.Start())
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var inodes []uint64
+	deadline := time.Now().Add(20 * time.Second)
+	for len(inodes) < 3 && time.Now().Before(deadline) {
+		if fi, err := os.Stat(p); err == nil {
+			ino := fi.Sys().(*syscall.Stat_t).Ino
+			if len(inodes) == 0 || inodes[len(inodes)-1] != ino {
+				inodes = append(inodes, ino)
+				img, err := png.Decode(bytes.NewReader(readFile(t, p)))
+				require.NoError(t, err, "a reader saw a partial PNG")
+				assert.Equal(t, 2048, img.Bounds().Dx())
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	assert.Len(t, inodes, 3, "the file was not replaced on each update")
 }
