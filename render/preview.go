@@ -19,7 +19,8 @@ const PreviewLines = 40
 // 24-bit colour), a 1-D array as a sparkline ("▁▂▃▄▅▆▇█"). Each pixel or
 // sparkline column is the mean of the finite values that fall in it;
 // pixels holding none are left blank. The scale runs from the lowest to
-// the highest of those means, or over Options.Range.
+// the highest of those means, or over Options.Range; a sparkline's bar is
+// the nearest of its eight heights.
 //
 // Feed it the array's data with Write, in storage order, then draw it with
 // WriteTo. A Preview is not safe for concurrent use.

@@ -13,6 +13,11 @@
 // width, 3) or (height, width, 4) is an RGB or RGBA image already and is
 // written as it is.
 //
+// The colormaps are matplotlib's 256-entry tables rounded to 8 bits, held
+// as constants that gencolormaps.go generated from an installed matplotlib
+// (go generate); the tests compare them with matplotlib where it is
+// installed.
+//
 // The package depends on package ndarray and the standard library only.
 package render
 
