@@ -23,7 +23,14 @@ var (
 	// sent, a hash that does not match it, a protocol that does not parse
 	// or that the daemon then refused).
 	ErrHandshake = errors.New("handshake failed")
+	// ErrRemote: the daemon answered the call with an error (a
+	// *RemoteError, whose Message is its text); the connection is fine.
+	// A broken connection matches io.EOF, net errors or ErrClosed instead.
+	ErrRemote = errors.New("the daemon answered with an error")
 )
+
+// Is makes a daemon's error answer match ErrRemote.
+func (e *RemoteError) Is(target error) bool { return target == ErrRemote }
 
 // classedError is an error with its own message that errors.Is matches to
 // its class (one of the sentinels above) and to any error it wraps.

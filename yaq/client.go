@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -439,6 +440,17 @@ func assignValue(dst reflect.Value, v any) error {
 	case src.Type().AssignableTo(dst.Type()):
 		dst.Set(src)
 		return nil
+	case dst.Kind() == reflect.Pointer:
+		// An optional value (a union with null): nil above, else its
+		// value behind a new pointer.
+		p := reflect.New(dst.Type().Elem())
+		if err := assignValue(p.Elem(), v); err != nil {
+			return err
+		}
+		dst.Set(p)
+		return nil
+	case dst.Kind() == reflect.Struct && src.Kind() == reflect.Map && src.Type().Key().Kind() == reflect.String:
+		return assignStruct(dst, src)
 	case dst.Kind() == reflect.Slice && src.Kind() == reflect.Slice && src.Type().Elem().Kind() == reflect.Interface:
 		out := reflect.MakeSlice(dst.Type(), src.Len(), src.Len())
 		for i := 0; i < src.Len(); i++ {
@@ -471,6 +483,50 @@ func assignValue(dst reflect.Value, v any) error {
 		return classed(ErrResult, "yaq: cannot store %v in a %s without changing it", v, dst.Type())
 	}
 	return classed(ErrResult, "yaq: cannot store a %T in a %s", v, dst.Type())
+}
+
+// assignStruct stores a record or map in a struct, field by field: a
+// field takes the entry its `yaq:"name"` tag names, or else its
+// `json:"name"` tag, or else the entry whose name equals the field's
+// ignoring case and underscores (MeasurementID for measurement_id).
+// Entries no field takes are left out; fields no entry names keep their
+// zero value.
+func assignStruct(dst, src reflect.Value) error {
+	byKey := make(map[string]reflect.Value, src.Len())
+	for _, k := range src.MapKeys() {
+		byKey[k.String()] = k
+	}
+	fold := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
+	t := dst.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaq"), ",")
+		if name == "" {
+			name, _, _ = strings.Cut(f.Tag.Get("json"), ",")
+		}
+		if name == "-" {
+			continue
+		}
+		key, ok := byKey[name]
+		if name == "" {
+			for k, kv := range byKey {
+				if fold(k) == fold(f.Name) {
+					key, ok = kv, true
+					break
+				}
+			}
+		}
+		if !ok {
+			continue
+		}
+		if err := assignValue(dst.Field(i), src.MapIndex(key).Interface()); err != nil {
+			return fmt.Errorf("%s: %w", key.String(), err)
+		}
+	}
+	return nil
 }
 
 func negative(v reflect.Value) bool {
