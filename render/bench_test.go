@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,6 +79,8 @@ func BenchmarkEncodePNG4096VsPillow(b *testing.B) {
 	out.Grow(16 << 20)
 	b.SetBytes(int64(len(a.Data)))
 	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	b.ResetTimer()
 	for b.Loop() {
 		out.Reset()
@@ -86,8 +89,11 @@ func BenchmarkEncodePNG4096VsPillow(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	allocated := float64(after.TotalAlloc-before.TotalAlloc) / float64(b.N)
 	ours := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(pillow*1e9, "pillow-ns/op")
 	b.ReportMetric(ours/pillow, "x-pillow")
 	b.ReportMetric(float64(out.Len()), "png-bytes")
+	b.ReportMetric(allocated/float64(len(a.Data)), "x-array-bytes")
 }
