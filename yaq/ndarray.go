@@ -2,7 +2,7 @@
 // (YEP-107) between instrument daemons and clients, with arrays as the
 // YEP-113 ndarray record.
 //
-// It holds three layers:
+// It holds four layers:
 //
 //   - The ndarray record's codec (AppendArray, DecodeArray), exact both ways
 //     and in Avro's binary encoding as the yaq daemons' own Avro library,
@@ -17,8 +17,15 @@
 //   - Avro RPC as yaqd-core and yaqc speak it (the handshake, framing, call
 //     and answer layout, error answers): Client, which calls a daemon as
 //     yaqc does, and Daemon, which serves a protocol with Go handlers as
-//     yaqd-core does; Run is the main of a daemon program, with yaqd-core's
-//     --config, --protocol and --version.
+//     yaqd-core does.
+//   - A daemon kit that makes a Go daemon as short as a Python one: the yaq
+//     traits as values (IsDaemon, HasLimits, IsSensor, ...) composed into
+//     a protocol as yaq-traits composes them (ComposeTraits, or
+//     ComposeTOML of the description yaq daemons publish), their messages
+//     answered as yaqd-core answers them, and Program, the main of a daemon
+//     program: yaqd-core's --config, --protocol and --version, config
+//     checked against the composed types, state kept in yaqd-core's state
+//     file, shutdown(restart=true) and SIGHUP restarting.
 //
 // The wire protocol is YEP-107 (Avro RPC for yaq) as the real programs
 // speak it, checked against recorded sessions of yaqc with yaqd-fakes and
