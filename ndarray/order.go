@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"unsafe"
 )
 
 // ToOrder returns the array with its elements in byte order o (LittleEndian
@@ -29,6 +30,28 @@ func (a *Array) ToOrder(o ByteOrder) (*Array, error) {
 	return out, nil
 }
 
+// SetOrder converts a's elements to byte order o (LittleEndian or
+// BigEndian) in place, in a's own Data, and sets its DType to match: the
+// conversion ToOrder makes into a copy, for an array whose memory the
+// caller owns (one just read from a file). Fields of a record already in
+// order o are left as they are.
+func (a *Array) SetOrder(o ByteOrder) error {
+	if o != LittleEndian && o != BigEndian {
+		return newError(ErrDType, fmt.Sprintf("target byte order %q is not '<' or '>'", byte(o)))
+	}
+	dt := a.DType.WithOrder(o)
+	if dt == a.DType {
+		return nil
+	}
+	if a.DType.layout != nil {
+		swapComposite(a.Data, a.DType, o)
+	} else {
+		SwapBytes(a.Data, a.DType)
+	}
+	a.DType = dt
+	return nil
+}
+
 // ToNativeOrder is ToOrder(NativeOrder()).
 func (a *Array) ToNativeOrder() (*Array, error) { return a.ToOrder(nativeOrder) }
 
@@ -49,11 +72,23 @@ func SwapBytes(data []byte, dt DType) {
 			data[i], data[i+1] = data[i+1], data[i]
 		}
 	case 4:
+		if words, ok := alignedWords[uint32](data); ok {
+			for i, w := range words { // one BSWAP a word, no bounds checks
+				words[i] = bits.ReverseBytes32(w)
+			}
+			return
+		}
 		for i := 0; i+4 <= len(data); i += 4 {
 			v := binary.LittleEndian.Uint32(data[i:])
 			binary.LittleEndian.PutUint32(data[i:], bits.ReverseBytes32(v))
 		}
 	case 8:
+		if words, ok := alignedWords[uint64](data); ok {
+			for i, w := range words {
+				words[i] = bits.ReverseBytes64(w)
+			}
+			return
+		}
 		for i := 0; i+8 <= len(data); i += 8 {
 			v := binary.LittleEndian.Uint64(data[i:])
 			binary.LittleEndian.PutUint64(data[i:], bits.ReverseBytes64(v))
@@ -66,4 +101,16 @@ func SwapBytes(data []byte, dt DType) {
 			binary.LittleEndian.PutUint64(data[i+8:], bits.ReverseBytes64(lo))
 		}
 	}
+}
+
+// alignedWords views data's whole words as a []W when data starts at an
+// address aligned for W (as every buffer ndpack allocates does), so that a
+// loop over them compiles to one load and store each.
+func alignedWords[W uint16 | uint32 | uint64](data []byte) ([]W, bool) {
+	var w W
+	size := int(unsafe.Sizeof(w))
+	if len(data) < size || uintptr(unsafe.Pointer(unsafe.SliceData(data)))%uintptr(size) != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*W)(unsafe.Pointer(unsafe.SliceData(data))), len(data)/size), true
 }

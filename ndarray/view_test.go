@@ -30,3 +30,31 @@ func TestView(t *testing.T) {
 		t.Fatalf("empty view: %v %v", e, err)
 	}
 }
+
+// SetOrder converts in place: the same memory, the bytes ToOrder's copy
+// has, and record fields already in the order left alone.
+func TestSetOrder(t *testing.T) {
+	a, _ := FromSlice([]uint32{0x01020304, 0x0a0b0c0d})
+	want, _ := a.ToOrder(BigEndian)
+	data := &a.Data[0]
+	if err := a.SetOrder(BigEndian); err != nil {
+		t.Fatal(err)
+	}
+	if &a.Data[0] != data || !a.Equal(want) {
+		t.Fatalf("SetOrder gave %v % x, want % x in place", a.DType, a.Data, want.Data)
+	}
+	rec, err := NewRecord([]Field{{Name: "a", DType: MustParseDType(">u2")}, {Name: "b", DType: MustParseDType("<u2"), Offset: 2}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Array{DType: rec, Shape: []int{1}, Data: []byte{1, 2, 3, 4}}
+	if err := r.SetOrder(LittleEndian); err != nil {
+		t.Fatal(err)
+	}
+	if string(r.Data) != "\x02\x01\x03\x04" {
+		t.Fatalf("record bytes % x, want 02 01 03 04", r.Data)
+	}
+	if err := a.SetOrder('|'); err == nil {
+		t.Fatal("order '|' accepted")
+	}
+}

@@ -51,6 +51,11 @@ type ReadOptions struct {
 	// default; Read refuses them either way, since they hold no
 	// ndarray.Array.
 	AllowObjects bool
+	// NativeOrder converts the data to the machine's byte order as it is
+	// read, in the buffer it was read into (ndarray.Array.SetOrder), as
+	// np.load followed by an in-place byteswap does; without it the
+	// file's byte order is kept.
+	NativeOrder bool
 }
 
 func (o ReadOptions) maxHeader() int {

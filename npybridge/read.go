@@ -27,7 +27,21 @@ func (o ReadOptions) Read(r io.Reader) (*ndarray.Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.readData(sizedReader(r))
+	// A file, which says how much it holds, is read into one buffer of
+	// the data's size, a Fortran-order one transposed as it arrives.
+	return o.inOrder(h.readArrayInto(sizedReader(r), nil))
+}
+
+// inOrder applies NativeOrder to an array just read into memory of its
+// own.
+func (o ReadOptions) inOrder(a *ndarray.Array, err error) (*ndarray.Array, error) {
+	if err != nil || !o.NativeOrder {
+		return a, err
+	}
+	if err := a.SetOrder(ndarray.NativeOrder()); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // ReadFile reads the NPY file name.

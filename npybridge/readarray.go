@@ -3,6 +3,7 @@ package npybridge
 import (
 	"encoding/binary"
 	"io"
+	"unsafe"
 
 	"github.com/ndpack/ndpack/ndarray"
 )
@@ -29,7 +30,7 @@ func (h *Header) readArrayInto(r io.Reader, buf []byte) (*ndarray.Array, error) 
 	}
 	if ok {
 		if have := int64(sized.Len()); have < n {
-			return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the input holds %d",
+			return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the file has %d",
 				n, ndarray.FormatShape(h.Shape), h.DType, have)
 		}
 	}
@@ -47,7 +48,7 @@ func (h *Header) readArrayInto(r io.Reader, buf []byte) (*ndarray.Array, error) 
 		got, err = io.ReadFull(r, data)
 	}
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the input ends after %d",
+		return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the file has only %d",
 			n, ndarray.FormatShape(h.Shape), h.DType, got)
 	}
 	if err != nil {
@@ -103,6 +104,21 @@ func newColumnScatter(dst []byte, shape []int, item int) *columnScatter {
 func (t *columnScatter) write(src []byte) {
 	item, stride, rows := t.item, t.strides[0], t.shape[0]
 	for len(src) > 0 {
+		if len(t.shape) == 2 && t.i0 == 0 && rows > 0 {
+			// Whole columns of a matrix: transposed tile by tile, so that
+			// both the columns read and the rows written stay in the
+			// cache.
+			if k := min(len(src)/(rows*item), t.shape[1]-t.idx[1]); k > 0 {
+				transposeTiles(t.dst[t.base:], t.shape[1]*item, src[:k*rows*item], rows, k, item)
+				src = src[k*rows*item:]
+				t.idx[1] += k
+				t.base += k * t.strides[1]
+				if t.idx[1] == t.shape[1] {
+					t.idx[1], t.base = 0, 0
+				}
+				continue
+			}
+		}
 		run := min(rows-t.i0, len(src)/item)
 		o := t.base + t.i0*stride
 		switch item {
@@ -146,6 +162,63 @@ func (t *columnScatter) write(src []byte) {
 			}
 			t.base -= t.idx[k] * t.strides[k]
 			t.idx[k] = 0
+		}
+	}
+}
+
+// transposeTiles writes k column-major columns of rows items (src) into
+// dst, row-major with rows rowBytes apart, the columns side by side from
+// dst's start: a 32 by 32 tile at a time, which fits the L1 cache whatever
+// the matrix's size, where a column at a time writes each item to another
+// cache line.
+func transposeTiles(dst []byte, rowBytes int, src []byte, rows, k, item int) {
+	switch item {
+	case 1:
+		tiles[[1]byte](dst, rowBytes, src, rows, k)
+	case 2:
+		tiles[[2]byte](dst, rowBytes, src, rows, k)
+	case 4:
+		tiles[[4]byte](dst, rowBytes, src, rows, k)
+	case 8:
+		tiles[[8]byte](dst, rowBytes, src, rows, k)
+	case 16:
+		tiles[[16]byte](dst, rowBytes, src, rows, k)
+	default:
+		const tile = 32
+		for ib := 0; ib < rows; ib += tile {
+			for jb := 0; jb < k; jb += tile {
+				for j := jb; j < min(jb+tile, k); j++ {
+					for i := ib; i < min(ib+tile, rows); i++ {
+						copy(dst[i*rowBytes+j*item:i*rowBytes+j*item+item], src[(j*rows+i)*item:])
+					}
+				}
+			}
+		}
+	}
+}
+
+// tiles is transposeTiles for items of T, a byte array: its alignment of 1
+// makes any address fine, and the compiler moves it as one word.
+func tiles[T any](dstBytes []byte, rowBytes int, srcBytes []byte, rows, k int) {
+	const tile = 32
+	size := int(unsafe.Sizeof(*new(T)))
+	src := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(srcBytes))), rows*k)
+	if len(srcBytes) < rows*k*size || len(dstBytes) < (rows-1)*rowBytes+k*size {
+		panic("npybridge: internal error: transpose of a block larger than its buffers")
+	}
+	dst := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(dstBytes))), ((rows-1)*rowBytes+k*size)/size)
+	row := rowBytes / size
+	for ib := 0; ib < rows; ib += tile {
+		ie := min(ib+tile, rows)
+		for jb := 0; jb < k; jb += tile {
+			je := min(jb+tile, k)
+			for j := jb; j < je; j++ {
+				col := src[j*rows+ib : j*rows+ie]
+				d := dst[ib*row+j:]
+				for i, v := range col {
+					d[i*row] = v
+				}
+			}
 		}
 	}
 }

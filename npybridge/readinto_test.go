@@ -84,3 +84,26 @@ func ExampleReadFileInto() {
 	// [1 1 2 3]
 	// [2 1 2 3]
 }
+
+// NativeOrder: a big-endian file comes back in the machine's order, the
+// same values, converted in the memory it was read into.
+func TestReadNativeOrder(t *testing.T) {
+	a, _ := ndarray.FromSlice([]int32{1, -2, 300000})
+	be, _ := a.ToOrder(ndarray.BigEndian)
+	var f bytes.Buffer
+	if err := Write(&f, be); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadOptions{NativeOrder: true}.Read(bytes.NewReader(f.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := a.ToOrder(ndarray.NativeOrder())
+	if !got.Equal(want) {
+		t.Fatalf("got %v % x, want %v % x", got.DType, got.Data, want.DType, want.Data)
+	}
+	kept, _ := Read(bytes.NewReader(f.Bytes()))
+	if kept.DType != be.DType {
+		t.Fatalf("without the option the order changed: %v", kept.DType)
+	}
+}
