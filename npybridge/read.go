@@ -29,7 +29,7 @@ func (o ReadOptions) Read(r io.Reader) (*ndarray.Array, error) {
 	}
 	// A file, which says how much it holds, is read into one buffer of
 	// the data's size, a Fortran-order one transposed as it arrives.
-	return o.inOrder(h.readArrayInto(sizedReader(r), nil))
+	return o.inOrder(h.readArrayInto(sizedReader(r), nil, o.NativeOrder))
 }
 
 // inOrder applies NativeOrder to an array just read into memory of its

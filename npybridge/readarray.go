@@ -18,10 +18,12 @@ import (
 // it can really deliver, so that a header cannot make ReadArray allocate
 // more than the input holds. Otherwise memory grows only as bytes arrive,
 // and a Fortran-order array costs a second copy to transpose.
-func (h *Header) ReadArray(r io.Reader) (*ndarray.Array, error) { return h.readArrayInto(r, nil) }
+func (h *Header) ReadArray(r io.Reader) (*ndarray.Array, error) { return h.readArrayInto(r, nil, false) }
 
-// readArrayInto is ReadArray that reads into buf when it has the room.
-func (h *Header) readArrayInto(r io.Reader, buf []byte) (*ndarray.Array, error) {
+// readArrayInto is ReadArray that reads into buf when it has the room, and
+// with native converts the data to the machine's byte order a chunk at a
+// time as it arrives, while the chunk is in the cache.
+func (h *Header) readArrayInto(r io.Reader, buf []byte, native bool) (*ndarray.Array, error) {
 	n := h.DataLen()
 	fortran := h.FortranOrder && len(h.Shape) > 1
 	sized, ok := r.(interface{ Len() int })
@@ -42,9 +44,21 @@ func (h *Header) readArrayInto(r io.Reader, buf []byte) (*ndarray.Array, error) 
 	}
 	var got int
 	var err error
-	if fortran && n > 0 {
+	dt := h.DType
+	switch {
+	case fortran && n > 0:
 		got, err = readColumnMajor(r, data, h.Shape, h.DType.ItemSize)
-	} else {
+	case native && dt.WithOrder(ndarray.NativeOrder()) != dt && dt.ItemSize > 0:
+		step := max(1, swapChunk/dt.ItemSize) * dt.ItemSize
+		for got < len(data) && err == nil {
+			var k int
+			k, err = io.ReadFull(r, data[got:min(len(data), got+step)])
+			piece := ndarray.Array{DType: dt, Data: data[got : got+k/dt.ItemSize*dt.ItemSize]}
+			piece.SetOrder(ndarray.NativeOrder())
+			got += k
+		}
+		dt = dt.WithOrder(ndarray.NativeOrder())
+	default:
 		got, err = io.ReadFull(r, data)
 	}
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
@@ -54,8 +68,12 @@ func (h *Header) readArrayInto(r io.Reader, buf []byte) (*ndarray.Array, error) 
 	if err != nil {
 		return nil, err
 	}
-	return ndarray.New(h.DType, h.Shape, data)
+	return ndarray.New(dt, h.Shape, data)
 }
+
+// swapChunk is how much is read before it is byte-swapped: small enough to
+// be in the cache still.
+const swapChunk = 128 << 10
 
 // readColumnMajor reads len(dst) bytes of column-major data from r and
 // writes them row-major into dst, a chunk at a time: no second copy of the

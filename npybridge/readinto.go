@@ -33,7 +33,7 @@ func (o ReadOptions) ReadInto(r io.Reader, buf []byte) (*ndarray.Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	return o.inOrder(h.readArrayInto(sizedReader(r), buf))
+	return o.inOrder(h.readArrayInto(sizedReader(r), buf, o.NativeOrder))
 }
 
 // ReadFileInto is the package's ReadFileInto with these options: the file's
