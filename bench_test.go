@@ -128,3 +128,46 @@ func benchFileToFile(b *testing.B, in string, conv func(io.Writer, io.Reader) er
 		w.Close()
 	}
 }
+
+// The conversions each way against a file copy of the same input (io.Copy
+// between files, which is copy_file_range, as cp does), in turn in each
+// iteration: x-baseline is the median ratio of their times.
+func BenchmarkConvertNPYToExt110File64MiBVsCopy(b *testing.B) {
+	_, file := bigNPY(b)
+	benchConvertVsCopy(b, bigFile(b, "a.npy", file), ndpack.NPYToExt110)
+}
+
+func BenchmarkConvertExt110ToNPYFile64MiBVsCopy(b *testing.B) {
+	a, _ := bigNPY(b)
+	blob, err := ext110.Marshal(a)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchConvertVsCopy(b, bigFile(b, "a.ext", blob), ndpack.Ext110ToNPY)
+}
+
+func benchConvertVsCopy(b *testing.B, in string, conv func(io.Writer, io.Reader) error) {
+	dir := b.TempDir()
+	run := func(out string, conv func(io.Writer, io.Reader) error) func() {
+		return func() {
+			r, err := os.Open(in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			w, err := os.Create(filepath.Join(dir, out))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			if err := conv(w, r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.SetBytes(bigLen)
+	benchbase.Versus(b, run("converted", conv), run("copied", func(w io.Writer, r io.Reader) error {
+		_, err := io.Copy(w, r)
+		return err
+	}))
+}

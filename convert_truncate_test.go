@@ -73,19 +73,21 @@ func mustNPY(t *testing.T, a *ndarray.Array) []byte {
 	return b.Bytes()
 }
 
-// truncatingWriter reads every byte it is given and keeps none, and at its
-// first write of more than after bytes has the file at path truncated to
-// size first.
+// truncatingWriter reads every byte it is given and keeps none, and once
+// it has been given more than after bytes has the file at path truncated
+// to size, as another process would while the copy goes on.
 type truncatingWriter struct {
 	t           *testing.T
 	path        string
 	size, after int64
+	written     int64
 	done        bool
 	sum         byte
 }
 
 func (w *truncatingWriter) Write(p []byte) (int, error) {
-	if !w.done && int64(len(p)) > w.after {
+	w.written += int64(len(p))
+	if !w.done && w.written > w.after {
 		w.done = true
 		truncateFile(w.t, w.path, w.size)
 	}

@@ -265,6 +265,17 @@ func (o *outputWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// ReadFrom lets the file below take the bytes from r itself
+// (copy_file_range for a file section).
+func (o *outputWriter) ReadFrom(r io.Reader) (int64, error) {
+	n, err := io.Copy(o.w, r)
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Op == "write" {
+		err = &os.PathError{Op: "write", Path: o.name, Err: pe.Err}
+	}
+	return n, err
+}
+
 // countingWriter feeds a progress display with the bytes written.
 type countingWriter struct {
 	w    io.Writer
@@ -274,6 +285,14 @@ type countingWriter struct {
 func (c countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.prog.add(int64(n))
+	return n, err
+}
+
+// ReadFrom passes a file section on to the writer below, so that a file
+// OUT receives it by copy_file_range, kernel to kernel, as cp does.
+func (c countingWriter) ReadFrom(r io.Reader) (int64, error) {
+	n, err := io.Copy(c.w, r)
+	c.prog.add(n)
 	return n, err
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -167,10 +166,10 @@ func TestInspectMemoryIsBounded(t *testing.T) {
 	if fi, err := os.Stat(p); err != nil || fi.Size() != int64(len(header))+2<<30 {
 		t.Skipf("cannot make a 2 GiB sparse file here: %v", err)
 	}
-	cmd := exec.Command(ndpackBin, "inspect", "--json", p)
+	cmd, peak := measured(t, "inspect", "--json", p) // see TestCompressMemoryIsBounded
 	out, err := cmd.Output()
 	require.NoError(t, err)
-	rss := peakRSS(cmd.ProcessState)
+	rss := peak()
 	t.Logf("inspect of a 2 GiB .npy: peak RSS %d KiB", rss/1024)
 	assert.Less(t, rss, int64(64<<20))
 	var rep []map[string]any

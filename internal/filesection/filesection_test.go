@@ -9,10 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestSection(t *testing.T) {
-	_, f, data := sectionFile(t, 3*window+12345)
+// testWindow sizes the test files: several MiB, over any buffer.
+const testWindow = 4 << 20
 
-	for _, c := range []struct{ off, n int64 }{{0, int64(len(data))}, {17, window + 5}, {4096, 2 * window}, {100, 0}} {
+func TestSection(t *testing.T) {
+	_, f, data := sectionFile(t, 3*testWindow+12345)
+
+	for _, c := range []struct{ off, n int64 }{{0, int64(len(data))}, {17, testWindow + 5}, {4096, 2 * testWindow}, {100, 0}} {
 		var out bytes.Buffer
 		s := New(f, c.off, c.n)
 		assert.Equal(t, int(c.n), s.Len())

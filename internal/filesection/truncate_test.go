@@ -73,7 +73,7 @@ func TestWriteToTruncatedFile(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p, f, data := sectionFile(t, 2*window+100)
+			p, f, data := sectionFile(t, 2*testWindow+100)
 			end := int64(len(data))
 			w := &truncating{t: t, path: p, size: 3 * 4096, w: c.out(t)}
 			n, err := New(f, 17, end-17).WriteTo(w)
@@ -82,14 +82,15 @@ func TestWriteToTruncatedFile(t *testing.T) {
 			assert.False(t, errors.Is(err, io.ErrUnexpectedEOF), "not taken for a file short from the start")
 			assert.EqualError(t, err, fmt.Sprintf("read %s: filesection: file truncated while being read at byte 12288: "+
 				"it now holds 12288 bytes, and bytes 17 to %d were being read", p, end))
-			assert.LessOrEqual(t, n, int64(12288-17))
+			// What was read before the truncation was there to read.
+			assert.Less(t, n, end-17)
 		})
 	}
 }
 
 // The framing read through Map, under Guard: the same.
 func TestGuardMap(t *testing.T) {
-	p, f, data := sectionFile(t, 2*window+100)
+	p, f, data := sectionFile(t, 2*testWindow+100)
 	m, release, err := Map(f, int64(len(data)))
 	require.NoError(t, err)
 	defer release()
@@ -119,7 +120,7 @@ func TestGuardMap(t *testing.T) {
 }
 
 func TestShortFileErrors(t *testing.T) {
-	p, f, data := sectionFile(t, 2*window+100)
+	p, f, data := sectionFile(t, 2*testWindow+100)
 	end := int64(len(data))
 	_, err := io.Copy(io.Discard, New(f, end-10, 11))
 	assert.EqualError(t, err, fmt.Sprintf("read %s: filesection: file shorter than the section (unexpected EOF) at byte %d: "+
