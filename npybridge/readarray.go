@@ -18,7 +18,9 @@ import (
 // it can really deliver, so that a header cannot make ReadArray allocate
 // more than the input holds. Otherwise memory grows only as bytes arrive,
 // and a Fortran-order array costs a second copy to transpose.
-func (h *Header) ReadArray(r io.Reader) (*ndarray.Array, error) { return h.readArrayInto(r, nil, false) }
+func (h *Header) ReadArray(r io.Reader) (*ndarray.Array, error) {
+	return h.readArrayInto(r, nil, false)
+}
 
 // readArrayInto is ReadArray that reads into buf when it has the room, and
 // with native converts the data to the machine's byte order a chunk at a
