@@ -65,37 +65,37 @@ func (c Casting) Allows(from, to DType) bool {
 
 func convertible(dt DType) bool {
 	switch dt.Kind {
-	case Bool, Int, Uint:
+	case KindBool, KindInt, KindUint:
 		return true
-	case Float:
+	case KindFloat:
 		return dt.ItemSize <= 8
-	case Complex:
+	case KindComplex:
 		return dt.ItemSize <= 16
 	}
 	return false
 }
 
 func kindRank(k Kind) int {
-	return map[Kind]int{Bool: 0, Uint: 1, Int: 2, Float: 3, Complex: 4}[k]
+	return map[Kind]int{KindBool: 0, KindUint: 1, KindInt: 2, KindFloat: 3, KindComplex: 4}[k]
 }
 
 // safeCast is NumPy's can_cast(from, to, "safe") for the numeric dtypes.
 func safeCast(from, to DType) bool {
 	fs, ts := from.ItemSize, to.ItemSize
 	switch {
-	case from.Kind == Bool:
+	case from.Kind == KindBool:
 		return true
 	case from.Kind == to.Kind:
 		return ts >= fs
-	case from.Kind == Uint && to.Kind == Int:
+	case from.Kind == KindUint && to.Kind == KindInt:
 		return ts > fs
-	case (from.Kind == Int || from.Kind == Uint) && to.Kind == Float:
+	case (from.Kind == KindInt || from.Kind == KindUint) && to.Kind == KindFloat:
 		// The largest integer whose every value the float holds, by
 		// NumPy's table (which lets 8-byte integers into f8).
 		return fs <= map[int]int{2: 1, 4: 2, 8: 8}[ts]
-	case (from.Kind == Int || from.Kind == Uint) && to.Kind == Complex:
+	case (from.Kind == KindInt || from.Kind == KindUint) && to.Kind == KindComplex:
 		return fs <= map[int]int{8: 2, 16: 8}[ts]
-	case from.Kind == Float && to.Kind == Complex:
+	case from.Kind == KindFloat && to.Kind == KindComplex:
 		return fs <= ts/2
 	}
 	return false
@@ -212,16 +212,16 @@ func (c codec) float(b []byte, size int) float64 {
 func (c codec) get(b []byte) scalar {
 	s := scalar{kind: c.dt.Kind}
 	switch c.dt.Kind {
-	case Bool:
+	case KindBool:
 		s.u = uint64(b2u(b[0] != 0))
-	case Int:
+	case KindInt:
 		shift := 64 - 8*c.dt.ItemSize
 		s.i = int64(c.uint(b)<<shift) >> shift
-	case Uint:
+	case KindUint:
 		s.u = c.uint(b)
-	case Float:
+	case KindFloat:
 		s.f = c.float(b, c.dt.ItemSize)
-	case Complex:
+	case KindComplex:
 		half := c.dt.ItemSize / 2
 		s.c = complex(c.float(b, half), c.float(b[half:], half))
 	}
@@ -231,20 +231,20 @@ func (c codec) get(b []byte) scalar {
 func (c codec) put(b []byte, s scalar, dt DType) {
 	size := dt.ItemSize
 	switch dt.Kind {
-	case Bool:
+	case KindBool:
 		b[0] = b2u(s.isNonZero())
-	case Int, Uint:
-		c.putUint(b, s.toBits(dt.Kind == Int), size)
-	case Float:
+	case KindInt, KindUint:
+		c.putUint(b, s.toBits(dt.Kind == KindInt), size)
+	case KindFloat:
 		c.putFloat(b, s, size)
-	case Complex:
+	case KindComplex:
 		half := size / 2
 		re, im := s.real(half), 0.0
-		if s.kind == Complex {
+		if s.kind == KindComplex {
 			im = imag(s.c)
 		}
-		c.putFloat(b, scalar{kind: Float, f: re}, half)
-		c.putFloat(b[half:], scalar{kind: Float, f: im}, half)
+		c.putFloat(b, scalar{kind: KindFloat, f: re}, half)
+		c.putFloat(b[half:], scalar{kind: KindFloat, f: im}, half)
 	}
 }
 
@@ -261,11 +261,11 @@ func (c codec) putFloat(b []byte, s scalar, size int) {
 
 func (s scalar) isNonZero() bool {
 	switch s.kind {
-	case Int:
+	case KindInt:
 		return s.i != 0
-	case Float:
+	case KindFloat:
 		return s.f != 0
-	case Complex:
+	case KindComplex:
 		return s.c != 0
 	}
 	return s.u != 0
@@ -275,14 +275,14 @@ func (s scalar) isNonZero() bool {
 // once, straight to that width, as a C cast does.
 func (s scalar) real(width int) float64 {
 	switch s.kind {
-	case Int:
+	case KindInt:
 		if width == 4 {
 			return float64(float32(s.i))
 		}
 		return float64(s.i)
-	case Float:
+	case KindFloat:
 		return s.f
-	case Complex:
+	case KindComplex:
 		return real(s.c)
 	}
 	if width == 4 {
@@ -296,11 +296,11 @@ func (s scalar) real(width int) float64 {
 func (s scalar) toBits(signed bool) uint64 {
 	f := s.f
 	switch s.kind {
-	case Int:
+	case KindInt:
 		return uint64(s.i)
-	case Bool, Uint:
+	case KindBool, KindUint:
 		return s.u
-	case Complex:
+	case KindComplex:
 		f = real(s.c)
 	}
 	if !signed && f >= 0 {

@@ -34,20 +34,22 @@ func NativeOrder() ByteOrder { return nativeOrder }
 // Kind is the type character of a typestr.
 type Kind byte
 
-// The kinds ParseDType knows. Bool, Int, Uint, Float and Complex are the
-// YEP-110 standard kinds; the others are NumPy extensions that the YEP leaves
-// out and that ndpack keeps as opaque bytes.
+// The kinds ParseDType knows, named Kind... so that the names without the
+// prefix are free for the dtypes themselves (Bool, Int16, Complex128).
+// KindBool, KindInt, KindUint, KindFloat and KindComplex are the YEP-110
+// standard kinds; the others are NumPy extensions that the YEP leaves out
+// and that ndpack keeps as opaque bytes.
 const (
-	Bool      Kind = 'b'
-	Int       Kind = 'i'
-	Uint      Kind = 'u'
-	Float     Kind = 'f'
-	Complex   Kind = 'c'
-	Bytes     Kind = 'S' // fixed-length byte strings
-	Unicode   Kind = 'U' // fixed-length UCS-4 strings; size counts characters
-	Void      Kind = 'V' // raw fixed-size records
-	Datetime  Kind = 'M' // 8-byte datetime64 with a unit
-	Timedelta Kind = 'm' // 8-byte timedelta64 with a unit
+	KindBool      Kind = 'b'
+	KindInt       Kind = 'i'
+	KindUint      Kind = 'u'
+	KindFloat     Kind = 'f'
+	KindComplex   Kind = 'c'
+	KindBytes     Kind = 'S' // fixed-length byte strings
+	KindUnicode   Kind = 'U' // fixed-length UCS-4 strings; size counts characters
+	KindVoid      Kind = 'V' // raw fixed-size records
+	KindDatetime  Kind = 'M' // 8-byte datetime64 with a unit
+	KindTimedelta Kind = 'm' // 8-byte timedelta64 with a unit
 )
 
 // DType is an element type: byte order, kind and item size in bytes, plus the
@@ -68,25 +70,37 @@ type DType struct {
 	layout *layout // the fields of a record, or a subarray's base and shape; nil if plain
 }
 
-// Common dtypes in little-endian order, for convenience.
+// NumPy's standard numeric dtypes, named as numpy names them (np.bool_,
+// np.int16, np.complex128), little-endian as np.save writes them on the
+// machines ndpack runs on; DTypeOf gives the machine's own order.
 var (
-	Float64 = DType{Order: LittleEndian, Kind: Float, ItemSize: 8}
-	Float32 = DType{Order: LittleEndian, Kind: Float, ItemSize: 4}
-	Int64   = DType{Order: LittleEndian, Kind: Int, ItemSize: 8}
-	Uint8   = DType{Order: NotApplicable, Kind: Uint, ItemSize: 1}
+	Bool       = DType{Order: NotApplicable, Kind: KindBool, ItemSize: 1}
+	Int8       = DType{Order: NotApplicable, Kind: KindInt, ItemSize: 1}
+	Int16      = DType{Order: LittleEndian, Kind: KindInt, ItemSize: 2}
+	Int32      = DType{Order: LittleEndian, Kind: KindInt, ItemSize: 4}
+	Int64      = DType{Order: LittleEndian, Kind: KindInt, ItemSize: 8}
+	Uint8      = DType{Order: NotApplicable, Kind: KindUint, ItemSize: 1}
+	Uint16     = DType{Order: LittleEndian, Kind: KindUint, ItemSize: 2}
+	Uint32     = DType{Order: LittleEndian, Kind: KindUint, ItemSize: 4}
+	Uint64     = DType{Order: LittleEndian, Kind: KindUint, ItemSize: 8}
+	Float16    = DType{Order: LittleEndian, Kind: KindFloat, ItemSize: 2}
+	Float32    = DType{Order: LittleEndian, Kind: KindFloat, ItemSize: 4}
+	Float64    = DType{Order: LittleEndian, Kind: KindFloat, ItemSize: 8}
+	Complex64  = DType{Order: LittleEndian, Kind: KindComplex, ItemSize: 8}
+	Complex128 = DType{Order: LittleEndian, Kind: KindComplex, ItemSize: 16}
 )
 
 // validSizes lists the item sizes NumPy gives each fixed-size kind. f16 and
 // c32 (long double) are accepted and kept as opaque bytes: Go has no type for
 // them.
 var validSizes = map[Kind][]int{
-	Bool:      {1},
-	Int:       {1, 2, 4, 8},
-	Uint:      {1, 2, 4, 8},
-	Float:     {2, 4, 8, 16},
-	Complex:   {8, 16, 32},
-	Datetime:  {8},
-	Timedelta: {8},
+	KindBool:      {1},
+	KindInt:       {1, 2, 4, 8},
+	KindUint:      {1, 2, 4, 8},
+	KindFloat:     {2, 4, 8, 16},
+	KindComplex:   {8, 16, 32},
+	KindDatetime:  {8},
+	KindTimedelta: {8},
 }
 
 var timeUnits = map[string]bool{
@@ -122,7 +136,7 @@ func ParseDType(s string) (DType, error) {
 	}
 	dt := DType{Order: order, Kind: Kind(s[1])}
 	size := s[2:]
-	if dt.Kind == Datetime || dt.Kind == Timedelta {
+	if dt.Kind == KindDatetime || dt.Kind == KindTimedelta {
 		if i := strings.IndexByte(size, '['); i >= 0 {
 			if !strings.HasSuffix(size, "]") {
 				return bad("unit is not closed by ']'")
@@ -138,15 +152,15 @@ func ParseDType(s string) (DType, error) {
 	if err != nil {
 		return bad(err.Error())
 	}
-	if n == 0 && dt.Kind != Bytes && dt.Kind != Unicode && dt.Kind != Void {
+	if n == 0 && dt.Kind != KindBytes && dt.Kind != KindUnicode && dt.Kind != KindVoid {
 		// S0, U0 and V0 are NumPy's items of no bytes
 		// (np.zeros(3, 'V') saves as |V0); other kinds have sizes.
 		return bad("item size must be at least 1")
 	}
 	switch dt.Kind {
-	case Bytes, Void:
+	case KindBytes, KindVoid:
 		dt.ItemSize = n
-	case Unicode:
+	case KindUnicode:
 		dt.ItemSize = 4 * n
 	default:
 		sizes, ok := validSizes[dt.Kind]
@@ -215,9 +229,9 @@ func containsInt(list []int, n int) bool {
 // irrelevant: one-byte numbers, byte strings and raw records.
 func (dt DType) orderFree() bool {
 	switch dt.Kind {
-	case Bytes, Void:
+	case KindBytes, KindVoid:
 		return true
-	case Bool, Int, Uint:
+	case KindBool, KindInt, KindUint:
 		return dt.ItemSize == 1
 	}
 	return false
@@ -251,7 +265,7 @@ func (dt DType) String() string {
 // carry them some other way (Descr) or refuse the dtype (see IsPlain).
 func (dt DType) AppendText(b []byte) ([]byte, error) {
 	size := dt.ItemSize
-	if dt.Kind == Unicode {
+	if dt.Kind == KindUnicode {
 		size /= 4
 	}
 	b = append(b, byte(dt.Order), byte(dt.Kind))
@@ -287,7 +301,7 @@ func (dt *DType) UnmarshalText(text []byte) error {
 // (b, i, u, f, c). Encoders refuse other kinds unless the caller opts in.
 func (dt DType) IsStandard() bool {
 	switch dt.Kind {
-	case Bool, Int, Uint, Float, Complex:
+	case KindBool, KindInt, KindUint, KindFloat, KindComplex:
 		return true
 	}
 	return false
@@ -308,11 +322,11 @@ func (dt DType) Validate() error {
 			dt, byte(dt.Order), byte(dt.Kind), dt.ItemSize, dt.Unit, why))
 	}
 	switch dt.Kind {
-	case Bytes, Void:
+	case KindBytes, KindVoid:
 		if dt.ItemSize < 0 || dt.ItemSize >= maxItemSize/4 {
 			return bad("item size out of range")
 		}
-	case Unicode:
+	case KindUnicode:
 		if dt.ItemSize < 0 || dt.ItemSize%4 != 0 || dt.ItemSize >= maxItemSize {
 			return bad("a U item size must be a multiple of 4")
 		}
@@ -325,7 +339,7 @@ func (dt DType) Validate() error {
 			return bad(fmt.Sprintf("no such item size (valid: %v)", sizes))
 		}
 	}
-	if dt.Unit != "" && ((dt.Kind != Datetime && dt.Kind != Timedelta) || !validUnit(dt.Unit)) {
+	if dt.Unit != "" && ((dt.Kind != KindDatetime && dt.Kind != KindTimedelta) || !validUnit(dt.Unit)) {
 		return bad("a unit is only valid, and must be a known one, for M and m")
 	}
 	switch {
@@ -344,9 +358,9 @@ func (dt DType) swapUnit() int {
 	switch {
 	case dt.Order == NotApplicable:
 		return 0
-	case dt.Kind == Complex:
+	case dt.Kind == KindComplex:
 		return dt.ItemSize / 2
-	case dt.Kind == Unicode:
+	case dt.Kind == KindUnicode:
 		return 4
 	}
 	return dt.ItemSize

@@ -58,3 +58,20 @@ func TestSetOrder(t *testing.T) {
 		t.Fatal("order '|' accepted")
 	}
 }
+
+// Every standard numpy dtype has its variable, equal to what ParseDType
+// makes of numpy's dtype.str for it.
+func TestStandardDTypeVariables(t *testing.T) {
+	for typestr, dt := range map[string]DType{
+		"|b1": Bool, "|i1": Int8, "<i2": Int16, "<i4": Int32, "<i8": Int64,
+		"|u1": Uint8, "<u2": Uint16, "<u4": Uint32, "<u8": Uint64,
+		"<f2": Float16, "<f4": Float32, "<f8": Float64, "<c8": Complex64, "<c16": Complex128,
+	} {
+		if got := MustParseDType(typestr); got != dt {
+			t.Errorf("%s: variable %v, ParseDType %v", typestr, dt, got)
+		}
+		if dt.String() != typestr {
+			t.Errorf("%v prints as %q", dt, dt.String())
+		}
+	}
+}

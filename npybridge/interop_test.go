@@ -133,7 +133,7 @@ func TestWeWriteNumpyReads(t *testing.T) {
 			data := make([]byte, n)
 			for k := range data {
 				data[k] = byte(rng.Uint32())
-				if dt.Kind == ndarray.Bool {
+				if dt.Kind == ndarray.KindBool {
 					data[k] &= 1
 				}
 			}

@@ -176,11 +176,11 @@ func (z *NPZ) OpenMapped(name string) (*Mapped, error) {
 // access (ndarray.Values) uses them without a copy.
 func itemAlignment(dt ndarray.DType) int {
 	switch dt.Kind {
-	case ndarray.Bytes, ndarray.Void:
+	case ndarray.KindBytes, ndarray.KindVoid:
 		return 1
-	case ndarray.Unicode:
+	case ndarray.KindUnicode:
 		return 4
-	case ndarray.Complex:
+	case ndarray.KindComplex:
 		return min(dt.ItemSize/2, 8)
 	}
 	return min(max(dt.ItemSize, 1), 8)

@@ -13,14 +13,14 @@ import (
 func convertNative(dst []float64, src []byte, kind ndarray.Kind, size int) {
 	ne := binary.NativeEndian
 	switch kind {
-	case ndarray.Bool:
+	case ndarray.KindBool:
 		for i := range dst {
 			dst[i] = 0
 			if src[i] != 0 {
 				dst[i] = 1
 			}
 		}
-	case ndarray.Int:
+	case ndarray.KindInt:
 		switch size {
 		case 1:
 			for i := range dst {
@@ -39,7 +39,7 @@ func convertNative(dst []float64, src []byte, kind ndarray.Kind, size int) {
 				dst[i] = float64(int64(ne.Uint64(src[8*i:])))
 			}
 		}
-	case ndarray.Uint:
+	case ndarray.KindUint:
 		switch size {
 		case 1:
 			for i := range dst {
@@ -58,7 +58,7 @@ func convertNative(dst []float64, src []byte, kind ndarray.Kind, size int) {
 				dst[i] = float64(ne.Uint64(src[8*i:]))
 			}
 		}
-	case ndarray.Float:
+	case ndarray.KindFloat:
 		switch size {
 		case 2:
 			for i := range dst {
@@ -74,7 +74,7 @@ func convertNative(dst []float64, src []byte, kind ndarray.Kind, size int) {
 				dst[i] = math.Float64frombits(ne.Uint64(src[8*i:]))
 			}
 		}
-	case ndarray.Complex:
+	case ndarray.KindComplex:
 		switch size {
 		case 8:
 			for i := range dst {

@@ -46,7 +46,7 @@ func checkImage(dt ndarray.DType, shape []int, o Options) (rgb int, err error) {
 		return 0, err // a record, string or datetime, whatever its shape
 	}
 	switch {
-	case len(shape) == 3 && (shape[2] == 3 || shape[2] == 4) && dt.Kind == ndarray.Uint && dt.ItemSize == 1 && dt.IsPlain():
+	case len(shape) == 3 && (shape[2] == 3 || shape[2] == 4) && dt.Kind == ndarray.KindUint && dt.ItemSize == 1 && dt.IsPlain():
 		if o.Colormap != Gray || o.Range != [2]float64{} || o.Log {
 			return 0, errorf(ErrOptions, "a uint8 array of shape %s is an %s image, written as it is: a colormap, range or log scale does not apply", ndarray.FormatShape(shape), map[int]string{3: "RGB", 4: "RGBA"}[shape[2]])
 		}
@@ -102,7 +102,7 @@ func prepare(a *ndarray.Array, o Options) (*frame, error) {
 func (f *frame) extent(o Options) (lo, hi float64, missing bool) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	rowBytes := f.w * f.a.DType.ItemSize
-	canMiss := o.Log || f.a.DType.Kind == ndarray.Float || f.a.DType.Kind == ndarray.Complex
+	canMiss := o.Log || f.a.DType.Kind == ndarray.KindFloat || f.a.DType.Kind == ndarray.KindComplex
 	if o.Range != [2]float64{} && !canMiss {
 		lo, hi = o.Range[0], o.Range[1]
 		if o.Log {

@@ -238,11 +238,11 @@ func newConverter(dt ndarray.DType) (*converter, error) {
 	ok := dt.IsPlain()
 	if ok {
 		switch dt.Kind {
-		case ndarray.Bool:
-		case ndarray.Int, ndarray.Uint:
-		case ndarray.Float:
+		case ndarray.KindBool:
+		case ndarray.KindInt, ndarray.KindUint:
+		case ndarray.KindFloat:
 			ok = dt.ItemSize <= 8
-		case ndarray.Complex:
+		case ndarray.KindComplex:
 			ok = dt.ItemSize <= 16
 		default:
 			ok = false

@@ -382,9 +382,9 @@ func inspectArray(src arraySource, prog *progress, buf *[]byte) arrayReport {
 }
 
 var kindNames = map[ndarray.Kind]string{
-	ndarray.Bool: "bool", ndarray.Int: "int", ndarray.Uint: "uint", ndarray.Float: "float",
-	ndarray.Complex: "complex", ndarray.Bytes: "bytes", ndarray.Unicode: "unicode",
-	ndarray.Void: "void", ndarray.Datetime: "datetime", ndarray.Timedelta: "timedelta",
+	ndarray.KindBool: "bool", ndarray.KindInt: "int", ndarray.KindUint: "uint", ndarray.KindFloat: "float",
+	ndarray.KindComplex: "complex", ndarray.KindBytes: "bytes", ndarray.KindUnicode: "unicode",
+	ndarray.KindVoid: "void", ndarray.KindDatetime: "datetime", ndarray.KindTimedelta: "timedelta",
 }
 
 const firstCount = 8

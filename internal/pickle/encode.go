@@ -366,13 +366,13 @@ func (e *encoder) dtype(object bool, dt ndarray.DType) error {
 	if !object {
 		flags = 0
 		switch dt.Kind {
-		case ndarray.Bool, ndarray.Int, ndarray.Uint, ndarray.Float, ndarray.Complex:
+		case ndarray.KindBool, ndarray.KindInt, ndarray.KindUint, ndarray.KindFloat, ndarray.KindComplex:
 			code = string(rune(dt.Kind)) + strconv.Itoa(dt.ItemSize)
 			shared = dt.Order == ndarray.NativeOrder() || dt.Order == ndarray.NotApplicable
-		case ndarray.Bytes, ndarray.Void:
+		case ndarray.KindBytes, ndarray.KindVoid:
 			code = string(rune(dt.Kind)) + strconv.Itoa(dt.ItemSize)
 			elsize, align, shared = int64(dt.ItemSize), 1, false
-		case ndarray.Unicode:
+		case ndarray.KindUnicode:
 			code = "U" + strconv.Itoa(dt.ItemSize/4)
 			elsize, align, flags, shared = int64(dt.ItemSize), 4, 8, false
 		default:
