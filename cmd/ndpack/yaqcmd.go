@@ -50,7 +50,9 @@ func runYaq(e env, args []string) error {
 	watch := fs.Duration("watch", 0, "")
 	timeout := fs.Duration("timeout", 10*time.Second, "")
 	// Arguments after the method are JSON values, some of which ("-1")
-	// look like flags: only what comes before HOST:PORT is parsed.
+	// look like flags: only what comes before HOST:PORT is parsed, and
+	// after it the command's own flags spelled in full ("--save FILE",
+	// "--watch=1s"), which no JSON value is.
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -58,7 +60,12 @@ func runYaq(e env, args []string) error {
 		}
 		return usageError("%v", err)
 	}
-	pos := fs.Args()
+	pos, late := splitLateFlags(fs.Args())
+	if len(late) > 0 {
+		if err := fs.Parse(late); err != nil {
+			return usageError("%v", err)
+		}
+	}
 	if len(pos) == 0 {
 		return usageError("name the daemon as HOST:PORT")
 	}
@@ -299,4 +306,24 @@ func namedList(arrays []npybridge.NamedArray) string {
 		s = append(s, a.Name)
 	}
 	return strings.Join(s, ", ")
+}
+
+// splitLateFlags takes the command's flags that follow HOST:PORT out of
+// args: "--save", "--watch" and "--timeout", with their value as the next
+// argument or after "=".
+func splitLateFlags(args []string) (rest, flags []string) {
+	for i := 0; i < len(args); i++ {
+		name, _, hasValue := strings.Cut(args[i], "=")
+		switch name {
+		case "--save", "--watch", "--timeout":
+			flags = append(flags, args[i])
+			if !hasValue && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		rest = append(rest, args[i])
+	}
+	return rest, flags
 }

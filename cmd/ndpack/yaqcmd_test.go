@@ -14,6 +14,7 @@ import (
 
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/yaq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -170,4 +171,19 @@ func TestYaqPrintsTextAsText(t *testing.T) {
 	r := cli(t, nil, "yaq", addr, "get_config")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "[cam]\nport = 39111\nmake = \"fake\"\n", r.stdout)
+}
+
+// The command's flags may follow the method too (the order the README's
+// users type): "--save FILE" is no JSON argument.
+func TestYaqFlagsAfterMethod(t *testing.T) {
+	addr := testDaemon(t)
+	dir := t.TempDir()
+	npy := filepath.Join(dir, "image.npy")
+	r := cli(t, nil, "yaq", addr, "get_measured", "--save", npy)
+	require.Equal(t, 0, r.code, r.stderr)
+	a, err := npybridge.ReadFile(npy)
+	require.NoError(t, err)
+	assert.Equal(t, []int{2048, 2048}, a.Shape)
+	r = cli(t, nil, "yaq", addr, "set_position", "-1", "--timeout=5s")
+	assert.Equal(t, 0, r.code, r.stderr)
 }
