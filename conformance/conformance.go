@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"testing"
 
 	"github.com/ndpack/ndpack/ndarray"
@@ -238,7 +239,7 @@ func checkValid(codec Codec, c Case, f File) error {
 	if err != nil {
 		return fmt.Errorf("decode %s: %w", f.Path, err)
 	}
-	if a.DType.String() != c.Typestr || !sameShape(a.Shape, c.Shape) {
+	if a.DType.String() != c.Typestr || !slices.Equal(a.Shape, c.Shape) {
 		return fmt.Errorf("%s decoded as %s %v, want %s %v", f.Path, a.DType, a.Shape, c.Typestr, c.Shape)
 	}
 	if ref := c.Files[0]; ref.Path != f.Path {
@@ -291,18 +292,6 @@ func checkNegative(codec Codec, f File) error {
 		return fmt.Errorf("%s was accepted (as %v) but must be rejected: %s", f.Path, a, f.Why)
 	}
 	return nil
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func firstDiff(a, b []byte) string {

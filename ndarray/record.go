@@ -542,6 +542,57 @@ func (dt DType) appendPyShort(b []byte) []byte {
 	return append(b, '\'')
 }
 
+// AppendDescr appends the Python repr of numpy's
+// numpy.lib.format.dtype_to_descr(dt), the text an .npy header holds for
+// its descr: the quoted typestr of a plain dtype, the descr list of a
+// record ([('x', '<f4'), (”, '|V4'), ('y', '<i8')]), a subarray as
+// (base, shape). A record numpy cannot describe as a list (overlapping or
+// out-of-order fields) gets numpy's dict form instead, which np.load
+// refuses; writers check Descr's error first.
+func (dt DType) AppendDescr(b []byte) []byte {
+	switch {
+	case dt.IsPlain():
+		b = append(b, '\'')
+		b, _ = dt.AppendText(b)
+		return append(b, '\'')
+	case dt.IsSubarray():
+		base, shape, _ := dt.Subarray()
+		b = append(b, '(')
+		b = base.AppendDescr(b)
+		b = append(b, ", "...)
+		b = append(b, FormatShape(shape)...)
+		return append(b, ')')
+	}
+	items, err := dt.Descr()
+	if err != nil {
+		return append(b, dt.String()...)
+	}
+	b = append(b, '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, '(')
+		if it.Title != "" {
+			b = append(b, '(')
+			b = appendPyRepr(b, it.Title)
+			b = append(b, ", "...)
+			b = appendPyRepr(b, it.Name)
+			b = append(b, ')')
+		} else {
+			b = appendPyRepr(b, it.Name)
+		}
+		b = append(b, ", "...)
+		b = it.DType.AppendDescr(b)
+		if it.Shape != nil {
+			b = append(b, ", "...)
+			b = append(b, FormatShape(it.Shape)...)
+		}
+		b = append(b, ')')
+	}
+	return append(b, ']')
+}
+
 // appendPyShape appends a shape as Python's repr of a tuple.
 func appendPyShape(b []byte, shape []int) []byte { return append(b, FormatShape(shape)...) }
 

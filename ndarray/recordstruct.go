@@ -3,6 +3,7 @@ package ndarray
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -266,7 +267,7 @@ func (m *matcher) field(gf *goField, f Field, goBase, dtBase int, path string) {
 	}
 	switch {
 	case gf.rec != nil:
-		if !base.IsRecord() || !sameDims(gf.dims, dims) {
+		if !base.IsRecord() || !slices.Equal(gf.dims, dims) {
 			mismatch()
 			return
 		}
@@ -286,10 +287,10 @@ func (m *matcher) field(gf *goField, f Field, goBase, dtBase int, path string) {
 	case !base.IsPlain():
 		mismatch()
 	case gf.elem.Kind() == reflect.Uint8 && (base.Kind == KindBytes || base.Kind == KindVoid) &&
-		len(gf.dims) == len(dims)+1 && sameDims(gf.dims[:len(dims)], dims) && gf.dims[len(dims)] == base.ItemSize:
+		len(gf.dims) == len(dims)+1 && slices.Equal(gf.dims[:len(dims)], dims) && gf.dims[len(dims)] == base.ItemSize:
 		// [N]byte reads numpy's S<N> and V<N> as the bytes they are.
 		m.add(run{src: dtOff, dst: goOff, size: gf.count()})
-	case base.Kind != gf.scalar.Kind || base.ItemSize != gf.scalar.ItemSize || !sameDims(gf.dims, dims):
+	case base.Kind != gf.scalar.Kind || base.ItemSize != gf.scalar.ItemSize || !slices.Equal(gf.dims, dims):
 		mismatch()
 	default:
 		r := run{src: dtOff, dst: goOff, size: gf.count() * base.ItemSize, isBool: base.Kind == KindBool}
@@ -304,18 +305,6 @@ func (m *matcher) add(r run) {
 	if r.size > 0 {
 		m.runs = append(m.runs, r)
 	}
-}
-
-func sameDims(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // fieldText shows a field's type: its typestr (<f8), a nested record's

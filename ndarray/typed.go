@@ -39,16 +39,9 @@ func DTypeOf[T Element]() DType {
 // otherwise the shape's element count must equal len(values). Use Scalar for
 // a 0-d array.
 func FromSlice[T Element](values []T, shape ...int) (*Array, error) {
-	if len(shape) == 0 {
-		shape = []int{len(values)}
-	}
-	dt := DTypeOf[T]()
-	n, err := NumElements(shape)
+	dt, shape, n, err := sliceShape[T](len(values), shape)
 	if err != nil {
 		return nil, err
-	}
-	if n != len(values) {
-		return nil, newError(ErrDataLength, fmt.Sprintf("shape %s holds %d elements, got %d values", FormatShape(shape), n, len(values)))
 	}
 	data := make([]byte, n*dt.ItemSize)
 	if n > 0 {
@@ -66,6 +59,22 @@ func FromSlice[T Element](values []T, shape ...int) (*Array, error) {
 	return &Array{DType: dt, Shape: append([]int{}, shape...), Data: data}, nil
 }
 
+// sliceShape checks that shape (1-d of count when empty) holds count
+// elements of T, and returns T's dtype, the shape and the count.
+func sliceShape[T Element](count int, shape []int) (DType, []int, int, error) {
+	if len(shape) == 0 {
+		shape = []int{count}
+	}
+	n, err := NumElements(shape)
+	if err != nil {
+		return DType{}, nil, 0, err
+	}
+	if n != count {
+		return DType{}, nil, 0, newError(ErrDataLength, fmt.Sprintf("shape %s holds %d elements, got %d values", FormatShape(shape), n, count))
+	}
+	return DTypeOf[T](), shape, n, nil
+}
+
 // View returns an Array of T's dtype in the machine's byte order whose
 // Data is values' own memory, not a copy: writing it (npybridge.Write,
 // ext110.Marshal) sends the slice's bytes as they are. With no shape the
@@ -73,16 +82,9 @@ func FromSlice[T Element](values []T, shape ...int) (*Array, error) {
 // equal len(values). Changing values changes the array, and the other way
 // round.
 func View[T Element](values []T, shape ...int) (*Array, error) {
-	if len(shape) == 0 {
-		shape = []int{len(values)}
-	}
-	dt := DTypeOf[T]()
-	n, err := NumElements(shape)
+	dt, shape, n, err := sliceShape[T](len(values), shape)
 	if err != nil {
 		return nil, err
-	}
-	if n != len(values) {
-		return nil, newError(ErrDataLength, fmt.Sprintf("shape %s holds %d elements, got %d values", FormatShape(shape), n, len(values)))
 	}
 	var data []byte
 	if n > 0 {

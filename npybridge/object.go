@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/ndpack/ndpack/internal/atomicfile"
@@ -261,23 +262,11 @@ func (h *Header) decodeObjects(data []byte) (*ObjectArray, error) {
 	if !ok {
 		return nil, errAt(ErrPickle, h.DataOffset, "the pickle holds %s, not the object array the header describes", describeValue(v))
 	}
-	if !equalShape(a.Shape, h.Shape) {
+	if !slices.Equal(a.Shape, h.Shape) {
 		return nil, errAt(ErrPickle, h.DataOffset, "the pickle's array has shape %s, the header says %s",
 			ndarray.FormatShape(a.Shape), ndarray.FormatShape(h.Shape))
 	}
 	return a, nil
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // AppendObjects appends the NPY file np.save writes for the object array

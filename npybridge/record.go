@@ -1,8 +1,6 @@
 package npybridge
 
 import (
-	"strconv"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/ndpack/ndpack/ndarray"
@@ -227,103 +225,6 @@ func checkWritable(dt ndarray.DType) error {
 	return nil
 }
 
-// appendDescr appends the Python repr of numpy's dtype_to_descr(dt): the
-// typestr of a plain dtype, the descr list of a record. A record numpy
-// cannot describe as a list gets numpy's dict form instead, which np.load
-// refuses: checkWritable keeps the writers from it.
-func appendDescr(b []byte, dt ndarray.DType) []byte {
-	switch {
-	case dt.IsPlain():
-		b = append(b, '\'')
-		b, _ = dt.AppendText(b)
-		return append(b, '\'')
-	case dt.IsSubarray():
-		base, shape, _ := dt.Subarray()
-		b = append(b, '(')
-		b = appendDescr(b, base)
-		b = append(b, ", "...)
-		b = append(b, ndarray.FormatShape(shape)...)
-		return append(b, ')')
-	}
-	items, err := dt.Descr()
-	if err != nil {
-		return append(b, dt.String()...)
-	}
-	b = append(b, '[')
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = append(b, '(')
-		if it.Title != "" {
-			b = append(b, '(')
-			b = appendPyRepr(b, it.Title)
-			b = append(b, ", "...)
-			b = appendPyRepr(b, it.Name)
-			b = append(b, ')')
-		} else {
-			b = appendPyRepr(b, it.Name)
-		}
-		b = append(b, ", "...)
-		b = appendDescr(b, it.DType)
-		if it.Shape != nil {
-			b = append(b, ", "...)
-			b = append(b, ndarray.FormatShape(it.Shape)...)
-		}
-		b = append(b, ')')
-	}
-	return append(b, ']')
-}
-
-// appendPyRepr appends Python's repr of the str s, as numpy writes a field
-// name into a header: single quotes unless s holds a single quote and no
-// double quote, escapes for the quote, the backslash and what
-// str.isprintable refuses.
-func appendPyRepr(b []byte, s string) []byte {
-	quote := byte('\'')
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\'' {
-			quote = '"'
-		}
-	}
-	for i := 0; i < len(s) && quote == '"'; i++ {
-		if s[i] == '"' {
-			quote = '\''
-		}
-	}
-	b = append(b, quote)
-	for _, r := range s {
-		switch {
-		case r == rune(quote) || r == '\\':
-			b = append(b, '\\', byte(r))
-		case r == '\t':
-			b = append(b, `\t`...)
-		case r == '\n':
-			b = append(b, `\n`...)
-		case r == '\r':
-			b = append(b, `\r`...)
-		case r >= 0x20 && r < 0x7f:
-			b = append(b, byte(r))
-		case r >= 0x7f && unicode.IsPrint(r): // str.isprintable, up to Unicode versions
-			b = utf8.AppendRune(b, r)
-		case r < 0x100:
-			b = append(b, `\x`...)
-			b = appendHex(b, r, 2)
-		case r < 0x10000:
-			b = append(b, `\u`...)
-			b = appendHex(b, r, 4)
-		default:
-			b = append(b, `\U`...)
-			b = appendHex(b, r, 8)
-		}
-	}
-	return append(b, quote)
-}
-
-func appendHex(b []byte, r rune, digits int) []byte {
-	h := strconv.FormatInt(int64(r), 16)
-	for n := len(h); n < digits; n++ {
-		b = append(b, '0')
-	}
-	return append(b, h...)
-}
+// appendDescr appends numpy's header text for dt's descr: see
+// ndarray.DType.AppendDescr.
+func appendDescr(b []byte, dt ndarray.DType) []byte { return dt.AppendDescr(b) }
