@@ -148,7 +148,9 @@ func TestDaemonReadTimeouts(t *testing.T) {
 		assert.NoError(t, err, "closed by the daemon")
 		took := time.Since(start)
 		assert.GreaterOrEqual(t, took, rt)
-		assert.Less(t, took, rt+500*time.Millisecond)
+		// Closed at the timeout, not at the 3 s deadline; the margin is
+		// for a CI machine running the other packages' tests meanwhile.
+		assert.Less(t, took, rt+1500*time.Millisecond)
 	}
 	// Timeouts are logged at most once a second: one line for the two,
 	// whichever timed out first. The silent one is said to have sent
