@@ -338,7 +338,10 @@ func TestInspectOverlappingMembers(t *testing.T) {
 		start := time.Now()
 		r, _ := limited(t, nil, args...)
 		took := time.Since(start)
-		assert.Less(t, took, time.Second, args)
+		// Refused in well under a second alone; the bound leaves room for
+		// a CI machine busy with other packages (1.46 s seen), and is
+		// still hundreds of times below the half hour it took.
+		assert.Less(t, took, 5*time.Second, args)
 		assert.Equal(t, 1, r.code, args)
 		assert.Equal(t, "ndpack: "+p+": npybridge: overlapping or out-of-range zip members at byte 8163: "+
 			`member "a0.npy" (local header at byte 0, 8128 compressed bytes, ending at byte 8164 or later) overlaps member "a1.npy", whose local header is at byte 0`+"\n", r.stderr)
