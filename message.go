@@ -120,7 +120,7 @@ func dialectMap(msg []byte) (any, int, error) {
 	if h.Scalar != nil {
 		return h.Scalar, h.Len, nil
 	}
-	data := append(make([]byte, 0, h.DataLen), msg[h.DataOffset:h.DataOffset+h.DataLen]...)
+	data := append([]byte{}, msg[h.DataOffset:h.DataOffset+h.DataLen]...) // no clearing before the copy
 	return &ndarray.Array{DType: h.DType, Shape: h.Shape, Data: data}, h.Len, nil
 }
 

@@ -47,7 +47,9 @@ func unmarshal(b []byte, alias bool) (*ndarray.Array, Dialect, error) {
 	}
 	data := b[h.DataOffset : h.DataOffset+h.DataLen : h.DataOffset+h.DataLen]
 	if !alias {
-		data = append(make([]byte, 0, len(data)), data...)
+		// Appended to nothing rather than made and filled: an append
+		// clears no byte it then overwrites.
+		data = append([]byte{}, data...)
 	}
 	return &ndarray.Array{DType: h.DType, Shape: h.Shape, Data: data}, h.Dialect, nil
 }

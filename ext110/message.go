@@ -9,7 +9,6 @@ import (
 	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/ndarray"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // DefaultMaxDepth is how deeply arrays and maps may nest in a message unless
@@ -116,17 +115,9 @@ func (o MessageOptions) UnmarshalMessage(data []byte, v any) error {
 }
 
 func (o MessageOptions) decodeMessage(data []byte, v any) error {
-	if o.MapDecoder != nil || o.NoCopy {
-		return decodeFromSlice(data, v, o.MapDecoder, o.NoCopy)
-	}
-	if err := msgpack.Unmarshal(data, v); err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			return err // an ext 110 value, already described
-		}
-		return newError(ErrMalformed, -1, "", err)
-	}
-	return nil
+	// Through a reader of the message's own bytes, so that each array is
+	// copied once, aligned, from where it lies (or not at all, NoCopy).
+	return decodeFromSlice(data, v, o.MapDecoder, o.NoCopy)
 }
 
 // walkError turns a walker's error into the package's, offsets counted from

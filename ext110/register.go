@@ -97,12 +97,22 @@ func decodeArrayValue(d *msgpack.Decoder, v reflect.Value) error {
 // growing its buffer as bytes arrive, and decodes them into v, a
 // *ndarray.Array. The decoded Array aliases that buffer, which it owns.
 func decodeExtPayload(d *msgpack.Decoder, v reflect.Value, extLen int) error {
-	if r, ok := d.Buffered().(*sliceReader); ok && r.alias {
-		// The message's owner lets arrays alias it: no copy at all.
+	if r, ok := d.Buffered().(*sliceReader); ok {
 		payload, ok := r.next(extLen)
 		if !ok {
 			return newError(ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", nil)
 		}
+		if !r.alias {
+			// One copy, the data placed 8-aligned. Appended, not made
+			// and filled: an append clears nothing it then overwrites.
+			var zeros [8]byte
+			pad := 0
+			if d := dataOffset(payload[:min(len(payload), 16)]); d > 0 {
+				pad = (8 - d%8) % 8
+			}
+			payload = append(zeros[:pad:pad], payload...)[pad:]
+		}
+		// With alias the message's owner lets arrays alias it: no copy.
 		return setArray(v, payload)
 	}
 	var src io.Reader = readFullFunc(d.ReadFull)
