@@ -433,23 +433,7 @@ func (dt DType) appendPyStr(b []byte) []byte {
 			if i > 0 {
 				b = append(b, ", "...)
 			}
-			b = append(b, '(')
-			if f.Title != "" {
-				b = append(b, '(')
-				b = appendPyRepr(b, f.Title)
-				b = append(b, ", "...)
-				b = appendPyRepr(b, f.Name)
-				b = append(b, ')')
-			} else {
-				b = appendPyRepr(b, f.Name)
-			}
-			b = append(b, ", "...)
-			b = f.DType.appendPyShort(b)
-			if f.Shape != nil {
-				b = append(b, ", "...)
-				b = appendPyShape(b, f.Shape)
-			}
-			b = append(b, ')')
+			b = appendPyField(b, f.Name, f.Title, f.DType.appendPyShort, f.Shape)
 		}
 		return append(b, ']')
 	}
@@ -572,25 +556,32 @@ func (dt DType) AppendDescr(b []byte) []byte {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = append(b, '(')
-		if it.Title != "" {
-			b = append(b, '(')
-			b = appendPyRepr(b, it.Title)
-			b = append(b, ", "...)
-			b = appendPyRepr(b, it.Name)
-			b = append(b, ')')
-		} else {
-			b = appendPyRepr(b, it.Name)
-		}
-		b = append(b, ", "...)
-		b = it.DType.AppendDescr(b)
-		if it.Shape != nil {
-			b = append(b, ", "...)
-			b = append(b, FormatShape(it.Shape)...)
-		}
-		b = append(b, ')')
+		b = appendPyField(b, it.Name, it.Title, it.DType.AppendDescr, it.Shape)
 	}
 	return append(b, ']')
+}
+
+// appendPyField appends one field as numpy's descr and str write it:
+// (name, format) or ((title, name), format, shape), format by the given
+// appender.
+func appendPyField(b []byte, name, title string, format func([]byte) []byte, shape []int) []byte {
+	b = append(b, '(')
+	if title != "" {
+		b = append(b, '(')
+		b = appendPyRepr(b, title)
+		b = append(b, ", "...)
+		b = appendPyRepr(b, name)
+		b = append(b, ')')
+	} else {
+		b = appendPyRepr(b, name)
+	}
+	b = append(b, ", "...)
+	b = format(b)
+	if shape != nil {
+		b = append(b, ", "...)
+		b = appendPyShape(b, shape)
+	}
+	return append(b, ')')
 }
 
 // appendPyShape appends a shape as Python's repr of a tuple.
