@@ -1,0 +1,6 @@
+//go:build race
+
+package pickle
+
+// raceDetector: the race detector slows these loops tenfold.
+const raceDetector = true
