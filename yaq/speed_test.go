@@ -165,3 +165,30 @@ func BenchmarkRawSend8MiB(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEcho32MiBReusingVsUserEcho is the restated RPC row for yaq: the
+// answer read into the memory of the last (CallReusing) against a
+// user-space echo of the same bytes, in turn each iteration (goal 1.3x,
+// nothing payload-sized allocated per call on the client).
+func BenchmarkEcho32MiBReusingVsUserEcho(b *testing.B) {
+	a := array32MiB()
+	addr, _ := speedDaemon(b)
+	c, err := Dial(context.Background(), addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	var buf ResultBuffer
+	call := func() {
+		var back *ndarray.Array
+		if err := c.CallReusing(context.Background(), "echo", []any{a}, &back, &buf); err != nil {
+			b.Fatal(err)
+		}
+		if len(back.Data) != len(a.Data) {
+			b.Fatalf("echo returned %d bytes of %d", len(back.Data), len(a.Data))
+		}
+	}
+	b.SetBytes(2 * 32 << 20)
+	b.ReportAllocs()
+	benchbase.Versus(b, call, benchbase.Echoer(b, 32<<20, true))
+}
