@@ -13,7 +13,7 @@ import (
 
 // speedDaemon answers get_measured with a 2048x2048 <u2 image and echo with
 // a small array, on loopback.
-func speedDaemon(b *testing.B) (string, *ndarray.Array) {
+func speedDaemon(b *testing.B, configure ...func(*Daemon)) (string, *ndarray.Array) {
 	proto := `{"protocol": "speed", "types": [` + ArraySchema + `], "messages": {
 	  "get_measured": {"request": [], "response": {"type": "map", "values": ["int", "double", "ndarray"]}},
 	  "echo": {"request": [{"name": "a", "type": "ndarray"}], "response": "ndarray"}}}`
@@ -22,6 +22,9 @@ func speedDaemon(b *testing.B) (string, *ndarray.Array) {
 		b.Fatal(err)
 	}
 	d.ErrorLog = log.New(io.Discard, "", 0)
+	for _, f := range configure {
+		f(d)
+	}
 	img, _ := ndarray.New(ndarray.MustParseDType("<u2"), []int{2048, 2048}, benchbase.Data(8<<20))
 	d.Handle("get_measured", func(context.Context, []any) (any, error) {
 		return map[string]any{"image": img, "measurement_id": 1}, nil
@@ -167,12 +170,13 @@ func BenchmarkRawSend8MiB(b *testing.B) {
 }
 
 // BenchmarkEcho32MiBReusingVsUserEcho is the restated RPC row for yaq: the
-// answer read into the memory of the last (CallReusing) against a
+// answer read into the memory of the last (CallReusing), the request into
+// the daemon's last (ReuseRequestBuffers), against a
 // user-space echo of the same bytes, in turn each iteration (goal 1.3x,
 // nothing payload-sized allocated per call on the client).
 func BenchmarkEcho32MiBReusingVsUserEcho(b *testing.B) {
 	a := array32MiB()
-	addr, _ := speedDaemon(b)
+	addr, _ := speedDaemon(b, func(d *Daemon) { d.ReuseRequestBuffers = true })
 	c, err := Dial(context.Background(), addr)
 	if err != nil {
 		b.Fatal(err)
@@ -190,5 +194,5 @@ func BenchmarkEcho32MiBReusingVsUserEcho(b *testing.B) {
 	}
 	b.SetBytes(2 * 32 << 20)
 	b.ReportAllocs()
-	benchbase.Versus(b, call, benchbase.Echoer(b, 32<<20, true))
+	benchbase.Versus(b, call, benchbase.MessageEchoer(b, 32<<20))
 }

@@ -95,5 +95,5 @@ func BenchmarkRoundTrip32MiBReusingVsUserEcho(b *testing.B) {
 	}
 	b.SetBytes(int64(2 * len(a.Data)))
 	b.ReportAllocs()
-	benchbase.Versus(b, call, benchbase.Echoer(b, 32<<20, true))
+	benchbase.Versus(b, call, benchbase.MessageEchoer(b, 32<<20))
 }

@@ -116,3 +116,36 @@ func Versus(b *testing.B, subject, baseline func()) {
 	b.ReportMetric(median, "x-baseline")
 	b.ReportMetric(float64(total.Nanoseconds())/float64(len(ratios)), "subject-ns/op")
 }
+
+// MessageEchoer is Echoer against a server that, as a daemon must, reads
+// each whole n-byte message into a reused buffer before it writes it back:
+// the RPC baseline that touches what it answers, without the overlap of
+// sending while still receiving that a streaming echo has.
+func MessageEchoer(b testing.TB, n int) func() {
+	addr := loopback.Serve(b, func(conn net.Conn) {
+		buf := make([]byte, n)
+		for {
+			if _, err := io.ReadFull(conn, buf); err != nil {
+				return
+			}
+			if _, err := conn.Write(buf); err != nil {
+				return
+			}
+		}
+	})
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	data := Data(n)
+	back := make([]byte, len(data))
+	return func() {
+		if _, err := conn.Write(data); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(conn, back); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
