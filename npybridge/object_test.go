@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"github.com/ndpack/ndpack/internal/testutil/pycanon"
 	"math"
 	"math/big"
 	"path/filepath"
@@ -25,7 +25,7 @@ import (
 )
 
 // pyObjCanon is canon() for what np.load gives: one string for equal
-// values, as objCanon gives for ours.
+// values, as pycanon.Of gives for ours.
 const pyObjCanon = `
 import numpy as np, struct, datetime, io, json, os, sys, pickle
 from numpy.lib import format
@@ -105,70 +105,6 @@ for z in ('stored.npz', 'deflated.npz'):
 json.dump(res, sys.stdout)
 `
 
-// objCanon is pyObjCanon's canon for our values.
-func objCanon(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "N"
-	case bool:
-		if v {
-			return "T"
-		}
-		return "F"
-	case int64:
-		return "i" + strconv.FormatInt(v, 10)
-	case *big.Int:
-		return "i" + v.String()
-	case float64:
-		return "f" + hex.EncodeToString(binary.BigEndian.AppendUint64(nil, math.Float64bits(v)))
-	case complex128:
-		b := binary.BigEndian.AppendUint64(nil, math.Float64bits(real(v)))
-		return "c" + hex.EncodeToString(binary.BigEndian.AppendUint64(b, math.Float64bits(imag(v))))
-	case string:
-		return "s" + hex.EncodeToString([]byte(v))
-	case []byte:
-		return "b" + hex.EncodeToString(v)
-	case []any:
-		return "[" + objCanonList(v) + "]"
-	case Tuple:
-		return "(" + objCanonList(v) + ")"
-	case Set:
-		s := make([]string, len(v))
-		for i, x := range v {
-			s[i] = objCanon(x)
-		}
-		sort.Strings(s)
-		return "<" + strings.Join(s, ",") + ">"
-	case Dict:
-		s := make([]string, len(v))
-		for i, it := range v {
-			s[i] = objCanon(it.Key) + ":" + objCanon(it.Value)
-		}
-		return "{" + strings.Join(s, ",") + "}"
-	case *ObjectArray:
-		return "O" + shapeText(v.Shape) + "[" + objCanonList(v.Values) + "]"
-	case *ndarray.Array:
-		return "A" + v.DType.String() + "/" + shapeText(v.Shape) + "/" + hex.EncodeToString(v.Data)
-	}
-	return fmt.Sprintf("?%T", v)
-}
-
-func objCanonList(v []any) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = objCanon(x)
-	}
-	return strings.Join(s, ",")
-}
-
-func shapeText(shape []int) string {
-	s := make([]string, len(shape))
-	for i, n := range shape {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, ",")
-}
-
 var allowObjects = ReadOptions{AllowObjects: true}
 
 // TestReadObjectsNumpy reads the object .npy files numpy writes, with
@@ -197,7 +133,7 @@ func TestReadObjectsNumpy(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, canon, objCanon(a))
+			assert.Equal(t, canon, pycanon.Of(a))
 		})
 	}
 }
@@ -308,7 +244,7 @@ func TestWriteObjectsAsNumpy(t *testing.T) {
 		back, err := allowObjects.ReadObjects(bytes.NewReader(got))
 		require.NoError(t, err, name)
 		// Go's ints come back as int64: compare through canon.
-		assert.Equal(t, objCanon(normalize(a)), objCanon(back), name)
+		assert.Equal(t, pycanon.Of(normalize(a)), pycanon.Of(back), name)
 	}
 	// numpy reads ours as it reads its own.
 	var loaded map[string]string
@@ -319,7 +255,7 @@ for fn in sorted(os.listdir(sys.argv[1])):
 json.dump(res, sys.stdout)
 `, nil, dir), &loaded))
 	for name, a := range cases {
-		assert.Equal(t, objCanon(normalize(a)), loaded[name], name)
+		assert.Equal(t, pycanon.Of(normalize(a)), loaded[name], name)
 	}
 }
 
@@ -370,7 +306,7 @@ func TestWriteObjectsNPZ(t *testing.T) {
 d = np.load(io.BytesIO(sys.stdin.buffer.read()), allow_pickle=True)
 print(canon(d['s']), canon(d['x']))
 `, buf.Bytes())
-	assert.Equal(t, objCanon(a)+" A|u1/1/07\n", string(out))
+	assert.Equal(t, pycanon.Of(a)+" A|u1/1/07\n", string(out))
 }
 
 // TestObjectsCorpus reads the external corpus's object arrays (verdict
@@ -446,7 +382,7 @@ json.dump(res, sys.stdout)
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, canon, objCanon(a))
+			assert.Equal(t, canon, pycanon.Of(a))
 			read++
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/hex"
+	"github.com/ndpack/ndpack/internal/testutil/pycanon"
 	"os"
 	"testing"
 
@@ -76,12 +77,12 @@ func FuzzPickle(f *testing.F) {
 		}
 		v2, err := Decode(out, Options{})
 		if err != nil {
-			t.Fatalf("our own pickle of %s does not read back: %v", canon(v), err)
+			t.Fatalf("our own pickle of %s does not read back: %v", pycanon.Of(v), err)
 		}
 		// ndarray.__setstate__ reads data into the machine's byte order,
 		// _frombuffer does not: both are the same values.
 		if native(v) != native(v2) {
-			t.Fatalf("read back %s, wrote %s", canon(v2), canon(v))
+			t.Fatalf("read back %s, wrote %s", pycanon.Of(v2), pycanon.Of(v))
 		}
 	})
 }
@@ -118,5 +119,5 @@ func native(v any) string {
 		}
 		return v
 	}
-	return canon(walk(v))
+	return pycanon.Of(walk(v))
 }

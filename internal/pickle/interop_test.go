@@ -2,14 +2,10 @@ package pickle
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"math"
-	"math/big"
+	"github.com/ndpack/ndpack/internal/testutil/pycanon"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,12 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
-	"github.com/ndpack/ndpack/ndarray"
 )
 
 // pyCases builds numpy object arrays, pickles each with protocols 2 to 5
 // as numpy.lib.format.write_array does (pickle.dump(array, fp,
-// protocol=N)), and prints, for each, the pickle and canon() of what
+// protocol=N)), and prints, for each, the pickle and pycanon.Of() of what
 // pickle.loads gives back (numpy's own reading with allow_pickle=True).
 const pyCases = `
 import numpy as np, pickle, struct, json, sys, datetime
@@ -127,70 +122,6 @@ func numpyCases(t *testing.T) map[string]pyCase {
 	return pyOut
 }
 
-// canon is the Go side of pyCases' canon: the same string for equal values.
-func canon(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "N"
-	case bool:
-		if v {
-			return "T"
-		}
-		return "F"
-	case int64:
-		return "i" + strconv.FormatInt(v, 10)
-	case *big.Int:
-		return "i" + v.String()
-	case float64:
-		return "f" + hex.EncodeToString(binary.BigEndian.AppendUint64(nil, math.Float64bits(v)))
-	case complex128:
-		b := binary.BigEndian.AppendUint64(nil, math.Float64bits(real(v)))
-		return "c" + hex.EncodeToString(binary.BigEndian.AppendUint64(b, math.Float64bits(imag(v))))
-	case string:
-		return "s" + hex.EncodeToString([]byte(v))
-	case []byte:
-		return "b" + hex.EncodeToString(v)
-	case []any:
-		return "[" + canonList(v) + "]"
-	case Tuple:
-		return "(" + canonList(v) + ")"
-	case Set:
-		s := make([]string, len(v))
-		for i, x := range v {
-			s[i] = canon(x)
-		}
-		sort.Strings(s)
-		return "<" + strings.Join(s, ",") + ">"
-	case Dict:
-		s := make([]string, len(v))
-		for i, it := range v {
-			s[i] = canon(it.Key) + ":" + canon(it.Value)
-		}
-		return "{" + strings.Join(s, ",") + "}"
-	case *ObjectArray:
-		return "O" + joinShape(v.Shape) + "[" + canonList(v.Values) + "]"
-	case *ndarray.Array:
-		return "A" + v.DType.String() + "/" + joinShape(v.Shape) + "/" + hex.EncodeToString(v.Data)
-	}
-	return fmt.Sprintf("?%T", v)
-}
-
-func canonList(v []any) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = canon(x)
-	}
-	return strings.Join(s, ",")
-}
-
-func joinShape(shape []int) string {
-	s := make([]string, len(shape))
-	for i, n := range shape {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, ",")
-}
-
 // TestNumpyPickles reads numpy's pickles of every case with every protocol
 // and requires the values numpy's own unpickling gives.
 func TestNumpyPickles(t *testing.T) {
@@ -213,7 +144,7 @@ func TestNumpyPickles(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, c.Canon, canon(v))
+			assert.Equal(t, c.Canon, pycanon.Of(v))
 		})
 	}
 }
@@ -228,7 +159,7 @@ func TestNumpy2Spelling(t *testing.T) {
 		require.NotEqual(t, p, p2, name)
 		v, err := Decode(p2, Options{})
 		require.NoError(t, err, name)
-		assert.Equal(t, cases[name].Canon, canon(v), name)
+		assert.Equal(t, cases[name].Canon, pycanon.Of(v), name)
 	}
 }
 
