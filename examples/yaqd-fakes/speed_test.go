@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ndpack/ndpack/internal/testutil/benchbase"
 	"net"
 	"os"
 	"os/exec"
@@ -88,11 +89,25 @@ func BenchmarkGetMeasured2048GoVsPython(b *testing.B) {
 		}
 		return best
 	}
+	// The baseline of the Go daemon: a user-space echo of the image's
+	// bytes, each whole message read into a reused buffer and sent back
+	// (benchbase.MessageEchoer), best of 5 as the calls are.
+	echo := benchbase.MessageEchoer(b, 2048*2048*2)
+	echoTime := func() time.Duration {
+		best := time.Duration(1 << 62)
+		for range 5 {
+			begin := time.Now()
+			echo()
+			best = min(best, time.Since(begin))
+		}
+		return best
+	}
 	for b.Loop() {
-		goT, pyT := time_(goPort), time_(port)
+		goT, pyT, echoT := time_(goPort), time_(port), echoTime()
 		b.ReportMetric(float64(goT.Microseconds())/1000, "go-ms")
 		b.ReportMetric(float64(pyT.Microseconds())/1000, "python-ms")
 		b.ReportMetric(float64(pyT)/float64(goT), "x-faster")
+		b.ReportMetric(float64(goT)/float64(echoT), "x-echo")
 	}
 }
 
