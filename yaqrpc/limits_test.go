@@ -137,8 +137,15 @@ func TestServerReadTimeoutsAndCap(t *testing.T) {
 	for deadline := time.Now().Add(3 * time.Second); capped.conns.Len() > 2; time.Sleep(5 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline))
 	}
+	idleBefore := capped.conns.Idle()
 	idle := dial(t, capAddr)
 	require.NoError(t, idle.Call(ctx, "ping", nil, &n))
+	// The answer can reach the client before the server has marked the
+	// connection idle again (after its write returns): only an idle one
+	// is closed to make room, so wait for it to be one.
+	for deadline := time.Now().Add(3 * time.Second); capped.conns.Idle() <= idleBefore; time.Sleep(5 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the connections did not go idle")
+	}
 	fresh := dial(t, capAddr)
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	require.NoError(t, fresh.Call(cctx, "ping", nil, &n), "served by closing the idle connection")
