@@ -24,42 +24,10 @@ import (
 	"github.com/ndpack/ndpack/ndarray"
 )
 
-// pyObjCanon is canon() for what np.load gives: one string for equal
-// values, as pycanon.Of gives for ours.
-const pyObjCanon = `
-import numpy as np, struct, datetime, io, json, os, sys, pickle
+// pyObjCanon is pycanon.Python with what the file tests import.
+const pyObjCanon = pycanon.Python + `
+import io, json, os, pickle
 from numpy.lib import format
-
-def canon(v):
-    if isinstance(v, np.ndarray):
-        shape = ','.join(map(str, v.shape))
-        if v.dtype == object:
-            return 'O' + shape + '[' + ','.join(canon(x) for x in v.ravel(order='C')) + ']'
-        return 'A' + v.dtype.str + '/' + shape + '/' + np.ascontiguousarray(v).tobytes().hex()
-    if isinstance(v, np.generic):
-        return 'A' + v.dtype.str + '//' + v.tobytes().hex()
-    if v is None: return 'N'
-    if isinstance(v, bool): return 'T' if v else 'F'
-    if isinstance(v, int): return 'i%d' % v
-    if isinstance(v, float): return 'f' + struct.pack('>d', v).hex()
-    if isinstance(v, complex): return 'c' + struct.pack('>dd', v.real, v.imag).hex()
-    if isinstance(v, str): return 's' + v.encode('utf-8').hex()
-    if isinstance(v, (bytes, bytearray)): return 'b' + bytes(v).hex()
-    if isinstance(v, list): return '[' + ','.join(canon(x) for x in v) + ']'
-    if isinstance(v, tuple): return '(' + ','.join(canon(x) for x in v) + ')'
-    if isinstance(v, dict): return '{' + ','.join(canon(k) + ':' + canon(x) for k, x in v.items()) + '}'
-    if isinstance(v, (set, frozenset)): return '<' + ','.join(sorted(canon(x) for x in v)) + '>'
-    raise TypeError(type(v))
-
-def objarr(vals, shape=None, order='C'):
-    a = np.empty(len(vals), dtype=object)
-    for i, v in enumerate(vals):
-        a[i] = v
-    if shape is not None:
-        a = a.reshape(shape)
-    if order == 'F':
-        a = np.asfortranarray(a)
-    return a
 `
 
 // pyObjFiles writes .npy files of object arrays into sys.argv[1], with

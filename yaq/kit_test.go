@@ -3,14 +3,12 @@ package yaq
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ndpack/ndpack/internal/testutil/yaqproto"
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,36 +17,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// comparable turns protocol JSON (bare NaN and Infinity allowed) into a
-// tree with numbers as written and without docs, links and installation,
-// which may differ between equal protocols.
-func comparableProtocol(t *testing.T, text string) any {
-	quoted := regexp.MustCompile(`([\[:,]\s*)(-?Infinity|NaN)`).ReplaceAllString(text, `$1"$2"`)
-	dec := json.NewDecoder(strings.NewReader(quoted))
-	dec.UseNumber()
-	var v any
-	require.NoError(t, dec.Decode(&v))
-	var strip func(any) any
-	strip = func(v any) any {
-		switch x := v.(type) {
-		case map[string]any:
-			out := map[string]any{}
-			for k, e := range x {
-				if k != "doc" && k != "links" && k != "installation" {
-					out[k] = strip(e)
-				}
-			}
-			return out
-		case []any:
-			for i, e := range x {
-				x[i] = strip(e)
-			}
-		}
-		return v
-	}
-	return strip(v)
-}
 
 // The Python daemons' own descriptions (yaqd-fakes' fake-*.toml, recorded
 // beside the repository), composed by the kit, give the protocols
@@ -61,8 +29,8 @@ func TestComposeMatchesYaqTraits(t *testing.T) {
 			avpr := sharedfiles.ReadFile(t, "../../shared/yaq/protocols/"+kind+".avpr")
 			c, err := ComposeTOML(kind+".toml", desc)
 			require.NoError(t, err)
-			assert.Equal(t, comparableProtocol(t, string(avpr)), comparableProtocol(t, c.JSON))
-			assert.Equal(t, comparableProtocol(t, c.JSON), comparableProtocol(t, c.Indented))
+			assert.Equal(t, yaqproto.Comparable(t, avpr), yaqproto.Comparable(t, []byte(c.JSON)))
+			assert.Equal(t, yaqproto.Comparable(t, []byte(c.JSON)), yaqproto.Comparable(t, []byte(c.Indented)))
 			p, err := ParseProtocol(c.JSON)
 			require.NoError(t, err)
 			assert.Equal(t, c.Traits, p.Traits)

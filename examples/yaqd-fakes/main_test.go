@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ndpack/ndpack/internal/testutil/yaqproto"
 	"math"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -270,36 +270,6 @@ func TestStateFile(t *testing.T) {
 	assert.Equal(t, 612.5, call[float64](t, c, "get_central_wavelength"))
 }
 
-// comparableProtocol reads protocol JSON (bare NaN and Infinity allowed)
-// with numbers as written, without what equal protocols may differ in:
-// docs, links and installation.
-func comparableProtocol(t *testing.T, text []byte) any {
-	quoted := regexp.MustCompile(`([\[:,]\s*)(-?Infinity|NaN)`).ReplaceAll(text, []byte(`$1"$2"`))
-	dec := json.NewDecoder(bytes.NewReader(quoted))
-	dec.UseNumber()
-	var v any
-	require.NoError(t, dec.Decode(&v))
-	var strip func(any) any
-	strip = func(v any) any {
-		switch x := v.(type) {
-		case map[string]any:
-			out := map[string]any{}
-			for k, e := range x {
-				if k != "doc" && k != "links" && k != "installation" {
-					out[k] = strip(e)
-				}
-			}
-			return out
-		case []any:
-			for i, e := range x {
-				x[i] = strip(e)
-			}
-		}
-		return v
-	}
-	return strip(v)
-}
-
 // Each kind's protocol is the Python daemon's fake-KIND.avpr, but for
 // docs, links and installation: from the recordings beside the
 // repository, or the Python sources NDPACK_YAQ_SRC names.
@@ -318,7 +288,7 @@ func TestProtocolsEqualPython(t *testing.T) {
 			}
 			var out bytes.Buffer
 			require.Equal(t, 0, run("yaqd-fakes", []string{kind, "--protocol"}, &out, &out), out.String())
-			assert.Equal(t, comparableProtocol(t, want), comparableProtocol(t, out.Bytes()))
+			assert.Equal(t, yaqproto.Comparable(t, want), yaqproto.Comparable(t, out.Bytes()))
 		})
 	}
 }

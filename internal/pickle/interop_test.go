@@ -20,40 +20,8 @@ import (
 // as numpy.lib.format.write_array does (pickle.dump(array, fp,
 // protocol=N)), and prints, for each, the pickle and pycanon.Of() of what
 // pickle.loads gives back (numpy's own reading with allow_pickle=True).
-const pyCases = `
-import numpy as np, pickle, struct, json, sys, datetime
-
-def canon(v):
-    if isinstance(v, np.ndarray):
-        shape = ','.join(map(str, v.shape))
-        if v.dtype == object:
-            return 'O' + shape + '[' + ','.join(canon(x) for x in v.ravel(order='C')) + ']'
-        return 'A' + v.dtype.str + '/' + shape + '/' + np.ascontiguousarray(v).tobytes().hex()
-    if isinstance(v, np.generic):
-        return 'A' + v.dtype.str + '//' + v.tobytes().hex()
-    if v is None: return 'N'
-    if isinstance(v, bool): return 'T' if v else 'F'
-    if isinstance(v, int): return 'i%d' % v
-    if isinstance(v, float): return 'f' + struct.pack('>d', v).hex()
-    if isinstance(v, complex): return 'c' + struct.pack('>dd', v.real, v.imag).hex()
-    if isinstance(v, str): return 's' + v.encode('utf-8').hex()
-    if isinstance(v, (bytes, bytearray)): return 'b' + bytes(v).hex()
-    if isinstance(v, list): return '[' + ','.join(canon(x) for x in v) + ']'
-    if isinstance(v, tuple): return '(' + ','.join(canon(x) for x in v) + ')'
-    if isinstance(v, dict): return '{' + ','.join(canon(k) + ':' + canon(x) for k, x in v.items()) + '}'
-    if isinstance(v, (set, frozenset)): return '<' + ','.join(sorted(canon(x) for x in v)) + '>'
-    if isinstance(v, datetime.date): return 'D' + v.isoformat()
-    raise TypeError(type(v))
-
-def objarr(vals, shape=None, order='C'):
-    a = np.empty(len(vals), dtype=object)
-    for i, v in enumerate(vals):
-        a[i] = v
-    if shape is not None:
-        a = a.reshape(shape)
-    if order == 'F':
-        a = np.asfortranarray(a)
-    return a
+const pyCases = pycanon.Python + `
+import pickle, json
 
 shared = [1, 2]
 zero_d = np.empty((), dtype=object)

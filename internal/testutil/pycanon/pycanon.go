@@ -18,6 +18,48 @@ import (
 	"github.com/ndpack/ndpack/ndarray"
 )
 
+// Python defines, for the tests' scripts, canon(v): the same string Of
+// gives, for what Python unpickles (numpy arrays and scalars included,
+// datetime.date as D and its ISO form); and objarr(vals, shape=None,
+// order='C'): a numpy object array of exactly those elements (np.array
+// would make lists into dimensions). It imports numpy as np, struct,
+// datetime and sys.
+const Python = `
+import numpy as np, struct, datetime, sys
+
+def canon(v):
+    if isinstance(v, np.ndarray):
+        shape = ','.join(map(str, v.shape))
+        if v.dtype == object:
+            return 'O' + shape + '[' + ','.join(canon(x) for x in v.ravel(order='C')) + ']'
+        return 'A' + v.dtype.str + '/' + shape + '/' + np.ascontiguousarray(v).tobytes().hex()
+    if isinstance(v, np.generic):
+        return 'A' + v.dtype.str + '//' + v.tobytes().hex()
+    if v is None: return 'N'
+    if isinstance(v, bool): return 'T' if v else 'F'
+    if isinstance(v, int): return 'i%d' % v
+    if isinstance(v, float): return 'f' + struct.pack('>d', v).hex()
+    if isinstance(v, complex): return 'c' + struct.pack('>dd', v.real, v.imag).hex()
+    if isinstance(v, str): return 's' + v.encode('utf-8').hex()
+    if isinstance(v, (bytes, bytearray)): return 'b' + bytes(v).hex()
+    if isinstance(v, list): return '[' + ','.join(canon(x) for x in v) + ']'
+    if isinstance(v, tuple): return '(' + ','.join(canon(x) for x in v) + ')'
+    if isinstance(v, dict): return '{' + ','.join(canon(k) + ':' + canon(x) for k, x in v.items()) + '}'
+    if isinstance(v, (set, frozenset)): return '<' + ','.join(sorted(canon(x) for x in v)) + '>'
+    if isinstance(v, datetime.date): return 'D' + v.isoformat()
+    raise TypeError(type(v))
+
+def objarr(vals, shape=None, order='C'):
+    a = np.empty(len(vals), dtype=object)
+    for i, v in enumerate(vals):
+        a[i] = v
+    if shape is not None:
+        a = a.reshape(shape)
+    if order == 'F':
+        a = np.asfortranarray(a)
+    return a
+`
+
 // Of returns v's canon: "N" None, "T"/"F", "i" and the decimal of an int,
 // "f"/"c" and the hex of a float's (a complex's two) IEEE bits, "s"/"b" and
 // the hex of a str's UTF-8 or a bytes', [..] lists, (..) tuples, <..> sets
