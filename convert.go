@@ -76,7 +76,7 @@ func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 	}
 	if err := enc.EncodeFrom(h.DType, h.Shape, src); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return short("fewer")
+			return short("fewer: it ended while being read")
 		}
 		return truncatedWhileRead(err)
 	}

@@ -5,8 +5,6 @@ import (
 
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
-	"github.com/ndpack/ndpack/internal/mpwalk"
-	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -110,7 +108,7 @@ func (d *MessageDecoder) Decode(v any) error {
 // whose first key is a marker, or (a sender that puts the marker later) a
 // map of 3 to 16 entries with a marker among its keys.
 func dialectMap(msg []byte) (any, int, error) {
-	if !dialect.IsArray(msg) && !markerLater(msg) {
+	if !dialect.IsArray(msg) && !dialect.HasMarker(msg) {
 		return nil, 0, nil
 	}
 	h, err := dialect.DecodeHeader(msg)
@@ -122,31 +120,4 @@ func dialectMap(msg []byte) (any, int, error) {
 	}
 	data := append([]byte{}, msg[h.DataOffset:h.DataOffset+h.DataLen]...) // no clearing before the copy
 	return &ndarray.Array{DType: h.DType, Shape: h.Shape, Data: data}, h.Len, nil
-}
-
-// markerLater reports whether the map at the start of msg, of 3 to 16
-// entries (the sizes of the dialects' maps), has a marker key. The message
-// has been checked whole before decoding starts, so a value that cannot be
-// skipped only ends the search.
-func markerLater(msg []byte) bool {
-	n, rest, err := mpwire.ReadMapHeaderBytes(msg)
-	if err != nil || n < 3 || n > 16 {
-		return false
-	}
-	for range n {
-		var key []byte
-		key, rest, err = mpwire.ReadStringOrBinZC(rest)
-		if err != nil {
-			return false
-		}
-		if dialect.IsMarker(string(key)) {
-			return true
-		}
-		n, err := mpwalk.Len(rest, mpwalk.Limits{})
-		if err != nil {
-			return false
-		}
-		rest = rest[n:]
-	}
-	return false
 }

@@ -57,7 +57,7 @@ func unmarshal(b []byte, alias bool) (*ndarray.Array, Dialect, error) {
 // IsArray reports, cheaply, whether the map at the start of b has a marker
 // key of either dialect first, as their packers write it (it does not check
 // the rest: DecodeHeader does). Message decoders use it to pass over
-// ordinary maps; IsMarker finds maps whose marker comes later.
+// ordinary maps; HasMarker finds maps whose marker comes later.
 func IsArray(b []byte) bool {
 	p := parser{b: b}
 	n, err := p.mapHeader()
@@ -66,6 +66,34 @@ func IsArray(b []byte) bool {
 	}
 	key, err := p.stringOrBin("key")
 	return err == nil && IsMarker(string(key))
+}
+
+// HasMarker reports whether the map at the start of b, of the 3 to 16
+// entries the dialects' maps have, has a marker key anywhere (a sender may
+// put it after the other keys). It reads the keys in place and steps over
+// the values without allocating, so that it can be asked of every map of
+// a large message.
+func HasMarker(b []byte) bool {
+	n, rest, err := mpwire.ReadMapHeaderBytes(b)
+	if err != nil || n < 3 || n > 16 {
+		return false
+	}
+	for range n {
+		var key []byte
+		if key, rest, err = mpwire.ReadStringOrBinZC(rest); err != nil {
+			return false
+		}
+		switch string(key) { // compared without a copy
+		case "nd", "__ndarray__", "__npgeneric__":
+			return true
+		}
+		l, err := mpwalk.Len(rest, mpwalk.Limits{})
+		if err != nil {
+			return false
+		}
+		rest = rest[l:]
+	}
+	return false
 }
 
 // IsMarker reports whether a map key marks an array (or numpy scalar) of

@@ -1,6 +1,7 @@
 package npybridge
 
 import (
+	"bytes"
 	"sync"
 
 	"github.com/ndpack/ndpack/ndarray"
@@ -44,7 +45,7 @@ func (h *Header) parseCanonical(text []byte) (ok bool) {
 	if !ok {
 		return false
 	}
-	end := indexByte(rest, '\'')
+	end := bytes.IndexByte(rest, '\'')
 	if end < 0 {
 		return false
 	}
@@ -119,13 +120,4 @@ func cutPrefix(b []byte, s string) ([]byte, bool) {
 		return b, false
 	}
 	return b[len(s):], true
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }

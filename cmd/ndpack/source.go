@@ -401,7 +401,7 @@ func (fa *fileArrays) nestedArrays(b []byte, at int, base string, depth int, des
 		// (The checks read a map's keys only when it is a map: a failed
 		// read costs an error value, and a message may hold millions.)
 		isMap := at < len(b) && mpwire.NextType(b[at:]) == mpwire.MapType
-		if at < len(b) && (isExtHeader(b[at]) || isMap && (dialect.IsArray(b[at:]) || markerAmongKeys(b[at:]))) {
+		if at < len(b) && (isExtHeader(b[at]) || isMap && (dialect.IsArray(b[at:]) || dialect.HasMarker(b[at:]))) {
 			path := pathString(base, segs)
 			_, n, err := describe(path, at)
 			if err == nil {
@@ -682,31 +682,4 @@ func spoolNPZ(fa *fileArrays, r io.Reader) (*fileArrays, error) {
 		return nil, err
 	}
 	return fa, nil
-}
-
-// markerAmongKeys reports whether the map at the start of b, of 3 to 16
-// entries (the sizes of the dialects' maps), has a dialect's marker among
-// its keys, reading without allocating: a message of millions of small
-// maps is walked at the speed of its bytes.
-func markerAmongKeys(b []byte) bool {
-	n, rest, err := mpwire.ReadMapHeaderBytes(b)
-	if err != nil || n < 3 || n > 16 {
-		return false
-	}
-	for range n {
-		var key []byte
-		if key, rest, err = mpwire.ReadStringOrBinZC(rest); err != nil {
-			return false
-		}
-		switch string(key) { // compared without a copy
-		case "nd", "__ndarray__", "__npgeneric__":
-			return true
-		}
-		l, err := mpwalk.Len(rest, mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth})
-		if err != nil {
-			return false
-		}
-		rest = rest[l:]
-	}
-	return false
 }

@@ -59,7 +59,7 @@ var (
 	// FIFO, a device, a socket): renaming over it would replace the node
 	// itself, so it is never done; such destinations are written into
 	// directly by the caller, as cp does.
-	ErrNotRegular = errors.New("is not a regular file; it is written into, never replaced")
+	ErrNotRegular = errors.New("is not a regular file (a FIFO, a device or a socket), which renaming a new file over would replace; open it and write to it instead")
 	// ErrNoDir: the destination's directory does not exist.
 	ErrNoDir = errors.New("its directory does not exist")
 	// ErrInUse: the destination is locked by a process writing it in place
