@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -74,8 +73,8 @@ func refuseSameFile(in, out string) error {
 		return nil // reading it will say why
 	}
 	fout, err := os.Stat(out)
-	if errors.Is(err, fs.ErrNotExist) || err != nil {
-		return nil
+	if err != nil {
+		return nil // nothing there yet (or writing it will say why)
 	}
 	if os.SameFile(fin, fout) {
 		what := out
