@@ -81,3 +81,18 @@ func TestMarshalMessageExactSize(t *testing.T) {
 		t.Errorf("%d bytes allocated for an 8 MiB array's message, want one buffer", alloc)
 	}
 }
+
+// A message without large array data is its first draft, written once:
+// the same bytes as msgpack.Marshal.
+func TestMarshalMessageSmall(t *testing.T) {
+	a, _ := ndarray.FromSlice([]int16{1, 2, 3})
+	v := []any{1, "x", map[string]any{"a": a}, []any{a, nil}}
+	want, err := msgpack.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := MarshalMessage(v)
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("MarshalMessage gave % x (%v), msgpack.Marshal % x", got, err, want)
+	}
+}

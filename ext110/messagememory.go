@@ -17,18 +17,23 @@ func MarshalMessage(v any) ([]byte, error) { return MessageOptions{}.MarshalMess
 // arrays (*ndarray.Array and ndarray.Array values) written as ext 110, or by
 // o.ArrayEncoder when it is set.
 //
-// The message is sized first, its arrays' data counted and not copied,
-// then written into one buffer of exactly that size: an 8 MiB array costs
-// one allocation and one copy, not a growing buffer's several.
+// The message is drafted first with its large array data counted, not
+// copied. A message with none is then done: the draft is it. Otherwise it
+// is written again into one buffer of exactly the size counted, so that an
+// 8 MiB array costs one allocation and one copy, not a growing buffer's
+// several.
 func (o MessageOptions) MarshalMessage(v any) ([]byte, error) {
-	w := &arrayWriter{enc: o.ArrayEncoder, size: o.ArraySize, counting: true}
+	w := &arrayWriter{enc: o.ArrayEncoder, size: o.ArraySize, drafting: true}
 	enc := msgpack.GetEncoder()
 	defer msgpack.PutEncoder(enc)
 	enc.Reset(w)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	w.buf, w.counting = make([]byte, 0, w.n), false
+	if !w.skipped {
+		return w.buf, nil
+	}
+	w.buf, w.drafting, w.skipped = make([]byte, 0, w.n), false, false
 	enc.Reset(w)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
@@ -36,31 +41,36 @@ func (o MessageOptions) MarshalMessage(v any) ([]byte, error) {
 	return w.buf, nil
 }
 
-// arrayWriter is the writer of a message being sized (counting) or
-// written into buf; the registered array encoder recognises it through the
-// encoder's Writer, to count arrays without copying them and to hand them
-// to a caller's ArrayEncoder.
+// bigWrite is the size from which a draft counts bytes instead of copying
+// them: array data, which the final buffer then takes in one copy.
+const bigWrite = 64 << 10
+
+// arrayWriter is the writer of a message being drafted (n counts every
+// byte; buf holds them but for the big writes skipped) or written into buf;
+// the registered array encoder recognises it through the encoder's Writer,
+// to hand arrays to a caller's ArrayEncoder.
 type arrayWriter struct {
 	buf      []byte
 	n        int
-	counting bool
+	drafting bool
+	skipped  bool // a big write was counted, not copied: the draft is not the message
 	enc      func(dst []byte, a *ndarray.Array) ([]byte, error)
 	size     func(a *ndarray.Array) (int, error)
 }
 
 func (w *arrayWriter) Write(p []byte) (int, error) {
-	if w.counting {
-		w.n += len(p)
-	} else {
+	w.n += len(p)
+	if w.drafting && len(p) >= bigWrite {
+		w.skipped = true
+	} else if !w.skipped {
 		w.buf = append(w.buf, p...)
 	}
 	return len(p), nil
 }
 
 func (w *arrayWriter) WriteByte(c byte) error {
-	if w.counting {
-		w.n++
-	} else {
+	w.n++
+	if !w.skipped {
 		w.buf = append(w.buf, c)
 	}
 	return nil
@@ -73,18 +83,19 @@ func encodeByCaller(e *msgpack.Encoder, a *ndarray.Array) (bool, error) {
 	if !ok || w.enc == nil {
 		return false, nil
 	}
-	switch {
-	case w.counting && w.size != nil:
+	if w.drafting && w.size != nil && len(a.Data) >= bigWrite {
 		n, err := w.size(a)
 		w.n += n
-		return true, err
-	case w.counting:
-		b, err := w.enc(nil, a) // no ArraySize: counted the long way
-		w.n += len(b)
+		w.skipped = true
 		return true, err
 	}
+	before := len(w.buf)
 	var err error
 	w.buf, err = w.enc(w.buf, a)
+	w.n += len(w.buf) - before
+	if w.skipped {
+		w.buf = w.buf[:before] // nothing after a skipped write is kept
+	}
 	return true, err
 }
 
