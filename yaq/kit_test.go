@@ -121,8 +121,32 @@ func runProgram(t *testing.T, p *Program, extra string) (string, string, *syncBu
 	logs := &syncBuffer{}
 	p.Stderr = logs
 	done := make(chan int, 1)
-	go func() { done <- p.Run([]string{"--config", cfg}) }()
+	ended := make(chan struct{})
+	go func() {
+		done <- p.Run([]string{"--config", cfg})
+		close(ended)
+	}()
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	// The program writes its state file as it stops, so it must have ended
+	// before the test's temporary directories are removed (cleanups run in
+	// reverse order, after this one). A test that left it running is
+	// shut down here.
+	t.Cleanup(func() {
+		select {
+		case <-ended:
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		if c, err := Dial(context.Background(), addr); err == nil {
+			_ = c.Call(context.Background(), "shutdown", nil, nil)
+			c.Close()
+		}
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+			t.Errorf("the program on %s did not end: %s", addr, logs.String())
+		}
+	})
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		select {
 		case code := <-done:
