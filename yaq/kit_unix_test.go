@@ -4,6 +4,7 @@ package yaq
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,6 +60,69 @@ func TestProgramSIGHUPAndLogFile(t *testing.T) {
 	select {
 	case code := <-done:
 		assert.Equal(t, 0, code)
+	case <-time.After(5 * time.Second):
+		t.Fatal("shutdown did not end the program")
+	}
+}
+
+// SIGHUP reads the config file again: a table added since the start is a
+// daemon that answers, a table removed is a daemon that stops, as
+// yaqd-core's shutdown_all means to (_is_daemon.py, lines 302-305: it
+// loads the file again and starts each of its tables).
+func TestProgramSIGHUPReadsTheConfigAgain(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	p := &Program{Kind: "stage", Traits: []*Trait{HasPosition}}
+	addrD, cfg, logs, done := runProgram(t, p, "")
+	ctx := context.Background()
+	original, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	portE := freePort(t)
+	addrE := fmt.Sprintf("127.0.0.1:%d", portE)
+	tableE := fmt.Sprintf("[e]\nport = %d\nhost = \"127.0.0.1\"\n", portE)
+	hangUp := func(servings int) {
+		t.Helper()
+		require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+		for deadline := time.Now().Add(5 * time.Second); strings.Count(logs.String(), "serving stage on") < servings; time.Sleep(20 * time.Millisecond) {
+			require.True(t, time.Now().Before(deadline), "not restarted: %s", logs.String())
+		}
+	}
+	name := func(addr string) (string, error) {
+		c, err := Dial(ctx, addr)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		var id struct{ Name string }
+		err = c.Call(ctx, "id", nil, &id)
+		return id.Name, err
+	}
+
+	_, err = name(addrE)
+	require.Error(t, err, "no table [e] yet")
+	require.NoError(t, os.WriteFile(cfg, append(original, tableE...), 0o644))
+	hangUp(1 + 2) // d, then d and e
+	got, err := name(addrE)
+	require.NoError(t, err)
+	assert.Equal(t, "e", got, "the table added answers")
+	got, err = name(addrD)
+	require.NoError(t, err)
+	assert.Equal(t, "d", got)
+
+	require.NoError(t, os.WriteFile(cfg, []byte(tableE), 0o644))
+	hangUp(1 + 2 + 1) // e alone
+	_, err = name(addrD)
+	assert.Error(t, err, "the table removed is a daemon stopped")
+	got, err = name(addrE)
+	require.NoError(t, err)
+	assert.Equal(t, "e", got)
+
+	c, err := Dial(ctx, addrE)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.Call(ctx, "shutdown", nil, nil))
+	select {
+	case code := <-done:
+		assert.Equal(t, 0, code, "%s", logs.String())
 	case <-time.After(5 * time.Second):
 		t.Fatal("shutdown did not end the program")
 	}

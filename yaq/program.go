@@ -44,8 +44,15 @@ import (
 // enable = false skips a table. The state fields are read at start from
 // StateFile(kind, name) and written there, atomically, within a second of
 // a change and when the daemon stops. shutdown(restart=true) starts the
-// daemon again from the config file, and SIGHUP every daemon; SIGINT and
-// SIGTERM stop them all.
+// daemon again from its table of the config file as it is then. SIGHUP
+// stops every daemon, saves their states and reads the config file again:
+// each table it then holds is a daemon (one added since starts, one
+// removed stays stopped, changed values apply), and a file that no longer
+// checks ends the program with the error, as at start. That is what
+// yaqd-core's shutdown_all sets out to do on SIGHUP (it loads the file
+// again and runs its start over every table); the --log-level given
+// still overrides each table's log_level, where yaqd-core's second start
+// would take the file's. SIGINT and SIGTERM stop them all.
 type Program struct {
 	// Name is the program's name in messages and --version; "" means
 	// "yaqd-" and the protocol's name.
@@ -245,6 +252,8 @@ func (p *Program) Run(args []string) int {
 		if !hup {
 			return 0
 		}
+		// The next start reads the file again: tables added or removed
+		// since are daemons started or left stopped.
 	}
 }
 
