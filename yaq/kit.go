@@ -233,6 +233,24 @@ func (d *Daemon) SetMappings(mappings map[string]any) {
 	k.mappings = m
 }
 
+// SetMapping sets one mapping (has-mapping) and keeps the mapping_id, as
+// assigning self._mappings[name] in a yaqd-core daemon does: there only
+// replacing the whole dict (SetMappings) numbers the mappings anew, and
+// clients that fetch mappings again only when mapping_id changes behave
+// with the Go daemon as with the Python one.
+func (d *Daemon) SetMapping(name string, value any) {
+	k := d.mustKit()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	// A new map: get_mappings answers may be encoding the old one.
+	m := make(map[string]any, len(k.mappings)+1)
+	for key, v := range k.mappings {
+		m[key] = v
+	}
+	m[name] = value
+	k.mappings = m
+}
+
 // Mappings returns the mappings last set, with their mapping_id.
 func (d *Daemon) Mappings() map[string]any {
 	k := d.mustKit()

@@ -367,7 +367,9 @@ func newSpectrometer(d *yaq.Daemon) error {
 			for i := range wl {
 				wl[i] = center + 25 - 50*float64(i)/(pixels-1)
 			}
-			d.SetMappings(map[string]any{"wavelengths": littleEndian(wl, pixels)})
+			// In place, as the Python fake assigns to its mappings' key:
+			// mapping_id stays 1.
+			d.SetMapping("wavelengths", littleEndian(wl, pixels))
 		}
 		const g = 3.0
 		counts := make([]float64, pixels)

@@ -227,13 +227,25 @@ func TestKinds(t *testing.T) {
 	t.Run("fake-spectrometer", func(t *testing.T) {
 		c, _ := start(t, "fake-spectrometer", "spec", "")
 		assert.Equal(t, map[string]any{"wavelengths": "nm"}, call[map[string]any](t, c, "get_mapping_units"))
-		for _, center := range []float64{400, 1300} {
+		// The Python fake's mapping_id is 1 from the start and stays 1:
+		// its _measure assigns to a key of _mappings, which leaves
+		// yaqd-core's counter (bumped only when the whole dict is
+		// replaced, once at construction) as it is.
+		assert.Equal(t, map[string]any{"measurement_id": int32(0)}, call[map[string]any](t, c, "get_measured"), "no mapping_id before a measurement")
+		assert.Equal(t, int64(1), call[int64](t, c, "get_mapping_id"))
+		assert.Equal(t, map[string]any{"mapping_id": 1.0}, call[map[string]any](t, c, "get_mappings"))
+		for i, center := range []float64{400, 400, 1300} {
 			call[any](t, c, "set_central_wavelength", center)
 			call[int64](t, c, "measure")
 			waitIdle(t, c)
 			m := call[map[string]any](t, c, "get_measured")
 			assert.Equal(t, "<f8 (551,)", m["counts"].(*ndarray.Array).String())
-			wl, err := ndarray.ValuesAs[float64](call[map[string]any](t, c, "get_mappings")["wavelengths"].(*ndarray.Array))
+			assert.EqualValues(t, i+1, m["measurement_id"])
+			assert.EqualValues(t, 1, m["mapping_id"], "after measure %d at %g nm", i+1, center)
+			assert.Equal(t, int64(1), call[int64](t, c, "get_mapping_id"))
+			maps := call[map[string]any](t, c, "get_mappings")
+			assert.Equal(t, 1.0, maps["mapping_id"])
+			wl, err := ndarray.ValuesAs[float64](maps["wavelengths"].(*ndarray.Array))
 			require.NoError(t, err)
 			assert.InDelta(t, center, wl[275], 1e-9)
 			assert.Equal(t, center, call[float64](t, c, "get_central_wavelength"))
