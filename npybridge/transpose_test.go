@@ -19,6 +19,7 @@ func TestColumnMajorReadMatchesTranspose(t *testing.T) {
 		{"|u1", []int{1000, 700}}, {"<u2", []int{33, 1025}}, {"|S3", []int{77, 900}},
 		{"<f4", []int{257, 511}}, {"<f8", []int{1000, 700}}, {"<c16", []int{31, 3000}},
 		{"<f8", []int{1, 5}}, {"<f8", []int{5, 1}}, {"<i4", []int{20, 30, 40}},
+		{"<f8", []int{2048, 130}}, {"<i2", []int{3, 200001}}, {"<f8", []int{140001, 6}},
 	} {
 		dt := ndarray.MustParseDType(c.typestr)
 		n, _ := ndarray.ByteSize(dt, c.shape)
