@@ -370,7 +370,9 @@ func TestNPZReadAllocatesTheArrayOnce(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, []int{2048, 4096}, a.Shape)
 			assert.Equal(t, n, len(a.Data))
-			assert.LessOrEqual(t, alloc, uint64(n+1<<20), "bytes allocated to read a %d-byte member", n)
+			// Beyond the array: the inflater's window and, for Fortran
+			// order, the 1 MiB chunk the transpose reads into.
+			assert.LessOrEqual(t, alloc, uint64(n+2<<20), "bytes allocated to read a %d-byte member", n)
 		})
 	}
 }
