@@ -33,8 +33,8 @@ func Ext110ToNPY(w io.Writer, r io.Reader) error { return ConvertOptions{}.Ext11
 // object.
 //
 // A row-major file is streamed: after the header, exactly the data bytes
-// are copied from r to w in bounded memory; from a regular file they are
-// written straight from memory-mapped windows, one copy and no buffer. A
+// are copied from r to w in bounded memory; from a regular file through
+// one reused 1 MiB buffer, read at the data's offsets. A
 // Fortran-order file is read whole into memory and transposed, since ext
 // 110 data is row-major. If r is a file shorter than its header announces,
 // nothing is written.
@@ -70,8 +70,8 @@ func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 		return enc.Encode(a)
 	}
 	if isFile {
-		// Exactly the data, so that the encoder writes it from the file's
-		// mapped windows (Section.WriteTo).
+		// Exactly the data, so that the encoder has Section.WriteTo move
+		// it from the file through one reused buffer.
 		src = filesection.New(f, pos, h.DataLen())
 	}
 	if err := enc.EncodeFrom(h.DType, h.Shape, src); err != nil {
@@ -90,8 +90,8 @@ func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 // The canonical key order puts the data before the dtype and shape, so a
 // stream cannot be converted before its end has been read. When r is a
 // regular file it is memory-mapped to read only the framing, and the data
-// is then written from the file a mapped window at a time: memory stays
-// bounded whatever the size. Any other reader is decoded into memory
+// is then moved from the file through one reused 1 MiB buffer: memory
+// stays bounded whatever the size. Any other reader is decoded into memory
 // first.
 func (o ConvertOptions) Ext110ToNPY(w io.Writer, r io.Reader) error {
 	if f, size, ok := regularFile(r); ok && size > 0 {
