@@ -1,0 +1,175 @@
+// Command perftable measures the README's performance table in one run:
+// it runs every row's benchmark, ndpack's and the Python peers'
+// (BenchmarkPeers, which times numpy and msgpack_numpy against the same
+// kind of baseline in Python), in a single `go test -bench` invocation,
+// one package at a time so that no two benchmarks share the machine, and
+// prints the table in Markdown with the range of each ratio over the
+// rounds.
+//
+// Usage, from the module's root:
+//
+//	go run ./internal/cmd/perftable [-count 3] [-benchtime 40x]
+//
+// It needs the Python peers (/usr/bin/python3 with numpy, msgpack and
+// msgpack_numpy); go test's output is copied to stderr as it arrives.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// A row of the table: what is measured, the benchmarks whose x-baseline
+// ratios make up ndpack's column (several are shown side by side, split
+// by " / "), ndpack's baseline, and the peer's benchmark and baseline.
+type row struct {
+	label    string
+	benches  []string
+	baseline string
+	peer     string
+	peerBase string
+}
+
+var rows = []row{
+	{"message with an 8 MiB `<f8` array, decode and read as an array (ext 110 / msgpack-numpy)",
+		[]string{"BenchmarkMessage8MiBVsMakeCopy/ext110/decode", "BenchmarkMessage8MiBVsMakeCopy/msgpack-numpy/decode"}, "make+copy",
+		"BenchmarkPeers/msgpack_numpy/decode", "msgpack_numpy, a bytes copy"},
+	{"the same message, encode (ext 110 / msgpack-numpy)",
+		[]string{"BenchmarkMessage8MiBVsMakeCopy/ext110/encode", "BenchmarkMessage8MiBVsMakeCopy/msgpack-numpy/encode"}, "make+copy",
+		"BenchmarkPeers/msgpack_numpy/encode", "msgpack_numpy, a bytes copy"},
+	{"read a 16 MiB `.npy` / into a reused buffer (`ReadFileInto`)",
+		[]string{"BenchmarkRead16MiBVsReadFile", "BenchmarkReadFileInto16MiBVsReadFile"}, "`os.ReadFile`",
+		"BenchmarkPeers/numpy/read", "`np.load`, a file read"},
+	{"16 MiB Fortran-order `.npy` to a row-major array",
+		[]string{"BenchmarkReadFortran16MiBVsReadFile"}, "`os.ReadFile`",
+		"BenchmarkPeers/numpy/fortran", "`ascontiguousarray(np.load)`, a file read"},
+	{"16 MiB big-endian `.npy` to the machine's order (`NativeOrder`)",
+		[]string{"BenchmarkReadBigEndian16MiBToNativeVsReadFile"}, "`os.ReadFile`",
+		"BenchmarkPeers/numpy/big-endian", "`np.load` + in-place byteswap, a file read"},
+	{"write 16 MiB of a Go slice (`ndarray.View`) into a file / atomically",
+		[]string{"BenchmarkWriteSlice16MiBVsOSWriteFile", "BenchmarkWriteFileSlice16MiBVsOSWriteFile"}, "`os.WriteFile`",
+		"BenchmarkPeers/numpy/write", "`np.save`, a file write"},
+	{"64 MiB file to file, `.npy` to ext 110 / back",
+		[]string{"BenchmarkConvertNPYToExt110File64MiBVsCopy", "BenchmarkConvertExt110ToNPYFile64MiBVsCopy"}, "`io.Copy`", "", ""},
+	{"32 MiB echo call reusing memory on both sides, yaqrpc / yaq",
+		[]string{"BenchmarkRoundTrip32MiBReusingVsUserEcho", "BenchmarkEcho32MiBReusingVsUserEcho"}, "an echo of each whole message", "", ""},
+}
+
+// packages holds every row's benchmark; they run one after another (-p 1).
+var packages = []string{".", "./npybridge", "./yaqrpc", "./yaq"}
+
+func main() {
+	count := flag.Int("count", 3, "rounds of every benchmark")
+	benchtime := flag.String("benchtime", "40x", "go test -benchtime")
+	flag.Parse()
+	args := append([]string{"test", "-p", "1", "-run", "^$", "-bench", benchPattern(), "-benchtime", *benchtime,
+		"-count", strconv.Itoa(*count)}, packages...)
+	cmd := exec.Command("go", args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		fail(err)
+	}
+	if err := cmd.Start(); err != nil {
+		fail(err)
+	}
+	ratios, err := parse(io.TeeReader(out, os.Stderr))
+	if err != nil {
+		fail(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		fail(fmt.Errorf("go %s: %w", strings.Join(args, " "), err))
+	}
+	fmt.Print(table(ratios))
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "perftable:", err)
+	os.Exit(1)
+}
+
+// benchPattern matches every row's benchmarks and nothing else; go test
+// splits a -bench pattern at slashes into one pattern per level.
+func benchPattern() string {
+	top := map[string]bool{}
+	var names []string
+	for _, r := range rows {
+		for _, b := range append(r.benches, r.peer) {
+			name, _, _ := strings.Cut(b, "/")
+			if name != "" && !top[name] {
+				top[name] = true
+				names = append(names, strings.TrimPrefix(name, "Benchmark"))
+			}
+		}
+	}
+	return "^(" + strings.Join(names, "|") + ")$"
+}
+
+// resultLine is one result of go test -bench: its name (without the
+// -GOMAXPROCS suffix), then the x-baseline metric somewhere after it.
+var resultLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s.*?\s([0-9.]+) x-baseline`)
+
+// parse collects every x-baseline ratio by benchmark name.
+func parse(r io.Reader) (map[string][]float64, error) {
+	ratios := map[string][]float64{}
+	s := bufio.NewScanner(r)
+	for s.Scan() {
+		m := resultLine.FindStringSubmatch(s.Text())
+		if m == nil {
+			continue
+		}
+		v, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", s.Text(), err)
+		}
+		ratios[m[1]] = append(ratios[m[1]], v)
+	}
+	return ratios, s.Err()
+}
+
+// table renders the rows with the ratios measured; a benchmark that did
+// not run shows as "not run".
+func table(ratios map[string][]float64) string {
+	var b strings.Builder
+	b.WriteString("| row | benchmark | ndpack | numpy / msgpack_numpy (`BenchmarkPeers`) |\n| --- | --- | --- | --- |\n")
+	for _, r := range rows {
+		var names, values []string
+		seen := map[string]bool{}
+		for _, name := range r.benches {
+			top, _, _ := strings.Cut(name, "/")
+			if !seen[top] {
+				seen[top] = true
+				names = append(names, "`"+top+"`")
+			}
+			values = append(values, span(ratios[name]))
+		}
+		peer := ""
+		if r.peer != "" {
+			peer = span(ratios[r.peer]) + " " + r.peerBase
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s %s | %s |\n", r.label, strings.Join(names, ", "), strings.Join(values, " / "), r.baseline, peer)
+	}
+	return b.String()
+}
+
+// span is the range of the ratios, "1.02-1.07x", or one value, "1.02x".
+func span(v []float64) string {
+	if len(v) == 0 {
+		return "not run"
+	}
+	lo, hi := v[0], v[0]
+	for _, x := range v {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	if fmt.Sprintf("%.2f", lo) == fmt.Sprintf("%.2f", hi) {
+		return fmt.Sprintf("%.2fx", lo)
+	}
+	return fmt.Sprintf("%.2f-%.2fx", lo, hi)
+}
