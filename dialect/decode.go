@@ -30,8 +30,10 @@ type Header struct {
 func Unmarshal(b []byte) (*ndarray.Array, Dialect, error) { return unmarshal(b, false) }
 
 // UnmarshalNoCopy is Unmarshal without the copy: the Array's Data aliases
-// b, which must not change while the Array is in use. Its cost does not
-// depend on the size of the array.
+// b, which must not change while the Array is in use, and its cost does not
+// depend on the size of the array, when the data lies in b aligned for its
+// items (ndarray.Array.Aligned). Data that does not is copied once,
+// aligned, so that typed access never copies it again.
 func UnmarshalNoCopy(b []byte) (*ndarray.Array, Dialect, error) { return unmarshal(b, true) }
 
 func unmarshal(b []byte, alias bool) (*ndarray.Array, Dialect, error) {
@@ -51,7 +53,11 @@ func unmarshal(b []byte, alias bool) (*ndarray.Array, Dialect, error) {
 		// clears no byte it then overwrites.
 		data = append([]byte{}, data...)
 	}
-	return &ndarray.Array{DType: h.DType, Shape: h.Shape, Data: data}, h.Dialect, nil
+	a := &ndarray.Array{DType: h.DType, Shape: h.Shape, Data: data}
+	if alias && !a.Aligned() {
+		a.Data = append([]byte(nil), data...)
+	}
+	return a, h.Dialect, nil
 }
 
 // IsArray reports, cheaply, whether the map at the start of b has a marker

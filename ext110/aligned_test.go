@@ -96,3 +96,77 @@ func TestMarshalMessageSmall(t *testing.T) {
 		t.Fatalf("MarshalMessage gave % x (%v), msgpack.Marshal % x", got, err, want)
 	}
 }
+
+// NoCopy aliases the message where an array's data lies aligned for its
+// items, allocating nothing payload-sized, and copies it once, aligned,
+// where it does not: either way ndarray.Values reads it in place.
+func TestNoCopyAliasesOnlyAlignedData(t *testing.T) {
+	const n = 1 << 17 // 1 MiB of <f8
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = float64(i)
+	}
+	a, _ := ndarray.FromSlice(v)
+	obj, err := Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := DecodeHeader(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := msgpack.Marshal(map[string]any{"result": a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inMsg := len(msg) - len(obj) + h.DataOffset // {"result": comes first
+	buf := make([]byte, len(msg)+16)
+	aliased := 0
+	for shift := 0; shift < 8; shift++ {
+		for _, c := range []struct {
+			name   string
+			in     []byte
+			at     int
+			decode func([]byte) (*ndarray.Array, error)
+		}{
+			{"UnmarshalNoCopy", buf[shift : shift+len(obj)], h.DataOffset, UnmarshalNoCopy},
+			{"UnmarshalMessage", buf[shift : shift+len(msg)], inMsg, func(b []byte) (*ndarray.Array, error) {
+				var m map[string]*ndarray.Array
+				err := MessageOptions{NoCopy: true}.UnmarshalMessage(b, &m)
+				return m["result"], err
+			}},
+		} {
+			if c.name == "UnmarshalNoCopy" {
+				copy(c.in, obj)
+			} else {
+				copy(c.in, msg)
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			got, err := c.decode(c.in)
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				t.Fatal(c.name, err)
+			}
+			there := &c.in[c.at]
+			alias := &got.Data[0] == there
+			if aligned := uintptr(unsafe.Pointer(there))%8 == 0; alias != aligned {
+				t.Errorf("%s, data at address %% 8 = %d in the input: aliases it %v", c.name, uintptr(unsafe.Pointer(there))%8, alias)
+			}
+			if alias {
+				aliased++
+				if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<10 {
+					t.Errorf("%s: %d bytes allocated to alias a 1 MiB array", c.name, alloc)
+				}
+			}
+			vals, err := ndarray.Values[float64](got)
+			if err != nil || &vals[0] != (*float64)(unsafe.Pointer(&got.Data[0])) || vals[n-1] != float64(n-1) {
+				t.Errorf("%s, shift %d: Values copied or differs (%v)", c.name, shift, err)
+			}
+		}
+	}
+	if aliased != 2 {
+		t.Errorf("%d of 16 decodes aliased the input, want one shift for each decoder", aliased)
+	}
+}

@@ -18,8 +18,11 @@ import (
 func Unmarshal(b []byte) (*ndarray.Array, error) { return unmarshal(b, false) }
 
 // UnmarshalNoCopy is Unmarshal without the copy: the returned Array's Data
-// aliases b, so b must not be modified while the Array is in use. Its cost
-// does not depend on the size of the array.
+// aliases b, so b must not be modified while the Array is in use, and its
+// cost does not depend on the size of the array, when the data lies in b
+// aligned for its items (Array.Aligned). Data that does not is copied
+// once, aligned, so that typed access (ndarray.Values) never copies it
+// again.
 func UnmarshalNoCopy(b []byte) (*ndarray.Array, error) { return unmarshal(b, true) }
 
 func unmarshal(b []byte, alias bool) (*ndarray.Array, error) {
@@ -31,7 +34,11 @@ func unmarshal(b []byte, alias bool) (*ndarray.Array, error) {
 	if start+n != len(b) {
 		return nil, errAt(ErrMalformed, start+n, "%d bytes after the ext 110 object", len(b)-start-n)
 	}
-	return decodePayload(b[start:], start, alias)
+	a, err := decodePayload(b[start:], start, alias)
+	if err != nil || !alias {
+		return a, err
+	}
+	return alignedAlias(a), nil
 }
 
 // Header describes an encoded ext 110 object without its data, like
@@ -75,6 +82,16 @@ func decodePayload(b []byte, base int, alias bool) (*ndarray.Array, error) {
 		a.Data = append(make([]byte, 0, len(a.Data)), a.Data...)
 	}
 	return a, nil
+}
+
+// alignedAlias makes a's data, which aliases the caller's input, aligned
+// for its items: left where it is if it is, else copied once (a new heap
+// block starts at a multiple of 8, or of the item's size when smaller).
+func alignedAlias(a *ndarray.Array) *ndarray.Array {
+	if !a.Aligned() {
+		a.Data = append([]byte(nil), a.Data...)
+	}
+	return a
 }
 
 // parser reads msgpack from a byte slice through mpwire, whose reads check

@@ -59,7 +59,9 @@ type MessageOptions struct {
 	// NoCopy makes the ext 110 arrays that UnmarshalMessage decodes alias
 	// the message's bytes instead of copying them, which costs nothing
 	// whatever their size; the caller must then not change or reuse the
-	// bytes while the arrays are in use.
+	// bytes while the arrays are in use. An array whose data lies in the
+	// message misaligned for its items (see ndarray.Array.Aligned) is
+	// copied once, aligned, instead: typed access then never copies it.
 	NoCopy bool
 }
 

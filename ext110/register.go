@@ -112,8 +112,14 @@ func decodeExtPayload(d *msgpack.Decoder, v reflect.Value, extLen int) error {
 			}
 			payload = append(zeros[:pad:pad], payload...)[pad:]
 		}
-		// With alias the message's owner lets arrays alias it: no copy.
-		return setArray(v, payload)
+		// With alias the message's owner lets arrays alias it: no copy,
+		// unless the data lies there misaligned for its items.
+		if err := setArray(v, payload); err != nil || !r.alias {
+			return err
+		}
+		a := v.Interface().(*ndarray.Array)
+		*a = *alignedAlias(a)
+		return nil
 	}
 	var src io.Reader = readFullFunc(d.ReadFull)
 	// Decoding from memory (msgpack.Unmarshal) the decoder's reader knows

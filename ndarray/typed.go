@@ -102,6 +102,26 @@ func Scalar[T Element](v T) *Array {
 	return a
 }
 
+// Aligned reports whether a's data starts at an address that is a
+// multiple of its items' alignment (their size, up to 8 bytes, for
+// integers, floats, datetimes and timedeltas; half their size, up to 8, for
+// complex numbers; 1 for the rest), so that Values reads it in place rather
+// than copying it. An empty array is aligned.
+func (a *Array) Aligned() bool {
+	if len(a.Data) == 0 {
+		return true
+	}
+	align := 1
+	switch a.DType.Kind {
+	case KindInt, KindUint, KindFloat, KindDatetime, KindTimedelta:
+		align = a.DType.ItemSize
+	case KindComplex:
+		align = a.DType.ItemSize / 2
+	}
+	align = min(max(align, 1), 8)
+	return uintptr(unsafe.Pointer(&a.Data[0]))%uintptr(align) == 0
+}
+
 // Values returns the elements of a as a []T in row-major order, in the
 // machine's byte order. T must match the dtype's kind and item size
 // (ErrType otherwise); the byte order may be either.

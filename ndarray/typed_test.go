@@ -2,6 +2,7 @@ package ndarray
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"testing"
 
@@ -174,4 +175,33 @@ func TestFromRowsAndRows(t *testing.T) {
 	assert.ErrorIs(t, err, ErrShape)
 	_, err = Rows[float64](a)
 	assert.ErrorIs(t, err, ErrType)
+}
+
+// Aligned asks what Values needs to read in place: the item's size up to
+// 8 for numbers, half of it for complex ones, nothing for strings.
+func TestAligned(t *testing.T) {
+	buf := make([]byte, 64) // a heap block: 8-aligned
+	for _, c := range []struct {
+		typestr string
+		aligned []int // of the offsets 0..7
+	}{
+		{"<f8", []int{0}}, {"<i2", []int{0, 2, 4, 6}}, {"<c8", []int{0, 4}}, {"<c16", []int{0}},
+		{"<M8[s]", []int{0}}, {"|S3", []int{0, 1, 2, 3, 4, 5, 6, 7}}, {"|b1", []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{"<f2", []int{0, 2, 4, 6}},
+	} {
+		dt := MustParseDType(c.typestr)
+		var got []int
+		for off := 0; off < 8; off++ {
+			a := &Array{DType: dt, Shape: []int{1}, Data: buf[off : off+dt.ItemSize]}
+			if a.Aligned() {
+				got = append(got, off)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.aligned) {
+			t.Errorf("%s: aligned at offsets %v, want %v", c.typestr, got, c.aligned)
+		}
+	}
+	if !(&Array{DType: Float64, Shape: []int{0}}).Aligned() {
+		t.Error("an empty array is aligned")
+	}
 }
