@@ -6,8 +6,9 @@ import (
 )
 
 // Sentinels for calls that cannot be made or answered as asked, beside the
-// value errors of Error: a caller can act on each (fix the method name or
-// the parameters, pass another result type, reconnect to another daemon).
+// codec's value errors (avro.Error): a caller can act on each (fix the
+// method name or the parameters, pass another result type, reconnect to
+// another daemon).
 var (
 	// ErrNoMethod: a call or handler names a message the protocol does
 	// not have.

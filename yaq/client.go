@@ -16,11 +16,21 @@ import (
 
 	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/connset"
+	"github.com/ndpack/ndpack/yaq/avro"
 )
 
 // DefaultMaxSize bounds one frame, and one value, read from a peer
 // unless configured otherwise.
-const DefaultMaxSize = 64 << 20
+const DefaultMaxSize = avro.DefaultMaxSize
+
+// Caps on what a peer sends of the RPC's own machinery, far below the
+// frame limit: yaq peers send empty meta maps and protocols of 7 to 11
+// KiB.
+const (
+	maxMetaSize      = 64 << 10 // a call's meta map, or an answer's
+	maxHandshakeSize = 64 << 10 // a handshake answer, beyond the protocol
+	maxProtocolSize  = 1 << 20  // the protocol a daemon serves, for a client
+)
 
 // ErrClosed is returned by calls on a closed Client. Like every
 // package's closed error (yaqrpc's, the daemons' and servers', npybridge's
@@ -52,8 +62,9 @@ type Client struct {
 	hash   [16]byte
 	stale  bool // the stream can no longer be trusted: reconnect first
 	done   bool
-	in     *frames                                     // the answers, as they arrive
-	out    outFrames                                   // a call's frames
+	br     *bufio.Reader                               // the connection's
+	in     *avro.FrameReader                           // the answers, as they arrive
+	out    avro.FrameWriter                            // a call's frames
 	pieces [][]byte                                    // a parameter's encoding
 	dial   func(ctx context.Context) (net.Conn, error) // for tests; nil dials addr
 	// lastUsed is when the connection last carried a call: one idle for
@@ -122,7 +133,8 @@ func (c *Client) connect(ctx context.Context) error {
 	if c.addr != "" {
 		peer = "daemon " + c.addr
 	}
-	c.in = &frames{br: bufio.NewReaderSize(conn, 64<<10), max: c.maxFrame, dropRest: true, peer: peer}
+	c.br = bufio.NewReaderSize(conn, 64<<10)
+	c.in = avro.NewFrameReader(c.br, avro.ReaderOptions{MaxSize: c.maxFrame, Peer: peer, DropRest: true})
 	stop := c.watch(ctx)
 	defer stop()
 	var spaces [16]byte
@@ -148,7 +160,7 @@ func (c *Client) shakeHands(spaces [16]byte) error {
 	if err != nil {
 		return err
 	}
-	if match == "BOTH" && c.proto != nil {
+	if match == avro.MatchBoth && c.proto != nil {
 		return nil // a daemon that knows us from before
 	}
 	if text == nil {
@@ -164,36 +176,22 @@ func (c *Client) shakeHands(spaces [16]byte) error {
 	if match, _, _, err = c.handshake(hash, text, hash); err != nil {
 		return err
 	}
-	if match != "BOTH" {
+	if match != avro.MatchBoth {
 		return classed(ErrHandshake, "yaq: %s: the daemon did not accept its own protocol (%s)", c.addr, match)
 	}
 	c.proto, c.hash = proto, hash
 	return nil
 }
 
-// The Avro IPC handshake records.
+// The values of a call and its answer beside its parameters and result.
 var (
-	handshakeResponse = mustSchema(`{"type": "record", "name": "HandshakeResponse", "fields": [
-		{"name": "match", "type": {"type": "enum", "name": "HandshakeMatch", "symbols": ["BOTH", "CLIENT", "NONE"]}},
-		{"name": "serverProtocol", "type": ["null", "string"]},
-		{"name": "serverHash", "type": ["null", {"type": "fixed", "name": "MD5", "size": 16}]},
-		{"name": "meta", "type": ["null", {"type": "map", "values": "bytes"}]}]}`)
-	metaSchema       = mustSchema(`{"type": "map", "values": "bytes"}`) // a request's meta, echoed in its answer
-	booleanSchema    = &Schema{Type: "boolean"}
-	stringSchema     = &Schema{Type: "string"}
-	handshakeRequest = mustSchema(`{"type": "record", "name": "HandshakeRequest", "fields": [
-		{"name": "clientHash", "type": {"type": "fixed", "name": "MD5", "size": 16}},
-		{"name": "clientProtocol", "type": ["null", "string"]},
-		{"name": "serverHash", "type": "MD5"},
-		{"name": "meta", "type": ["null", {"type": "map", "values": "bytes"}]}]}`)
-	// A daemon reads a HandshakeRequest as its head and its meta, which
-	// it skips.
-	handshakeHead = &Schema{Type: "record", Name: handshakeRequest.Name, Fields: handshakeRequest.Fields[:3], checked: true} // of checked fields; 16 bytes at least
-	handshakeMeta = handshakeRequest.Fields[3].Type
+	metaSchema    = mustSchema(`{"type": "map", "values": "bytes"}`) // a request's meta, echoed in its answer
+	booleanSchema = mustSchema(`"boolean"`)                          // an answer's error flag
+	stringSchema  = mustSchema(`"string"`)                           // a call's method name
 )
 
-func mustSchema(text string) *Schema {
-	s, err := ParseSchema(text)
+func mustSchema(text string) *avro.Schema {
+	s, err := avro.ParseSchema(text)
 	if err != nil {
 		panic(err)
 	}
@@ -202,42 +200,42 @@ func mustSchema(text string) *Schema {
 
 // handshake sends a HandshakeRequest with the (empty) method yaqc sends
 // with it, and reads the answer.
-func (c *Client) handshake(clientHash [16]byte, protocol []byte, serverHash [16]byte) (match string, text []byte, hash [16]byte, err error) {
-	req := append([]byte{}, clientHash[:]...)
-	if protocol == nil {
-		req = append(req, 0x00)
-	} else {
-		req = append(appendVarint(append(req, 0x02), int64(len(protocol))), protocol...)
+func (c *Client) handshake(clientHash [16]byte, protocol []byte, serverHash [16]byte) (match avro.HandshakeMatch, text []byte, hash [16]byte, err error) {
+	req := avro.HandshakeRequest{ClientHash: clientHash, ServerHash: serverHash}
+	if protocol != nil {
+		p := string(protocol)
+		req.ClientProtocol = &p
 	}
-	req = append(append(req, serverHash[:]...), 0x02, 0x00) // meta: an empty map
-	if err := writeFrames(c.conn, [][]byte{req, {0x00}, {0x00}}); err != nil {
-		return "", nil, hash, err
+	var out avro.FrameWriter
+	out.Add(req.Append(nil))
+	out.Add(emptyMeta)
+	out.AddString("") // the empty method
+	if err := out.Send(c.conn); err != nil {
+		return 0, nil, hash, err
 	}
-	v, err := c.in.cappedValue(handshakeResponse, maxProtocolSize+maxHandshakeSize, "handshake response")
+	resp, err := c.in.ReadHandshakeResponse(maxProtocolSize + maxHandshakeSize)
 	if err != nil {
-		return "", nil, hash, err
+		return 0, nil, hash, err
 	}
-	r := v.(map[string]any)
-	match, _ = r["match"].(string)
-	if s, ok := r["serverProtocol"].(string); ok {
+	if s := resp.ServerProtocol; s != nil {
 		// Parsing a protocol takes several times its bytes; real ones
 		// are some 10 KiB.
-		if len(s) > maxProtocolSize {
-			return "", nil, hash, errAt(ErrLimit, -1, "%s served a protocol of %d bytes, over the limit of %d a client parses", c.in.peerName(), len(s), maxProtocolSize)
+		if len(*s) > maxProtocolSize {
+			return 0, nil, hash, classed(avro.ErrLimit, "yaq: %s served a protocol of %d bytes, over the limit of %d a client parses", c.in.Peer(), len(*s), maxProtocolSize)
 		}
-		text = []byte(s)
+		text = []byte(*s)
 	}
-	if h, ok := r["serverHash"].([]byte); ok {
-		copy(hash[:], h)
+	if resp.ServerHash != nil {
+		hash = *resp.ServerHash
 	}
 	// The answer to the empty method: meta, a flag, and a null.
-	if _, err := c.in.cappedValue(metaSchema, maxMetaSize, "meta map"); err != nil {
-		return "", nil, hash, err
+	if _, err := c.in.CappedValue(metaSchema, maxMetaSize, "meta map"); err != nil {
+		return 0, nil, hash, err
 	}
-	if _, err := c.in.value(booleanSchema); err != nil {
-		return "", nil, hash, err
+	if _, err := c.in.Value(booleanSchema); err != nil {
+		return 0, nil, hash, err
 	}
-	return match, text, hash, nil
+	return resp.Match, text, hash, nil
 }
 
 // Call calls method with params, positional in the order the protocol
@@ -277,8 +275,8 @@ func (c *Client) call(ctx context.Context, method string, params []any, result a
 	if c.done {
 		return ErrClosed
 	}
-	if c.conn != nil && !c.stale && len(c.in.buf) == 0 && time.Since(c.lastUsed) >= connset.ProbeIdleAfter &&
-		connset.PeerClosed(c.conn, c.in.br, onlyEmptyFrames) {
+	if c.conn != nil && !c.stale && c.in.Pending() == 0 && time.Since(c.lastUsed) >= connset.ProbeIdleAfter &&
+		connset.PeerClosed(c.conn, c.br, onlyEmptyFrames) {
 		c.stale = true // closed while idle (an idle timeout): reconnect, as yaqc does
 	}
 	c.lastUsed = time.Now()
@@ -304,21 +302,21 @@ func (c *Client) call(ctx context.Context, method string, params []any, result a
 		return classed(ErrParams, "yaq: %s takes %d parameters (%s), got %d", method, len(msg.Request), fieldNames(msg.Request), len(params))
 	}
 	out := &c.out
-	out.reset()
-	out.frame(emptyMeta)
-	out.frameString(method)
+	out.Reset()
+	out.Add(emptyMeta)
+	out.AddString(method)
 	pieces := c.pieces[:0]
 	for i, p := range params {
 		var err error
-		if pieces, err = msg.Request[i].Type.appendPieces(pieces[:0], p); err != nil {
+		if pieces, err = msg.Request[i].Type.AppendPieces(pieces[:0], p); err != nil {
 			clear(pieces)
 			return inParameter(err, method, msg.Request[i].Name)
 		}
-		out.frame(pieces...)
+		out.Add(pieces...)
 	}
 	clear(pieces) // out holds them now
 	c.pieces = pieces[:0]
-	out.frame() // the call's end
+	out.Add() // the call's end
 	stop := c.watch(ctx)
 	defer stop()
 	v, err := c.exchange(msg, out, buf)
@@ -336,13 +334,15 @@ func (c *Client) call(ctx context.Context, method string, params []any, result a
 	return assign(result, v)
 }
 
-// inParameter says which parameter err is about: "yaq: value does not fit
-// its schema: echo: parameter "a": a string is not a ndarray".
+// inParameter says which parameter err, the codec's, is about, as the
+// client's own error: "yaq: value does not fit its schema: echo:
+// parameter "a": a string is not a ndarray". It matches what err matches
+// under errors.Is and errors.As (the *avro.Error among them).
 func inParameter(err error, method, name string) error {
 	where := fmt.Sprintf("%s: parameter %q", method, name)
-	var e *Error
+	var e *avro.Error
 	if errors.As(err, &e) {
-		return &Error{Err: e.Err, Offset: e.Offset, Detail: where + ": " + e.Detail, Cause: e.Cause}
+		return &classedError{class: err, err: errors.New(codecerr.Format("yaq", e.Err, e.Offset, where+": "+e.Detail, e.Cause))}
 	}
 	return fmt.Errorf("yaq: %s: %w", where, err)
 }
@@ -350,7 +350,7 @@ func inParameter(err error, method, name string) error {
 // emptyMeta is a call's meta: an empty map.
 var emptyMeta = []byte{0x00}
 
-func fieldNames(fields []Field) string {
+func fieldNames(fields []avro.Field) string {
 	var names []string
 	for _, f := range fields {
 		names = append(names, f.Name)
@@ -363,30 +363,30 @@ func fieldNames(fields []Field) string {
 
 // exchange sends a call's frames and reads its answer.
 // The answer's frames are read into buf's memory if buf is not nil.
-func (c *Client) exchange(msg *Message, out *outFrames, buf *ResultBuffer) (any, error) {
-	if err := out.writeTo(c.conn); err != nil {
+func (c *Client) exchange(msg *avro.Message, out *avro.FrameWriter, buf *ResultBuffer) (any, error) {
+	if err := out.Send(c.conn); err != nil {
 		return nil, err
 	}
-	if _, err := c.in.cappedValue(metaSchema, maxMetaSize, "meta map"); err != nil {
+	if _, err := c.in.CappedValue(metaSchema, maxMetaSize, "meta map"); err != nil {
 		return nil, err
 	}
-	failed, err := c.in.smallValue(booleanSchema)
+	failed, err := c.in.SmallValue(booleanSchema)
 	if err != nil {
 		return nil, err
 	}
 	if failed.(bool) {
-		e, err := c.in.value(msg.Errors)
+		e, err := c.in.Value(msg.Errors)
 		if err != nil {
 			return nil, err
 		}
 		return nil, &RemoteError{Method: msg.Name, Message: fmt.Sprint(e)}
 	}
 	if buf == nil {
-		return c.in.value(msg.Response)
+		return c.in.Value(msg.Response)
 	}
-	c.in.lend(buf.mem)
-	v, err := c.in.value(msg.Response)
-	if mem := c.in.lent(); mem != nil {
+	c.in.Lend(buf.mem)
+	v, err := c.in.Value(msg.Response)
+	if mem := c.in.Lent(); mem != nil {
 		buf.mem = mem // where the result lies, for the next call
 	}
 	return v, err

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/yaq/avro"
 )
 
 // goDaemon serves a small protocol for the Go client's own tests: echo
@@ -24,7 +25,7 @@ import (
 // explode (a panicking handler). calls counts the requests that reached a
 // handler.
 func goDaemon(t *testing.T) (addr string, calls *atomic.Int64) {
-	proto := `{"protocol": "gotest", "types": [` + ArraySchema + `], "messages": {
+	proto := `{"protocol": "gotest", "types": [` + avro.ArraySchema + `], "messages": {
 	  "echo": {"request": [{"name": "a", "type": "ndarray"}], "response": "ndarray"},
 	  "slow": {"request": [{"name": "seconds", "type": "double"}], "response": "null"},
 	  "fail": {"request": [], "response": "null"},
@@ -151,7 +152,7 @@ func TestClientChecksParametersBeforeSending(t *testing.T) {
 
 	err = c.Call(context.Background(), "echo", []any{"not an array"}, nil)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, ErrDoesNotFit)
+	assert.ErrorIs(t, err, avro.ErrDoesNotFit)
 	assert.Equal(t, `yaq: value does not fit its schema: echo: parameter "a": a string is not a ndarray`, err.Error())
 
 	err = c.Call(context.Background(), "slow", []any{1.0, 2.0}, nil)

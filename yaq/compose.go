@@ -1,6 +1,7 @@
 package yaq
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
+	"github.com/ndpack/ndpack/yaq/avro"
 )
 
 // ErrDescription is what a daemon description that cannot be composed
@@ -37,8 +39,8 @@ type Composed struct {
 	Indented string
 
 	tree   map[string]any
-	config map[string]*Schema // the config fields' types
-	state  map[string]*Schema // the state fields' types
+	config map[string]*avro.Schema // the config fields' types
+	state  map[string]*avro.Schema // the state fields' types
 }
 
 // Tree returns a copy of the composed protocol as nested maps and slices,
@@ -169,7 +171,7 @@ func compose(file string, daemon map[string]any) (*Composed, error) {
 	types, _ := out["types"].([]any)
 	out["types"] = append(types, ndarrayTypeTree())
 
-	c := &Composed{tree: out, Traits: traits, config: map[string]*Schema{}, state: map[string]*Schema{}}
+	c := &Composed{tree: out, Traits: traits, config: map[string]*avro.Schema{}, state: map[string]*avro.Schema{}}
 	c.Name, _ = out["protocol"].(string)
 	named, err := parseTypes(file, out["types"].([]any))
 	if err != nil {
@@ -187,7 +189,7 @@ func compose(file string, daemon map[string]any) (*Composed, error) {
 			}
 			s, err := fieldSchema(named, f)
 			if err != nil {
-				return nil, descErr(file, section+"."+k+".type", "%v", err)
+				return nil, descErr(file, section+"."+k+".type", "%s", schemaText(err))
 			}
 			if def, has := f["default"]; has {
 				if _, err := checkValue(s, def, ""); err != nil {
@@ -210,8 +212,8 @@ func compose(file string, daemon map[string]any) (*Composed, error) {
 			return nil, descErr(file, "messages."+name, "is %s, not a table", jsonText(msgs[name]))
 		}
 		if resp, has := m["response"]; has {
-			if _, err := newParser(named).parse(resp); err != nil {
-				return nil, descErr(file, "messages."+name+".response", "%v", err)
+			if _, err := named.Clone().Parse(resp); err != nil {
+				return nil, descErr(file, "messages."+name+".response", "%s", schemaText(err))
 			}
 		} else {
 			m["response"] = "null"
@@ -243,9 +245,9 @@ func compose(file string, daemon map[string]any) (*Composed, error) {
 			if pm["default"] == "__null__" {
 				pm["default"] = nil
 			}
-			s, err := newParser(named).parse(pm["type"])
+			s, err := named.Clone().Parse(pm["type"])
 			if err != nil {
-				return nil, descErr(file, key+".type", "%v", err)
+				return nil, descErr(file, key+".type", "%s", schemaText(err))
 			}
 			if def, has := pm["default"]; has {
 				if _, err := checkValue(s, def, ""); err != nil {
@@ -355,30 +357,42 @@ func stripDocs(v any) any {
 	return v
 }
 
-func newParser(named map[string]*Schema) *schemaParser {
-	return &schemaParser{named: maps.Clone(named)}
+// schemaText says a schema error as a description's error does, after
+// the file and the key: without the codec's "avro: " before it.
+func schemaText(err error) string { return strings.TrimPrefix(err.Error(), "avro: ") }
+
+// jsonText shows a piece of a description as JSON in an error, shortened.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%T", v)
+	}
+	if len(b) > 80 {
+		return string(b[:77]) + "..."
+	}
+	return string(b)
 }
 
 // parseTypes parses the protocol's named types in order, each able to
 // refer to those before it.
-func parseTypes(file string, types []any) (map[string]*Schema, error) {
-	sp := &schemaParser{named: map[string]*Schema{}}
+func parseTypes(file string, types []any) (*avro.Names, error) {
+	var named avro.Names
 	for i, t := range types {
-		if _, err := sp.parse(t); err != nil {
-			return nil, descErr(file, fmt.Sprintf("types[%d]", i), "%v", err)
+		if _, err := named.Parse(t); err != nil {
+			return nil, descErr(file, fmt.Sprintf("types[%d]", i), "%s", schemaText(err))
 		}
 	}
-	return sp.named, nil
+	return &named, nil
 }
 
 // fieldSchema parses a config or state field's type: its "type" when that
 // is a schema by itself, or else the field as a whole (type "array" with
 // its items beside it), as yaq-traits accepts both.
-func fieldSchema(named map[string]*Schema, f map[string]any) (*Schema, error) {
+func fieldSchema(named *avro.Names, f map[string]any) (*avro.Schema, error) {
 	if f["type"] == nil {
 		return nil, errors.New("a field needs a type")
 	}
-	s, err := newParser(named).parse(f["type"])
+	s, err := named.Clone().Parse(f["type"])
 	if err == nil {
 		return s, nil
 	}
@@ -388,7 +402,7 @@ func fieldSchema(named map[string]*Schema, f map[string]any) (*Schema, error) {
 			whole[k] = v
 		}
 	}
-	if s, err2 := newParser(named).parse(whole); err2 == nil {
+	if s, err2 := named.Clone().Parse(whole); err2 == nil {
 		return s, nil
 	}
 	return nil, err

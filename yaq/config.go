@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/ndpack/ndpack/yaq/avro"
 )
 
 // checkValue checks a TOML value (or a description's default) against its
@@ -12,7 +14,7 @@ import (
 // integers as int64, floats and doubles as float64 (an integer accepted
 // for them), arrays as []any, maps as map[string]any. path names the value
 // in errors.
-func checkValue(s *Schema, v any, path string) (any, error) {
+func checkValue(s *avro.Schema, v any, path string) (any, error) {
 	bad := func() (any, error) {
 		return nil, fmt.Errorf("%s%s is not a %s", pathPrefix(path), describeTOML(v), s)
 	}

@@ -2,24 +2,22 @@ package yaq
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/md5"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"time"
 
 	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/connset"
+	"github.com/ndpack/ndpack/yaq/avro"
 )
 
 // Handler answers one message of a daemon's protocol. params holds the
 // message's parameters in the order the protocol declares them, decoded as
-// Schema.Decode describes. The result is encoded with the message's
+// avro.Schema.Decode describes. The result is encoded with the message's
 // response schema; an error, or a value that does not fit the schema, is
 // answered as a yaq error, with the error's text. The context is cancelled
 // when the daemon closes.
@@ -153,10 +151,13 @@ type Daemon struct {
 	// SerialWrite answers direct_serial_write (uses-serial).
 	SerialWrite func(message []byte) error
 
-	proto    *Protocol
-	text     []byte
-	hash     [16]byte
-	handlers map[string]Handler
+	proto *Protocol
+	text  []byte
+	hash  [16]byte
+	// both and none are the handshake's answers, encoded once: frames
+	// refer to them, never change them.
+	both, none []byte
+	handlers   map[string]Handler
 	// defaults answer the traits' messages no handler is registered for;
 	// a Program sets them from the protocol's traits.
 	defaults map[string]Handler
@@ -178,6 +179,8 @@ func NewDaemon(name, protocol string) (*Daemon, error) {
 	}
 	d := &Daemon{Name: name, proto: p, text: []byte(protocol), hash: md5.Sum([]byte(protocol)),
 		handlers: map[string]Handler{}}
+	d.both = avro.HandshakeResponse{Match: avro.MatchBoth}.Append(nil)
+	d.none = avro.HandshakeResponse{Match: avro.MatchNone, ServerProtocol: &protocol, ServerHash: &d.hash}.Append(nil)
 	d.conns = connset.New(func(format string, args ...any) { d.logf("yaq: %s: "+format, append([]any{d.Name}, args...)...) })
 	return d, nil
 }
@@ -245,40 +248,35 @@ func (d *Daemon) serveConn(nc net.Conn) {
 	conn := connset.Wrap(nc)
 	defer conn.Close()
 	br := bufio.NewReaderSize(conn, 64<<10)
-	in := &frames{br: br, max: d.maxFrame(), peer: "client " + nc.RemoteAddr().String()}
+	in := avro.NewFrameReader(br, avro.ReaderOptions{MaxSize: d.maxFrame(), Peer: "client " + nc.RemoteAddr().String()})
 	var reuse [][]byte // each parameter's memory, with ReuseRequestBuffers
 	shaken := false
-	var o outFrames
+	var o avro.FrameWriter
 	var pieces [][]byte
 	for {
 		if !d.awaitRequest(conn, br, in, shaken) {
 			return
 		}
-		o.reset()
+		o.Reset()
 		forceNull := false
 		if !shaken {
-			v, err := in.value(handshakeHead)
-			if err == nil {
-				err = in.skip(handshakeMeta) // neither used nor echoed: not built
-			}
+			hr, err := in.ReadHandshakeRequest()
 			if err != nil {
 				d.connError(conn, err)
 				return
 			}
-			hr := v.(map[string]any)
-			_, named := hr["clientProtocol"].(string)
-			sh, _ := hr["serverHash"].([]byte)
-			if named && bytes.Equal(sh, d.hash[:]) {
+			// As yaqd-core: BOTH once the client sends a protocol and
+			// expects this one; else NONE with the protocol, and the
+			// call that came with the handshake answered null.
+			if hr.ClientProtocol != nil && hr.ServerHash == d.hash {
 				shaken = true
-				o.frame([]byte{0x00, 0x00, 0x00, 0x00}) // BOTH
+				o.Add(d.both)
 			} else {
-				resp := append([]byte{0x04, 0x02}, appendVarint(nil, int64(len(d.text)))...)
-				resp = append(append(resp, d.text...), 0x02)
-				o.frame(append(append(resp, d.hash[:]...), 0x00)) // NONE
+				o.Add(d.none)
 				forceNull = true
 			}
 		}
-		meta, err := in.cappedValue(metaSchema, maxMetaSize, "meta map")
+		meta, err := in.CappedValue(metaSchema, maxMetaSize, "meta map")
 		if err != nil {
 			d.connError(conn, err)
 			return
@@ -289,8 +287,8 @@ func (d *Daemon) serveConn(nc net.Conn) {
 		if len(meta.(map[string]any)) > 0 {
 			metaBytes, _ = metaSchema.Append(nil, meta)
 		}
-		o.frame(metaBytes)
-		name, err := in.smallValue(stringSchema)
+		o.Add(metaBytes)
+		name, err := in.SmallValue(stringSchema)
 		if err != nil {
 			d.connError(conn, err)
 			return
@@ -305,11 +303,11 @@ func (d *Daemon) serveConn(nc net.Conn) {
 					if i < len(reuse) {
 						mem = reuse[i]
 					}
-					in.lend(mem)
+					in.Lend(mem)
 				}
-				p, err := in.value(f.Type)
+				p, err := in.Value(f.Type)
 				if d.ReuseRequestBuffers {
-					if mem := in.lent(); mem != nil {
+					if mem := in.Lent(); mem != nil {
 						for len(reuse) <= i {
 							reuse = append(reuse, nil)
 						}
@@ -335,21 +333,21 @@ func (d *Daemon) serveConn(nc net.Conn) {
 			var result any
 			result, failure = d.call(method, params)
 			if failure == nil {
-				if value, failure = msg.Response.appendPieces(pieces[:0], result); failure != nil {
+				if value, failure = msg.Response.AppendPieces(pieces[:0], result); failure != nil {
 					failure = fmt.Errorf("the answer does not fit the protocol: %w", failure)
 				}
 			}
 		}
 		if failure != nil {
-			e, _ := msg.errorsOrString().Append(nil, failure.Error())
-			o.frame(flagError)
-			o.frame(e)
+			e, _ := errorsOf(msg).Append(nil, failure.Error())
+			o.Add(flagError)
+			o.Add(e)
 		} else {
-			o.frame(flagOK)
-			o.frame(value...)
+			o.Add(flagOK)
+			o.Add(value...)
 		}
-		o.frame() // the terminator
-		err = o.writeTo(conn)
+		o.Add() // the terminator
+		err = o.Send(conn)
 		pieces = value[:0]
 		clear(value)
 		if err != nil {
@@ -373,10 +371,14 @@ func (d *Daemon) serveConn(nc net.Conn) {
 // The flag frames of an answer.
 var flagOK, flagError = []byte{0x00}, []byte{0x01}
 
-// errorsOrString is the union an error answer is encoded with.
-func (m *Message) errorsOrString() *Schema {
+// stringErrors is the union an error answer to a message the protocol
+// does not declare is encoded with.
+var stringErrors = mustSchema(`["string"]`)
+
+// errorsOf is the union an error answer to m is encoded with.
+func errorsOf(m *avro.Message) *avro.Schema {
 	if m == nil || m.Errors == nil {
-		return &Schema{Type: "union", Branches: []*Schema{stringSchema}}
+		return stringErrors
 	}
 	return m.Errors
 }
@@ -387,26 +389,24 @@ func (m *Message) errorsOrString() *Schema {
 // as they connect. The empty frame that ends a request is not the next one:
 // yaqc sends it in a write of its own, which may arrive after the request
 // has been answered. It reports false when the connection is to close.
-func (d *Daemon) awaitRequest(conn *connset.Conn, br *bufio.Reader, in *frames, shaken bool) bool {
-	for shaken && len(in.buf) == 0 {
+func (d *Daemon) awaitRequest(conn *connset.Conn, br *bufio.Reader, in *avro.FrameReader, shaken bool) bool {
+	for shaken && in.Pending() == 0 {
 		conn.Idle()
 		if _, err := br.Peek(1); err != nil {
 			d.connError(conn, err)
 			return false
 		}
 		conn.Request()
-		h, err := br.Peek(4)
+		skipped, err := in.SkipEmptyFrame()
 		if err != nil {
 			d.connError(conn, err)
 			return false
 		}
-		if binary.BigEndian.Uint32(h) != 0 {
+		if !skipped {
 			return true
 		}
-		br.Discard(4)
-		in.read += 4 // for the stream offsets errors give
 	}
-	if !shaken && len(in.buf) == 0 {
+	if !shaken && in.Pending() == 0 {
 		// Until its handshake begins, a new connection may be closed to
 		// make room at the connection limit.
 		conn.Greet()
@@ -470,79 +470,4 @@ func strOrNil(s *string) any {
 		return nil
 	}
 	return *s
-}
-
-// writeFrames writes payloads, one frame each, as outFrames does.
-func writeFrames(w io.Writer, payloads [][]byte) error {
-	var o outFrames
-	for _, p := range payloads {
-		o.frame(p)
-	}
-	return o.writeTo(w)
-}
-
-// outFrames holds the frames of one message for one vectored write (writev
-// on a connection): the Python peers cannot read a frame whose header is
-// split from it, and large array data goes out from the array itself. One
-// outFrames serves a connection's messages one after another.
-type outFrames struct {
-	bufs      net.Buffers
-	arena     []byte     // frame headers and small payloads
-	arenaRoom [256]byte  // the arena, until it outgrows it
-	bufRoom   [16][]byte // bufs, likewise
-}
-
-// reset empties o for the next message, letting go of what a message
-// that was never written referred to.
-func (o *outFrames) reset() {
-	clear(o.bufRoom[:])
-	o.arena, o.bufs = o.arenaRoom[:0], o.bufRoom[:0]
-}
-
-// frame adds a frame whose payload is the concatenation of pieces.
-func (o *outFrames) frame(pieces ...[]byte) {
-	if o.arena == nil {
-		o.reset()
-	}
-	n := 0
-	for _, p := range pieces {
-		n += len(p)
-	}
-	// What bufs holds of the arena stays where it is, should the arena move.
-	at := len(o.arena)
-	o.arena = binary.BigEndian.AppendUint32(o.arena, uint32(n))
-	o.bufs = append(o.bufs, o.arena[at:at+4:at+4])
-	for _, p := range pieces {
-		if len(p) > 0 {
-			o.bufs = append(o.bufs, p)
-		}
-	}
-}
-
-// frameString adds a frame holding s as an Avro string.
-func (o *outFrames) frameString(s string) {
-	if o.arena == nil {
-		o.reset()
-	}
-	at := len(o.arena)
-	o.arena = binary.BigEndian.AppendUint32(o.arena, uint32(varintLen(int64(len(s)))+len(s)))
-	o.arena = append(appendVarint(o.arena, int64(len(s))), s...)
-	o.bufs = append(o.bufs, o.arena[at:len(o.arena):len(o.arena)])
-}
-
-// writeTo writes the frames and lets go of what they referred to. A
-// daemon's connection writes them itself, under its write timeout; on
-// another writer, net.Buffers uses writev where it can.
-func (o *outFrames) writeTo(w io.Writer) error {
-	var err error
-	if bw, ok := w.(interface {
-		WriteBuffers(*net.Buffers) (int64, error)
-	}); ok {
-		_, err = bw.WriteBuffers(&o.bufs)
-	} else {
-		_, err = o.bufs.WriteTo(w)
-	}
-	clear(o.bufRoom[:])
-	o.bufs = nil
-	return err
 }

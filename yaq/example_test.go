@@ -7,6 +7,7 @@ import (
 
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/yaq"
+	"github.com/ndpack/ndpack/yaq/avro"
 )
 
 // A daemon serving one message that answers an image, and a client calling
@@ -14,7 +15,7 @@ import (
 // the traits' messages (id, busy, get_config, ...), as yaq-traits composes
 // them; the Daemon answers the is-daemon ones itself.
 func Example() {
-	protocol := `{"protocol": "tiny-camera", "types": [` + yaq.ArraySchema + `],
+	protocol := `{"protocol": "tiny-camera", "types": [` + avro.ArraySchema + `],
 	  "messages": {"get_image": {"request": [{"name": "gain", "type": "double"}], "response": "ndarray"}}}`
 	d, err := yaq.NewDaemon("cam", protocol)
 	if err != nil {
@@ -50,7 +51,7 @@ func Example() {
 // A loop fetching one image after another into the same memory: only the
 // first call allocates for its answer.
 func ExampleClient_CallReusing() {
-	protocol := `{"protocol": "frame-camera", "types": [` + yaq.ArraySchema + `],
+	protocol := `{"protocol": "frame-camera", "types": [` + avro.ArraySchema + `],
 	  "messages": {"get_image": {"request": [], "response": "ndarray"}}}`
 	d, err := yaq.NewDaemon("cam", protocol)
 	if err != nil {

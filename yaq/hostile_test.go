@@ -14,6 +14,7 @@ import (
 
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/yaq/avro"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +23,7 @@ import (
 // nested without end.
 func nestDaemon(t testing.TB) (*Daemon, string) {
 	proto := `{"protocol": "nest", "types": [{"type": "record", "name": "node", "fields": [{"name": "next", "type": ["null", "node"]}]}, ` +
-		ArraySchema + `], "messages": {"depth": {"request": [{"name": "n", "type": ["null", "node"]}], "response": "int"}, ` +
+		avro.ArraySchema + `], "messages": {"depth": {"request": [{"name": "n", "type": ["null", "node"]}], "response": "int"}, ` +
 		`"echo": {"request": [{"name": "a", "type": "ndarray"}], "response": "ndarray"}, ` +
 		`"id": {"request": [], "response": {"type": "map", "values": ["null", "string"]}}}}`
 	d, err := NewDaemon("nest", proto)
@@ -84,7 +85,7 @@ func TestDaemonRefusesHostilePeers(t *testing.T) {
 		"negative length":        frameOf(append(append(append([]byte{}, spaces[:]...), 0x02, 0x01), spaces[:]...)),
 		"claims 60 MiB, sends 3": append([]byte{0x03, 0xc0, 0x00, 0x00}, 1, 2, 3),
 		"100,000 deep value": append(append(append(frameOf(hs), frameOf([]byte{0})...), frameOf([]byte{0})...),
-			append(frameOf(append(append([]byte{}, d.hash[:]...), append(append([]byte{0x02}, appendVarint(nil, int64(len(d.text)))...), append(d.text, append(d.hash[:], 0x02, 0x00)...)...)...)), append(frameOf([]byte{0}), append(frameOf(stringSchema.mustAppend("depth")), frameOf(deep)...)...)...)...),
+			append(frameOf(append(append([]byte{}, d.hash[:]...), append(append([]byte{0x02}, appendVarint(nil, int64(len(d.text)))...), append(d.text, append(d.hash[:], 0x02, 0x00)...)...)...)), append(frameOf([]byte{0}), append(frameOf(mustAppend(stringSchema, "depth")), frameOf(deep)...)...)...)...),
 	} {
 		t.Run(name, func(t *testing.T) {
 			runtime.GC()
@@ -144,11 +145,11 @@ func FuzzDaemonConn(f *testing.F) {
 		"clientProtocol": "x", "serverHash": hash[:], "meta": nil})
 	require.NoError(f, err)
 	a, _ := ndarray.FromSlice([]int16{1, -2, 3})
-	arr, _ := AppendArray(nil, a)
+	arr, _ := avro.AppendArray(nil, a)
 	node := []byte{0x02, 0x02, 0x00} // two nodes deep
 	call := func(name string, params ...[]byte) []byte {
 		b := append(frameOf(hs), frameOf([]byte{0x00})...)
-		b = append(b, frameOf(stringSchema.mustAppend(name))...)
+		b = append(b, frameOf(mustAppend(stringSchema, name))...)
 		for _, p := range params {
 			b = append(b, frameOf(p)...)
 		}
@@ -258,7 +259,8 @@ func FuzzClientAnswers(f *testing.F) {
 	})
 }
 
-func (s *Schema) mustAppend(v any) []byte {
+// mustAppend encodes v, which the test knows fits s.
+func mustAppend(s *avro.Schema, v any) []byte {
 	b, err := s.Append(nil, v)
 	if err != nil {
 		panic(err)

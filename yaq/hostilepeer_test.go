@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ndpack/ndpack/internal/testutil/loopback"
+	"github.com/ndpack/ndpack/yaq/avro"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -75,17 +76,17 @@ func heapCost(f func()) (allocated, grew uint64) {
 func TestClientRefusesHostileProtocols(t *testing.T) {
 	for _, c := range []struct{ name, types, response, want string }{
 		{"fixed without a size", `{"type": "fixed", "name": "blob"}`, `"blob"`,
-			`types: invalid schema: fixed "blob" has no size`},
+			`avro: invalid schema: types[0]: fixed "blob" has no size`},
 		{"fixed of 2^40 bytes", `{"type": "fixed", "name": "blob", "size": 1099511627776}`, `"blob"`,
-			`types: invalid schema: fixed "blob" has size 1099511627776, not a whole number of bytes from 0 to 2147483647`},
+			`avro: invalid schema: types[0]: fixed "blob" has size 1099511627776, not a whole number of bytes from 0 to 2147483647`},
 		{"a record that holds itself", `{"type": "record", "name": "loop", "fields": [{"name": "next", "type": "loop"}]}`, `"loop"`,
-			`types: invalid schema: record "loop" can never end: each of its values holds another value of a record with no way out (no union, array or map on the way)`},
+			`avro: invalid schema: types[0]: record "loop" can never end: each of its values holds another value of a record with no way out (no union, array or map on the way)`},
 		{"a union in a union", `{"type": "enum", "name": "e", "symbols": ["A"]}`, `["null", ["e", "int"]]`,
-			`message "get", response: invalid schema: union ["null",["e","int"]] holds the union [e, int] as a branch`},
+			`avro: invalid schema: message "get", response: union ["null",["e","int"]] holds the union [e, int] as a branch`},
 		{"an undefined name", `{"type": "enum", "name": "e", "symbols": ["A"]}`, `"f"`,
-			`message "get", response: invalid schema: unknown type "f"`},
+			`avro: invalid schema: message "get", response: unknown type "f"`},
 		{"a name defined twice", `{"type": "enum", "name": "e", "symbols": ["A"]}`, `{"type": "fixed", "name": "e", "size": 1}`,
-			`message "get", response: invalid schema: fixed "e": the name is defined twice`},
+			`avro: invalid schema: message "get", response: fixed "e": the name is defined twice`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			proto := `{"protocol": "evil", "types": [` + c.types + `], "messages": {"get": {"request": [], "response": ` + c.response + `}}}`
@@ -97,7 +98,7 @@ func TestClientRefusesHostileProtocols(t *testing.T) {
 				client.Close()
 			}
 			require.Error(t, err)
-			assert.ErrorIs(t, err, ErrSchema)
+			assert.ErrorIs(t, err, avro.ErrSchema)
 			assert.EqualError(t, err, "yaq: "+addr+": the daemon's protocol: "+c.want)
 		})
 	}
@@ -133,8 +134,8 @@ func TestClientBoundsItemsOfNoBytes(t *testing.T) {
 	require.Len(t, value, 12003)
 	err, addr, valueAt, allocated, grew := callHostile(t, `{"type": "array", "items": {"type": "array", "items": "null"}}`, value)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, ErrLimit)
-	assert.EqualError(t, err, fmt.Sprintf("yaq: over a decoding limit at byte 6: array block claims 65536 items of null, which take no bytes; "+
+	assert.ErrorIs(t, err, avro.ErrLimit)
+	assert.EqualError(t, err, fmt.Sprintf("avro: over a decoding limit at byte 6: array block claims 65536 items of null, which take no bytes; "+
 		"a value may hold 65536 such items in all, and 65536 came before (in the array<array<null>> value from daemon %s, which starts at byte %d of the stream)", addr, valueAt))
 	assert.Less(t, allocated, uint64(8<<20), "bytes allocated")
 	assert.Less(t, grew, uint64(4<<20), "heap growth")
@@ -149,8 +150,8 @@ func TestClientRefusesMinInt64BlockCount(t *testing.T) {
 	require.Len(t, value, 18)
 	err, addr, valueAt, allocated, _ := callHostile(t, `{"type": "array", "items": "null"}`, value)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, ErrMalformed)
-	assert.EqualError(t, err, fmt.Sprintf("yaq: malformed value at byte 0: array block count is -2^63, which no number of items is "+
+	assert.ErrorIs(t, err, avro.ErrMalformed)
+	assert.EqualError(t, err, fmt.Sprintf("avro: malformed value at byte 0: array block count is -2^63, which no number of items is "+
 		"(in the array<null> value from daemon %s, which starts at byte %d of the stream)", addr, valueAt))
 	assert.Less(t, allocated, uint64(1<<20), "bytes allocated")
 }
@@ -166,17 +167,17 @@ func TestClientChecksEveryCount(t *testing.T) {
 		detail         string
 	}{
 		{"a negative count of 2^40 ints", `{"type": "array", "items": "int"}`, append(appendVarint(nil, -(1<<40)), 0x00, 0x02, 0x00),
-			ErrLimit, "at byte 0: array block claims 1099511627776 items, more than the 67108864 bytes a value may take"},
+			avro.ErrLimit, "at byte 0: array block claims 1099511627776 items, more than the 67108864 bytes a value may take"},
 		{"a block size of 2^40", `{"type": "array", "items": "int"}`, append(appendVarint(appendVarint(nil, -1), 1<<40), 0x02, 0x00),
-			ErrLimit, "at byte 1: array block of 1 items claims 1099511627776 bytes, more than the 67108864 a value may take"},
+			avro.ErrLimit, "at byte 1: array block of 1 items claims 1099511627776 bytes, more than the 67108864 a value may take"},
 		{"a negative block size", `{"type": "array", "items": "null"}`, append(appendVarint(appendVarint(nil, -1), -5), 0x00),
-			ErrMalformed, "at byte 1: array block of 1 items claims a negative size (-5 bytes)"},
+			avro.ErrMalformed, "at byte 1: array block of 1 items claims a negative size (-5 bytes)"},
 		{"a map of 2^40 entries", `{"type": "map", "values": "null"}`, append(appendVarint(nil, 1<<40), 0x00, 0x00),
-			ErrLimit, "at byte 0: map block claims 1099511627776 items, more than the 67108864 bytes a value may take"},
-		{"2^40 dimensions", ArraySchema, append(appendVarint(nil, -(1<<40)), 0x00, 0x00),
-			ErrMalformed, "at byte 0: shape claims 1099511627776 more dimensions after 0 (NumPy allows 32)"},
+			avro.ErrLimit, "at byte 0: map block claims 1099511627776 items, more than the 67108864 bytes a value may take"},
+		{"2^40 dimensions", avro.ArraySchema, append(appendVarint(nil, -(1<<40)), 0x00, 0x00),
+			avro.ErrMalformed, "at byte 0: shape claims 1099511627776 more dimensions after 0 (NumPy allows 32)"},
 		{"a string of 2^40 bytes", `"string"`, appendVarint(nil, 1<<40),
-			ErrLimit, "at byte 0: string claims 1099511627776 bytes, more than the 67108864 a value may take"},
+			avro.ErrLimit, "at byte 0: string claims 1099511627776 bytes, more than the 67108864 a value may take"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err, _, _, allocated, _ := callHostile(t, c.response, c.value)
@@ -193,12 +194,14 @@ func TestClientChecksEveryCount(t *testing.T) {
 // into some 350 MiB.
 func TestClientBoundsDecodedMemory(t *testing.T) {
 	const n = 1 << 20
+	// avro.Schema.Decode's budget: 32 bytes per byte, and 16 MiB more.
+	const decodedPerByte, decodedSlack = 32, 16 << 20
 	value := appendVarint(nil, n)
 	value = append(value, make([]byte, n)...)
 	value = append(value, 0x00)
 	err, _, _, allocated, _ := callHostile(t, `{"type": "array", "items": {"type": "record", "name": "r", "fields": [{"name": "on", "type": "boolean"}]}}`, value)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, ErrLimit)
+	assert.ErrorIs(t, err, avro.ErrLimit)
 	assert.Contains(t, err.Error(), fmt.Sprintf("the value would take more than %d bytes of memory, decoded from %d bytes (at most %d per byte and %d more)",
 		len(value)*decodedPerByte+decodedSlack, len(value), decodedPerByte, decodedSlack))
 	assert.Less(t, allocated, uint64(len(value)*2*decodedPerByte+decodedSlack), "bytes allocated")

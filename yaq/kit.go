@@ -2,9 +2,11 @@ package yaq
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -360,7 +362,7 @@ func (k *kit) installDefaults() {
 		k.handle("get_measurement_id", func([]any) (any, error) {
 			k.mu.Lock()
 			defer k.mu.Unlock()
-			id, _ := asInt(k.measured["measurement_id"])
+			id, _ := k.measured["measurement_id"].(int64) // the kit's own count
 			return id, nil
 		})
 	}
@@ -649,4 +651,25 @@ func (d *Daemon) Arrived(position float64) bool {
 		return true
 	}
 	return false
+}
+
+// asFloat returns a number of any Go type as a float64, as state and
+// config values come (int64 or float64 from TOML, a parameter's int32 or
+// float64, whatever number a handler stored, a json.Number from a
+// description's default).
+func asFloat(v any) (float64, bool) {
+	if n, ok := v.(json.Number); ok {
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	rv := reflect.ValueOf(v)
+	switch {
+	case rv.CanFloat():
+		return rv.Float(), true
+	case rv.CanInt():
+		return float64(rv.Int()), true
+	case rv.CanUint():
+		return float64(rv.Uint()), true
+	}
+	return 0, false
 }

@@ -3,6 +3,7 @@ package yaq
 import (
 	"context"
 	"errors"
+	"github.com/ndpack/ndpack/yaq/avro"
 	"net"
 	"strings"
 	"testing"
@@ -40,24 +41,7 @@ func TestDialNotYaq(t *testing.T) {
 	if !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q\ndoes not contain %q", err, want)
 	}
-	if !errors.Is(err, ErrMalformed) {
-		t.Errorf("%v is not ErrMalformed", err)
-	}
-}
-
-// A value that does not fit its schema is named in Avro's words, not by
-// its Go type ([]interface {}, map[string]interface {}).
-func TestDoesNotFitNamesAvroKinds(t *testing.T) {
-	double := &Schema{Type: "double"}
-	for msg, in := range map[string]any{
-		"yaq: value does not fit its schema: an array of 2 items is not a double": []any{1, 2},
-		"yaq: value does not fit its schema: a map of 1 entries is not a double":  map[string]any{"a": 1},
-		"yaq: value does not fit its schema: a string is not a double":            "x",
-		"yaq: value does not fit its schema: null is not a double":                nil,
-	} {
-		_, err := double.Append(nil, in)
-		if err == nil || err.Error() != msg {
-			t.Errorf("Append(%v): %v, want %q", in, err, msg)
-		}
+	if !errors.Is(err, avro.ErrMalformed) {
+		t.Errorf("%v is not avro.ErrMalformed", err)
 	}
 }

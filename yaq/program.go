@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/BurntSushi/toml"
+	"github.com/ndpack/ndpack/yaq/avro"
 )
 
 // Program is the main of a yaq daemon program, as yaqd-core gives each
@@ -122,15 +123,15 @@ func containsTrait(ts []*Trait, t *Trait) bool {
 // composedFromJSON takes a protocol as it is, for its config and state
 // fields' types.
 func composedFromJSON(text string) (*Composed, error) {
-	p, err := ParseProtocol(text)
+	ap, err := avro.ParseProtocol(text)
 	if err != nil {
 		return nil, err
 	}
-	v, _ := decodeJSON([]byte(text))
-	tree, _ := jsonValue(v).(map[string]any)
+	p := protocolOf(ap, text)
+	tree, _ := jsonValue(ap.Properties).(map[string]any)
 	c := &Composed{Name: p.Name, Traits: p.Traits, JSON: text, Indented: text, tree: tree,
-		config: map[string]*Schema{}, state: map[string]*Schema{}}
-	var named map[string]*Schema
+		config: map[string]*avro.Schema{}, state: map[string]*avro.Schema{}}
+	var named *avro.Names
 	if types, ok := tree["types"].([]any); ok {
 		if named, err = parseTypes("protocol", types); err != nil {
 			return nil, err
@@ -142,7 +143,7 @@ func composedFromJSON(text string) (*Composed, error) {
 			fm, _ := f.(map[string]any)
 			s, err := fieldSchema(named, fm)
 			if err != nil {
-				return nil, fmt.Errorf("%w: protocol: %s.%s.type: %v", ErrDescription, section, k, err)
+				return nil, fmt.Errorf("%w: protocol: %s.%s.type: %s", ErrDescription, section, k, schemaText(err))
 			}
 			if section == "config" {
 				c.config[k] = s

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/yaq/avro"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +19,7 @@ import (
 // the memory of the last one, once that was answered, and every answer is
 // still the right one, whatever the sizes in turn.
 func TestDaemonReusesRequestBuffers(t *testing.T) {
-	proto := `{"protocol": "reuse", "types": [` + ArraySchema + `], "messages": {
+	proto := `{"protocol": "reuse", "types": [` + avro.ArraySchema + `], "messages": {
 	  "echo": {"request": [{"name": "a", "type": "ndarray"}], "response": "ndarray"}}}`
 	d, err := NewDaemon("reuse", proto)
 	require.NoError(t, err)

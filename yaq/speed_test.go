@@ -9,12 +9,13 @@ import (
 
 	"github.com/ndpack/ndpack/internal/testutil/benchbase"
 	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/yaq/avro"
 )
 
 // speedDaemon answers get_measured with a 2048x2048 <u2 image and echo with
 // a small array, on loopback.
 func speedDaemon(b *testing.B, configure ...func(*Daemon)) (string, *ndarray.Array) {
-	proto := `{"protocol": "speed", "types": [` + ArraySchema + `], "messages": {
+	proto := `{"protocol": "speed", "types": [` + avro.ArraySchema + `], "messages": {
 	  "get_measured": {"request": [], "response": {"type": "map", "values": ["int", "double", "ndarray"]}},
 	  "echo": {"request": [{"name": "a", "type": "ndarray"}], "response": "ndarray"}}}`
 	d, err := NewDaemon("speed", proto)

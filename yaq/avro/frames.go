@@ -1,4 +1,4 @@
-package yaq
+package avro
 
 import (
 	"bufio"
@@ -6,14 +6,41 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 
 	"github.com/ndpack/ndpack/internal/boundedio"
 )
 
-// frames reads a peer's values with yaq's framing rules (see value); what
-// is left of a frame after a value starts the next, unless dropRest.
-type frames struct {
+// DefaultMaxSize bounds one frame, and one value, a FrameReader reads
+// unless told otherwise.
+const DefaultMaxSize = 64 << 20
+
+// ReaderOptions configure a FrameReader. The zero value is the default.
+type ReaderOptions struct {
+	// MaxSize bounds one frame, and one value however many frames it
+	// spans, in bytes; 0 means DefaultMaxSize. A frame over it is refused
+	// before anything is allocated for it.
+	MaxSize int
+	// Peer names the other end in errors ("daemon 127.0.0.1:39111");
+	// "" says "the peer".
+	Peer string
+	// DropRest throws away what follows a value in its frame, as yaqc
+	// does with answers; otherwise it starts the next value, as yaqd-core
+	// reads requests.
+	DropRest bool
+}
+
+// FrameReader reads Avro RPC values from a stream of frames, as yaq's
+// daemons and clients frame them (Avro's framing: each frame a 4-byte
+// big-endian length and that many bytes; a message's values in frames of
+// their own, ended by an empty frame). It reads what real peers send and
+// what the framing allows besides: a value split over frames, frames
+// holding more than one value, empty frames before a value. Every length
+// is checked against MaxSize before anything is allocated for it, and the
+// work of reading a value is linear in its bytes however the peer cuts it
+// into frames. A FrameReader is not safe for concurrent use.
+type FrameReader struct {
 	br     *bufio.Reader
 	max    int
 	buf    []byte
@@ -33,29 +60,50 @@ type frames struct {
 	// values for the memory of its stack.
 	scan scanner
 	// capped names the value read under a cap lower than max (see
-	// cappedValue), for the error that refuses it.
+	// CappedValue), for the error that refuses it.
 	capped string
 }
 
-// Caps on what a peer sends of the RPC's own machinery, far below the
-// frame limit: yaq peers send empty meta maps and protocols of 7 to 11
-// KiB.
-const (
-	maxMetaSize      = 64 << 10 // a call's meta map, or an answer's
-	maxHandshakeSize = 64 << 10 // a handshake answer, beyond the protocol
-	maxProtocolSize  = 1 << 20  // the protocol a daemon serves, for a client
-)
+// NewFrameReader returns a FrameReader of the frames br reads.
+func NewFrameReader(br *bufio.Reader, o ReaderOptions) *FrameReader {
+	max := o.MaxSize
+	if max <= 0 {
+		max = DefaultMaxSize
+	}
+	return &FrameReader{br: br, max: max, dropRest: o.DropRest, peer: o.Peer}
+}
 
-// cappedValue reads a value of s as smallValue does, but of at most limit
+// Pending returns how many bytes of the frames read so far no value has
+// taken yet: the start of the next value, when a frame held more than one.
+func (f *FrameReader) Pending() int { return len(f.buf) }
+
+// SkipEmptyFrame reads the next frame if it is empty (the terminator of
+// a message, which a reader between messages has no use for), waiting for
+// its header, and reports whether it did; a frame that is not empty is
+// left unread. It is for use between values, when Pending is 0.
+func (f *FrameReader) SkipEmptyFrame() (bool, error) {
+	h, err := f.br.Peek(4)
+	if err != nil {
+		return false, err
+	}
+	if binary.BigEndian.Uint32(h) != 0 {
+		return false, nil
+	}
+	f.br.Discard(4)
+	f.read += 4 // for the stream offsets errors give
+	return true, nil
+}
+
+// CappedValue reads a value of s as SmallValue does, but of at most limit
 // bytes, for values a peer has no reason to make large (a handshake
 // answer, a meta map): under the frame limit alone, one such value could
 // make the reader build a map 20 times the size of a 64 MiB frame. A
 // value over limit is refused with an error wrapping ErrLimit that names
-// what and the limit, before more than limit bytes of it are read or
-// decoded.
-func (f *frames) cappedValue(s *Schema, limit int, what string) (any, error) {
+// what ("meta map") and the limit, before more than limit bytes of it are
+// read or decoded.
+func (f *FrameReader) CappedValue(s *Schema, limit int, what string) (any, error) {
 	if limit >= f.max {
-		return f.smallValue(s)
+		return f.SmallValue(s)
 	}
 	if len(f.buf) > limit {
 		// The rest of an earlier frame: decode no more than limit bytes
@@ -66,29 +114,33 @@ func (f *frames) cappedValue(s *Schema, limit int, what string) (any, error) {
 		case err == nil:
 			return f.took(v, n), nil
 		case errors.Is(err, ErrTruncated):
-			return nil, errAt(ErrLimit, int(valueAt), "%s sent a %s of more than %d bytes, the most it may take", f.peerName(), what, limit)
+			return nil, errAt(ErrLimit, int(valueAt), "%s sent a %s of more than %d bytes, the most it may take", f.Peer(), what, limit)
 		}
 		return nil, f.fail(err, s, valueAt)
 	}
 	max := f.max
 	f.max, f.capped = limit, what
 	defer func() { f.max, f.capped = max, "" }()
-	return f.smallValue(s)
+	return f.SmallValue(s)
 }
 
-// lend offers mem for the next frame that is read, which takes it over.
-func (f *frames) lend(mem []byte) { f.lending, f.loan, f.taken = true, mem, nil }
+// Lend offers mem for the next frame that is read, which takes it over if
+// it has the room: a value read from that frame then lies in mem, so that
+// a caller done with the last value can have the next read into its memory
+// instead of new memory.
+func (f *FrameReader) Lend(mem []byte) { f.lending, f.loan, f.taken = true, mem, nil }
 
-// lent ends a loan and returns the memory the frame read under it lies
-// in (nil if no frame was read).
-func (f *frames) lent() []byte {
+// Lent ends a loan and returns the memory the frame read under it lies
+// in (nil if no frame was read), for the caller to lend again.
+func (f *FrameReader) Lent() []byte {
 	mem := f.taken
 	f.lending, f.loan, f.taken = false, nil, nil
 	return mem
 }
 
-// value reads one value of schema s, as yaq peers frame them: a value that
-// encodes to nothing (null) is read from nothing; empty frames before a
+// Value reads one value of schema s, decoded as Schema.Decode decodes it,
+// as yaq peers frame values: a value that encodes to nothing (null) is
+// read from nothing; empty frames before a
 // value are skipped (the terminators and nulls of earlier messages); a
 // value continues into the next frame when its frame ends early. A frame
 // over the limit is refused before anything is read of it.
@@ -99,7 +151,7 @@ func (f *frames) lent() []byte {
 // so that the work is linear in the bytes received however the peer cuts
 // them, where decoding again from the start after each frame would take
 // time quadratic in the number of frames.
-func (f *frames) value(s *Schema) (any, error) {
+func (f *FrameReader) Value(s *Schema) (any, error) {
 	if s.takesNoBytes() {
 		v, _, err := s.Decode(nil)
 		return v, err
@@ -150,7 +202,7 @@ func (f *frames) value(s *Schema) (any, error) {
 // readFrame reads the next frame onto what is left of the value so far,
 // for a value of s that starts at *valueAt in the stream (reset when the
 // frame starts it). grew says the frame was not empty.
-func (f *frames) readFrame(s *Schema, valueAt *int64) (grew bool, err error) {
+func (f *FrameReader) readFrame(s *Schema, valueAt *int64) (grew bool, err error) {
 	var h [4]byte
 	got, err := io.ReadFull(f.br, h[:])
 	f.read += int64(got)
@@ -165,15 +217,15 @@ func (f *frames) readFrame(s *Schema, valueAt *int64) (grew bool, err error) {
 		// console). Say so, with what it sent, not "a frame of 2 GB".
 		more, _ := f.br.Peek(min(f.br.Buffered(), 60))
 		return false, errAt(ErrMalformed, 0, "%s does not speak yaq (Avro RPC frames): it sent %s first",
-			f.peerName(), printable(append(h[:got:got], more...)))
+			f.Peer(), printable(append(h[:got:got], more...)))
 	}
 	if int64(n)+int64(len(f.buf)) > int64(f.max) {
 		if f.capped != "" {
 			return false, errAt(ErrLimit, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes before it is over the limit of %d bytes on a %s",
-				f.peerName(), n, len(f.buf), f.max, f.capped)
+				f.Peer(), n, len(f.buf), f.max, f.capped)
 		}
 		return false, errAt(ErrMalformed, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes of the value before it is over the limit of %d",
-			f.peerName(), n, len(f.buf), f.max)
+			f.Peer(), n, len(f.buf), f.max)
 	}
 	if len(f.buf) == 0 {
 		*valueAt = f.read
@@ -203,7 +255,7 @@ func (f *frames) readFrame(s *Schema, valueAt *int64) (grew bool, err error) {
 // (a handshake's meta map), which would otherwise be built into Go values
 // some 20 times its bytes. The work is linear in its bytes, and the
 // memory is that of the bytes.
-func (f *frames) skip(s *Schema) error {
+func (f *FrameReader) skip(s *Schema) error {
 	if s.takesNoBytes() {
 		return nil
 	}
@@ -229,7 +281,7 @@ func (f *frames) skip(s *Schema) error {
 }
 
 // took consumes the n bytes of a value read.
-func (f *frames) took(v any, n int) any {
+func (f *FrameReader) took(v any, n int) any {
 	f.buf = f.buf[n:]
 	if f.dropRest || len(f.buf) == 0 {
 		f.buf = nil
@@ -237,7 +289,8 @@ func (f *frames) took(v any, n int) any {
 	return v
 }
 
-func (f *frames) peerName() string {
+// Peer returns the other end's name, as errors give it.
+func (f *FrameReader) Peer() string {
 	if f.peer == "" {
 		return "the peer"
 	}
@@ -246,13 +299,13 @@ func (f *frames) peerName() string {
 
 // fail says, of an error found in a value, which value from which peer:
 // its offsets count from the start of the value.
-func (f *frames) fail(err error, s *Schema, valueAt int64) error {
+func (f *FrameReader) fail(err error, s *Schema, valueAt int64) error {
 	var e *Error
 	if !errors.As(err, &e) {
 		return err
 	}
 	c := *e
-	c.Detail += fmt.Sprintf(" (in the %s value from %s, which starts at byte %d of the stream)", s, f.peerName(), valueAt)
+	c.Detail += fmt.Sprintf(" (in the %s value from %s, which starts at byte %d of the stream)", s, f.Peer(), valueAt)
 	return &c
 }
 
@@ -263,7 +316,7 @@ func (f *frames) fail(err error, s *Schema, valueAt int64) error {
 // connection) are returned as they are. got is how much of a frame header
 // was read; frameAt, if not -1, where the frame whose payload ended
 // starts.
-func (f *frames) ended(err error, s *Schema, valueAt int64, got int, frameAt int64) error {
+func (f *FrameReader) ended(err error, s *Schema, valueAt int64, got int, frameAt int64) error {
 	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return err
 	}
@@ -273,14 +326,14 @@ func (f *frames) ended(err error, s *Schema, valueAt int64, got int, frameAt int
 	switch {
 	case frameAt >= 0:
 		at = frameAt
-		detail = fmt.Sprintf("the connection from %s ended inside the frame that starts here, waiting for the %s value", f.peerName(), s)
+		detail = fmt.Sprintf("the connection from %s ended inside the frame that starts here, waiting for the %s value", f.Peer(), s)
 	case got > 0:
 		at -= int64(got)
-		detail = fmt.Sprintf("the connection from %s ended inside a frame header (%d of 4 bytes), waiting for the %s value", f.peerName(), got, s)
+		detail = fmt.Sprintf("the connection from %s ended inside a frame header (%d of 4 bytes), waiting for the %s value", f.Peer(), got, s)
 	case len(f.buf) > 0:
-		detail = fmt.Sprintf("the connection from %s ended after %d bytes of the %s value that starts at byte %d, before its end", f.peerName(), len(f.buf), s, valueAt)
+		detail = fmt.Sprintf("the connection from %s ended after %d bytes of the %s value that starts at byte %d, before its end", f.Peer(), len(f.buf), s, valueAt)
 	default:
-		detail = fmt.Sprintf("%s closed the connection, where the %s value was to come", f.peerName(), s)
+		detail = fmt.Sprintf("%s closed the connection, where the %s value was to come", f.Peer(), s)
 		cause = io.EOF
 	}
 	return &Error{Err: ErrTruncated, Offset: at, Detail: detail, Cause: cause}
@@ -309,16 +362,18 @@ func valueInPlace(br *bufio.Reader, s *Schema, max int) (v any, n int, ok bool) 
 	return v, 4 + n, true
 }
 
-// smallValue reads a value of s as value does, in place when it can; the
-// value must not be kept past the next read.
-func (f *frames) smallValue(s *Schema) (any, error) {
+// SmallValue reads a value of s as Value does, decoding it where it lies in
+// the reader's buffer when it can, without copying it out: for small
+// values (a flag, a method's name) that are not kept past the next read,
+// whose bytes and arrays may alias that buffer.
+func (f *FrameReader) SmallValue(s *Schema) (any, error) {
 	if len(f.buf) == 0 {
 		if v, n, ok := valueInPlace(f.br, s, f.max); ok {
 			f.read += int64(n)
 			return v, nil
 		}
 	}
-	return f.value(s)
+	return f.Value(s)
 }
 
 // scanner finds where a value ends in bytes that arrive a frame at a
@@ -578,4 +633,75 @@ func printable(b []byte) string {
 		return strconv.Quote(string(b[:most])) + "..."
 	}
 	return strconv.Quote(string(b))
+}
+
+// FrameWriter holds the frames of one message for one vectored write
+// (writev on a connection): the Python peers cannot read a frame whose
+// header arrives apart from it, and large array data goes out from the
+// array itself (see Schema.AppendPieces). One FrameWriter serves a
+// connection's messages one after another; its zero value is ready to use.
+type FrameWriter struct {
+	bufs      net.Buffers
+	arena     []byte     // frame headers and small payloads
+	arenaRoom [256]byte  // the arena, until it outgrows it
+	bufRoom   [16][]byte // bufs, likewise
+}
+
+// Reset empties w for the next message, letting go of what a message
+// that was never sent referred to.
+func (w *FrameWriter) Reset() {
+	clear(w.bufRoom[:])
+	w.arena, w.bufs = w.arenaRoom[:0], w.bufRoom[:0]
+}
+
+// Add adds a frame whose payload is the concatenation of pieces, which
+// are referred to, not copied, until Send: they must not change before.
+// Add with no pieces adds the empty frame that ends a message.
+func (w *FrameWriter) Add(pieces ...[]byte) {
+	if w.arena == nil {
+		w.Reset()
+	}
+	n := 0
+	for _, p := range pieces {
+		n += len(p)
+	}
+	// What bufs holds of the arena stays where it is, should the arena move.
+	at := len(w.arena)
+	w.arena = binary.BigEndian.AppendUint32(w.arena, uint32(n))
+	w.bufs = append(w.bufs, w.arena[at:at+4:at+4])
+	for _, p := range pieces {
+		if len(p) > 0 {
+			w.bufs = append(w.bufs, p)
+		}
+	}
+}
+
+// AddString adds a frame holding s as an Avro string (a call's method
+// name).
+func (w *FrameWriter) AddString(s string) {
+	if w.arena == nil {
+		w.Reset()
+	}
+	at := len(w.arena)
+	w.arena = binary.BigEndian.AppendUint32(w.arena, uint32(varintLen(int64(len(s)))+len(s)))
+	w.arena = append(appendVarint(w.arena, int64(len(s))), s...)
+	w.bufs = append(w.bufs, w.arena[at:len(w.arena):len(w.arena)])
+}
+
+// Send writes the frames and lets go of what they referred to. A writer
+// with a WriteBuffers(*net.Buffers) method (a yaq daemon's connection,
+// which keeps its write timeout so) writes them itself; on any other,
+// net.Buffers uses writev where it can.
+func (w *FrameWriter) Send(out io.Writer) error {
+	var err error
+	if bw, ok := out.(interface {
+		WriteBuffers(*net.Buffers) (int64, error)
+	}); ok {
+		_, err = bw.WriteBuffers(&w.bufs)
+	} else {
+		_, err = w.bufs.WriteTo(out)
+	}
+	clear(w.bufRoom[:])
+	w.bufs = nil
+	return err
 }

@@ -1,18 +1,11 @@
-package yaq
+package avro
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 )
-
-// ErrSchema: an Avro schema or protocol ndpack cannot use: malformed JSON,
-// an unknown type, a reference to an undefined name, a fixed without a
-// size, a union inside a union, a name defined twice, a record whose
-// values could never end.
-var ErrSchema = errors.New("invalid schema")
 
 // maxFixedSize bounds the size of a fixed: Avro declares sizes as ints.
 const maxFixedSize = math.MaxInt32
@@ -108,10 +101,10 @@ func (p *schemaParser) parse(v any) (*Schema, error) {
 // two definitions a reference means would be a guess.
 func (p *schemaParser) define(s *Schema) error {
 	if s.Name == "" {
-		return fmt.Errorf("%w: a %s without a name", ErrSchema, s.Type)
+		return schemaErr("a %s without a name", s.Type)
 	}
 	if _, dup := p.named[s.Name]; dup || primitive[s.Name] {
-		return fmt.Errorf("%w: %s %q: the name is defined twice", ErrSchema, s.Type, s.Name)
+		return schemaErr("%s %q: the name is defined twice", s.Type, s.Name)
 	}
 	p.named[s.Name] = s
 	return nil
@@ -121,7 +114,7 @@ func (p *schemaParser) parseNode(v any) (*Schema, error) {
 	p.depth++
 	defer func() { p.depth-- }()
 	if p.depth > 65 {
-		return nil, fmt.Errorf("%w: nested more than 64 deep", ErrSchema)
+		return nil, schemaErr("nested more than 64 deep")
 	}
 	switch x := v.(type) {
 	case string:
@@ -131,20 +124,20 @@ func (p *schemaParser) parseNode(v any) (*Schema, error) {
 		if s, ok := p.named[x]; ok {
 			return s, nil
 		}
-		return nil, fmt.Errorf("%w: unknown type %q", ErrSchema, x)
+		return nil, schemaErr("unknown type %q", x)
 	case []any:
 		return p.parseUnion(x)
 	case map[string]any:
 		return p.parseObject(x)
 	}
-	return nil, fmt.Errorf("%w: %s is not a schema", ErrSchema, jsonText(v))
+	return nil, schemaErr("%s is not a schema", jsonText(v))
 }
 
 // parseUnion parses a union's list of branches.
 func (p *schemaParser) parseUnion(x []any) (*Schema, error) {
 	u := &Schema{Type: "union"}
 	if len(x) == 0 {
-		return nil, fmt.Errorf("%w: a union without branches, which no value fits", ErrSchema)
+		return nil, schemaErr("a union without branches, which no value fits")
 	}
 	seen := map[string]bool{}
 	for _, b := range x {
@@ -154,14 +147,14 @@ func (p *schemaParser) parseUnion(x []any) (*Schema, error) {
 		}
 		// Avro forbids both: a branch index must say which type follows.
 		if s.Type == "union" {
-			return nil, fmt.Errorf("%w: union %s holds the union %s as a branch", ErrSchema, unionText(x), s)
+			return nil, schemaErr("union %s holds the union %s as a branch", unionText(x), s)
 		}
 		key := s.Type
 		if s.Name != "" {
 			key = "named " + s.Name
 		}
 		if seen[key] {
-			return nil, fmt.Errorf("%w: union %s holds %s twice", ErrSchema, unionText(x), s)
+			return nil, schemaErr("union %s holds %s twice", unionText(x), s)
 		}
 		seen[key] = true
 		u.Branches = append(u.Branches, s)
@@ -178,7 +171,7 @@ func (p *schemaParser) parseObject(x map[string]any) (*Schema, error) {
 	switch t {
 	case "array":
 		if x["items"] == nil {
-			return nil, fmt.Errorf("%w: an array without items", ErrSchema)
+			return nil, schemaErr("an array without items")
 		}
 		items, err := p.parse(x["items"])
 		if err != nil {
@@ -187,7 +180,7 @@ func (p *schemaParser) parseObject(x map[string]any) (*Schema, error) {
 		return &Schema{Type: t, Items: items, Logical: logical}, nil
 	case "map":
 		if x["values"] == nil {
-			return nil, fmt.Errorf("%w: a map without values", ErrSchema)
+			return nil, schemaErr("a map without values")
 		}
 		values, err := p.parse(x["values"])
 		if err != nil {
@@ -214,9 +207,9 @@ func (p *schemaParser) parseObject(x map[string]any) (*Schema, error) {
 		return s, nil
 	}
 	if x["type"] == nil {
-		return nil, fmt.Errorf("%w: an object without a type", ErrSchema)
+		return nil, schemaErr("an object without a type")
 	}
-	return nil, fmt.Errorf("%w: unknown type %v", ErrSchema, jsonText(x["type"]))
+	return nil, schemaErr("unknown type %v", jsonText(x["type"]))
 }
 
 // parseRecord parses a record (or error) and its fields; it is defined
@@ -229,25 +222,25 @@ func (p *schemaParser) parseRecord(x map[string]any, name, logical string) (*Sch
 	}
 	fields, ok := x["fields"].([]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: record %q has no list of fields", ErrSchema, name)
+		return nil, schemaErr("record %q has no list of fields", name)
 	}
 	seen := make(map[string]bool, len(fields))
 	for i, f := range fields {
 		fm, _ := f.(map[string]any)
 		fname, _ := fm["name"].(string)
 		if fname == "" {
-			return nil, fmt.Errorf("%w: record %q: field %d has no name", ErrSchema, name, i)
+			return nil, schemaErr("record %q: field %d has no name", name, i)
 		}
 		if seen[fname] {
-			return nil, fmt.Errorf("%w: record %q has two fields named %q", ErrSchema, name, fname)
+			return nil, schemaErr("record %q has two fields named %q", name, fname)
 		}
 		seen[fname] = true
 		if fm["type"] == nil {
-			return nil, fmt.Errorf("%w: record %q: field %q has no type", ErrSchema, name, fname)
+			return nil, schemaErr("record %q: field %q has no type", name, fname)
 		}
 		ft, err := p.parse(fm["type"])
 		if err != nil {
-			return nil, fmt.Errorf("record %q, field %q: %w", name, fname, err)
+			return nil, inSchema(err, "record %q, field %q", name, fname)
 		}
 		s.Fields = append(s.Fields, Field{Name: fname, Type: ft})
 	}
@@ -259,16 +252,16 @@ func (p *schemaParser) parseEnum(x map[string]any, t, name, logical string) (*Sc
 	s := &Schema{Type: t, Name: name, Logical: logical}
 	syms, ok := x["symbols"].([]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: enum %q has no list of symbols", ErrSchema, name)
+		return nil, schemaErr("enum %q has no list of symbols", name)
 	}
 	seen := make(map[string]bool, len(syms))
 	for i, sym := range syms {
 		str, ok := sym.(string)
 		if !ok || str == "" {
-			return nil, fmt.Errorf("%w: enum %q: symbol %d is not a name", ErrSchema, name, i)
+			return nil, schemaErr("enum %q: symbol %d is not a name", name, i)
 		}
 		if seen[str] {
-			return nil, fmt.Errorf("%w: enum %q lists the symbol %q twice", ErrSchema, name, str)
+			return nil, schemaErr("enum %q lists the symbol %q twice", name, str)
 		}
 		seen[str] = true
 		s.Symbols = append(s.Symbols, str)
@@ -283,11 +276,11 @@ func (p *schemaParser) parseEnum(x map[string]any, t, name, logical string) (*Sc
 func (p *schemaParser) parseFixed(x map[string]any, t, name, logical string) (*Schema, error) {
 	num, ok := x["size"].(json.Number)
 	if !ok {
-		return nil, fmt.Errorf("%w: fixed %q has no size", ErrSchema, name)
+		return nil, schemaErr("fixed %q has no size", name)
 	}
 	size, err := num.Int64()
 	if err != nil || size < 0 || size > maxFixedSize {
-		return nil, fmt.Errorf("%w: fixed %q has size %s, not a whole number of bytes from 0 to %d", ErrSchema, name, num, maxFixedSize)
+		return nil, schemaErr("fixed %q has size %s, not a whole number of bytes from 0 to %d", name, num, maxFixedSize)
 	}
 	s := &Schema{Type: t, Name: name, Size: int(size), Logical: logical}
 	if err := p.define(s); err != nil {
@@ -387,7 +380,7 @@ func check(s *Schema) error {
 	}
 	for i, n := range nodes {
 		if !ends[i] && n.Type == "record" {
-			return fmt.Errorf("%w: record %q can never end: each of its values holds another value of a record with no way out (no union, array or map on the way)", ErrSchema, n.Name)
+			return schemaErr("record %q can never end: each of its values holds another value of a record with no way out (no union, array or map on the way)", n.Name)
 		}
 	}
 	// Records are now known to end, so no record reaches itself through
@@ -456,6 +449,46 @@ func ParseSchema(text string) (*Schema, error) {
 	return (&schemaParser{named: map[string]*Schema{}}).parse(v)
 }
 
+// Names is a namespace of named types (records, enums, fixed), as the
+// types of an Avro protocol share one: a schema parsed with it may refer to
+// the types defined before it by name, and the types it defines join it.
+// The zero value is an empty namespace, ready to use.
+type Names struct {
+	p schemaParser
+}
+
+// Parse parses and checks one schema from its JSON value, as encoding/json
+// decodes it with UseNumber (a fixed's size is a json.Number). A name n
+// already holds is refused, with ErrSchema: which of two definitions a
+// reference means would be a guess. The named types of a schema that
+// fails may remain in n; parse into a Clone to keep n as it was.
+func (n *Names) Parse(v any) (*Schema, error) {
+	if n.p.named == nil {
+		n.p.named = map[string]*Schema{}
+	}
+	return n.p.parse(v)
+}
+
+// Clone returns a namespace holding the types of n (none, if n is nil),
+// which takes further types without adding them to n.
+func (n *Names) Clone() *Names {
+	c := &Names{p: schemaParser{named: map[string]*Schema{}}}
+	if n != nil {
+		for name, s := range n.p.named {
+			c.p.named[name] = s
+		}
+	}
+	return c
+}
+
+// Lookup returns the named type called name, or nil if n has none.
+func (n *Names) Lookup(name string) *Schema {
+	if n == nil {
+		return nil
+	}
+	return n.p.named[name]
+}
+
 // A JSON document from a peer may hold at most one value per
 // jsonBytesPerValue of its bytes, and jsonValueSlack more, counting an
 // object as jsonObjectValues: decoding a value into Go allocates some 30
@@ -477,14 +510,14 @@ const (
 func decodeJSON(text []byte) (any, error) {
 	clean, values := sanitizeJSON(text)
 	if most := len(text)/jsonBytesPerValue + jsonValueSlack; values > most {
-		return nil, fmt.Errorf("%w: the JSON holds %d values (an object counting as %d) in %d bytes, more than the %d (one per %d bytes and %d more) a schema or protocol may hold",
-			ErrSchema, values, jsonObjectValues, len(text), most, jsonBytesPerValue, jsonValueSlack)
+		return nil, schemaErr("the JSON holds %d values (an object counting as %d) in %d bytes, more than the %d (one per %d bytes and %d more) a schema or protocol may hold",
+			values, jsonObjectValues, len(text), most, jsonBytesPerValue, jsonValueSlack)
 	}
 	dec := json.NewDecoder(bytes.NewReader(clean))
 	dec.UseNumber() // a default of 2 is an int, 2.0 a double, as Python wrote them
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSchema, err)
+		return nil, &Error{Err: ErrSchema, Offset: -1, Cause: err}
 	}
 	return v, nil
 }

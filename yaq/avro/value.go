@@ -1,4 +1,4 @@
-package yaq
+package avro
 
 import (
 	"encoding/binary"
@@ -368,10 +368,13 @@ type gather struct {
 	mark   int // where the encoded bytes not yet in pieces start
 }
 
-// appendPieces encodes v as Append does, into pieces whose concatenation is
-// the encoding; the data of arrays of gatherMin bytes or more is one of the
-// pieces, not a copy.
-func (s *Schema) appendPieces(pieces [][]byte, v any) ([][]byte, error) {
+// AppendPieces encodes v as Append does, appended to pieces as pieces whose
+// concatenation is the encoding, for a vectored write (net.Buffers,
+// FrameWriter.Add): the data of an array of 64 KiB or more is one of the
+// pieces, referring to the array's own memory rather than a copy, so it
+// must not change until the pieces are written. The other pieces are new
+// memory.
+func (s *Schema) AppendPieces(pieces [][]byte, v any) ([][]byte, error) {
 	g := gather{pieces: pieces}
 	dst, err := appendValue(nil, s, v, "", 0, &g)
 	if err != nil {

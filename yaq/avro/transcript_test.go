@@ -1,6 +1,7 @@
-package yaq
+package avro
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const sharedYaq = "../../shared/yaq/"
+const sharedYaq = "../../../shared/yaq/"
 
 var kinds = []string{"fake-camera", "fake-spectrometer", "fake-sensor", "fake-triggered-sensor",
 	"fake-continuous-hardware", "fake-discrete-hardware", "fake-has-turret"}
@@ -297,4 +298,41 @@ print(json.dumps({"request": buf.getvalue().hex(), "match": r["match"], "hash": 
 	assert.Equal(t, res["match"], m["match"])
 	assert.Equal(t, res["hash"], hex.EncodeToString(m["serverHash"].([]byte)))
 	assert.Equal(t, res["hash"], res["protocol_md5"])
+
+	// The records' Go side: yaqc's request written, yaqd-core's answer
+	// read and written again, byte for byte.
+	var spaces [16]byte
+	copy(spaces[:], "                ")
+	assert.Equal(t, frames[0].Frame, hex.EncodeToString(HandshakeRequest{ClientHash: spaces, ServerHash: spaces}.Append(nil)))
+	r := NewFrameReader(bufio.NewReader(bytes.NewReader(frameOf(resp))), ReaderOptions{})
+	hr, err := r.ReadHandshakeResponse(len(resp))
+	require.NoError(t, err)
+	assert.Equal(t, MatchNone, hr.Match)
+	require.NotNil(t, hr.ServerHash)
+	assert.Equal(t, res["hash"], hex.EncodeToString(hr.ServerHash[:]))
+	assert.Equal(t, resp, hr.Append(nil), "yaqd-core's NONE answer")
+}
+
+// A handshake's records read back as they were written, the request's
+// meta skipped whatever it holds, and refused whole when cut short.
+func TestHandshakeRoundTrip(t *testing.T) {
+	proto := `{"protocol": "x"}`
+	req := HandshakeRequest{ClientHash: [16]byte{1}, ClientProtocol: &proto, ServerHash: [16]byte{2}}
+	withMeta := handshakeRequest.mustAppend(map[string]any{"clientHash": req.ClientHash[:], "clientProtocol": proto,
+		"serverHash": req.ServerHash[:], "meta": map[string]any{"k": []byte("v")}})
+	for _, b := range [][]byte{req.Append(nil), withMeta} {
+		got, err := readerOf(frameOf(b)).ReadHandshakeRequest()
+		require.NoError(t, err)
+		assert.Equal(t, req, got)
+		_, err = readerOf(frameOf(b[:len(b)-1])).ReadHandshakeRequest()
+		assert.ErrorIs(t, err, ErrTruncated)
+	}
+	for _, resp := range []HandshakeResponse{{Match: MatchBoth}, {Match: MatchClient, ServerProtocol: &proto, ServerHash: &[16]byte{3}}} {
+		got, err := readerOf(frameOf(resp.Append(nil))).ReadHandshakeResponse(1 << 10)
+		require.NoError(t, err)
+		assert.Equal(t, resp, got)
+	}
+	_, err := readerOf(frameOf(HandshakeResponse{Match: MatchNone, ServerProtocol: &proto}.Append(nil))).ReadHandshakeResponse(8)
+	assert.ErrorIs(t, err, ErrLimit)
+	assert.Equal(t, "HandshakeMatch(7)", HandshakeMatch(7).String())
 }

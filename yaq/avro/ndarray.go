@@ -1,43 +1,8 @@
-// Package yaq is ndpack's side of yaq as it is spoken today: Avro RPC
-// (YEP-107) between instrument daemons and clients, with arrays as the
-// YEP-113 ndarray record.
-//
-// It holds four layers:
-//
-//   - The ndarray record's codec (AppendArray, DecodeArray), exact both ways
-//     and in Avro's binary encoding as the yaq daemons' own Avro library,
-//     fastavro, writes it: the array's shape as array<int>, its typestr, its
-//     C-ordered bytes and the array interface version, 3.
-//   - A schema-driven Avro binary codec (ParseSchema, ParseProtocol) for
-//     the values yaq messages carry, with every schema checked when
-//     parsed, every length and count checked against the bytes present
-//     and nesting bounded before anything is allocated, and the Go memory
-//     a value decodes to bounded by a small multiple of its bytes; arrays
-//     decode aliasing the frame they came in.
-//   - Avro RPC as yaqd-core and yaqc speak it (the handshake, framing, call
-//     and answer layout, error answers): Client, which calls a daemon as
-//     yaqc does, and Daemon, which serves a protocol with Go handlers as
-//     yaqd-core does.
-//   - A daemon kit that makes a Go daemon as short as a Python one: the yaq
-//     traits as values (IsDaemon, HasLimits, IsSensor, ...) composed into
-//     a protocol as yaq-traits composes them (ComposeTraits, or
-//     ComposeTOML of the description yaq daemons publish), their messages
-//     answered as yaqd-core answers them, and Program, the main of a daemon
-//     program: yaqd-core's --config, --protocol and --version, config
-//     checked against the composed types, state kept in yaqd-core's state
-//     file, shutdown(restart=true) and SIGHUP restarting.
-//
-// The wire protocol is YEP-107 (Avro RPC for yaq) as the real programs
-// speak it, checked against recorded sessions of yaqc with yaqd-fakes and
-// against python3-avro.
-package yaq
+package avro
 
 import (
-	"errors"
-	"fmt"
 	"math"
 
-	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/mpdescr"
 	"github.com/ndpack/ndpack/ndarray"
 )
@@ -50,54 +15,6 @@ const ArraySchema = `{"type": "record", "name": "ndarray", "logicalType": "ndarr
 
 // ArrayVersion is the array interface version the record carries.
 const ArrayVersion = 3
-
-// Sentinel errors; every error of the package wraps one, for errors.Is.
-// Errors about the array itself also wrap the ndarray sentinel.
-var (
-	// ErrTruncated: the input ends before the value does. It is the same
-	// value as the other codecs' ErrTruncated.
-	ErrTruncated = codecerr.ErrTruncated
-	// ErrMalformed: the bytes are not a valid value of their schema: a
-	// negative length, a union branch out of range, an ndarray record
-	// whose dimension is outside Avro's int or whose data does not match
-	// its shape.
-	ErrMalformed = errors.New("malformed value")
-	// ErrDoesNotFit: a Go value that does not fit the Avro schema it is
-	// to be encoded with (a string for a boolean parameter, say), or an
-	// array of a record (structured) dtype, which the YEP-113 ndarray
-	// record cannot carry: it has a typestr and no descr, so |V<n> would
-	// arrive with every field lost.
-	ErrDoesNotFit = errors.New("value does not fit its schema")
-	// ErrNonstandard: encoding an array of a kind outside YEP-110's
-	// standard list (S, U, V, M8, m8) without ArrayOptions.AllowNonstandard.
-	ErrNonstandard = errors.New("non-standard dtype")
-	// ErrLimit: a value from a peer that is over a bound its bytes cannot
-	// vouch for: more items that take no bytes than a value may hold,
-	// more Go memory than a small multiple of its bytes, a value spread
-	// over more frames than allowed.
-	ErrLimit = errors.New("over a decoding limit")
-)
-
-// Error is a failure of this package: its class (one of the sentinel errors
-// above), the byte offset in the input where it was found (-1 when none
-// applies), what was wrong, and the underlying cause if any. Its message
-// starts with "yaq: ".
-type Error struct {
-	Err    error  // the class: one of the sentinel errors
-	Offset int64  // byte offset in the input; -1 when none applies
-	Detail string // what was wrong
-	Cause  error  // the underlying error, such as an ndarray.Error; may be nil
-}
-
-// Error formats the failure as "yaq: CLASS at byte N: DETAIL: CAUSE".
-func (e *Error) Error() string { return codecerr.Format("yaq", e.Err, e.Offset, e.Detail, e.Cause) }
-
-// Unwrap returns the class and the cause, so that errors.Is matches either.
-func (e *Error) Unwrap() []error { return codecerr.Unwrap(e.Err, e.Cause) }
-
-func errAt(class error, off int, format string, args ...any) error {
-	return &Error{Err: class, Offset: int64(off), Detail: fmt.Sprintf(format, args...)}
-}
 
 // ArrayOptions controls encoding. The zero value is the default.
 type ArrayOptions struct {

@@ -1,4 +1,4 @@
-package yaq
+package avro
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package yaq
+package avro
 
 import (
 	"bytes"
@@ -112,7 +112,7 @@ func TestArrayRecordRefusals(t *testing.T) {
 		_, _, err := DecodeArray(c.in)
 		assert.ErrorIs(t, err, c.want, "%s: %v", name, err)
 		if err != nil {
-			assert.True(t, strings.HasPrefix(err.Error(), "yaq: "), err.Error())
+			assert.True(t, strings.HasPrefix(err.Error(), "avro: "), err.Error())
 		}
 	}
 	s, _ := ndarray.New(ndarray.MustParseDType("|S2"), []int{1}, []byte("ab"))
@@ -155,7 +155,7 @@ func FuzzDecodeArray(f *testing.F) {
 // (a map of null, ndarray or double) holds x_index and y_index, which read
 // to the arrays yaqc decoded.
 func TestArrayRecordFromRealDaemon(t *testing.T) {
-	const dir = "../../shared/yaq/transcripts/"
+	const dir = sharedYaq + "transcripts/"
 	lines := sharedfiles.ReadFile(t, dir+"fake-camera.jsonl")
 	var frame []byte
 	for _, line := range strings.Split(string(lines), "\n") {

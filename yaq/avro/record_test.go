@@ -1,4 +1,4 @@
-package yaq
+package avro
 
 import (
 	"errors"
@@ -33,7 +33,7 @@ func TestRecordArrayRefused(t *testing.T) {
 			require.NoError(t, err)
 			s, err := ParseSchema(ArraySchema)
 			require.NoError(t, err)
-			_, err = s.appendPieces(nil, big)
+			_, err = s.AppendPieces(nil, big)
 			return nil, err
 		},
 	} {
@@ -42,7 +42,7 @@ func TestRecordArrayRefused(t *testing.T) {
 			require.Error(t, err)
 			assert.Empty(t, b)
 			assert.True(t, errors.Is(err, ErrDoesNotFit), "%v", err)
-			assert.ErrorContains(t, err, "yaq: ")
+			assert.ErrorContains(t, err, "avro: ")
 			assert.ErrorContains(t, err, "the record dtype [('x', '<i4'), ('y', '<f8')] cannot be carried")
 		})
 	}

@@ -1,4 +1,4 @@
-package yaq
+package avro
 
 import (
 	"bytes"
@@ -146,7 +146,7 @@ func framedValue(s *Schema, value []byte) framedResult {
 	}
 	in := readerOf(stream)
 	in.max = max(len(value), 1)
-	v, err := in.value(s)
+	v, err := in.Value(s)
 	if err != nil {
 		return framedResult{err: err}
 	}
