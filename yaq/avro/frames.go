@@ -251,7 +251,7 @@ func (f *FrameReader) readFrame(s *Schema, valueAt *int64) (grew bool, err error
 }
 
 // skip reads past a value of s without decoding it, finding its end as
-// value does when it spans frames: for a value the reader has no use for
+// Value does when it spans frames: for a value the reader has no use for
 // (a handshake's meta map), which would otherwise be built into Go values
 // some 20 times its bytes. The work is linear in its bytes, and the
 // memory is that of the bytes.
