@@ -88,6 +88,22 @@ func main() {
 		fail(fmt.Errorf("go %s: %w", strings.Join(args, " "), err))
 	}
 	fmt.Print(table(ratios))
+	if missing := notRun(ratios); len(missing) > 0 {
+		fail(fmt.Errorf("no x-baseline result for %s", strings.Join(missing, ", ")))
+	}
+}
+
+// notRun lists the rows' benchmarks that reported no ratio.
+func notRun(ratios map[string][]float64) []string {
+	var missing []string
+	for _, r := range rows {
+		for _, name := range append(r.benches, r.peer) {
+			if name != "" && len(ratios[name]) == 0 {
+				missing = append(missing, name)
+			}
+		}
+	}
+	return missing
 }
 
 func fail(err error) {
@@ -95,8 +111,9 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// benchPattern matches every row's benchmarks and nothing else; go test
-// splits a -bench pattern at slashes into one pattern per level.
+// benchPattern matches every row's benchmarks, by their whole names
+// (Benchmark included, as go test matches them), and nothing else; go
+// test splits a -bench pattern at slashes into one pattern per level.
 func benchPattern() string {
 	top := map[string]bool{}
 	var names []string
@@ -105,7 +122,7 @@ func benchPattern() string {
 			name, _, _ := strings.Cut(b, "/")
 			if name != "" && !top[name] {
 				top[name] = true
-				names = append(names, strings.TrimPrefix(name, "Benchmark"))
+				names = append(names, name)
 			}
 		}
 	}
