@@ -6,10 +6,10 @@ import (
 	"crypto/md5"
 	"fmt"
 	"net"
-	"runtime"
 	"testing"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/internal/testutil/loopback"
 	"github.com/ndpack/ndpack/yaq/avro"
 	"github.com/stretchr/testify/assert"
@@ -56,20 +56,6 @@ func fakeDaemon(t *testing.T, protocol string, value []byte) (addr string, value
 	return addr, len(first) + len(second) + 10 + 4
 }
 
-// heapCost runs f and returns the bytes allocated meanwhile and how much
-// the heap in use grew.
-func heapCost(f func()) (allocated, grew uint64) {
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	if after.HeapInuse > before.HeapInuse {
-		grew = after.HeapInuse - before.HeapInuse
-	}
-	return after.TotalAlloc - before.TotalAlloc, grew
-}
-
 // A daemon's protocol that ndpack cannot use fails Dial with an error
 // naming the type, before any of it is used (a fixed without a size used
 // to panic).
@@ -114,7 +100,7 @@ func callHostile(t *testing.T, response string, value []byte) (err error, addr s
 	c, err := Dial(ctx, addr)
 	require.NoError(t, err)
 	defer c.Close()
-	allocated, grew = heapCost(func() {
+	allocated, grew = hostile.HeapCost(func() {
 		var v any
 		err = c.Call(ctx, "get", nil, &v)
 	})

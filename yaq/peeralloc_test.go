@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/yaq/avro"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,7 +46,7 @@ func TestDaemonCapsHandshakeAndMeta(t *testing.T) {
 	hsMeta := append(append(hs[:len(hs)-1:len(hs)-1], 0x02), meta...)
 	t.Run("handshake meta", func(t *testing.T) {
 		var got [][]byte
-		allocated, _ := heapCost(func() {
+		allocated, _ := hostile.HeapCost(func() {
 			conn := dialRaw(t, addr)
 			defer conn.Close()
 			go conn.Write(append(append(append(limitFrame(hsMeta...), limitFrame(0)...), limitFrame(avroString("")...)...), rawCall("ping")...))
@@ -73,7 +74,7 @@ func TestDaemonCapsHandshakeAndMeta(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var got [][]byte
 			var rest []byte
-			allocated, _ := heapCost(func() {
+			allocated, _ := hostile.HeapCost(func() {
 				conn := dialRaw(t, addr)
 				defer conn.Close()
 				go conn.Write(c.stream)
@@ -101,11 +102,6 @@ func TestDaemonCapsHandshakeAndMeta(t *testing.T) {
 	assert.Equal(t, []byte{0x02}, got[7], "ping's 1")
 }
 
-// hugeProtocol is a protocol of about size bytes, nearly all "[],".
-func hugeProtocol(size int) string {
-	return `{"protocol": "evil", "messages": {}, "x": [` + strings.Repeat("[],", size/3) + `[]]}`
-}
-
 // A daemon that serves a protocol of megabytes is refused by Dial, naming
 // the daemon and the limit, with little memory spent: parsing 16 MiB of
 // "[]," took some 400 MiB.
@@ -113,13 +109,13 @@ func TestClientCapsServedProtocol(t *testing.T) {
 	for _, c := range []struct {
 		name, protocol, want string
 	}{
-		{"4 MiB", hugeProtocol(4 << 20), "over the limit of %d bytes on a handshake response"},
-		{"1 MiB and 1 byte", hugeProtocol(maxProtocolSize)[:maxProtocolSize+1], "served a protocol of 1048577 bytes, over the limit of 1048576 a client parses"},
+		{"4 MiB", hostile.HugeProtocol(4 << 20), "over the limit of %d bytes on a handshake response"},
+		{"1 MiB and 1 byte", hostile.HugeProtocol(maxProtocolSize)[:maxProtocolSize+1], "served a protocol of 1048577 bytes, over the limit of 1048576 a client parses"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			addr, _ := fakeDaemon(t, c.protocol, []byte{0x00})
 			var err error
-			allocated, _ := heapCost(func() {
+			allocated, _ := hostile.HeapCost(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
 				var cl *Client

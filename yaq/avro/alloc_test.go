@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,9 +16,9 @@ import (
 // decoded; what is accepted decodes allocating under 20 times its bytes,
 // garbage included. (1 MiB of "[]," allocated 41 MiB, of "0," 57 MiB.)
 func TestParseProtocolBoundsMemory(t *testing.T) {
-	text := hugeProtocol(1 << 20)
+	text := hostile.HugeProtocol(1 << 20)
 	var err error
-	allocated, _ := heapCost(func() { _, err = ParseProtocol(text) })
+	allocated, _ := hostile.HeapCost(func() { _, err = ParseProtocol(text) })
 	assert.ErrorIs(t, err, ErrSchema)
 	assert.ErrorContains(t, err, fmt.Sprintf("the JSON holds %d values (an object counting as 4) in %d bytes, more than the %d (one per 8 bytes and 4096 more) a schema or protocol may hold",
 		strings.Count(text, ",")+strings.Count(text, "[")+4*strings.Count(text, "{"), len(text), len(text)/8+4096))
@@ -28,7 +29,7 @@ func TestParseProtocolBoundsMemory(t *testing.T) {
 		pad := unit + strings.Repeat(" ", max(0, 8*(strings.Count(unit, ",")+strings.Count(unit, "[")+4*strings.Count(unit, "{"))-len(unit)))
 		text := `{"protocol": "dense", "messages": {}, "x": [` + strings.Repeat(pad, (1<<20)/len(pad)) + `[]]}`
 		var p *Protocol
-		allocated, _ := heapCost(func() { p, err = ParseProtocol(text) })
+		allocated, _ := hostile.HeapCost(func() { p, err = ParseProtocol(text) })
 		require.NoError(t, err, unit)
 		assert.Equal(t, "dense", p.Name)
 		t.Logf("%q: %d bytes parsed with %d bytes allocated (%.1fx)", unit, len(text), allocated, float64(allocated)/float64(len(text)))
