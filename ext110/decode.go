@@ -85,8 +85,9 @@ func decodePayload(b []byte, base int, alias bool) (*ndarray.Array, error) {
 }
 
 // alignedAlias makes a's data, which aliases the caller's input, aligned
-// for its items: left where it is if it is, else copied once (a new heap
-// block starts at a multiple of 8, or of the item's size when smaller).
+// for its items, in place: left where it is if it is, else copied once (a
+// new heap block starts at a multiple of 8, or of the item's size when
+// smaller). It returns a.
 func alignedAlias(a *ndarray.Array) *ndarray.Array {
 	if !a.Aligned() {
 		a.Data = append([]byte(nil), a.Data...)

@@ -117,8 +117,7 @@ func decodeExtPayload(d *msgpack.Decoder, v reflect.Value, extLen int) error {
 		if err := setArray(v, payload); err != nil || !r.alias {
 			return err
 		}
-		a := v.Interface().(*ndarray.Array)
-		*a = *alignedAlias(a)
+		alignedAlias(v.Interface().(*ndarray.Array))
 		return nil
 	}
 	var src io.Reader = readFullFunc(d.ReadFull)
