@@ -69,3 +69,41 @@ func tcpPair(t *testing.T) (net.Conn, net.Conn) {
 	t.Cleanup(func() { a.Close(); b.Close() })
 	return a, b
 }
+
+// On TCP the kernel is asked (no deadline, so no dependence on how soon
+// the checking goroutine runs); a connection that is no socket falls back
+// to the read with a deadline, with the same answers.
+func TestPeerClosedAsksTheSocket(t *testing.T) {
+	a, b := tcpPair(t)
+	want := socketQuiet
+	if peekSocket(a) == socketUnknown {
+		want = socketUnknown // a system whose sockets cannot be asked
+	}
+	assert.Equal(t, want, peekSocket(a), "quiet")
+	if want == socketUnknown {
+		t.Skip("this system's sockets are checked with a deadline")
+	}
+	_, err := b.Write([]byte{9})
+	require.NoError(t, err)
+	for deadline := time.Now().Add(2 * time.Second); peekSocket(a) == socketQuiet && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	assert.Equal(t, socketReadable, peekSocket(a))
+	assert.Equal(t, socketReadable, peekSocket(a), "peeking takes nothing")
+	b.Close()
+	br := bufio.NewReader(a)
+	_, err = br.ReadByte()
+	require.NoError(t, err)
+	for deadline := time.Now().Add(2 * time.Second); peekSocket(a) != socketClosed && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	assert.Equal(t, socketClosed, peekSocket(a))
+	assert.True(t, PeerClosed(a, br, nil))
+
+	p, q := net.Pipe()
+	defer p.Close()
+	assert.Equal(t, socketUnknown, peekSocket(p))
+	assert.False(t, PeerClosed(p, bufio.NewReader(p), nil), "a quiet pipe")
+	q.Close()
+	assert.True(t, PeerClosed(p, bufio.NewReader(p), nil), "a pipe whose other end closed")
+}

@@ -1,0 +1,8 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package connset
+
+import "net"
+
+// peekSocket cannot ask this system's sockets without waiting.
+func peekSocket(net.Conn) socketState { return socketUnknown }
