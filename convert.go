@@ -33,8 +33,9 @@ func Ext110ToNPY(w io.Writer, r io.Reader) error { return ConvertOptions{}.Ext11
 // object.
 //
 // A row-major file is streamed: after the header, exactly the data bytes
-// are copied from r to w in bounded memory; from a regular file through
-// one reused 1 MiB buffer, read at the data's offsets. A
+// are copied from r to w in bounded memory; from a regular file into a
+// regular file kernel to kernel, as cp copies (splice on Linux), else
+// through one reused 1 MiB buffer, read at the data's offsets. A
 // Fortran-order file is read whole into memory and transposed, since ext
 // 110 data is row-major. If r is a file shorter than its header announces,
 // nothing is written.
@@ -71,7 +72,7 @@ func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 	}
 	if isFile {
 		// Exactly the data, so that the encoder has Section.WriteTo move
-		// it from the file through one reused buffer.
+		// it from the file.
 		src = filesection.New(f, pos, h.DataLen())
 	}
 	if err := enc.EncodeFrom(h.DType, h.Shape, src); err != nil {
@@ -90,7 +91,7 @@ func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 // The canonical key order puts the data before the dtype and shape, so a
 // stream cannot be converted before its end has been read. When r is a
 // regular file it is memory-mapped to read only the framing, and the data
-// is then moved from the file through one reused 1 MiB buffer: memory
+// is then moved from the file as NPYToExt110 moves it: memory
 // stays bounded whatever the size. Any other reader is decoded into memory
 // first.
 func (o ConvertOptions) Ext110ToNPY(w io.Writer, r io.Reader) error {

@@ -35,6 +35,29 @@ func (tw *truncating) Write(p []byte) (int, error) {
 	return tw.w.Write(p)
 }
 
+// rangeWriter is a file that WriteTo sees as a RangeWriter, as the CLI's
+// writers are.
+type rangeWriter struct{ f *os.File }
+
+func (r rangeWriter) Write(p []byte) (int, error) { return r.f.Write(p) }
+func (r rangeWriter) WriteRange(f *os.File, off int64, n int) (int, error) {
+	return CopyRange(r.f, f, off, n)
+}
+
+// truncatingRange truncates the source, as truncating does, at its first
+// WriteRange.
+type truncatingRange struct {
+	*truncating
+	rw rangeWriter
+}
+
+func (tr *truncatingRange) WriteRange(f *os.File, off int64, n int) (int, error) {
+	if !tr.done {
+		tr.truncating.Write(nil)
+	}
+	return tr.rw.WriteRange(f, off, n)
+}
+
 // sectionFile writes n bytes of a pattern to a new file, and returns its
 // name, the file open for reading and the bytes.
 func sectionFile(t *testing.T, n int) (string, *os.File, []byte) {
@@ -71,11 +94,22 @@ func TestWriteToTruncatedFile(t *testing.T) {
 			t.Cleanup(func() { out.Close() })
 			return out
 		}},
+		// The kernel moves them file to file (CopyRange), and finds the
+		// source ended.
+		{"spliced into a file", func(t *testing.T) io.Writer {
+			out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+			require.NoError(t, err)
+			t.Cleanup(func() { out.Close() })
+			return rangeWriter{out}
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, f, data := sectionFile(t, 2*testWindow+100)
 			end := int64(len(data))
-			w := &truncating{t: t, path: p, size: 3 * 4096, w: c.out(t)}
+			var w io.Writer = &truncating{t: t, path: p, size: 3 * 4096, w: c.out(t)}
+			if rw, ok := w.(*truncating).w.(rangeWriter); ok {
+				w = &truncatingRange{truncating: w.(*truncating), rw: rw}
+			}
 			n, err := New(f, 17, end-17).WriteTo(w)
 			require.Error(t, err)
 			assert.True(t, errors.Is(err, ErrTruncated), "%v", err)
