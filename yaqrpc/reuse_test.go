@@ -113,3 +113,35 @@ func TestCallReusingConcurrentCalls(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Reusing on both sides (CallReusing against ReuseRequestBuffers), an echo
+// of a 1 MiB <f8 array allocates nothing of its size on either side, and
+// the array comes back aligned for typed access: the reader lays each
+// message out so that its array's bytes land aligned, instead of the
+// decoder copying them there.
+func TestReusingBothSidesAllocatesNoPayload(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own account")
+	}
+	addr, _ := testServer(t, 0, func(s *Server) { s.ReuseRequestBuffers = true })
+	c := dial(t, addr)
+	ctx := context.Background()
+	a, err := ndarray.New(ndarray.Float64, []int{1 << 17}, bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7, 8}, 1<<17))
+	require.NoError(t, err)
+	var buf ResultBuffer
+	var back *ndarray.Array
+	for range 3 { // buffers grown to size on both sides
+		require.NoError(t, c.CallReusing(ctx, "echo", []any{a}, &back, &buf))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 10 {
+		require.NoError(t, c.CallReusing(ctx, "echo", []any{a}, &back, &buf))
+	}
+	runtime.ReadMemStats(&after)
+	perCall := (after.TotalAlloc - before.TotalAlloc) / 10
+	t.Logf("allocated %d per 1 MiB call, both sides", perCall)
+	assert.Less(t, perCall, uint64(32<<10))
+	assert.True(t, a.Equal(back))
+	assert.True(t, back.Aligned(), "the answer's data is aligned")
+}

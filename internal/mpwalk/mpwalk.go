@@ -144,8 +144,12 @@ func (in *input) ReadByte() (byte, error) {
 	return in.b[in.off-1], nil
 }
 
-func (in *input) Discard(n int) error {
+// discard consumes the n payload bytes of a value of type t.
+func (in *input) discard(t mpwire.Type, n int) error {
 	if in.src != nil {
+		if a, ok := in.src.(payloadAligner); ok && n >= alignAbove {
+			a.alignPayload(t, n)
+		}
 		return in.src.Discard(n)
 	}
 	if n > len(in.b)-in.off {
@@ -224,7 +228,7 @@ func walk(src *input, budget int64, lim Limits) (used, cost int64, err error) {
 			return used, cost, &BudgetError{h.Type.String(), n, budget - used}
 		}
 		if skip > 0 {
-			if err := src.Discard(int(skip)); err != nil {
+			if err := src.discard(h.Type, int(skip)); err != nil {
 				return used, cost, err
 			}
 			used += skip
