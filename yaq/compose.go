@@ -1,7 +1,6 @@
 package yaq
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/yaq/avro"
 )
 
@@ -182,7 +182,7 @@ func compose(file string, daemon map[string]any) (*Composed, error) {
 		for _, k := range sortedKeys(fields) {
 			f, ok := fields[k].(map[string]any)
 			if !ok {
-				return nil, descErr(file, section+"."+k, "is %s, not a table", jsonText(fields[k]))
+				return nil, descErr(file, section+"."+k, "is %s, not a table", codecerr.JSONExcerpt(fields[k]))
 			}
 			if f["default"] == "__null__" {
 				f["default"] = nil
@@ -209,7 +209,7 @@ func compose(file string, daemon map[string]any) (*Composed, error) {
 	for _, name := range sortedKeys(msgs) {
 		m, ok := msgs[name].(map[string]any)
 		if !ok {
-			return nil, descErr(file, "messages."+name, "is %s, not a table", jsonText(msgs[name]))
+			return nil, descErr(file, "messages."+name, "is %s, not a table", codecerr.JSONExcerpt(msgs[name]))
 		}
 		if resp, has := m["response"]; has {
 			if _, err := named.Clone().Parse(resp); err != nil {
@@ -225,14 +225,14 @@ func compose(file string, daemon map[string]any) (*Composed, error) {
 		}
 		params, ok := req.([]any)
 		if !ok {
-			return nil, descErr(file, "messages."+name+".request", "is %s, not a list of parameters", jsonText(req))
+			return nil, descErr(file, "messages."+name+".request", "is %s, not a list of parameters", codecerr.JSONExcerpt(req))
 		}
 		seen := map[string]bool{}
 		for i, p := range params {
 			key := fmt.Sprintf("messages.%s.request[%d]", name, i)
 			pm, ok := p.(map[string]any)
 			if !ok {
-				return nil, descErr(file, key, "is %s, not a table with a name and a type", jsonText(p))
+				return nil, descErr(file, key, "is %s, not a table with a name and a type", codecerr.JSONExcerpt(p))
 			}
 			pname, _ := pm["name"].(string)
 			if pname == "" {
@@ -280,13 +280,13 @@ func checkTopLevel(file string, d map[string]any) error {
 		if d["traits"] == nil {
 			return descErr(file, "traits", "a list of traits is required (at least \"is-daemon\")")
 		}
-		return descErr(file, "traits", "is %s, not a list of trait names", jsonText(d["traits"]))
+		return descErr(file, "traits", "is %s, not a list of trait names", codecerr.JSONExcerpt(d["traits"]))
 	}
 	hasDaemon := false
 	for i, t := range traits {
 		name, _ := t.(string)
 		if allTraits[name] == nil {
-			return descErr(file, fmt.Sprintf("traits[%d]", i), "unknown trait %s (yaq's are %s)", jsonText(t), strings.Join(TraitNames(), ", "))
+			return descErr(file, fmt.Sprintf("traits[%d]", i), "unknown trait %s (yaq's are %s)", codecerr.JSONExcerpt(t), strings.Join(TraitNames(), ", "))
 		}
 		hasDaemon = hasDaemon || name == "is-daemon"
 	}
@@ -296,13 +296,13 @@ func checkTopLevel(file string, d map[string]any) error {
 	for _, k := range []string{"config", "state", "messages", "properties", "links", "installation"} {
 		if v, has := d[k]; has {
 			if _, ok := v.(map[string]any); !ok {
-				return descErr(file, k, "is %s, not a table", jsonText(v))
+				return descErr(file, k, "is %s, not a table", codecerr.JSONExcerpt(v))
 			}
 		}
 	}
 	if v, has := d["types"]; has {
 		if _, ok := v.([]any); !ok {
-			return descErr(file, "types", "is %s, not a list of named types", jsonText(v))
+			return descErr(file, "types", "is %s, not a list of named types", codecerr.JSONExcerpt(v))
 		}
 	}
 	return nil
@@ -360,18 +360,6 @@ func stripDocs(v any) any {
 // schemaText says a schema error as a description's error does, after
 // the file and the key: without the codec's "avro: " before it.
 func schemaText(err error) string { return strings.TrimPrefix(err.Error(), "avro: ") }
-
-// jsonText shows a piece of a description as JSON in an error, shortened.
-func jsonText(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprintf("%T", v)
-	}
-	if len(b) > 80 {
-		return string(b[:77]) + "..."
-	}
-	return string(b)
-}
 
 // parseTypes parses the protocol's named types in order, each able to
 // refer to those before it.
@@ -431,7 +419,7 @@ var propertyFields = []struct {
 func fillProperty(file, name string, v any, msgs map[string]any) (map[string]any, error) {
 	p, ok := v.(map[string]any)
 	if !ok {
-		return nil, descErr(file, "properties."+name, "is %s, not a table", jsonText(v))
+		return nil, descErr(file, "properties."+name, "is %s, not a table", codecerr.JSONExcerpt(v))
 	}
 	out := map[string]any{}
 	for _, f := range propertyFields {
@@ -451,12 +439,12 @@ func fillProperty(file, name string, v any, msgs map[string]any) (map[string]any
 		switch f.name {
 		case "dynamic":
 			if _, ok := x.(bool); !ok {
-				return nil, descErr(file, key, "is %s, not true or false", jsonText(x))
+				return nil, descErr(file, key, "is %s, not true or false", codecerr.JSONExcerpt(x))
 			}
 		default:
 			s, ok := x.(string)
 			if !ok {
-				return nil, descErr(file, key, "is %s, not a string", jsonText(x))
+				return nil, descErr(file, key, "is %s, not a string", codecerr.JSONExcerpt(x))
 			}
 			if f.options != nil && !slices.Contains(f.options, s) {
 				return nil, descErr(file, key, "is %q, not one of %s", s, strings.Join(f.options, ", "))

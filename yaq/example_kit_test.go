@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,22 +17,8 @@ import (
 // and the daemon says only how its stage moves. The client waits for busy
 // before it reads the position, as yaq clients do.
 func ExampleProgram() {
-	dir, _ := os.MkdirTemp("", "yaq-example")
-	defer os.RemoveAll(dir)
-	old, had := os.LookupEnv("XDG_DATA_HOME")
-	os.Setenv("XDG_DATA_HOME", dir) // the state file goes here
-	defer func() {
-		if had {
-			os.Setenv("XDG_DATA_HOME", old)
-		} else {
-			os.Unsetenv("XDG_DATA_HOME")
-		}
-	}()
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	config := filepath.Join(dir, "stage.toml")
-	os.WriteFile(config, []byte(fmt.Sprintf("[stage]\nport = %d\nhost = \"127.0.0.1\"\nlimits = [0, 10]\n", port)), 0o644)
+	config, addr, cleanup := exampleConfig("stage", "limits = [0, 10]\n") // the state file goes beside it
+	defer cleanup()
 
 	p := &yaq.Program{
 		Kind:    "mystage",
@@ -57,17 +40,7 @@ func ExampleProgram() {
 	go func() { done <- p.Run([]string{"--config", config}) }()
 
 	ctx := context.Background()
-	var c *yaq.Client
-	var err error
-	for range 100 {
-		if c, err = yaq.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err != nil {
-		log.Fatal(err)
-	}
+	c := dialStarted(ctx, addr)
 	defer c.Close()
 	var id map[string]any
 	if err := c.Call(ctx, "id", nil, &id); err != nil {

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/ndpack/ndpack/yaq"
@@ -17,22 +14,8 @@ import (
 // yaqd-fakes' spectrometer does: SetMapping keeps mapping_id, where
 // SetMappings (a new set of mappings) would number it anew.
 func ExampleDaemon_SetMapping() {
-	dir, _ := os.MkdirTemp("", "yaq-example")
-	defer os.RemoveAll(dir)
-	old, had := os.LookupEnv("XDG_DATA_HOME")
-	os.Setenv("XDG_DATA_HOME", dir) // the state file goes here
-	defer func() {
-		if had {
-			os.Setenv("XDG_DATA_HOME", old)
-		} else {
-			os.Unsetenv("XDG_DATA_HOME")
-		}
-	}()
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	config := filepath.Join(dir, "sensor.toml")
-	os.WriteFile(config, []byte(fmt.Sprintf("[s]\nport = %d\nhost = \"127.0.0.1\"\n", port)), 0o644)
+	config, addr, cleanup := exampleConfig("sensor", "") // the state file goes beside it
+	defer cleanup()
 
 	p := &yaq.Program{
 		Kind:   "mysensor",
@@ -54,17 +37,7 @@ func ExampleDaemon_SetMapping() {
 	go func() { done <- p.Run([]string{"--config", config}) }()
 
 	ctx := context.Background()
-	var c *yaq.Client
-	var err error
-	for range 100 {
-		if c, err = yaq.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err != nil {
-		log.Fatal(err)
-	}
+	c := dialStarted(ctx, addr)
 	defer c.Close()
 	for range 2 {
 		if err := c.Call(ctx, "measure", nil, nil); err != nil {

@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/internal/testutil/yaqproto"
 	"math"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -93,32 +93,14 @@ func TestPyFloat(t *testing.T) {
 	assert.Equal(t, `{"a": [1, 2.0, null, true, "\u00e9\ud83d\ude00"]}`, pyJSON(map[string]any{"a": []any{int64(1), 2.0, nil, true, "é😀"}}, -1))
 }
 
-// syncBuffer is a bytes.Buffer safe for a daemon's log and a test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runProgram runs p on a config of one table [d] with extra keys and
 // returns its address, config path, log and exit status.
-func runProgram(t *testing.T, p *Program, extra string) (string, string, *syncBuffer, <-chan int) {
+func runProgram(t *testing.T, p *Program, extra string) (string, string, *hostile.Log, <-chan int) {
 	t.Helper()
 	port := freePort(t)
 	cfg := filepath.Join(t.TempDir(), "d.toml")
 	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf("[d]\nport = %d\nhost = \"127.0.0.1\"\n%s", port, extra)), 0o644))
-	logs := &syncBuffer{}
+	logs := &hostile.Log{}
 	p.Stderr = logs
 	done := make(chan int, 1)
 	ended := make(chan struct{})

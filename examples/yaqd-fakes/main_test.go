@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/internal/testutil/yaqproto"
 	"math"
 	"net"
@@ -30,23 +31,6 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // start runs a kind in process on a config of one table [name] (port and
 // host filled in) and returns a client of it and a function that shuts it
 // down and returns its exit status (called at cleanup too).
@@ -62,7 +46,7 @@ func startAt(t *testing.T, kind, name, extra string) (string, *yaq.Client, func(
 	port := freePort(t)
 	cfg := filepath.Join(t.TempDir(), "config.toml")
 	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf("[%s]\nport = %d\nhost = \"127.0.0.1\"\n%s", name, port, extra)), 0o644))
-	logs := &syncBuffer{}
+	logs := &hostile.Log{}
 	done := make(chan int, 1)
 	go func() { done <- run("yaqd-fakes", []string{kind, "--config", cfg}, logs, logs) }()
 	addr := fmt.Sprintf("127.0.0.1:%d", port)

@@ -6,7 +6,9 @@
 package codecerr
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 )
@@ -63,4 +65,18 @@ func Unwrap(class, cause error) []error {
 		return []error{class}
 	}
 	return []error{class, cause}
+}
+
+// JSONExcerpt shows a decoded JSON value (a piece of a schema or a
+// description) in an error: as JSON, cut to 80 characters, or by its Go
+// type if it has no JSON form.
+func JSONExcerpt(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%T", v)
+	}
+	if len(b) > 80 {
+		return string(b[:77]) + "..."
+	}
+	return string(b)
 }

@@ -2,6 +2,8 @@ package avro
 
 import (
 	"sort"
+
+	"github.com/ndpack/ndpack/internal/codecerr"
 )
 
 // Protocol is an Avro protocol (an .avpr), as its JSON declares it: its
@@ -41,7 +43,7 @@ func ParseProtocol(text string) (*Protocol, error) {
 	}
 	top, ok := v.(map[string]any)
 	if !ok {
-		return nil, schemaErr("a protocol is a JSON object, not %s", jsonText(v))
+		return nil, schemaErr("a protocol is a JSON object, not %s", codecerr.JSONExcerpt(v))
 	}
 	p := &Protocol{Messages: map[string]*Message{}, Properties: top}
 	p.Name, _ = top["protocol"].(string)

@@ -3,8 +3,9 @@ package avro
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
+
+	"github.com/ndpack/ndpack/internal/codecerr"
 )
 
 // maxFixedSize bounds the size of a fixed: Avro declares sizes as ints.
@@ -130,7 +131,7 @@ func (p *schemaParser) parseNode(v any) (*Schema, error) {
 	case map[string]any:
 		return p.parseObject(x)
 	}
-	return nil, schemaErr("%s is not a schema", jsonText(v))
+	return nil, schemaErr("%s is not a schema", codecerr.JSONExcerpt(v))
 }
 
 // parseUnion parses a union's list of branches.
@@ -147,14 +148,14 @@ func (p *schemaParser) parseUnion(x []any) (*Schema, error) {
 		}
 		// Avro forbids both: a branch index must say which type follows.
 		if s.Type == "union" {
-			return nil, schemaErr("union %s holds the union %s as a branch", unionText(x), s)
+			return nil, schemaErr("union %s holds the union %s as a branch", codecerr.JSONExcerpt(x), s)
 		}
 		key := s.Type
 		if s.Name != "" {
 			key = "named " + s.Name
 		}
 		if seen[key] {
-			return nil, schemaErr("union %s holds %s twice", unionText(x), s)
+			return nil, schemaErr("union %s holds %s twice", codecerr.JSONExcerpt(x), s)
 		}
 		seen[key] = true
 		u.Branches = append(u.Branches, s)
@@ -209,7 +210,7 @@ func (p *schemaParser) parseObject(x map[string]any) (*Schema, error) {
 	if x["type"] == nil {
 		return nil, schemaErr("an object without a type")
 	}
-	return nil, schemaErr("unknown type %v", jsonText(x["type"]))
+	return nil, schemaErr("unknown type %v", codecerr.JSONExcerpt(x["type"]))
 }
 
 // parseRecord parses a record (or error) and its fields; it is defined
@@ -288,20 +289,6 @@ func (p *schemaParser) parseFixed(x map[string]any, t, name, logical string) (*S
 	}
 	return s, nil
 }
-
-// jsonText shows a piece of a schema as JSON in an error, shortened.
-func jsonText(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprintf("%T", v)
-	}
-	if len(b) > 80 {
-		return string(b[:77]) + "..."
-	}
-	return string(b)
-}
-
-func unionText(branches []any) string { return jsonText(branches) }
 
 // check establishes, for every node of s not checked before, that its
 // values can end, and whether they take any bytes. A record whose every
