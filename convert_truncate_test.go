@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ndpack/ndpack"
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/stretchr/testify/assert"
@@ -27,15 +28,6 @@ func threeMiBNPY(t *testing.T) (string, *ndarray.Array) {
 	p := filepath.Join(t.TempDir(), "in.npy")
 	require.NoError(t, npybridge.WriteFile(p, a))
 	return p, a
-}
-
-// truncateFile cuts the file at path to size through a descriptor of its
-// own, as another process would.
-func truncateFile(t *testing.T, path string, size int64) {
-	other, err := os.OpenFile(path, os.O_WRONLY, 0)
-	require.NoError(t, err)
-	require.NoError(t, other.Truncate(size))
-	require.NoError(t, other.Close())
 }
 
 // Converting a file that another process truncates meanwhile: an error, no
@@ -89,7 +81,7 @@ func (w *truncatingWriter) Write(p []byte) (int, error) {
 	w.written += int64(len(p))
 	if !w.done && w.written > w.after {
 		w.done = true
-		truncateFile(w.t, w.path, w.size)
+		hostile.TruncateFile(w.t, w.path, w.size)
 	}
 	var x byte
 	for _, b := range p {

@@ -20,6 +20,7 @@ import (
 	"unsafe"
 
 	"github.com/ndpack/ndpack/internal/testutil/benchbase"
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
@@ -367,7 +368,7 @@ func TestMappedWritableTruncated(t *testing.T) {
 	m, err := CreateMapped(p, ndarray.DTypeOf[uint16](), 3<<19)
 	require.NoError(t, err)
 	defer m.Close()
-	truncateFile(t, p, 8192)
+	hostile.TruncateFile(t, p, 8192)
 	err = m.Guard(func() error {
 		v, err := ndarray.Values[uint16](m.Array)
 		if err != nil {

@@ -5,11 +5,11 @@ package npybridge
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
 
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,15 +28,6 @@ func threeMiBNPY(t *testing.T) (string, *ndarray.Array) {
 	return p, a
 }
 
-// truncateFile cuts the file at path to size through a descriptor of its
-// own, as another process would.
-func truncateFile(t *testing.T, path string, size int64) {
-	other, err := os.OpenFile(path, os.O_WRONLY, 0)
-	require.NoError(t, err)
-	require.NoError(t, other.Truncate(size))
-	require.NoError(t, other.Close())
-}
-
 // A mapped file truncated by another process: WriteTo and Guard return an
 // error naming the file and the first byte gone, where reading the data
 // died of SIGBUS.
@@ -46,7 +37,7 @@ func TestMappedTruncated(t *testing.T) {
 	require.NoError(t, err)
 	defer m.Close()
 	require.True(t, m.Aliased())
-	truncateFile(t, p, 8192)
+	hostile.TruncateFile(t, p, 8192)
 	want := fmt.Sprintf("read %s: npybridge: truncated input at byte 8192: another process truncated the file while it was being read: "+
 		"it now holds 8192 bytes, and bytes 0 to %d were being read", p, 128+len(a.Data))
 
@@ -83,7 +74,7 @@ func TestMappedNPZMemberTruncated(t *testing.T) {
 	require.NoError(t, err)
 	defer m.Close()
 	require.True(t, m.Aliased())
-	truncateFile(t, p, 8192)
+	hostile.TruncateFile(t, p, 8192)
 	var out bytes.Buffer
 	_, err = m.WriteTo(&out)
 	assert.ErrorIs(t, err, ErrTruncated)

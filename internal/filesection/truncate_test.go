@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,10 +28,7 @@ type truncating struct {
 func (tw *truncating) Write(p []byte) (int, error) {
 	if !tw.done {
 		tw.done = true
-		other, err := os.OpenFile(tw.path, os.O_WRONLY, 0)
-		require.NoError(tw.t, err)
-		require.NoError(tw.t, other.Truncate(tw.size))
-		other.Close()
+		hostile.TruncateFile(tw.t, tw.path, tw.size)
 	}
 	return tw.w.Write(p)
 }

@@ -9,7 +9,8 @@
 // It also holds the attacks on a live server that the yaqrpc server and the
 // yaq daemon (and the example daemons built on them) must each survive, so
 // that each is written once and every server faces the same one: HoldOpen,
-// Flood, FileLimit (on Linux).
+// Flood, FileLimit (on Linux); and what another process does to a file
+// being read: TruncateFile.
 package hostile
 
 import (
