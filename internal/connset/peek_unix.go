@@ -7,6 +7,9 @@ import (
 	"syscall"
 )
 
+// canPeek says that peekSocket asks TCP sockets here.
+const canPeek = true
+
 // peekSocket asks the kernel whether conn's receive queue holds bytes or
 // the peer's hang-up, with a receive that peeks and does not wait.
 func peekSocket(conn net.Conn) socketState {
