@@ -114,7 +114,8 @@ func TestServerReadTimeoutsAndCap(t *testing.T) {
 		require.NoError(t, err)
 		held = append(held, c)
 	}
-	for deadline := time.Now().Add(3 * time.Second); capped.conns.Len() < 3 || capped.conns.Idle() > 0; time.Sleep(5 * time.Millisecond) {
+	// (Not served yet, a connection is neither idle nor mid-request.)
+	for deadline := time.Now().Add(3 * time.Second); capped.conns.Len() < 3 || capped.conns.Idle() > 0 || capped.conns.Unserved() > 0; time.Sleep(5 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline))
 	}
 	for range 5 {

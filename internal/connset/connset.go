@@ -186,6 +186,22 @@ func (s *Set) Idle() int {
 	return len(s.idle)
 }
 
+// Unserved returns how many accepted connections their server has not yet
+// marked (Idle, Greet or Request). Such a connection counts as neither
+// idle nor waiting; a test that waits until connections are mid-request
+// waits for none to be unserved as well.
+func (s *Set) Unserved() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for c := range s.conns {
+		if !c.marked {
+			n++
+		}
+	}
+	return n
+}
+
 // Serve accepts connections on l and serves each with serve on its own
 // goroutine, as a *Conn under lim, until Close, after which it returns
 // closedErr. Errors that pass (running out of descriptors or buffers, an
@@ -428,9 +444,10 @@ func (s *Set) Close() {
 // for that one goroutine; Close may be called from any.
 type Conn struct {
 	net.Conn
-	set   *Set // nil for a Conn of Wrap
-	lim   Limits
-	phase phase
+	set    *Set // nil for a Conn of Wrap
+	lim    Limits
+	phase  phase
+	marked bool // Idle, Greet or Request has been called; guarded by set.mu
 
 	// What the peer has taken of what it was sent: written counts the
 	// bytes the kernel accepted; mark is how much of them the peer had
@@ -522,6 +539,7 @@ func (c *Conn) setIdle(idle bool) {
 	if _, ok := s.conns[c]; !ok {
 		return // closed to make room, or ending
 	}
+	c.marked = true
 	if idle {
 		s.idle[c] = time.Now()
 	} else {

@@ -520,3 +520,33 @@ func TestSilentPeer(t *testing.T) {
 		}
 	}
 }
+
+// A connection its server has not yet marked counts as unserved, neither
+// idle nor mid-request, until the server says Idle, Greet or Request.
+func TestUnserved(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s := New((&logLines{}).logf)
+	release := make(chan struct{})
+	go s.Serve(l, Limits{}, func(nc net.Conn) {
+		c := Wrap(nc)
+		defer c.Close()
+		<-release
+		c.Request()
+		io.Copy(io.Discard, c)
+	}, errTestClosed)
+	defer s.Close()
+	c, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	for deadline := time.Now().Add(3 * time.Second); s.Len() < 1; time.Sleep(time.Millisecond) {
+		require.True(t, time.Now().Before(deadline))
+	}
+	assert.Equal(t, 1, s.Unserved())
+	assert.Equal(t, 0, s.Idle())
+	close(release)
+	for deadline := time.Now().Add(3 * time.Second); s.Unserved() > 0; time.Sleep(time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "marked by Request")
+	}
+	assert.Equal(t, 1, s.Len())
+}
