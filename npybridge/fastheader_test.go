@@ -73,22 +73,27 @@ func FuzzCanonicalHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text []byte) { checkCanonical(t, text) })
 }
 
-// A small .npy reads in few allocations: the header, its shape, the data
-// and the array (a tree of Python values and 34 allocations before).
-func TestSmallReadAllocations(t *testing.T) {
+// readSmall returns a function that reads a 10-element .npy from memory,
+// as many small files are read, failing tb on an error.
+func readSmall(tb testing.TB) func() {
 	a, _ := ndarray.FromSlice([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
 	var buf bytes.Buffer
 	if err := Write(&buf, a); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	r := bytes.NewReader(buf.Bytes())
-	n := testing.AllocsPerRun(200, func() {
+	return func() {
 		r.Reset(buf.Bytes())
 		if _, err := Read(r); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
-	})
-	if n > 5 {
+	}
+}
+
+// A small .npy reads in few allocations: the header, its shape, the data
+// and the array (a tree of Python values and 34 allocations before).
+func TestSmallReadAllocations(t *testing.T) {
+	if n := testing.AllocsPerRun(200, readSmall(t)); n > 5 {
 		t.Errorf("%v allocations to read a 10-element .npy, want at most 5", n)
 	}
 }
@@ -96,17 +101,9 @@ func TestSmallReadAllocations(t *testing.T) {
 // BenchmarkReadSmall reads a 10-element .npy from memory: the header
 // parse dominates (the goal: under 1 us and under 6 allocations).
 func BenchmarkReadSmall(b *testing.B) {
-	a, _ := ndarray.FromSlice([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
-	var buf bytes.Buffer
-	if err := Write(&buf, a); err != nil {
-		b.Fatal(err)
-	}
-	r := bytes.NewReader(buf.Bytes())
+	read := readSmall(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		r.Reset(buf.Bytes())
-		if _, err := Read(r); err != nil {
-			b.Fatal(err)
-		}
+		read()
 	}
 }
