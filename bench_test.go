@@ -7,13 +7,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/testutil/benchbase"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // mixedMessage is about 64 MiB of what services send: records of numbers,
@@ -43,7 +44,7 @@ func BenchmarkUnmarshalMessageDialects(b *testing.B) {
 	msg := mixedMessage(b)
 	b.SetBytes(int64(len(msg)))
 	b.ReportAllocs()
-	opts := ndpack.MessageOptions{Dialects: true, MaxExpansion: 1000}
+	opts := ndpack.MessageOptions{MaxExpansion: 1000}
 	for b.Loop() {
 		var v any
 		if err := opts.UnmarshalMessage(msg, &v); err != nil {
@@ -98,16 +99,16 @@ func BenchmarkCopyFile64MiB(b *testing.B) {
 
 func BenchmarkConvertNPYToExt110File64MiB(b *testing.B) {
 	_, file := bigNPY(b)
-	benchFileToFile(b, bigFile(b, "a.npy", file), ndpack.NPYToExt110)
+	benchFileToFile(b, bigFile(b, "a.npy", file), ndpack.ConvertOptions{}.NPYToExt110)
 }
 
 func BenchmarkConvertExt110ToNPYFile64MiB(b *testing.B) {
 	a, _ := bigNPY(b)
-	blob, err := ext110.Marshal(a)
+	blob, err := ext110.Options{}.Marshal(a)
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchFileToFile(b, bigFile(b, "a.ext", blob), ndpack.Ext110ToNPY)
+	benchFileToFile(b, bigFile(b, "a.ext", blob), ndpack.ConvertOptions{}.Ext110ToNPY)
 }
 
 func benchFileToFile(b *testing.B, in string, conv func(io.Writer, io.Reader) error) {
@@ -135,16 +136,16 @@ func benchFileToFile(b *testing.B, in string, conv func(io.Writer, io.Reader) er
 // iteration: x-baseline is the median ratio of their times.
 func BenchmarkConvertNPYToExt110File64MiBVsCopy(b *testing.B) {
 	_, file := bigNPY(b)
-	benchConvertVsCopy(b, bigFile(b, "a.npy", file), ndpack.NPYToExt110)
+	benchConvertVsCopy(b, bigFile(b, "a.npy", file), ndpack.ConvertOptions{}.NPYToExt110)
 }
 
 func BenchmarkConvertExt110ToNPYFile64MiBVsCopy(b *testing.B) {
 	a, _ := bigNPY(b)
-	blob, err := ext110.Marshal(a)
+	blob, err := ext110.Options{}.Marshal(a)
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchConvertVsCopy(b, bigFile(b, "a.ext", blob), ndpack.Ext110ToNPY)
+	benchConvertVsCopy(b, bigFile(b, "a.ext", blob), ndpack.ConvertOptions{}.Ext110ToNPY)
 }
 
 func benchConvertVsCopy(b *testing.B, in string, conv func(io.Writer, io.Reader) error) {
@@ -205,7 +206,7 @@ func BenchmarkMessage8MiBVsMakeCopy(b *testing.B) {
 			b.ReportAllocs()
 			benchbase.Versus(b, func() {
 				var m map[string]any
-				if err := ndpack.UnmarshalMessage(msg, &m); err != nil {
+				if err := (ndpack.MessageOptions{}).UnmarshalMessage(msg, &m); err != nil {
 					b.Fatal(err)
 				}
 				v, err := ndarray.Values[float64](m["result"].(*ndarray.Array))

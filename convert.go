@@ -16,18 +16,12 @@ import (
 // objects. The zero value converts the YEP's standard dtypes with the
 // default header limits.
 type ConvertOptions struct {
-	// ReadOptions apply to the .npy header.
-	npybridge.ReadOptions
+	// Read applies to the .npy header.
+	Read npybridge.ReadOptions
 	// Ext110 applies to the ext 110 object written (AllowNonstandard lets
 	// S, U, V, M and m arrays through).
 	Ext110 ext110.Options
 }
-
-// NPYToExt110 is ConvertOptions{}.NPYToExt110: standard dtypes only.
-func NPYToExt110(w io.Writer, r io.Reader) error { return ConvertOptions{}.NPYToExt110(w, r) }
-
-// Ext110ToNPY is ConvertOptions{}.Ext110ToNPY.
-func Ext110ToNPY(w io.Writer, r io.Reader) error { return ConvertOptions{}.Ext110ToNPY(w, r) }
 
 // NPYToExt110 reads one .npy file from r and writes it to w as one ext 110
 // object.
@@ -40,7 +34,7 @@ func Ext110ToNPY(w io.Writer, r io.Reader) error { return ConvertOptions{}.Ext11
 // 110 data is row-major. If r is a file shorter than its header announces,
 // nothing is written.
 func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
-	h, err := o.ReadHeader(r)
+	h, err := o.Read.ReadHeader(r)
 	if err != nil {
 		return err
 	}

@@ -10,11 +10,12 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestStreamingConversionMemory converts a 256 MiB file each way in a child
@@ -76,9 +77,9 @@ func runConvertChild(t *testing.T, mode, in, out string) int64 {
 }
 
 func convertChild(t *testing.T, mode, in, out string) {
-	conv := ndpack.NPYToExt110
+	conv := ndpack.ConvertOptions{}.NPYToExt110
 	if mode == "ext2npy" {
-		conv = ndpack.Ext110ToNPY
+		conv = ndpack.ConvertOptions{}.Ext110ToNPY
 	}
 	convertFile(t, conv, in, out)
 }

@@ -8,12 +8,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func testArray(t *testing.T) *ndarray.Array {
@@ -42,14 +43,14 @@ func TestConvertBothWaysInMemoryAndFiles(t *testing.T) {
 	a := testArray(t)
 	var npy bytes.Buffer
 	require.NoError(t, npybridge.Write(&npy, a))
-	blob, err := ext110.Marshal(a)
+	blob, err := ext110.Options{}.Marshal(a)
 	require.NoError(t, err)
 
 	var out bytes.Buffer
-	require.NoError(t, ndpack.NPYToExt110(&out, bytes.NewReader(npy.Bytes())))
+	require.NoError(t, ndpack.ConvertOptions{}.NPYToExt110(&out, bytes.NewReader(npy.Bytes())))
 	assert.Equal(t, blob, out.Bytes())
 	out.Reset()
-	require.NoError(t, ndpack.Ext110ToNPY(&out, bytes.NewReader(blob)))
+	require.NoError(t, ndpack.ConvertOptions{}.Ext110ToNPY(&out, bytes.NewReader(blob)))
 	assert.Equal(t, npy.Bytes(), out.Bytes())
 
 	// File to file: the mmap + kernel-copy path.
@@ -57,17 +58,17 @@ func TestConvertBothWaysInMemoryAndFiles(t *testing.T) {
 	npyPath, extPath := filepath.Join(dir, "a.npy"), filepath.Join(dir, "a.ext")
 	require.NoError(t, os.WriteFile(npyPath, npy.Bytes(), 0o644))
 	require.NoError(t, os.WriteFile(extPath, blob, 0o644))
-	convertFile(t, ndpack.NPYToExt110, npyPath, filepath.Join(dir, "b.ext"))
+	convertFile(t, ndpack.ConvertOptions{}.NPYToExt110, npyPath, filepath.Join(dir, "b.ext"))
 	got, _ := os.ReadFile(filepath.Join(dir, "b.ext"))
 	assert.Equal(t, blob, got)
-	convertFile(t, ndpack.Ext110ToNPY, extPath, filepath.Join(dir, "b.npy"))
+	convertFile(t, ndpack.ConvertOptions{}.Ext110ToNPY, extPath, filepath.Join(dir, "b.npy"))
 	got, _ = os.ReadFile(filepath.Join(dir, "b.npy"))
 	assert.Equal(t, npy.Bytes(), got)
 
 	// Fortran order converts to the row-major object.
 	col, _ := a.ColumnMajorData()
 	out.Reset()
-	require.NoError(t, ndpack.NPYToExt110(&out, bytes.NewReader(npyWith("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }\n", col))))
+	require.NoError(t, ndpack.ConvertOptions{}.NPYToExt110(&out, bytes.NewReader(npyWith("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }\n", col))))
 	assert.Equal(t, blob, out.Bytes())
 }
 
@@ -86,17 +87,17 @@ func TestConvertRefuses(t *testing.T) {
 	a := testArray(t)
 	var npy bytes.Buffer
 	require.NoError(t, npybridge.Write(&npy, a))
-	blob, _ := ext110.Marshal(a)
+	blob, _ := ext110.Options{}.Marshal(a)
 
 	var out bytes.Buffer
-	err := ndpack.NPYToExt110(&out, bytes.NewReader(npy.Bytes()[:npy.Len()-1]))
+	err := ndpack.ConvertOptions{}.NPYToExt110(&out, bytes.NewReader(npy.Bytes()[:npy.Len()-1]))
 	assert.ErrorIs(t, err, npybridge.ErrTruncated)
 	assert.Zero(t, out.Len(), "nothing is written for a short file")
 
 	s, _ := ndarray.New(ndarray.MustParseDType("|S2"), []int{1}, []byte("ab"))
 	npy.Reset()
 	require.NoError(t, npybridge.Write(&npy, s))
-	assert.ErrorIs(t, ndpack.NPYToExt110(&out, bytes.NewReader(npy.Bytes())), ext110.ErrNonstandard)
+	assert.ErrorIs(t, ndpack.ConvertOptions{}.NPYToExt110(&out, bytes.NewReader(npy.Bytes())), ext110.ErrNonstandard)
 	out.Reset()
 	require.NoError(t, ndpack.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: true}}.NPYToExt110(&out, bytes.NewReader(npy.Bytes())))
 	back, err := ext110.Unmarshal(out.Bytes())
@@ -105,11 +106,11 @@ func TestConvertRefuses(t *testing.T) {
 
 	// Two objects, trailing bytes, an empty input.
 	two := append(append([]byte{}, blob...), blob...)
-	assert.ErrorContains(t, ndpack.Ext110ToNPY(&out, bytes.NewReader(two)), "more than one ext 110 object")
+	assert.ErrorContains(t, ndpack.ConvertOptions{}.Ext110ToNPY(&out, bytes.NewReader(two)), "more than one ext 110 object")
 	path := writeTemp(t, "two.ext", two)
 	f, _ := os.Open(path)
 	defer f.Close()
-	assert.ErrorContains(t, ndpack.Ext110ToNPY(&out, f), "89 bytes after the ext 110 object")
-	assert.ErrorContains(t, ndpack.Ext110ToNPY(&out, bytes.NewReader(nil)), "the input is empty")
-	assert.ErrorIs(t, ndpack.Ext110ToNPY(&out, bytes.NewReader(blob[:50])), ext110.ErrTruncated)
+	assert.ErrorContains(t, ndpack.ConvertOptions{}.Ext110ToNPY(&out, f), "89 bytes after the ext 110 object")
+	assert.ErrorContains(t, ndpack.ConvertOptions{}.Ext110ToNPY(&out, bytes.NewReader(nil)), "the input is empty")
+	assert.ErrorIs(t, ndpack.ConvertOptions{}.Ext110ToNPY(&out, bytes.NewReader(blob[:50])), ext110.ErrTruncated)
 }

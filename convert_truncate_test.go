@@ -9,12 +9,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // threeMiBNPY writes an .npy of 3 MiB of <u2 values, i%65536 at index i.
@@ -39,21 +40,21 @@ func TestConvertTruncatedInput(t *testing.T) {
 		require.NoError(t, err)
 		defer f.Close()
 		w := &truncatingWriter{t: t, path: p, size: 8192, after: 1 << 20}
-		err = ndpack.NPYToExt110(w, f)
+		err = ndpack.ConvertOptions{}.NPYToExt110(w, f)
 		assert.ErrorIs(t, err, npybridge.ErrTruncated)
 		assert.EqualError(t, err, fmt.Sprintf("read %s: npybridge: truncated input at byte 8192: another process truncated the file while it was being read: "+
 			"it now holds 8192 bytes, and bytes 128 to %d were being read", p, 128+len(a.Data)))
 	})
 	t.Run("ext 110 to npy", func(t *testing.T) {
 		var msg bytes.Buffer
-		require.NoError(t, ndpack.NPYToExt110(&msg, bytes.NewReader(mustNPY(t, a))))
+		require.NoError(t, ndpack.ConvertOptions{}.NPYToExt110(&msg, bytes.NewReader(mustNPY(t, a))))
 		q := filepath.Join(t.TempDir(), "in.msgpack")
 		require.NoError(t, os.WriteFile(q, msg.Bytes(), 0o644))
 		f, err := os.Open(q)
 		require.NoError(t, err)
 		defer f.Close()
 		w := &truncatingWriter{t: t, path: q, size: 8192, after: 1 << 20}
-		err = ndpack.Ext110ToNPY(w, f)
+		err = ndpack.ConvertOptions{}.Ext110ToNPY(w, f)
 		assert.ErrorIs(t, err, npybridge.ErrTruncated)
 		assert.Contains(t, err.Error(), "read "+q+": npybridge: truncated input at byte 8192: another process truncated the file while it was being read: it now holds 8192 bytes")
 	})

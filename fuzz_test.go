@@ -48,14 +48,14 @@ func FuzzUnmarshalMessage(f *testing.F) {
 		var v any
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		err := ndpack.MessageOptions{Dialects: true, NoCopy: true}.UnmarshalMessage(in, &v)
+		err := ndpack.MessageOptions{NoCopy: true}.UnmarshalMessage(in, &v)
 		runtime.ReadMemStats(&after)
 		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 80*uint64(len(in))+5<<20 {
 			t.Fatalf("%d bytes allocated for a %d-byte message", alloc, len(in))
 		}
 		if err == nil {
 			var plain any
-			if perr := ext110.UnmarshalMessage(in, &plain); perr != nil {
+			if perr := (ext110.MessageOptions{}).UnmarshalMessage(in, &plain); perr != nil {
 				t.Fatalf("accepted with dialects what ext 110 alone refused: %v", perr)
 			}
 			return

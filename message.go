@@ -8,19 +8,12 @@ import (
 	"github.com/ndpack/ndpack/ndarray"
 )
 
-// DefaultMaxDepth and DefaultMaxExpansion are ext110's: how deeply a
-// message may nest, and the memory decoding it may take as a multiple of
-// its size plus 4 MiB, unless MessageOptions say otherwise.
-const (
-	DefaultMaxDepth     = ext110.DefaultMaxDepth
-	DefaultMaxExpansion = ext110.DefaultMaxExpansion
-)
-
 // MessageOptions are ext110.MessageOptions with the dialects added: the
 // limits a message is checked against before the msgpack library decodes
 // it, whether the maps of the msgpack-numpy and OpenPI dialects are
 // recognised as arrays, and how arrays are written. The zero value decodes
-// and writes ext 110 only, with the default limits.
+// ext 110 objects and both dialects' maps, writes ext 110, and applies
+// ext110's default limits.
 type MessageOptions struct {
 	// MaxDepth, MaxSize, MaxExpansion and NoCopy are those of
 	// ext110.MessageOptions; zero means the same defaults.
@@ -28,14 +21,15 @@ type MessageOptions struct {
 	MaxSize      int64
 	MaxExpansion int
 	NoCopy       bool
-	// Dialects makes UnmarshalMessage and MessageDecoder also turn the maps
-	// of the msgpack-numpy and OpenPI dialects (see package dialect) met by
-	// interface values anywhere in the message into *ndarray.Array, and
-	// their numpy scalars into 0-d arrays. A map is taken for an array when
-	// one of its keys is a dialect's marker ("nd", "__ndarray__",
-	// "__npgeneric__"); such a map that does not hold a valid array is an
-	// error, not a map.
-	Dialects bool
+	// Unless NoDialects is set, UnmarshalMessage and MessageDecoder also
+	// turn the maps of the msgpack-numpy and OpenPI dialects (see package
+	// dialect) met by interface values anywhere in the message into
+	// *ndarray.Array, and their numpy scalars into 0-d arrays. A map is
+	// taken for an array when one of its keys is a dialect's marker ("nd",
+	// "__ndarray__", "__npgeneric__"); such a map that does not hold a
+	// valid array is an error, not a map. NoDialects leaves those maps as
+	// maps: only ext 110 objects become arrays.
+	NoDialects bool
 	// Encoding is how MarshalMessage writes arrays: ext 110 when zero, or
 	// maps of the given dialect.
 	Encoding dialect.Dialect
@@ -49,7 +43,7 @@ type MessageOptions struct {
 // codec returns the ext110 options that carry out o.
 func (o MessageOptions) codec() ext110.MessageOptions {
 	c := ext110.MessageOptions{MaxDepth: o.MaxDepth, MaxSize: o.MaxSize, MaxExpansion: o.MaxExpansion, NoCopy: o.NoCopy}
-	if o.Dialects {
+	if !o.NoDialects {
 		c.MapDecoder = dialectMap
 	}
 	switch {
@@ -76,12 +70,6 @@ func (o MessageOptions) MarshalMessage(v any) ([]byte, error) {
 	return o.codec().MarshalMessage(v)
 }
 
-// UnmarshalMessage is MessageOptions{Dialects: true}.UnmarshalMessage: ext
-// 110 and both dialects, the default limits.
-func UnmarshalMessage(data []byte, v any) error {
-	return MessageOptions{Dialects: true}.UnmarshalMessage(data, v)
-}
-
 // MessageDecoder reads whole msgpack messages back to back from an
 // io.Reader, as ext110.MessageDecoder does, recognising the dialects' maps
 // when its Options say so.
@@ -91,10 +79,10 @@ type MessageDecoder struct {
 	d       *ext110.MessageDecoder
 }
 
-// NewMessageDecoder returns a MessageDecoder that reads from r, with ext 110
-// and both dialects recognised.
+// NewMessageDecoder returns a MessageDecoder that reads from r with the
+// zero MessageOptions: ext 110 and both dialects recognised.
 func NewMessageDecoder(r io.Reader) *MessageDecoder {
-	return &MessageDecoder{Options: MessageOptions{Dialects: true}, d: ext110.NewMessageDecoder(r)}
+	return &MessageDecoder{d: ext110.NewMessageDecoder(r)}
 }
 
 // Decode reads the next message into v; at the end of the stream it

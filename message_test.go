@@ -11,15 +11,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 const dialectCorpus = "../shared/corpus/dialects"
@@ -57,7 +58,7 @@ func TestDialectMessagesFromCorpus(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(dialectCorpus, name+".msgpack"))
 		require.NoError(t, err)
 		var v any
-		require.NoError(t, ndpack.MessageOptions{Dialects: true}.UnmarshalMessage(b, &v), name)
+		require.NoError(t, ndpack.MessageOptions{}.UnmarshalMessage(b, &v), name)
 		got := map[string]*ndarray.Array{}
 		arraysAt(v, "", got)
 		require.Len(t, got, len(e.Arrays), name)
@@ -69,10 +70,10 @@ func TestDialectMessagesFromCorpus(t *testing.T) {
 			assert.Equal(t, w.Typestr, a.DType.String())
 		}
 	}
-	// Without the option, the maps stay maps.
+	// With NoDialects, the maps stay maps.
 	b, _ := os.ReadFile(filepath.Join(dialectCorpus, "pi_policy_request.msgpack"))
 	var v map[string]any
-	require.NoError(t, ndpack.MessageOptions{}.UnmarshalMessage(b, &v))
+	require.NoError(t, ndpack.MessageOptions{NoDialects: true}.UnmarshalMessage(b, &v))
 	_, isArray := v["observation/image"].(*ndarray.Array)
 	assert.False(t, isArray)
 }
@@ -85,12 +86,12 @@ func TestDialectKeyOrderAndLies(t *testing.T) {
 	late := map[string]any{"shape": []int{3}, "dtype": "<i2", "data": a.Data, "__ndarray__": true}
 	msg, _ := msgpack.Marshal(map[string]any{"x": late, "n": 1})
 	var v map[string]any
-	require.NoError(t, ndpack.MessageOptions{Dialects: true}.UnmarshalMessage(msg, &v))
+	require.NoError(t, ndpack.MessageOptions{}.UnmarshalMessage(msg, &v))
 	assert.True(t, a.Equal(v["x"].(*ndarray.Array)))
 
 	late["shape"] = []int{4}
 	msg, _ = msgpack.Marshal(map[string]any{"x": late})
-	err := ndpack.MessageOptions{Dialects: true}.UnmarshalMessage(msg, &v)
+	err := ndpack.MessageOptions{}.UnmarshalMessage(msg, &v)
 	assert.ErrorIs(t, err, ndarray.ErrDataLength)
 	assert.True(t, strings.HasPrefix(err.Error(), "dialect: "), err.Error())
 }
@@ -109,7 +110,7 @@ func TestMarshalMessageInDialects(t *testing.T) {
 		require.NoError(t, err)
 		blobs = append(blobs, hex.EncodeToString(b))
 		var back map[string]any
-		require.NoError(t, ndpack.MessageOptions{Dialects: true}.UnmarshalMessage(b, &back))
+		require.NoError(t, ndpack.MessageOptions{}.UnmarshalMessage(b, &back))
 		assert.True(t, img.Equal(back["observation/image"].(*ndarray.Array)), d)
 	}
 	in, _ := json.Marshal(blobs)
@@ -151,7 +152,7 @@ msg = {"ext": pack_ndarray(rec), "mn": rec, "n": 3}
 sys.stdout.buffer.write(msgpack.packb(msg, default=m.encode, use_bin_type=True))
 `, nil)
 	var v map[string]any
-	require.NoError(t, ndpack.MessageOptions{Dialects: true}.UnmarshalMessage(out, &v))
+	require.NoError(t, ndpack.MessageOptions{}.UnmarshalMessage(out, &v))
 	ext, mn := v["ext"].(*ndarray.Array), v["mn"].(*ndarray.Array)
 	require.NotNil(t, ext)
 	require.NotNil(t, mn)
@@ -169,12 +170,12 @@ sys.stdout.buffer.write(msgpack.packb(msg, default=m.encode, use_bin_type=True))
 	b, err := ndpack.MessageOptions{Encoding: dialect.MsgpackNumpy}.MarshalMessage(map[string]any{"rec": ext})
 	require.NoError(t, err)
 	var back map[string]any
-	require.NoError(t, ndpack.UnmarshalMessage(b, &back))
+	require.NoError(t, ndpack.MessageOptions{}.UnmarshalMessage(b, &back))
 	assert.True(t, ext.Equal(back["rec"].(*ndarray.Array)))
 	b, err = ndpack.MessageOptions{AllowNonstandard: true}.MarshalMessage(map[string]any{"rec": ext})
 	require.NoError(t, err)
 	back = nil
-	require.NoError(t, ndpack.UnmarshalMessage(b, &back))
+	require.NoError(t, ndpack.MessageOptions{}.UnmarshalMessage(b, &back))
 	assert.True(t, ext.Equal(back["rec"].(*ndarray.Array)))
 	_, err = ndpack.MessageOptions{}.MarshalMessage(map[string]any{"rec": ext})
 	assert.ErrorIs(t, err, ext110.ErrNonstandard)
@@ -196,7 +197,7 @@ func TestMarshalMessageInDialectExactSize(t *testing.T) {
 		assert.Equal(t, len(b), cap(b), d.String())
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20+64<<10), "%s: one buffer", d)
 		var back map[string]any
-		require.NoError(t, ndpack.UnmarshalMessage(b, &back))
+		require.NoError(t, ndpack.MessageOptions{}.UnmarshalMessage(b, &back))
 		assert.True(t, a.Equal(back["x"].(*ndarray.Array)))
 	}
 }

@@ -9,18 +9,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ndpack/ndpack/conformance"
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // ndpack is this module's codec, as the corpus tests it.
 var ndpack = conformance.Codec{
-	DecodeNPY: func(b []byte) (*ndarray.Array, error) { return npybridge.Read(bytes.NewReader(b)) },
+	DecodeNPY: func(b []byte) (*ndarray.Array, error) { return npybridge.ReadOptions{}.Read(bytes.NewReader(b)) },
 	EncodeNPY: func(a *ndarray.Array) ([]byte, error) {
 		var buf bytes.Buffer
 		err := npybridge.Write(&buf, a)

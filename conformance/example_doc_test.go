@@ -22,7 +22,7 @@ func ExampleChecks() {
 		panic(err)
 	}
 	reader := conformance.Codec{
-		DecodeNPY: func(b []byte) (*ndarray.Array, error) { return npybridge.Read(bytes.NewReader(b)) },
+		DecodeNPY: func(b []byte) (*ndarray.Array, error) { return npybridge.ReadOptions{}.Read(bytes.NewReader(b)) },
 	}
 	failed := 0
 	for _, c := range checks {

@@ -29,7 +29,7 @@ func TestUnmarshalMessageAlignsData(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		if err := UnmarshalMessage(msg, &m); err != nil {
+		if err := (MessageOptions{}).UnmarshalMessage(msg, &m); err != nil {
 			t.Fatal(err)
 		}
 		got := m["result"].(*ndarray.Array)
@@ -66,7 +66,7 @@ func TestMarshalMessageExactSize(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	got, err := MarshalMessage(v)
+	got, err := MessageOptions{}.MarshalMessage(v)
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestMarshalMessageSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := MarshalMessage(v)
+	got, err := MessageOptions{}.MarshalMessage(v)
 	if err != nil || string(got) != string(want) {
 		t.Fatalf("MarshalMessage gave % x (%v), msgpack.Marshal % x", got, err, want)
 	}
@@ -107,7 +107,7 @@ func TestNoCopyAliasesOnlyAlignedData(t *testing.T) {
 		v[i] = float64(i)
 	}
 	a, _ := ndarray.FromSlice(v)
-	obj, err := Marshal(a)
+	obj, err := Options{}.Marshal(a)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,13 +27,6 @@ type Options struct {
 	AllowNonstandard bool
 }
 
-// Marshal returns the ext 110 encoding of a with the default Options.
-func Marshal(a *ndarray.Array) ([]byte, error) { return Options{}.Marshal(a) }
-
-// Append appends the ext 110 encoding of a to dst with the default Options
-// and returns the extended slice. dst is grown at most once.
-func Append(dst []byte, a *ndarray.Array) ([]byte, error) { return Options{}.Append(dst, a) }
-
 // Size returns the exact length of the ext 110 encoding of a.
 func Size(a *ndarray.Array) (int, error) {
 	l, err := Options{AllowNonstandard: true}.layoutOf(a)

@@ -12,7 +12,7 @@ import (
 
 func ExampleMarshal() {
 	a, _ := ndarray.FromSlice([]uint8{1, 2, 3})
-	b, err := ext110.Marshal(a)
+	b, err := ext110.Options{}.Marshal(a)
 	if err != nil {
 		panic(err)
 	}
@@ -30,7 +30,7 @@ func Example_msgpack() {
 	msg, _ := msgpack.Marshal(map[string]any{"method": "get_measured", "result": a})
 
 	var decoded map[string]any
-	if err := ext110.UnmarshalMessage(msg, &decoded); err != nil {
+	if err := (ext110.MessageOptions{}).UnmarshalMessage(msg, &decoded); err != nil {
 		panic(err)
 	}
 	arr := decoded["result"].(*ndarray.Array)
@@ -64,7 +64,7 @@ func ExampleDecoder() {
 // Messages from outside are checked before they are decoded: a few bytes
 // that claim four billion items, or nesting that would overflow the stack,
 // are errors rather than a dead process.
-func ExampleUnmarshalMessage() {
+func ExampleMessageOptions_UnmarshalMessage() {
 	a, _ := ndarray.FromSlice([]uint16{7, 8, 9})
 	msg, _ := msgpack.Marshal(map[string]any{"id": 4, "result": a})
 
@@ -72,13 +72,13 @@ func ExampleUnmarshalMessage() {
 		ID     int            `msgpack:"id"`
 		Result *ndarray.Array `msgpack:"result"`
 	}
-	if err := ext110.UnmarshalMessage(msg, &resp); err != nil {
+	if err := (ext110.MessageOptions{}).UnmarshalMessage(msg, &resp); err != nil {
 		panic(err)
 	}
 	fmt.Println(resp.ID, resp.Result)
 
 	var v any
-	err := ext110.UnmarshalMessage([]byte{0xdd, 0xff, 0xff, 0xff, 0xff}, &v)
+	err := ext110.MessageOptions{}.UnmarshalMessage([]byte{0xdd, 0xff, 0xff, 0xff, 0xff}, &v)
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, ext110.ErrTruncated))
 

@@ -140,7 +140,7 @@ func FuzzUnmarshalMessage(f *testing.F) {
 		var v any
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		err := UnmarshalMessage(in, &v)
+		err := MessageOptions{}.UnmarshalMessage(in, &v)
 		runtime.ReadMemStats(&after)
 		// The walk refuses what would cost more than 48 times the input
 		// plus 4 MiB, estimated within a third; a count or length the
@@ -149,7 +149,7 @@ func FuzzUnmarshalMessage(f *testing.F) {
 			t.Fatalf("%d bytes allocated for a %d-byte message", alloc, len(in))
 		}
 		var arrays []*ndarray.Array
-		_ = UnmarshalMessage(in, &arrays)
+		_ = MessageOptions{}.UnmarshalMessage(in, &arrays)
 		// The MapDecoder and no-copy paths decode through a reader of their
 		// own: the same bounds, the same verdict on well-formed msgpack.
 		var vd any
@@ -172,7 +172,7 @@ func FuzzUnmarshalMessage(f *testing.F) {
 			return // e.g. maps with non-string keys decode but do not all encode
 		}
 		var again any
-		if err := UnmarshalMessage(back, &again); err != nil {
+		if err := (MessageOptions{}).UnmarshalMessage(back, &again); err != nil {
 			t.Fatalf("re-encoded message refused: %v", err)
 		}
 	})

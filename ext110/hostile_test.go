@@ -53,7 +53,7 @@ func TestUnmarshalMessageRefusesHostileInput(t *testing.T) {
 		for name, target := range hostileTargets() {
 			t.Run(in.Name+"/"+name, func(t *testing.T) {
 				v := target()
-				err := checkRefused(t, in, func() error { return ext110.UnmarshalMessage(in.Bytes, v) })
+				err := checkRefused(t, in, func() error { return ext110.MessageOptions{}.UnmarshalMessage(in.Bytes, v) })
 				assert.True(t, errors.Is(err, ext110.ErrTruncated) || errors.Is(err, ext110.ErrTooDeep) ||
 					errors.Is(err, ext110.ErrTooLarge), "%v", err)
 				var e *ext110.Error
@@ -82,7 +82,7 @@ func TestUnmarshalMessageLimits(t *testing.T) {
 	msg := mustMarshalMessage(t, map[string]any{"id": 1, "result": []any{a, "x"}})
 
 	var m map[string]any
-	require.NoError(t, ext110.UnmarshalMessage(msg, &m))
+	require.NoError(t, ext110.MessageOptions{}.UnmarshalMessage(msg, &m))
 	got := m["result"].([]any)[0].(*ndarray.Array)
 	assert.True(t, got.Equal(a))
 
@@ -99,7 +99,7 @@ func TestUnmarshalMessageLimits(t *testing.T) {
 	// Many one-entry maps would cost 117 times their bytes decoded:
 	// refused once past 48 times plus 4 MiB, unless the limit is raised.
 	tiny := hostile.TinyMapsRequest(1 << 20)
-	err = ext110.UnmarshalMessage(tiny, &m)
+	err = ext110.MessageOptions{}.UnmarshalMessage(tiny, &m)
 	assert.ErrorIs(t, err, ext110.ErrTooLarge)
 	assert.Regexp(t, `^ext110: too large: decoding \d+ bytes would allocate about \d+, more than 48 times as much`, err.Error())
 	require.NoError(t, ext110.MessageOptions{MaxExpansion: 200}.UnmarshalMessage(tiny, &m))
@@ -107,15 +107,15 @@ func TestUnmarshalMessageLimits(t *testing.T) {
 
 	// Exactly one message: bytes after it are refused, a cut one is
 	// truncated.
-	err = ext110.UnmarshalMessage(append(msg, 0xc0), &m)
+	err = ext110.MessageOptions{}.UnmarshalMessage(append(msg, 0xc0), &m)
 	assert.ErrorIs(t, err, ext110.ErrMalformed)
 	assert.EqualError(t, err, fmt.Sprintf("ext110: malformed payload at byte %d: 1 bytes after the message", len(msg)))
-	assert.ErrorIs(t, ext110.UnmarshalMessage(msg[:len(msg)-1], &m), ext110.ErrTruncated)
-	assert.ErrorIs(t, ext110.UnmarshalMessage(nil, &m), ext110.ErrTruncated)
+	assert.ErrorIs(t, ext110.MessageOptions{}.UnmarshalMessage(msg[:len(msg)-1], &m), ext110.ErrTruncated)
+	assert.ErrorIs(t, ext110.MessageOptions{}.UnmarshalMessage(nil, &m), ext110.ErrTruncated)
 
 	// A bad ext 110 value inside is reported as such.
 	bad := bytes.Replace(msg, []byte("<i2"), []byte("<i3"), 1)
-	err = ext110.UnmarshalMessage(bad, &m)
+	err = ext110.MessageOptions{}.UnmarshalMessage(bad, &m)
 	assert.ErrorIs(t, err, ext110.ErrMalformed)
 	assert.ErrorIs(t, err, ndarray.ErrDType)
 }

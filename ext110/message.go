@@ -17,10 +17,6 @@ import (
 // overflow the Go stack, which kills the process.
 const DefaultMaxDepth = 512
 
-// DefaultMaxSize bounds one message read by a MessageDecoder unless
-// MessageOptions say otherwise.
-const DefaultMaxSize = 64 << 20
-
 // MessageOptions are the limits a whole message is checked against before
 // the msgpack library decodes it. The zero value is the default.
 type MessageOptions struct {
@@ -78,15 +74,6 @@ func (o MessageOptions) limits() mpwalk.Limits {
 		l.MaxExpansion = DefaultMaxExpansion
 	}
 	return l
-}
-
-// UnmarshalMessage decodes one whole msgpack message that fills data into v,
-// as msgpack.Unmarshal(data, v) would, with ext 110 values becoming
-// *ndarray.Array, after checking the message with the default
-// MessageOptions. Use it instead of msgpack.Unmarshal for bytes from
-// outside: see MessageOptions.UnmarshalMessage.
-func UnmarshalMessage(data []byte, v any) error {
-	return MessageOptions{}.UnmarshalMessage(data, v)
 }
 
 // UnmarshalMessage decodes one whole msgpack message that fills data into v,
@@ -169,7 +156,7 @@ func NewMessageDecoder(r io.Reader) *MessageDecoder { return &MessageDecoder{r: 
 func (d *MessageDecoder) Decode(v any) error {
 	max := d.Options.MaxSize
 	if max <= 0 {
-		max = DefaultMaxSize
+		max = ndarray.DefaultMaxSize
 	}
 	start := d.off
 	raw, err := mpwalk.ReadInto(nil, d.r, &d.chunks, max, d.Options.limits())

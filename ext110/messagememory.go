@@ -10,10 +10,6 @@ import (
 )
 
 // MarshalMessage encodes v as msgpack, as msgpack.Marshal would, with
-// arrays as ext 110.
-func MarshalMessage(v any) ([]byte, error) { return MessageOptions{}.MarshalMessage(v) }
-
-// MarshalMessage encodes v as msgpack, as msgpack.Marshal would, with
 // arrays (*ndarray.Array and ndarray.Array values) written as ext 110, or by
 // o.ArrayEncoder when it is set.
 //

@@ -71,6 +71,13 @@ func (a *Array) Validate() error {
 	return nil
 }
 
+// DefaultMaxSize is the bound every codec and RPC package of this module
+// puts on one unit it reads from outside (a message, an Avro RPC frame or
+// value, an ext 110 payload) when its MaxSize option is 0: 64 MiB. A unit
+// over its bound is refused, matching ErrTooLarge of the codec that read
+// it, before anything is allocated for it.
+const DefaultMaxSize = 64 << 20
+
 // MaxDims is the most dimensions an array may have: NumPy's limit
 // (NPY_MAXDIMS), so that every array ndpack reads or sends, NumPy can hold.
 const MaxDims = 32

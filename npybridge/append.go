@@ -79,15 +79,6 @@ type AppendOptions struct {
 	Wait bool
 }
 
-// OpenAppend opens the .npy file name for appending rows of dtype dt and
-// the given row shape (the file's shape less its first dimension: no
-// dimensions for a file of scalars), with the default options: if another
-// Appender holds the file, it fails at once with an error wrapping
-// ErrLocked. See AppendOptions.OpenAppendContext.
-func OpenAppend(name string, dt ndarray.DType, shape ...int) (*Appender, error) {
-	return AppendOptions{}.OpenAppendContext(context.Background(), name, dt, shape...)
-}
-
 // OpenAppend is OpenAppendContext without a bound on the wait.
 func (o AppendOptions) OpenAppend(name string, dt ndarray.DType, shape ...int) (*Appender, error) {
 	return o.OpenAppendContext(context.Background(), name, dt, shape...)
@@ -246,7 +237,7 @@ func (a *Appender) open() error {
 		a.useHeader(header)
 		return nil
 	}
-	h, err := ReadHeader(io.NewSectionReader(a.f, 0, fi.Size()))
+	h, err := ReadOptions{}.ReadHeader(io.NewSectionReader(a.f, 0, fi.Size()))
 	if err != nil {
 		return err
 	}

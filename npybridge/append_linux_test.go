@@ -9,10 +9,11 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/testutil/pypeer"
-	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // smallDisk mounts a 1 MiB tmpfs for the test. Where mounting is not
@@ -38,7 +39,7 @@ func smallDisk(t *testing.T) string {
 // written part of its row.
 func TestAppendFullTmpfs(t *testing.T) {
 	p := filepath.Join(smallDisk(t), "frames.npy")
-	w, err := OpenAppend(p, rowDType, 300)
+	w, err := AppendOptions{}.OpenAppend(p, rowDType, 300)
 	require.NoError(t, err)
 	defer w.Close()
 	var rows int64

@@ -18,10 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ndpack/ndpack/internal/testutil/pypeer"
-	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // TestAppendLockChild is a writer of the two-process tests. It opens the
@@ -175,7 +176,7 @@ func TestTwoAppenders(t *testing.T) {
 // its context allows.
 func TestAppendReadableWhileLocked(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "frames.npy")
-	w, err := OpenAppend(p, rowDType, 256)
+	w, err := AppendOptions{}.OpenAppend(p, rowDType, 256)
 	require.NoError(t, err)
 	defer w.Close()
 	for i := range 5 {
@@ -187,15 +188,15 @@ a = np.load(sys.stdin.readline().strip())
 print(a.shape, a.dtype.str, [int(r[0]) for r in a], bool((a == a[:, :1]).all()))
 `, []byte(p+"\n"))
 	assert.Equal(t, "(5, 256) <u2 [0, 1, 2, 3, 4] True\n", string(out))
-	a, err := ReadFile(p)
+	a, err := ReadOptions{}.ReadFile(p)
 	require.NoError(t, err)
 	assert.Equal(t, []int{5, 256}, a.Shape)
-	m, err := OpenMapped(p)
+	m, err := ReadOptions{}.OpenMapped(p)
 	require.NoError(t, err)
 	assert.Equal(t, row(4).Data, m.Array.Data[4*512:])
 	m.Close()
 
-	_, err = OpenAppend(p, rowDType, 256)
+	_, err = AppendOptions{}.OpenAppend(p, rowDType, 256)
 	assert.ErrorIs(t, err, ErrLocked)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -220,7 +221,7 @@ print(a.shape, a.dtype.str, [int(r[0]) for r in a], bool((a == a[:, :1]).all()))
 func TestAppendCreatesWhole(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "new.npy")
-	w, err := OpenAppend(p, rowDType, 256)
+	w, err := AppendOptions{}.OpenAppend(p, rowDType, 256)
 	require.NoError(t, err)
 	entries, _ := os.ReadDir(dir)
 	require.Len(t, entries, 1, "no temporary file is left")
@@ -230,11 +231,11 @@ func TestAppendCreatesWhole(t *testing.T) {
 
 	empty := filepath.Join(dir, "empty.npy")
 	require.NoError(t, os.WriteFile(empty, nil, 0o644))
-	w, err = OpenAppend(empty, rowDType, 256)
+	w, err = AppendOptions{}.OpenAppend(empty, rowDType, 256)
 	require.NoError(t, err)
 	require.NoError(t, w.Append(row(3)))
 	require.NoError(t, w.Close())
-	a, err := ReadFile(empty)
+	a, err := ReadOptions{}.ReadFile(empty)
 	require.NoError(t, err)
 	assert.Equal(t, row(3).Data, a.Data)
 	assert.Equal(t, []int{1, 256}, a.Shape)
@@ -253,7 +254,7 @@ func enospc(f *os.File) func(p []byte, off int64) (int, error) {
 // cut back to its last whole row and the error says how many it holds.
 func TestAppendDiskFullRollsBack(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "frames.npy")
-	w, err := OpenAppend(p, rowDType, 256)
+	w, err := AppendOptions{}.OpenAppend(p, rowDType, 256)
 	require.NoError(t, err)
 	defer w.Close()
 	for i := range 3 {
@@ -275,7 +276,7 @@ func TestAppendDiskFullRollsBack(t *testing.T) {
 	// Once there is room again, appending carries on where it stopped.
 	w.writeAt = nil
 	require.NoError(t, w.Append(row(3)))
-	a, err := ReadFile(p)
+	a, err := ReadOptions{}.ReadFile(p)
 	require.NoError(t, err)
 	require.Equal(t, []int{4, 256}, a.Shape)
 	for i := range 4 {

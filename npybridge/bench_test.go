@@ -46,7 +46,7 @@ func BenchmarkReadMemory64MiB(b *testing.B) {
 	b.SetBytes(bigLen)
 	b.ReportAllocs()
 	for b.Loop() {
-		a, err := Read(bytes.NewReader(file))
+		a, err := ReadOptions{}.Read(bytes.NewReader(file))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func BenchmarkReadFile64MiB(b *testing.B) {
 	b.SetBytes(bigLen)
 	b.ReportAllocs()
 	for b.Loop() {
-		a, err := ReadFile(p)
+		a, err := ReadOptions{}.ReadFile(p)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func BenchmarkOpenMapped64MiB(b *testing.B) {
 	p := bigFile(b, "a.npy", file)
 	b.ReportAllocs()
 	for b.Loop() {
-		m, err := OpenMapped(p)
+		m, err := ReadOptions{}.OpenMapped(p)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func BenchmarkOpenMapped64MiB(b *testing.B) {
 // BenchmarkAppendBaselineWrite, one os.File.Write per row of the same bytes.
 func BenchmarkAppend4KiBRow(b *testing.B) {
 	rowArr, _ := ndarray.FromSlice(make([]float64, 512))
-	w, err := OpenAppend(filepath.Join(b.TempDir(), "frames.npy"), rowArr.DType, 512)
+	w, err := AppendOptions{}.OpenAppend(filepath.Join(b.TempDir(), "frames.npy"), rowArr.DType, 512)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func BenchmarkNPZReadOneMember(b *testing.B) {
 	b.SetBytes(int64(len(after.Data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		z, err := OpenNPZFile(p)
+		z, err := ReadOptions{}.OpenNPZFile(p)
 		if err != nil {
 			b.Fatal(err)
 		}

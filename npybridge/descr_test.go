@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/testutil/pypeer"
-	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // descrCandidates are spellings a writer might put in a header: every type
@@ -73,7 +74,7 @@ print(json.dumps(res))
 	verdicts := map[string]int{}
 	for i, c := range cands {
 		h := npyWith(1, "{'descr': '"+c+"', 'fortran_order': False, 'shape': (2,), }\n", make([]byte, 64))
-		got, err := ReadHeader(bytes.NewReader(h))
+		got, err := ReadOptions{}.ReadHeader(bytes.NewReader(h))
 		want := numpy[i]
 		switch {
 		case want == "refused" || strings.HasPrefix(want, "other "):

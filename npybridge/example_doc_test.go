@@ -26,14 +26,14 @@ func ExampleReadFile() {
 		panic(err)
 	}
 
-	a, err := npybridge.ReadFile(name)
+	a, err := npybridge.ReadOptions{}.ReadFile(name)
 	if err != nil {
 		panic(err)
 	}
 	v, _ := ndarray.Values[int16](a)
 	fmt.Println(a.DType, a.Shape, v)
 
-	_, err = npybridge.ReadFile(filepath.Join(dir, "missing.npy"))
+	_, err = npybridge.ReadOptions{}.ReadFile(filepath.Join(dir, "missing.npy"))
 	fmt.Println(errors.Is(err, os.ErrNotExist))
 	// Output:
 	// <i2 [2 3] [1 2 3 4 5 6]
@@ -43,7 +43,7 @@ func ExampleReadFile() {
 // An archive as np.savez writes it, read one member at a time as np.load
 // does: opening reads the zip directory only, Header decompresses no
 // further than the member's header, and Read decodes one member.
-func ExampleOpenNPZFile() {
+func ExampleReadOptions_OpenNPZFile() {
 	dir, err := os.MkdirTemp("", "example")
 	if err != nil {
 		panic(err)
@@ -61,7 +61,7 @@ func ExampleOpenNPZFile() {
 		panic(err)
 	}
 
-	z, err := npybridge.OpenNPZFile(name)
+	z, err := npybridge.ReadOptions{}.OpenNPZFile(name)
 	if err != nil {
 		panic(err)
 	}
@@ -82,7 +82,7 @@ func ExampleOpenNPZFile() {
 // numpy (or ReadFile, OpenMapped) can load at any moment: after each
 // Append the header counts the rows written so far. While app is open a
 // second OpenAppend of the file fails with ErrLocked (where flock exists).
-func ExampleOpenAppend() {
+func ExampleAppendOptions_OpenAppend() {
 	dir, err := os.MkdirTemp("", "example")
 	if err != nil {
 		panic(err)
@@ -91,7 +91,7 @@ func ExampleOpenAppend() {
 	name := filepath.Join(dir, "frames.npy")
 	dt := ndarray.MustParseDType("<u2")
 
-	app, err := npybridge.OpenAppend(name, dt, 2, 2) // rows of 2x2 frames
+	app, err := npybridge.AppendOptions{}.OpenAppend(name, dt, 2, 2) // rows of 2x2 frames
 	if err != nil {
 		panic(err)
 	}
@@ -107,7 +107,7 @@ func ExampleOpenAppend() {
 	if err := app.Close(); err != nil {
 		panic(err)
 	}
-	a, _ := npybridge.ReadFile(name)
+	a, _ := npybridge.ReadOptions{}.ReadFile(name)
 	fmt.Println(a.Shape)
 	// Output:
 	// 1 [1 2 2]
@@ -122,12 +122,12 @@ func readHeader(name string) (*npybridge.Header, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return npybridge.ReadHeader(f)
+	return npybridge.ReadOptions{}.ReadHeader(f)
 }
 
 // OpenMapped views a file's data without reading it: opening a large file
 // costs the same as a small one, and the pages are read when touched.
-func ExampleOpenMapped() {
+func ExampleReadOptions_OpenMapped() {
 	dir, err := os.MkdirTemp("", "example")
 	if err != nil {
 		panic(err)
@@ -140,7 +140,7 @@ func ExampleOpenMapped() {
 		panic(err)
 	}
 
-	m, err := npybridge.OpenMapped(name)
+	m, err := npybridge.ReadOptions{}.OpenMapped(name)
 	if err != nil {
 		panic(err)
 	}

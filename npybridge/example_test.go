@@ -17,18 +17,18 @@ func ExampleWrite() {
 	}
 	// The header np.save writes: data starts at byte 128.
 	fmt.Printf("%q\n", buf.Bytes()[10:69])
-	back, _ := npybridge.Read(&buf)
+	back, _ := npybridge.ReadOptions{}.Read(&buf)
 	fmt.Println(back)
 	// Output:
 	// "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }"
 	// <f8 (2, 3)
 }
 
-func ExampleReadHeader() {
+func ExampleReadOptions_ReadHeader() {
 	a, _ := ndarray.Zeros(ndarray.MustParseDType(">i4"), 1000, 1000)
 	var buf bytes.Buffer
 	_ = npybridge.Write(&buf, a)
-	h, err := npybridge.ReadHeader(&buf) // reads 128 bytes, not the 4 MB of data
+	h, err := npybridge.ReadOptions{}.ReadHeader(&buf) // reads 128 bytes, not the 4 MB of data
 	fmt.Println(h.DType, h.Shape, h.FortranOrder, h.Major, h.DataOffset, h.DataLen(), err)
 	// Output: >i4 [1000 1000] false 1 128 4000000 <nil>
 }

@@ -84,7 +84,7 @@ func readSmall(tb testing.TB) func() {
 	r := bytes.NewReader(buf.Bytes())
 	return func() {
 		r.Reset(buf.Bytes())
-		if _, err := Read(r); err != nil {
+		if _, err := (ReadOptions{}).Read(r); err != nil {
 			tb.Fatal(err)
 		}
 	}

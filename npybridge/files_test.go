@@ -10,10 +10,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/testutil/pypeer"
-	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 func writeTemp(t *testing.T, name string, b []byte) string {
@@ -36,7 +37,7 @@ func TestOpenMapped(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, Write(&buf, a))
 	path := writeTemp(t, "a.npy", buf.Bytes())
-	m, err := OpenMapped(path)
+	m, err := ReadOptions{}.OpenMapped(path)
 	require.NoError(t, err)
 	assert.Equal(t, canMap, m.Aliased())
 	assert.True(t, a.Equal(m.Array))
@@ -48,7 +49,7 @@ func TestOpenMapped(t *testing.T) {
 
 	// Truncated: refused before mapping.
 	short := writeTemp(t, "short.npy", buf.Bytes()[:buf.Len()-1])
-	_, err = OpenMapped(short)
+	_, err = ReadOptions{}.OpenMapped(short)
 	assert.ErrorIs(t, err, ErrTruncated)
 	assert.Contains(t, err.Error(), "short.npy")
 
@@ -56,7 +57,7 @@ func TestOpenMapped(t *testing.T) {
 	col, err := a.ColumnMajorData()
 	require.NoError(t, err)
 	f := npyWith(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }\n", col)
-	m, err = OpenMapped(writeTemp(t, "f.npy", f))
+	m, err = ReadOptions{}.OpenMapped(writeTemp(t, "f.npy", f))
 	require.NoError(t, err)
 	assert.False(t, m.Aliased())
 	assert.True(t, a.Equal(m.Array))
@@ -71,7 +72,7 @@ func TestNPZBothWaysWithNumpy(t *testing.T) {
 	for _, compress := range []bool{false, true} {
 		path := filepath.Join(dir, map[bool]string{false: "stored.npz", true: "deflated.npz"}[compress])
 		require.NoError(t, WriteNPZFile(path, []NamedArray{{"image", a}, {"counts", b}}, compress))
-		back, err := ReadNPZFile(path)
+		back, err := ReadOptions{}.ReadNPZFile(path)
 		require.NoError(t, err)
 		require.Len(t, back, 2)
 		assert.Equal(t, "image", back[0].Name)
@@ -97,7 +98,7 @@ print(json.dumps(res, sort_keys=True))
 		assert.Equal(t, []any{">i2", []any{2.0}, []any{7.0, -8.0}}, res[name]["counts"], name)
 	}
 	// np.savez puts keyword arrays before positional ones.
-	got, err := ReadNPZFile(filepath.Join(dir, "np.npz"))
+	got, err := ReadOptions{}.ReadNPZFile(filepath.Join(dir, "np.npz"))
 	require.NoError(t, err)
 	require.Len(t, got, 2)
 	assert.Equal(t, []string{"x", "arr_0"}, []string{got[0].Name, got[1].Name})
@@ -109,7 +110,7 @@ print(json.dumps(res, sort_keys=True))
 	require.NoError(t, err)
 	assert.Equal(t, []float32{1, 0, 0, 1}, fv)
 
-	got, err = ReadNPZFile(filepath.Join(dir, "npc.npz"))
+	got, err = ReadOptions{}.ReadNPZFile(filepath.Join(dir, "npc.npz"))
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	yv, err := ndarray.Values[float64](got[0].Array)
@@ -127,7 +128,7 @@ func TestNPZRefusesOversizedMembers(t *testing.T) {
 	w.Write(npy.Bytes())
 	w.Write(make([]byte, 1<<20)) // a megabyte the header does not declare
 	require.NoError(t, zw.Close())
-	_, err := ReadNPZ(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()))
+	_, err := ReadOptions{}.ReadNPZ(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()))
 	assert.ErrorIs(t, err, ErrHeader)
 	assert.Contains(t, err.Error(), `member "a": npybridge: malformed header: the member decompresses to 1048752 bytes, its NPY header declares 176`)
 
@@ -136,7 +137,7 @@ func TestNPZRefusesOversizedMembers(t *testing.T) {
 	w, _ = zw.Create("notes.txt")
 	w.Write([]byte("hi"))
 	require.NoError(t, zw.Close())
-	_, err = ReadNPZ(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()))
+	_, err = ReadOptions{}.ReadNPZ(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()))
 	assert.ErrorIs(t, err, ErrNotArray)
 }
 
@@ -153,7 +154,7 @@ with zipfile.ZipFile(f, "a") as z:
     z.writestr("readme.txt", "hello")
 sys.stdout.buffer.write(f.getvalue())
 `, nil)
-	z, err := OpenNPZ(bytes.NewReader(out), int64(len(out)))
+	z, err := ReadOptions{}.OpenNPZ(bytes.NewReader(out), int64(len(out)))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"image", "rec", "objs", "spectrum", "readme.txt"}, z.Names())
 
@@ -182,10 +183,10 @@ sys.stdout.buffer.write(f.getvalue())
 	assert.ErrorIs(t, err, ErrNoMember)
 	assert.EqualError(t, err, `npybridge: no such member: no member "nope" (the archive holds image, rec, objs, spectrum, readme.txt)`)
 
-	_, err = ReadNPZ(bytes.NewReader(out), int64(len(out)))
+	_, err = ReadOptions{}.ReadNPZ(bytes.NewReader(out), int64(len(out)))
 	assert.ErrorIs(t, err, ErrUnsupported, "reading every member fails on the first that cannot be read")
 
-	_, err = OpenNPZ(bytes.NewReader(out[:100]), 100)
+	_, err = ReadOptions{}.OpenNPZ(bytes.NewReader(out[:100]), 100)
 	assert.ErrorIs(t, err, ErrNotNPZ)
 	assert.EqualError(t, err, `npybridge: not an npz archive: no zip end of central directory record (PK\x05\x06) in the last 100 bytes`)
 }

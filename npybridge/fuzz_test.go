@@ -36,7 +36,7 @@ func FuzzReadHeader(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		r := bytes.NewReader(in)
-		h, err := ReadHeader(r)
+		h, err := ReadOptions{}.ReadHeader(r)
 		if err != nil {
 			return
 		}
@@ -47,7 +47,7 @@ func FuzzReadHeader(f *testing.F) {
 			t.Fatalf("accepted a header whose size overflows: %v", err)
 		}
 		// A header we accept, written back by AppendHeader, reads the same.
-		again, err := ReadHeader(bytes.NewReader(AppendHeader(nil, h.DType, h.Shape)))
+		again, err := ReadOptions{}.ReadHeader(bytes.NewReader(AppendHeader(nil, h.DType, h.Shape)))
 		if err != nil || again.DType != h.DType || ndarray.FormatShape(again.Shape) != ndarray.FormatShape(h.Shape) {
 			t.Fatalf("header does not survive a rewrite: %v", err)
 		}
@@ -59,7 +59,7 @@ func FuzzRead(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		a, err := Read(bytes.NewReader(in))
+		a, err := ReadOptions{}.Read(bytes.NewReader(in))
 		if err != nil {
 			return
 		}
@@ -70,7 +70,7 @@ func FuzzRead(f *testing.F) {
 		if err := Write(&buf, a); err != nil {
 			t.Fatalf("cannot write what was read: %v", err)
 		}
-		back, err := Read(&buf)
+		back, err := ReadOptions{}.Read(&buf)
 		if err != nil || !back.Equal(a) {
 			t.Fatalf("written array does not read back: %v", err)
 		}
@@ -91,7 +91,7 @@ func FuzzReadNPZ(f *testing.F) {
 		f.Add(buf.Bytes())
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		arrays, err := ReadNPZ(bytes.NewReader(in), int64(len(in)))
+		arrays, err := ReadOptions{}.ReadNPZ(bytes.NewReader(in), int64(len(in)))
 		if err != nil {
 			return
 		}

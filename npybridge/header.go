@@ -65,10 +65,6 @@ func (o ReadOptions) maxHeader() int {
 	return DefaultMaxHeaderSize
 }
 
-// ReadHeader reads the header of an NPY file with the default options. It
-// reads exactly the header's bytes, so r is left at the first data byte.
-func ReadHeader(r io.Reader) (*Header, error) { return ReadOptions{}.ReadHeader(r) }
-
 // ReadHeader reads the header of an NPY file, leaving r at the first data
 // byte.
 func (o ReadOptions) ReadHeader(r io.Reader) (*Header, error) { return o.readHeader(r, false) }

@@ -12,10 +12,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/testutil/pypeer"
-	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // npyCase is one array: its dtype and shape, and for numpy-written files
@@ -95,7 +96,7 @@ print(json.dumps(res))
 	for _, c := range files {
 		t.Run(c.File+"/"+c.Typestr+fmt.Sprint(c.Shape), func(t *testing.T) {
 			path := filepath.Join(dir, c.File)
-			a, err := ReadFile(path)
+			a, err := ReadOptions{}.ReadFile(path)
 			require.NoError(t, err)
 			assert.Equal(t, c.Typestr, a.DType.String())
 			assert.Equal(t, c.Shape, a.Shape)
@@ -108,7 +109,7 @@ print(json.dumps(res))
 			f, err := os.Open(path)
 			require.NoError(t, err)
 			defer f.Close()
-			h, err := ReadHeader(f)
+			h, err := ReadOptions{}.ReadHeader(f)
 			require.NoError(t, err)
 			assert.Equal(t, c.Fortran, h.FortranOrder)
 			assert.Equal(t, c.Version, []int{h.Major, h.Minor})
@@ -255,12 +256,12 @@ print(json.dumps(res))
 	require.NoError(t, json.Unmarshal(out, &res))
 	assert.Equal(t, []string{"refused", "refused"}, res[:2], "numpy's verdicts")
 	for name, b := range refused {
-		_, err := Read(bytes.NewReader(b))
+		_, err := ReadOptions{}.Read(bytes.NewReader(b))
 		assert.ErrorIs(t, err, ndarray.ErrShape, name)
 	}
 
 	v0, _ := hex.DecodeString(res[2])
-	a, err := Read(bytes.NewReader(v0))
+	a, err := ReadOptions{}.Read(bytes.NewReader(v0))
 	require.NoError(t, err)
 	assert.Equal(t, "|V0 (3,)", a.String())
 	var buf bytes.Buffer

@@ -54,12 +54,6 @@ type MapOptions struct {
 	RawByteOrder bool
 }
 
-// CreateMapped creates the NPY file name with the default options. See
-// MapOptions.CreateMapped.
-func CreateMapped(name string, dt ndarray.DType, shape ...int) (*Mapped, error) {
-	return MapOptions{}.CreateMapped(name, dt, shape...)
-}
-
 // CreateMapped creates the NPY file name for a C-order array of dtype dt
 // and the given shape, its data all zero bytes, and maps the data
 // read-write (see MapOptions for what several processes may do with it).
@@ -173,10 +167,6 @@ func fillNew(f *os.File, header []byte, size int64) error {
 	return f.Truncate(size)
 }
 
-// OpenMappedWritable opens the NPY file name with the default options. See
-// MapOptions.OpenMappedWritable.
-func OpenMappedWritable(name string) (*Mapped, error) { return MapOptions{}.OpenMappedWritable(name) }
-
 // OpenMappedWritable opens the existing NPY file name and maps its data
 // read-write, as numpy's open_memmap(name, mode="r+") does, for a worker
 // that fills part of it (see MapOptions).
@@ -214,7 +204,7 @@ func (o MapOptions) openWritable(name string, f *os.File) (*Mapped, error) {
 		// writes to it; a device has no size to check.
 		return nil, errAt(ErrNotMappable, -1, "not a regular file (%s)", fi.Mode().Type())
 	}
-	h, err := ReadHeader(f)
+	h, err := ReadOptions{}.ReadHeader(f)
 	if err != nil {
 		return nil, err
 	}

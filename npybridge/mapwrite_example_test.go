@@ -13,19 +13,19 @@ import (
 
 // One process creates the file; each worker (here two, in turn; in real
 // use separate processes) opens it and fills its own rows.
-func ExampleCreateMapped() {
+func ExampleMapOptions_CreateMapped() {
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
 	name := filepath.Join(dir, "result.npy")
 
-	m, err := npybridge.CreateMapped(name, ndarray.DTypeOf[float64](), 4, 3)
+	m, err := npybridge.MapOptions{}.CreateMapped(name, ndarray.DTypeOf[float64](), 4, 3)
 	if err != nil {
 		panic(err)
 	}
 	m.Close()
 
 	for _, part := range [][2]int{{0, 2}, {2, 4}} {
-		w, err := npybridge.OpenMappedWritable(name)
+		w, err := npybridge.MapOptions{}.OpenMappedWritable(name)
 		if err != nil {
 			panic(err)
 		}
@@ -37,7 +37,7 @@ func ExampleCreateMapped() {
 		w.Close()
 	}
 
-	a, _ := npybridge.ReadFile(name)
+	a, _ := npybridge.ReadOptions{}.ReadFile(name)
 	v, _ := ndarray.Values[float64](a)
 	fmt.Println(a.Shape, v)
 	// Output: [4 3] [0 1 2 3 4 5 6 7 8 9 10 11]

@@ -4,9 +4,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // A new map's zeros take no disk space, so writing them fills the disk: on
@@ -14,7 +15,7 @@ import (
 // Guard that is an error saying so, not a SIGBUS, nor a truncation.
 func TestMappedWriteFullTmpfs(t *testing.T) {
 	p := filepath.Join(smallDisk(t), "big.npy")
-	m, err := CreateMapped(p, ndarray.DTypeOf[uint8](), 4<<20)
+	m, err := MapOptions{}.CreateMapped(p, ndarray.DTypeOf[uint8](), 4<<20)
 	require.NoError(t, err)
 	defer m.Close()
 	err = m.Guard(func() error {

@@ -6,10 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/testutil/pypeer"
-	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 type mappedSample struct {
@@ -28,7 +29,7 @@ func TestMappedRecords(t *testing.T) {
 	dt, err := ndarray.RecordDTypeOf[mappedSample]()
 	require.NoError(t, err)
 	goPath := filepath.Join(dir, "go.npy")
-	m, err := CreateMapped(goPath, dt, 10)
+	m, err := MapOptions{}.CreateMapped(goPath, dt, 10)
 	require.NoError(t, err)
 	rows, err := m.Rows(2, 5)
 	require.NoError(t, err)
@@ -67,7 +68,7 @@ del m
 `, nil, string(js), goPath, npPath)
 	assert.Equal(t, "[0, 0, 100, 101, 102, 0, 0, 0, 0, 0] [0.0, 0.0, 0.0, 0.25, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0] [1.0, 2.0, 2.0]\n", string(out))
 
-	w, err := OpenMappedWritable(npPath)
+	w, err := MapOptions{}.OpenMappedWritable(npPath)
 	require.NoError(t, err)
 	require.NoError(t, ndarray.SetFieldValues(w.Array, "x", []float64{1.5, -2, 3, 4}))
 	require.NoError(t, w.Close())
@@ -92,7 +93,7 @@ del m
 `, nil, tmpl, ref)
 	f, err := os.Open(tmpl)
 	require.NoError(t, err)
-	h, err := ReadHeader(f)
+	h, err := ReadOptions{}.ReadHeader(f)
 	f.Close()
 	require.NoError(t, err)
 	require.True(t, h.DType.IsRecord())

@@ -19,12 +19,13 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ndpack/ndpack/internal/testutil/benchbase"
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // openMemmapCases are dtypes and shapes for which CreateMapped must write
@@ -103,7 +104,7 @@ for c in json.loads(sys.argv[1]):
 // The zeros are a hole: creating a large array writes no data blocks.
 func TestCreateMappedSparse(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "big.npy")
-	m, err := CreateMapped(p, ndarray.MustParseDType("<f8"), 1<<17, 1<<10) // 1 GiB
+	m, err := MapOptions{}.CreateMapped(p, ndarray.MustParseDType("<f8"), 1<<17, 1<<10) // 1 GiB
 	require.NoError(t, err)
 	require.NoError(t, m.Close())
 	fi, err := os.Stat(p)
@@ -118,7 +119,7 @@ func TestCreateMappedSparse(t *testing.T) {
 func TestCreateMappedExisting(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "a.npy")
 	require.NoError(t, os.WriteFile(p, []byte("precious"), 0o644))
-	_, err := CreateMapped(p, ndarray.MustParseDType("<f8"), 3)
+	_, err := MapOptions{}.CreateMapped(p, ndarray.MustParseDType("<f8"), 3)
 	assert.ErrorIs(t, err, fs.ErrExist)
 	assert.EqualError(t, err, "create "+p+": npybridge: file already exists: CreateMapped replaces a file only with MapOptions.Replace")
 	b, _ := os.ReadFile(p)
@@ -150,7 +151,7 @@ func leftovers(t *testing.T, dir, keep string) []string {
 // ndarray.Values and through Rows are in the file, for every reader.
 func TestMappedWritesThrough(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "w.npy")
-	m, err := CreateMapped(p, ndarray.DTypeOf[float64](), 4, 3)
+	m, err := MapOptions{}.CreateMapped(p, ndarray.DTypeOf[float64](), 4, 3)
 	require.NoError(t, err)
 	v, err := ndarray.Values[float64](m.Array)
 	require.NoError(t, err)
@@ -166,7 +167,7 @@ func TestMappedWritesThrough(t *testing.T) {
 		rv[i] = float64(100 + i)
 	}
 	// Another reader sees the writes before any Flush.
-	a, err := ReadFile(p)
+	a, err := ReadOptions{}.ReadFile(p)
 	require.NoError(t, err)
 	got, _ := ndarray.Values[float64](a)
 	assert.Equal(t, []float64{1.5, 0, 0, 0, 0, 0, 100, 101, 102, 103, 104, 105}, got)
@@ -178,14 +179,14 @@ func TestMappedWritesThrough(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrClosed)
 
 	// Reopened by name, the data is there, and writable again.
-	m, err = OpenMappedWritable(p)
+	m, err = MapOptions{}.OpenMappedWritable(p)
 	require.NoError(t, err)
 	defer m.Close()
 	v, _ = ndarray.Values[float64](m.Array)
 	assert.Equal(t, got, v)
 	v[1] = -2
 	require.NoError(t, m.Close())
-	a, err = ReadFile(p)
+	a, err = ReadOptions{}.ReadFile(p)
 	require.NoError(t, err)
 	got, _ = ndarray.Values[float64](a)
 	assert.Equal(t, -2.0, got[1])
@@ -193,7 +194,7 @@ func TestMappedWritesThrough(t *testing.T) {
 
 func TestMappedRowsBounds(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "r.npy")
-	m, err := CreateMapped(p, ndarray.DTypeOf[int32](), 4, 2)
+	m, err := MapOptions{}.CreateMapped(p, ndarray.DTypeOf[int32](), 4, 2)
 	require.NoError(t, err)
 	defer m.Close()
 	for _, c := range [][2]int{{-1, 2}, {3, 2}, {0, 5}} {
@@ -205,7 +206,7 @@ func TestMappedRowsBounds(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int{0, 2}, r.Shape)
 
-	s, err := CreateMapped(filepath.Join(t.TempDir(), "s.npy"), ndarray.DTypeOf[int32]())
+	s, err := MapOptions{}.CreateMapped(filepath.Join(t.TempDir(), "s.npy"), ndarray.DTypeOf[int32]())
 	require.NoError(t, err)
 	defer s.Close()
 	_, err = s.Rows(0, 0)
@@ -231,30 +232,30 @@ func rawNPY(t *testing.T, name, descr string, fortran bool, shape string, dataOf
 // Files a writer could not use safely are refused, each saying why.
 func TestOpenMappedWritableRefuses(t *testing.T) {
 	short := rawNPY(t, "short.npy", "<f8", false, "(4, 3)", 128, make([]byte, 90))
-	_, err := OpenMappedWritable(short)
+	_, err := MapOptions{}.OpenMappedWritable(short)
 	assert.ErrorIs(t, err, ErrTruncated)
 	assert.EqualError(t, err, "open "+short+": npybridge: truncated input at byte 218: the header announces 96 data bytes from byte 128, the file holds 218 bytes in all (90 of data)")
 
 	long := rawNPY(t, "long.npy", "<f8", false, "(4, 3)", 128, make([]byte, 100))
-	_, err = OpenMappedWritable(long)
+	_, err = MapOptions{}.OpenMappedWritable(long)
 	assert.ErrorIs(t, err, ErrNotMappable)
 	assert.EqualError(t, err, "open "+long+": npybridge: cannot be mapped at byte 224: the file holds 4 bytes after the 96 data bytes its header announces, which no reader of the array would see")
 
 	fortran := rawNPY(t, "f.npy", "<f8", true, "(4, 3)", 128, make([]byte, 96))
-	_, err = OpenMappedWritable(fortran)
+	_, err = MapOptions{}.OpenMappedWritable(fortran)
 	assert.ErrorIs(t, err, ErrNotMappable)
 	assert.EqualError(t, err, "open "+fortran+": npybridge: cannot be mapped: the file is in Fortran order, so its rows are not contiguous; only C-order files are mapped read-write")
 	// One dimension is the same in either order.
-	m, err := OpenMappedWritable(rawNPY(t, "f1.npy", "<f8", true, "(12,)", 128, make([]byte, 96)))
+	m, err := MapOptions{}.OpenMappedWritable(rawNPY(t, "f1.npy", "<f8", true, "(12,)", 128, make([]byte, 96)))
 	require.NoError(t, err)
 	require.NoError(t, m.Close())
 
 	odd := rawNPY(t, "odd.npy", "<f8", false, "(4, 3)", 132, make([]byte, 96))
-	_, err = OpenMappedWritable(odd)
+	_, err = MapOptions{}.OpenMappedWritable(odd)
 	assert.ErrorIs(t, err, ErrNotMappable)
 	assert.EqualError(t, err, "open "+odd+": npybridge: cannot be mapped at byte 132: the data starts at byte 132, not a multiple of 8, so typed views of it would be copies; numpy's files start it on a multiple of 64")
 	// Bytes need no alignment.
-	m, err = OpenMappedWritable(rawNPY(t, "oddu1.npy", "|u1", false, "(4, 3)", 133, make([]byte, 12)))
+	m, err = MapOptions{}.OpenMappedWritable(rawNPY(t, "oddu1.npy", "|u1", false, "(4, 3)", 133, make([]byte, 12)))
 	require.NoError(t, err)
 	require.NoError(t, m.Close())
 
@@ -263,7 +264,7 @@ func TestOpenMappedWritableRefuses(t *testing.T) {
 		other = "<f8"
 	}
 	swapped := rawNPY(t, "be.npy", other, false, "(4, 3)", 128, make([]byte, 96))
-	_, err = OpenMappedWritable(swapped)
+	_, err = MapOptions{}.OpenMappedWritable(swapped)
 	assert.ErrorIs(t, err, ErrNotMappable)
 	assert.EqualError(t, err, "open "+swapped+": npybridge: cannot be mapped: "+other+" is not in the machine's byte order ("+string(rune(ndarray.NativeOrder()))+
 		"), so values written through ndarray.Values would go to a copy; MapOptions.RawByteOrder maps it for writing the bytes directly")
@@ -273,10 +274,10 @@ func TestOpenMappedWritableRefuses(t *testing.T) {
 	require.NoError(t, m.Close())
 	b, _ := os.ReadFile(swapped)
 	assert.Equal(t, byte(0x40), b[128+7])
-	_, err = CreateMapped(filepath.Join(t.TempDir(), "be.npy"), ndarray.MustParseDType(other), 2)
+	_, err = MapOptions{}.CreateMapped(filepath.Join(t.TempDir(), "be.npy"), ndarray.MustParseDType(other), 2)
 	assert.ErrorIs(t, err, ErrNotMappable)
 
-	_, err = OpenMappedWritable(filepath.Join(t.TempDir(), "missing.npy"))
+	_, err = MapOptions{}.OpenMappedWritable(filepath.Join(t.TempDir(), "missing.npy"))
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 
 	// A FIFO that no one writes to would block the header's read forever.
@@ -284,7 +285,7 @@ func TestOpenMappedWritableRefuses(t *testing.T) {
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 	done := make(chan error, 1)
 	go func() {
-		_, err := OpenMappedWritable(fifo)
+		_, err := MapOptions{}.OpenMappedWritable(fifo)
 		done <- err
 	}()
 	select {
@@ -310,7 +311,7 @@ func TestMappedFillChild(t *testing.T) {
 	lo, hi, _ := strings.Cut(os.Getenv("NDPACK_FILL_ROWS"), ",")
 	l, _ := strconv.Atoi(lo)
 	h, _ := strconv.Atoi(hi)
-	m, err := OpenMappedWritable(name)
+	m, err := MapOptions{}.OpenMappedWritable(name)
 	require.NoError(t, err)
 	fillRows(t, m, l, h)
 	require.NoError(t, m.Close())
@@ -335,7 +336,7 @@ func TestMappedParallelFill(t *testing.T) {
 	pypeer.Require(t)
 	const rows, cols, workers = 4096, 1024, 4
 	p := filepath.Join(t.TempDir(), "fill.npy")
-	m, err := CreateMapped(p, ndarray.MustParseDType("<f8"), rows, cols)
+	m, err := MapOptions{}.CreateMapped(p, ndarray.MustParseDType("<f8"), rows, cols)
 	require.NoError(t, err)
 	require.NoError(t, m.Close())
 
@@ -365,7 +366,7 @@ print(a.dtype.str, a.shape, np.array_equal(a, want), int((a != want).sum()))
 // error naming the file and the first byte gone, not a SIGBUS.
 func TestMappedWritableTruncated(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "t.npy")
-	m, err := CreateMapped(p, ndarray.DTypeOf[uint16](), 3<<19)
+	m, err := MapOptions{}.CreateMapped(p, ndarray.DTypeOf[uint16](), 3<<19)
 	require.NoError(t, err)
 	defer m.Close()
 	hostile.TruncateFile(t, p, 8192)

@@ -47,10 +47,6 @@ type Mapped struct {
 	file *os.File
 }
 
-// OpenMapped opens the NPY file name with the default options. See
-// ReadOptions.OpenMapped.
-func OpenMapped(name string) (*Mapped, error) { return ReadOptions{}.OpenMapped(name) }
-
 // OpenMapped opens the NPY file name, checks its header and size, and maps
 // its data read-only.
 func (o ReadOptions) OpenMapped(name string) (*Mapped, error) {

@@ -9,10 +9,11 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/testutil/hostile"
-	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // threeMiBNPY writes an .npy of 3 MiB of <u2 values, i%65536 at index i.
@@ -33,7 +34,7 @@ func threeMiBNPY(t *testing.T) (string, *ndarray.Array) {
 // died of SIGBUS.
 func TestMappedTruncated(t *testing.T) {
 	p, a := threeMiBNPY(t)
-	m, err := OpenMapped(p)
+	m, err := ReadOptions{}.OpenMapped(p)
 	require.NoError(t, err)
 	defer m.Close()
 	require.True(t, m.Aliased())
@@ -67,7 +68,7 @@ func TestMappedNPZMemberTruncated(t *testing.T) {
 	_, a := threeMiBNPY(t)
 	p := filepath.Join(t.TempDir(), "run.npz")
 	require.NoError(t, WriteNPZFile(p, []NamedArray{{Name: "image", Array: a}}, false))
-	z, err := OpenNPZFile(p)
+	z, err := ReadOptions{}.OpenNPZFile(p)
 	require.NoError(t, err)
 	defer z.Close()
 	m, err := z.OpenMapped("image")

@@ -40,14 +40,6 @@ type NPZ struct {
 	inflaters sync.Pool  // of *inflater, reused from member to member
 }
 
-// OpenNPZ opens the .npz archive of size bytes that r holds, with the
-// default options.
-func OpenNPZ(r io.ReaderAt, size int64) (*NPZ, error) { return ReadOptions{}.OpenNPZ(r, size) }
-
-// OpenNPZFile opens the .npz archive name, with the default options. Close
-// it when done.
-func OpenNPZFile(name string) (*NPZ, error) { return ReadOptions{}.OpenNPZFile(name) }
-
 // OpenNPZ opens the .npz archive of size bytes that r holds. It reads the
 // zip directory and nothing else; r must stay readable while the NPZ is in
 // use. Its memory is that of the directory's names.
@@ -370,12 +362,6 @@ func (o ReadOptions) ReadNPZFile(name string) ([]NamedArray, error) {
 	}
 	return arrays, nil
 }
-
-// ReadNPZ reads an .npz archive with the default options.
-func ReadNPZ(r io.ReaderAt, size int64) ([]NamedArray, error) { return ReadOptions{}.ReadNPZ(r, size) }
-
-// ReadNPZFile reads the .npz archive name with the default options.
-func ReadNPZFile(name string) ([]NamedArray, error) { return ReadOptions{}.ReadNPZFile(name) }
 
 // npzTime is the modification time of written members: fixed, so that the
 // same arrays always make the same archive.

@@ -13,10 +13,11 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/testutil/pypeer"
-	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // zerosBomb writes an archive whose one member, "a", is a <f8 array of n
@@ -46,7 +47,7 @@ func zerosBomb(t testing.TB, n int) string {
 // Fortran order). Measured in child processes, from rusage.
 func TestZipBombPeakAgainstNumpy(t *testing.T) {
 	if p := os.Getenv("NDPACK_BOMB_CHILD"); p != "" {
-		arrays, err := ReadNPZFile(p)
+		arrays, err := ReadOptions{}.ReadNPZFile(p)
 		if err != nil || len(arrays) != 1 || len(arrays[0].Array.Data) != 1<<30 {
 			fmt.Println("child:", err)
 			os.Exit(3)

@@ -16,10 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
-	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // zipPart is a member of a hand-made archive: its local header and data.
@@ -196,7 +197,7 @@ func TestNPZRefusesOverlappingMembers(t *testing.T) {
 	in := sameMember(t, 100_000)
 	var err error
 	start := time.Now()
-	alloc := allocated(func() { _, err = ReadNPZ(bytes.NewReader(in), int64(len(in))) })
+	alloc := allocated(func() { _, err = ReadOptions{}.ReadNPZ(bytes.NewReader(in), int64(len(in))) })
 	took := time.Since(start)
 	require.ErrorIs(t, err, ErrOverlap)
 	assert.NotErrorIs(t, err, ErrNotNPZ, "ErrOverlap is its own class")
@@ -208,7 +209,7 @@ func TestNPZRefusesOverlappingMembers(t *testing.T) {
 	assert.Less(t, alloc, uint64(len(in))*8, "bytes allocated for a %d-byte archive", len(in))
 	t.Logf("100,000 records on one member: refused in %v, %d MB allocated for a %d MB archive", took, alloc>>20, len(in)>>20)
 
-	_, err = OpenNPZ(bytes.NewReader(in), int64(len(in)))
+	_, err = ReadOptions{}.OpenNPZ(bytes.NewReader(in), int64(len(in)))
 	assert.ErrorIs(t, err, ErrOverlap)
 }
 
@@ -274,7 +275,7 @@ func TestNPZRefusesMembersOutOfPlace(t *testing.T) {
 		message: `member "b": npybridge: not an npz archive at byte 0: the local header names "a.npy", the directory "b.npy"`,
 	}} {
 		t.Run(c.name, func(t *testing.T) {
-			z, err := OpenNPZ(bytes.NewReader(c.in), int64(len(c.in)))
+			z, err := ReadOptions{}.OpenNPZ(bytes.NewReader(c.in), int64(len(c.in)))
 			if c.atOpen {
 				require.ErrorIs(t, err, c.class)
 				assert.EqualError(t, err, c.message)
@@ -329,7 +330,7 @@ func TestNPZClaimBeyondTheMember(t *testing.T) {
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Logf("%d bytes", len(c.in))
-			z, err := OpenNPZ(bytes.NewReader(c.in), int64(len(c.in)))
+			z, err := ReadOptions{}.OpenNPZ(bytes.NewReader(c.in), int64(len(c.in)))
 			require.NoError(t, err)
 			alloc := allocated(func() {
 				_, err = z.Header("a")
@@ -339,7 +340,7 @@ func TestNPZClaimBeyondTheMember(t *testing.T) {
 				assert.EqualError(t, err, c.message)
 				_, err = z.Read("a")
 				assert.EqualError(t, err, c.message)
-				_, err = ReadNPZ(bytes.NewReader(c.in), int64(len(c.in)))
+				_, err = ReadOptions{}.ReadNPZ(bytes.NewReader(c.in), int64(len(c.in)))
 				assert.EqualError(t, err, c.message)
 			})
 			assert.Less(t, alloc, uint64(256<<10), "bytes allocated")
@@ -363,7 +364,7 @@ func TestNPZReadAllocatesTheArrayOnce(t *testing.T) {
 			npy = append(npy, data...)
 			in := honest(deflatedPart("big.npy", npy, flate.BestSpeed))
 			npy, data = nil, nil
-			z, err := OpenNPZ(bytes.NewReader(in), int64(len(in)))
+			z, err := ReadOptions{}.OpenNPZ(bytes.NewReader(in), int64(len(in)))
 			require.NoError(t, err)
 			var a *ndarray.Array
 			alloc := allocated(func() { a, err = z.Read("big") })
@@ -404,7 +405,7 @@ func TestReadArrayTransposesInPlace(t *testing.T) {
 		npy := AppendHeader(nil, dt, c.shape)
 		npy = bytes.Replace(npy, []byte("'fortran_order': False"), []byte("'fortran_order': True "), 1)
 		in := honest(deflatedPart("f.npy", append(npy, data...), flate.DefaultCompression))
-		arrays, err := ReadNPZ(bytes.NewReader(in), int64(len(in)))
+		arrays, err := ReadOptions{}.ReadNPZ(bytes.NewReader(in), int64(len(in)))
 		require.NoError(t, err)
 		assert.True(t, want.Equal(arrays[0].Array), "%s %v through an npz", c.dtype, c.shape)
 	}
@@ -436,7 +437,7 @@ func TestNPZMemberErrorsSayWhere(t *testing.T) {
 		{"stored member shorter than stated", honest(short), `member "a": npybridge: not an npz archive at byte 40155: a stored member of 40120 bytes whose directory record says it holds 40128`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ReadNPZ(bytes.NewReader(c.in), int64(len(c.in)))
+			_, err := ReadOptions{}.ReadNPZ(bytes.NewReader(c.in), int64(len(c.in)))
 			require.Error(t, err)
 			assert.EqualError(t, err, c.message)
 			assert.NotErrorIs(t, err, io.EOF)
@@ -464,7 +465,7 @@ func TestNPZCorpusAgreesWithArchiveZip(t *testing.T) {
 		b, err := os.ReadFile(p)
 		require.NoError(t, err)
 		zr, zerr := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-		z, err := OpenNPZ(bytes.NewReader(b), int64(len(b)))
+		z, err := ReadOptions{}.OpenNPZ(bytes.NewReader(b), int64(len(b)))
 		if zerr != nil {
 			assert.Error(t, err, p)
 			continue
@@ -483,7 +484,7 @@ func TestNPZCorpusAgreesWithArchiveZip(t *testing.T) {
 					return nil, err
 				}
 				defer rc.Close()
-				return Read(rc)
+				return ReadOptions{}.Read(rc)
 			}()
 			got, err := z.Read(name)
 			if werr != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"github.com/ndpack/ndpack/internal/testutil/pycanon"
 	"math"
 	"math/big"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ndpack/ndpack/internal/testutil/pycanon"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -113,9 +114,9 @@ func TestObjectsRefusedByDefault(t *testing.T) {
 	file, err := AppendObjects(nil, &ObjectArray{Shape: []int{1}, Values: []any{"a"}})
 	require.NoError(t, err)
 	for _, read := range []func() error{
-		func() error { _, err := Read(bytes.NewReader(file)); return err },
+		func() error { _, err := ReadOptions{}.Read(bytes.NewReader(file)); return err },
 		func() error { _, err := ReadObjects(bytes.NewReader(file)); return err },
-		func() error { _, err := ReadHeader(bytes.NewReader(file)); return err },
+		func() error { _, err := ReadOptions{}.ReadHeader(bytes.NewReader(file)); return err },
 	} {
 		err := read()
 		assert.ErrorIs(t, err, ErrObjectArray)

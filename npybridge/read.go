@@ -9,13 +9,6 @@ import (
 	"github.com/ndpack/ndpack/ndarray"
 )
 
-// Read reads an NPY file from r with the default options. See
-// ReadOptions.Read.
-func Read(r io.Reader) (*ndarray.Array, error) { return ReadOptions{}.Read(r) }
-
-// ReadFile reads the NPY file name with the default options.
-func ReadFile(name string) (*ndarray.Array, error) { return ReadOptions{}.ReadFile(name) }
-
 // Read reads an NPY file from r: its header, then exactly the data the
 // header announces (bytes after it are not read). A Fortran-order file is
 // transposed, so the Array is always row-major with the file's logical

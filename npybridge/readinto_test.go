@@ -26,7 +26,7 @@ func TestReadFileInto(t *testing.T) {
 		t.Fatal(err)
 	}
 	buf := make([]byte, 1<<20)
-	got, err := ReadFileInto(p, buf)
+	got, err := ReadOptions{}.ReadFileInto(p, buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestReadFileInto(t *testing.T) {
 		t.Fatal("not read into the buffer given")
 	}
 	allocs := testing.AllocsPerRun(20, func() {
-		if _, err := ReadFileInto(p, buf); err != nil {
+		if _, err := (ReadOptions{}).ReadFileInto(p, buf); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -42,7 +42,7 @@ func TestReadFileInto(t *testing.T) {
 	if allocs > 12 {
 		t.Errorf("%v allocations per ReadFileInto of a 512 KiB file, want none of its size and few others", allocs)
 	}
-	small, err := ReadFileInto(p, make([]byte, 10))
+	small, err := ReadOptions{}.ReadFileInto(p, make([]byte, 10))
 	if err != nil || !small.Equal(a) || cap(small.Data) < len(a.Data) {
 		t.Fatalf("short buffer: %v", err)
 	}
@@ -50,19 +50,19 @@ func TestReadFileInto(t *testing.T) {
 	col, _ := a.ColumnMajorData()
 	var f bytes.Buffer
 	f.Write(npyWith(1, "{'descr': '<f8', 'fortran_order': True, 'shape': (256, 256), }"+string(bytes.Repeat([]byte{' '}, 59))+"\n", col))
-	fr, err := ReadInto(bytes.NewReader(f.Bytes()), buf)
+	fr, err := ReadOptions{}.ReadInto(bytes.NewReader(f.Bytes()), buf)
 	if err != nil || !fr.Equal(a) || &fr.Data[0] != &buf[0] {
 		t.Fatalf("Fortran order into the buffer: %v", err)
 	}
 	b, _ := os.ReadFile(p)
-	if _, err := ReadInto(bytes.NewReader(b[:len(b)-1]), buf); err == nil {
+	if _, err := (ReadOptions{}).ReadInto(bytes.NewReader(b[:len(b)-1]), buf); err == nil {
 		t.Fatal("a truncated file read")
 	}
 }
 
 // Reading many files into one buffer: after the first, nothing is
 // allocated for their data.
-func ExampleReadFileInto() {
+func ExampleReadOptions_ReadFileInto() {
 	dir, _ := os.MkdirTemp("", "frames")
 	defer os.RemoveAll(dir)
 	for i := range 3 {
@@ -71,7 +71,7 @@ func ExampleReadFileInto() {
 	}
 	var buf []byte
 	for i := range 3 {
-		a, err := ReadFileInto(filepath.Join(dir, fmt.Sprintf("frame%d.npy", i)), buf)
+		a, err := ReadOptions{}.ReadFileInto(filepath.Join(dir, fmt.Sprintf("frame%d.npy", i)), buf)
 		if err != nil {
 			panic(err)
 		}
@@ -102,7 +102,7 @@ func TestReadNativeOrder(t *testing.T) {
 	if !got.Equal(want) {
 		t.Fatalf("got %v % x, want %v % x", got.DType, got.Data, want.DType, want.Data)
 	}
-	kept, _ := Read(bytes.NewReader(f.Bytes()))
+	kept, _ := ReadOptions{}.Read(bytes.NewReader(f.Bytes()))
 	if kept.DType != be.DType {
 		t.Fatalf("without the option the order changed: %v", kept.DType)
 	}

@@ -24,7 +24,7 @@ func descrSeeds() []string {
 		"[('a', '<i4', 1)]", "[('a', '<i4', [2, 3])]", "[('a', 'O')]", "('<i4', (2,))",
 	}
 	for _, file := range npySeeds() {
-		h, err := ReadHeader(bytes.NewReader(file))
+		h, err := ReadOptions{}.ReadHeader(bytes.NewReader(file))
 		if err != nil {
 			continue
 		}

@@ -9,10 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/testutil/pypeer"
-	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // recordCasesPy makes the record arrays of the interop tests, the same ones
@@ -204,7 +205,7 @@ func TestRecordsWeWriteNumpyReads(t *testing.T) {
 	path := func(name string) string { p := filepath.Join(dir, name); files[name] = p; return p }
 	require.NoError(t, WriteFile(path("write.npy"), a))
 
-	w, err := OpenAppend(path("append.npy"), dt)
+	w, err := AppendOptions{}.OpenAppend(path("append.npy"), dt)
 	require.NoError(t, err)
 	for i := 0; i < 4; i++ {
 		row, err := ndarray.New(dt, []int{1}, a.Data[i*dt.ItemSize:(i+1)*dt.ItemSize])
@@ -255,21 +256,21 @@ json.dump(res, sys.stdout)
 		assert.Equal(t, want.Bytes(), g.Save, "%s: np.save of numpy's reading is Write's bytes", name)
 	}
 
-	mm, err := OpenMapped(files["mapped.npy"])
+	mm, err := ReadOptions{}.OpenMapped(files["mapped.npy"])
 	require.NoError(t, err)
 	assert.True(t, mm.Array.Equal(a))
 	require.NoError(t, mm.Close())
-	z, err := OpenNPZ(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()))
+	z, err := ReadOptions{}.OpenNPZ(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()))
 	require.NoError(t, err)
 	back, err := z.Read("rec")
 	require.NoError(t, err)
 	assert.True(t, back.Equal(a))
 
 	// Appending to an existing record file takes the same record only.
-	w, err = OpenAppend(files["append.npy"], dt)
+	w, err = AppendOptions{}.OpenAppend(files["append.npy"], dt)
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
-	_, err = OpenAppend(files["append.npy"], dt.WithOrder(ndarray.LittleEndian))
+	_, err = AppendOptions{}.OpenAppend(files["append.npy"], dt.WithOrder(ndarray.LittleEndian))
 	assert.ErrorIs(t, err, ErrInvalidArray)
 }
 
@@ -289,9 +290,9 @@ func TestRecordsRefusedForWriting(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidArray, dt.String())
 		assert.Zero(t, buf.Len())
 		assert.ErrorIs(t, WriteFrom(&buf, dt, []int{2}, bytes.NewReader(a.Data)), ErrInvalidArray)
-		_, err = OpenAppend(filepath.Join(t.TempDir(), "x.npy"), dt)
+		_, err = AppendOptions{}.OpenAppend(filepath.Join(t.TempDir(), "x.npy"), dt)
 		assert.ErrorIs(t, err, ErrInvalidArray)
-		_, err = CreateMapped(filepath.Join(t.TempDir(), "x.npy"), dt, 2)
+		_, err = MapOptions{}.CreateMapped(filepath.Join(t.TempDir(), "x.npy"), dt, 2)
 		assert.ErrorIs(t, err, ErrInvalidArray)
 		zw := NewNPZWriter(&buf, false)
 		assert.ErrorIs(t, zw.WriteArray("a", a), ErrInvalidArray)
@@ -299,7 +300,7 @@ func TestRecordsRefusedForWriting(t *testing.T) {
 		// refuse, not a plain void.
 		h := AppendHeader(nil, dt, []int{2})
 		assert.NotContains(t, string(h), "|V")
-		_, err = ReadHeader(bytes.NewReader(h))
+		_, err = ReadOptions{}.ReadHeader(bytes.NewReader(h))
 		assert.ErrorIs(t, err, ErrHeader)
 	}
 	_, err = over.Descr()

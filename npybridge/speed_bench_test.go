@@ -39,7 +39,7 @@ func speedFile(b *testing.B, fortran bool, order ndarray.ByteOrder) string {
 // The read rows of the performance table, each against os.ReadFile of the
 // same file in the same iteration (x-baseline, the median ratio).
 func BenchmarkReadFortran16MiBVsReadFile(b *testing.B) {
-	benchReadVsReadFile(b, speedFile(b, true, ndarray.LittleEndian), ReadFile)
+	benchReadVsReadFile(b, speedFile(b, true, ndarray.LittleEndian), ReadOptions{}.ReadFile)
 }
 
 func BenchmarkReadBigEndian16MiBToNativeVsReadFile(b *testing.B) {
@@ -49,13 +49,13 @@ func BenchmarkReadBigEndian16MiBToNativeVsReadFile(b *testing.B) {
 }
 
 func BenchmarkRead16MiBVsReadFile(b *testing.B) {
-	benchReadVsReadFile(b, speedFile(b, false, ndarray.LittleEndian), ReadFile)
+	benchReadVsReadFile(b, speedFile(b, false, ndarray.LittleEndian), ReadOptions{}.ReadFile)
 }
 
 func BenchmarkReadFileInto16MiBVsReadFile(b *testing.B) {
 	var buf []byte
 	benchReadVsReadFile(b, speedFile(b, false, ndarray.LittleEndian), func(name string) (*ndarray.Array, error) {
-		a, err := ReadFileInto(name, buf)
+		a, err := ReadOptions{}.ReadFileInto(name, buf)
 		if err == nil {
 			buf = a.Data[:cap(a.Data)]
 		}

@@ -16,12 +16,9 @@ import (
 
 	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/connset"
+	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/yaq/avro"
 )
-
-// DefaultMaxSize bounds one frame, and one value, read from a peer
-// unless configured otherwise.
-const DefaultMaxSize = avro.DefaultMaxSize
 
 // Caps on what a peer sends of the RPC's own machinery, far below the
 // frame limit: yaq peers send empty meta maps and protocols of 7 to 11
@@ -87,7 +84,7 @@ func onlyEmptyFrames(b []byte) bool {
 // Dial connects to the daemon at addr ("host:port") and shakes hands,
 // learning its protocol.
 func Dial(ctx context.Context, addr string) (*Client, error) {
-	c := &Client{addr: addr, maxFrame: DefaultMaxSize}
+	c := &Client{addr: addr, maxFrame: ndarray.DefaultMaxSize}
 	if err := c.connect(ctx); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/connset"
+	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/yaq/avro"
 )
 
@@ -212,7 +213,7 @@ func (d *Daemon) maxFrame() int {
 	case d.MaxFrameSize > 0:
 		return d.MaxFrameSize
 	}
-	return DefaultMaxSize
+	return ndarray.DefaultMaxSize
 }
 
 // Serve accepts connections on l and serves each on its own goroutine until

@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/yaq/avro"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // nestDaemon serves a protocol with a recursive type, to be sent values
@@ -226,7 +227,7 @@ func FuzzClientAnswers(f *testing.F) {
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		dialed := false
-		c := &Client{maxFrame: DefaultMaxSize, dial: func(context.Context) (net.Conn, error) {
+		c := &Client{maxFrame: ndarray.DefaultMaxSize, dial: func(context.Context) (net.Conn, error) {
 			if dialed {
 				return nil, errors.New("refused") // one connection per input
 			}

@@ -1,6 +1,10 @@
 package yaq
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ndpack/ndpack/ndarray"
+)
 
 // MaxSize is the limit's one name; the name it first had still works when
 // MaxSize is unset.
@@ -9,7 +13,7 @@ func TestDaemonMaxSizeNames(t *testing.T) {
 		d    Daemon
 		want int
 	}{
-		{Daemon{}, DefaultMaxSize},
+		{Daemon{}, ndarray.DefaultMaxSize},
 		{Daemon{MaxSize: 100}, 100},
 		{Daemon{MaxFrameSize: 200}, 200},
 		{Daemon{MaxSize: 100, MaxFrameSize: 200}, 100},

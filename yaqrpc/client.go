@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ndpack/ndpack/ndarray"
+
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/internal/codecerr"
@@ -85,10 +87,10 @@ func Dial(ctx context.Context, addr string) (*Client, error) {
 
 // NewClient returns a Client using conn. maxMessageSize bounds one response
 // (0 means DefaultMaxSize); a larger one, or one nested deeper than
-// DefaultMaxDepth, ends the connection.
+// defaultMaxDepth, ends the connection.
 func NewClient(conn net.Conn, maxMessageSize int64) *Client {
 	if maxMessageSize <= 0 {
-		maxMessageSize = DefaultMaxSize
+		maxMessageSize = ndarray.DefaultMaxSize
 	}
 	return &Client{conn: conn, max: maxMessageSize, br: bufio.NewReaderSize(conn, 64<<10),
 		pending: map[int64]chan *response{}, idle: make(chan struct{}), done: make(chan struct{}),
@@ -224,7 +226,7 @@ func (c *Client) call(ctx context.Context, method string, params any, result any
 	}
 	// The result is a slice of its message's own buffer: its arrays
 	// alias it instead of being copied again.
-	opts := ndpack.MessageOptions{MaxDepth: DefaultMaxDepth, NoCopy: true}
+	opts := ndpack.MessageOptions{MaxDepth: defaultMaxDepth, NoCopy: true, NoDialects: true}
 	if err := opts.UnmarshalMessage(raw, result); err != nil {
 		return fmt.Errorf("yaqrpc: %s: decoding the result: %w", method, err)
 	}
@@ -374,7 +376,7 @@ func (c *Client) readOne(ctx context.Context, id int64, into []byte) (*response,
 		c.conn.Close()
 		return nil, c.closedErr()
 	}
-	raw, err := mpwalk.ReadInto(into, c.br, &c.chunks, c.max, mpwalk.Limits{MaxDepth: DefaultMaxDepth, MaxExpansion: DefaultMaxExpansion})
+	raw, err := mpwalk.ReadInto(into, c.br, &c.chunks, c.max, mpwalk.Limits{MaxDepth: defaultMaxDepth, MaxExpansion: defaultMaxExpansion})
 	if err != nil {
 		c.fail(c.connError("reading a response", err))
 		c.conn.Close()

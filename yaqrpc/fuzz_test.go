@@ -6,8 +6,9 @@ import (
 	"log"
 	"testing"
 
-	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/ndpack/ndpack/internal/mpwalk"
 )
 
 func FuzzDispatch(f *testing.F) {
@@ -33,7 +34,7 @@ func FuzzDispatch(f *testing.F) {
 	})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		// As the server does: only bytes the walker framed reach dispatch.
-		n, err := mpwalk.Len(in, mpwalk.Limits{MaxDepth: DefaultMaxDepth, MaxExpansion: DefaultMaxExpansion})
+		n, err := mpwalk.Len(in, mpwalk.Limits{MaxDepth: defaultMaxDepth, MaxExpansion: defaultMaxExpansion})
 		if err != nil {
 			return
 		}
@@ -60,7 +61,7 @@ func FuzzParseResponse(f *testing.F) {
 	}
 	f.Add([]byte{0x83, 0xa2, 'i', 'd', 0xcf, 1, 2, 3, 4, 5, 6, 7, 8, 0xa6, 'r', 'e', 's', 'u', 'l', 't', 0xc0, 0xa3, 'v', 'e', 'r', 0xa0})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		n, err := mpwalk.Len(in, mpwalk.Limits{MaxDepth: DefaultMaxDepth})
+		n, err := mpwalk.Len(in, mpwalk.Limits{MaxDepth: defaultMaxDepth})
 		if err != nil {
 			return // the walker refuses it before parseResponse sees it
 		}

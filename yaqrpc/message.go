@@ -1,22 +1,17 @@
 package yaqrpc
 
-import (
-	"github.com/ndpack/ndpack" // messages, whose arrays travel as ext 110
-)
+import "github.com/ndpack/ndpack/ext110"
 
 // Version is the protocol version sent and required in every message.
 const Version = "1.0"
 
-// DefaultMaxSize bounds one message unless configured otherwise.
-const DefaultMaxSize = 64 << 20
-
-// DefaultMaxDepth bounds how deeply arrays and maps nest in one message
-// unless configured otherwise.
-const DefaultMaxDepth = ndpack.DefaultMaxDepth
-
-// DefaultMaxExpansion bounds the memory decoding one message may take, as a
-// multiple of its size plus 4 MiB: see ndpack.MessageOptions.
-const DefaultMaxExpansion = ndpack.DefaultMaxExpansion
+// The limits a message is read under unless configured otherwise: how
+// deeply arrays and maps nest (512), and the memory decoding may take as a
+// multiple of the message's size plus 4 MiB (ext110's defaults).
+const (
+	defaultMaxDepth     = ext110.DefaultMaxDepth
+	defaultMaxExpansion = ext110.DefaultMaxExpansion
+)
 
 // request is what a Client sends. Params is left out when nil.
 type request struct {

@@ -10,12 +10,15 @@ import (
 	"net"
 	"time"
 
+	"github.com/ndpack/ndpack/ndarray"
+
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/connset"
 	"github.com/ndpack/ndpack/internal/mpwalk"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Request is a call as a Handler sees it.
@@ -101,7 +104,7 @@ type Server struct {
 	// allocates for it.
 	MaxSize int64
 	// MaxDepth bounds how deeply arrays and maps nest in one message; 0
-	// means DefaultMaxDepth. A deeper message is answered with an
+	// means defaultMaxDepth. A deeper message is answered with an
 	// invalid-request error and its connection closed: the msgpack
 	// library recurses once per level, and without a bound a 2 MB message
 	// overflows the stack and kills the daemon.
@@ -215,7 +218,7 @@ func (s *Server) maxMessage() int64 {
 	if s.MaxSize > 0 {
 		return s.MaxSize
 	}
-	return DefaultMaxSize
+	return ndarray.DefaultMaxSize
 }
 
 // serveConn reads requests one after another and answers each in order.
@@ -264,7 +267,7 @@ func (s *Server) serveConn(nc net.Conn) {
 			return
 		}
 		conn.Request()
-		raw, err := mpwalk.ReadInto(last, br, &chunks, s.maxMessage(), mpwalk.Limits{MaxDepth: s.maxDepth(), MaxExpansion: DefaultMaxExpansion})
+		raw, err := mpwalk.ReadInto(last, br, &chunks, s.maxMessage(), mpwalk.Limits{MaxDepth: s.maxDepth(), MaxExpansion: defaultMaxExpansion})
 		if err != nil {
 			// Without framing, a stream cannot be resynchronised after a
 			// bad message: answer once if there is something to say, then
@@ -323,7 +326,7 @@ func (s *Server) maxDepth() int {
 	if s.MaxDepth > 0 {
 		return s.MaxDepth
 	}
-	return DefaultMaxDepth
+	return defaultMaxDepth
 }
 
 // drain is called after answering a message the server will not read. It
@@ -344,7 +347,7 @@ func (s *Server) drain(conn *connset.Conn, br *bufio.Reader) {
 // dispatch answers one message; nil means no answer (a notification). raw
 // is the message's own buffer: the arrays of the request alias it.
 func (s *Server) dispatch(raw []byte) any {
-	opts := ndpack.MessageOptions{MaxDepth: s.maxDepth(), NoCopy: true}
+	opts := ndpack.MessageOptions{MaxDepth: s.maxDepth(), NoCopy: true, NoDialects: true}
 	m, ok := parseRequest(raw, opts)
 	if !ok {
 		// Not the usual shape: decode it whole, and say what is wrong.

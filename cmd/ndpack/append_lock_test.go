@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ndpack/ndpack/internal/atomicfile"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // heldFrames makes, in a new directory, row.npy (one row of two <f8) and
@@ -22,7 +23,7 @@ func heldFrames(t *testing.T) (dir, in, frames string, row *ndarray.Array, holde
 	row, _ = ndarray.FromSlice([]float64{1, 2})
 	in = filepath.Join(dir, "row.npy")
 	require.NoError(t, npybridge.WriteFile(in, row))
-	holder, err := npybridge.OpenAppend(frames, row.DType, 2)
+	holder, err := npybridge.AppendOptions{}.OpenAppend(frames, row.DType, 2)
 	require.NoError(t, err)
 	require.NoError(t, holder.Append(row))
 	return dir, in, frames, row, holder
@@ -59,7 +60,7 @@ func TestConvertAppendLocked(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("--wait did not append after the other appender closed")
 	}
-	got, err := npybridge.ReadFile(frames)
+	got, err := npybridge.ReadOptions{}.ReadFile(frames)
 	require.NoError(t, err)
 	rows, _ := ndarray.Rows[float64](got)
 	assert.Equal(t, [][]float64{{1, 2}, {1, 2}, {1, 2}}, rows)
@@ -81,7 +82,7 @@ func TestConvertOverAppendedFileRefused(t *testing.T) {
 
 	require.NoError(t, holder.Append(row))
 	require.NoError(t, holder.Close())
-	got, err := npybridge.ReadFile(frames)
+	got, err := npybridge.ReadOptions{}.ReadFile(frames)
 	require.NoError(t, err)
 	assert.Equal(t, []int{2, 2}, got.Shape, "the appender's rows are all in the file")
 	assert.Empty(t, tempFiles(t, dir))

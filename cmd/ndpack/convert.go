@@ -203,7 +203,7 @@ func (o convertOptions) appendTo(e env, in, out string) error {
 		return &os.PathError{Op: "append", Path: out, Err: errors.New("not a regular file: --append adds rows to an .npy file")}
 	}
 	if f, err := os.Open(out); err == nil {
-		h, herr := npybridge.ReadHeader(bufio.NewReader(f))
+		h, herr := npybridge.ReadOptions{}.ReadHeader(bufio.NewReader(f))
 		f.Close()
 		if herr != nil {
 			return &os.PathError{Op: "append", Path: out, Err: herr}

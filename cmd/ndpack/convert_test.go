@@ -15,13 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // tempFiles lists the hidden temporary files left in dir.
@@ -89,7 +90,7 @@ func TestConvertOutputFiles(t *testing.T) {
 	require.Equal(t, 0, cli(t, nil, "convert", private, link).code)
 	li, _ := os.Lstat(link)
 	assert.True(t, li.Mode()&os.ModeSymlink != 0, "the link stays a link")
-	got, _ := npybridge.ReadFile(real)
+	got, _ := npybridge.ReadOptions{}.ReadFile(real)
 	assert.True(t, a.Equal(got), "the link's target holds the array")
 
 	ro := filepath.Join(dir, "ro.msgpack")
@@ -256,7 +257,7 @@ func TestConvertAppend(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		a, _ := ndarray.FromSlice([]float32{float32(i), float32(10 * i)})
 		in := filepath.Join(dir, fmt.Sprintf("frame%d.msgpack", i))
-		b, _ := ext110.Marshal(a)
+		b, _ := ext110.Options{}.Marshal(a)
 		require.NoError(t, os.WriteFile(in, b, 0o644))
 		r := cli(t, nil, "convert", "--append", in, frames)
 		require.Equal(t, 0, r.code, r.stderr)
@@ -265,7 +266,7 @@ func TestConvertAppend(t *testing.T) {
 	bin := filepath.Join(dir, "block.npy")
 	require.NoError(t, npybridge.WriteFile(bin, block))
 	require.Equal(t, 0, cli(t, nil, "convert", "--append", bin, frames).code)
-	got, err := npybridge.ReadFile(frames)
+	got, err := npybridge.ReadOptions{}.ReadFile(frames)
 	require.NoError(t, err)
 	rows, _ := ndarray.Rows[float32](got)
 	assert.Equal(t, [][]float32{{0, 0}, {1, 10}, {2, 20}, {3, 30}, {4, 40}}, rows)
@@ -316,7 +317,7 @@ func TestConvertDialects(t *testing.T) {
 		back := filepath.Join(dir, to+".npz")
 		r = cli(t, nil, "convert", mp, back)
 		require.Equal(t, 0, r.code, r.stderr)
-		z, err := npybridge.ReadNPZFile(back)
+		z, err := npybridge.ReadOptions{}.ReadNPZFile(back)
 		require.NoError(t, err)
 		require.Len(t, z, 2)
 		assert.True(t, a.Equal(z[0].Array) && b.Equal(z[1].Array), to)

@@ -5,10 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ndpack/ndpack/ndarray"
-	"github.com/ndpack/ndpack/npybridge"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
 )
 
 // create writes the header np.save (and open_memmap) writes and zeros to
@@ -69,7 +70,7 @@ func TestCreateUsage(t *testing.T) {
 func TestInspectFileBeingFilled(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "fill.npy")
 	require.Equal(t, 0, cli(t, nil, "create", p, "--dtype", "<f8", "--shape", "1000,10").code)
-	m, err := npybridge.OpenMappedWritable(p)
+	m, err := npybridge.MapOptions{}.OpenMappedWritable(p)
 	require.NoError(t, err)
 	defer m.Close()
 	rows, err := m.Rows(0, 2)

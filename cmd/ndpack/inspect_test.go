@@ -157,7 +157,7 @@ func TestMsgpackMapOfManyArraysIsDescribedLazily(t *testing.T) {
 	for i := range n {
 		m[fmt.Sprintf("k%d", i)] = a
 	}
-	b, err := ext110.MarshalMessage(m)
+	b, err := ext110.MessageOptions{}.MarshalMessage(m)
 	require.NoError(t, err)
 	p := filepath.Join(t.TempDir(), "many.msgpack")
 	require.NoError(t, os.WriteFile(p, b, 0o644))

@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ndpack/ndpack/ndarray"
-	"github.com/ndpack/ndpack/npybridge"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
 )
 
 // Compressing into an .npz streams each member through the deflater: a
@@ -36,7 +37,7 @@ func TestCompressMemoryIsBounded(t *testing.T) {
 	rss := peak()
 	t.Logf("convert --compress of 512 MiB: peak RSS %d KiB", rss/1024)
 	assert.Less(t, rss, int64(64<<20))
-	z, err := npybridge.OpenNPZFile(filepath.Join(dir, "big.npz"))
+	z, err := npybridge.ReadOptions{}.OpenNPZFile(filepath.Join(dir, "big.npz"))
 	require.NoError(t, err)
 	defer z.Close()
 	h, err := z.Header("big")

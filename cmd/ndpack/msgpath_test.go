@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // Arrays at any depth of a message are members named by their paths (keys
@@ -51,7 +52,7 @@ func TestArraysNestedInMessages(t *testing.T) {
 		out := filepath.Join(dir, "out.npy")
 		r := cli(t, nil, "convert", c.in, out)
 		require.Equal(t, 0, r.code, "%s: %s", c.in, r.stderr)
-		got, err := npybridge.ReadFile(out)
+		got, err := npybridge.ReadOptions{}.ReadFile(out)
 		require.NoError(t, err)
 		assert.True(t, c.want.Equal(got), "%s gave %v", c.in, got)
 	}

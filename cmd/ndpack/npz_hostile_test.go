@@ -19,12 +19,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // member is one file of a hand-made zip: its name, its bytes as stored
@@ -464,7 +465,7 @@ func TestFortranMemberMemory(t *testing.T) {
 	for _, args := range runs {
 		f, err := os.Open(args[len(args)-1])
 		require.NoError(t, err)
-		h, err := npybridge.ReadHeader(f)
+		h, err := npybridge.ReadOptions{}.ReadHeader(f)
 		require.NoError(t, err)
 		if args[1] == "--append" {
 			require.Equal(t, []int{1, rows, cols}, h.Shape, "one row, the array")

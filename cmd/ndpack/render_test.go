@@ -16,13 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // pillowCheck reads PNG files with Pillow and compares each with the
@@ -83,7 +84,7 @@ open(d + '/rpc.msgpack', 'wb').write(msgpack.packb({'id': 1, 'method': 'show', '
 np.save(d + '/rgb.npy', rng.integers(0, 256, (9, 14, 3)).astype('u1'))
 np.save(d + '/u2.npy', rng.integers(0, 4096, (20, 30)).astype('>u2'))
 `, nil, dir)
-	c, err := npybridge.ReadFile(in("c.npy"))
+	c, err := npybridge.ReadOptions{}.ReadFile(in("c.npy"))
 	require.NoError(t, err)
 	msg, err := ndpack.MessageOptions{Encoding: dialect.OpenPI}.MarshalMessage(map[string]any{"prompt": "look", "frame": map[string]any{"image": c}})
 	require.NoError(t, err)

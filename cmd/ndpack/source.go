@@ -148,7 +148,7 @@ func openArraysWith(name string, stdin io.Reader, f format, objects bool) (*file
 }
 
 func (fa *fileArrays) npyFile(file *os.File) error {
-	h, err := npybridge.ReadHeader(bufio.NewReader(file))
+	h, err := npybridge.ReadOptions{}.ReadHeader(bufio.NewReader(file))
 	if fa.objects && errors.Is(err, npybridge.ErrObjectArray) {
 		fa.arrays = []arraySource{{err: err, objects: func() (*npybridge.ObjectArray, error) {
 			return npybridge.ReadOptions{AllowObjects: true}.ReadObjects(io.NewSectionReader(file, 0, fa.size))
@@ -559,7 +559,7 @@ func stdinArrays(stdin io.Reader, f format, objects bool) (*fileArrays, error) {
 	fa := &fileArrays{format: f, close: func() {}, objects: objects}
 	if f == formatNPY {
 		var header bytes.Buffer // kept to read an object array from its start
-		h, err := npybridge.ReadHeader(io.TeeReader(br, &header))
+		h, err := npybridge.ReadOptions{}.ReadHeader(io.TeeReader(br, &header))
 		if objects && errors.Is(err, npybridge.ErrObjectArray) {
 			fa.arrays = []arraySource{{err: err, objects: func() (*npybridge.ObjectArray, error) {
 				return npybridge.ReadOptions{AllowObjects: true}.ReadObjects(io.MultiReader(&header, br))

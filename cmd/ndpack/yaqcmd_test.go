@@ -12,12 +12,13 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/yaq"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 const testProtocol = `{"protocol": "testcam", "traits": ["is-daemon", "is-sensor"], "types": [` + yaq.ArraySchema + `],
@@ -181,7 +182,7 @@ func TestYaqFlagsAfterMethod(t *testing.T) {
 	npy := filepath.Join(dir, "image.npy")
 	r := cli(t, nil, "yaq", addr, "get_measured", "--save", npy)
 	require.Equal(t, 0, r.code, r.stderr)
-	a, err := npybridge.ReadFile(npy)
+	a, err := npybridge.ReadOptions{}.ReadFile(npy)
 	require.NoError(t, err)
 	assert.Equal(t, []int{2048, 2048}, a.Shape)
 	r = cli(t, nil, "yaq", addr, "set_position", "-1", "--timeout=5s")

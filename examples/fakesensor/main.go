@@ -25,6 +25,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/yaqrpc"
 )
 
@@ -39,7 +40,7 @@ func run(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:38000", "address to listen on")
 	name := fs.String("name", "fakesensor", "the daemon's name, returned by id")
-	maxMsg := fs.Int64("max-message", yaqrpc.DefaultMaxSize, "largest accepted message, in bytes")
+	maxMsg := fs.Int64("max-message", ndarray.DefaultMaxSize, "largest accepted message, in bytes")
 	maxConns := fs.Int("max-connections", 0, "connections served at once (0: 1024, or 3/4 of the open-file limit if less; -1: no cap)")
 	idle := fs.Duration("idle-timeout", yaqrpc.DefaultIdleTimeout, "how long a connection may wait between requests (-1s: no limit)")
 	readTimeout := fs.Duration("read-timeout", yaqrpc.DefaultReadTimeout, "how long a request may take to arrive once begun (-1s: no limit)")

@@ -135,7 +135,7 @@ func fill(name, spec string) error {
 	if err1 != nil || err2 != nil {
 		return fmt.Errorf("-worker %q is not LO,HI", spec)
 	}
-	m, err := npybridge.OpenMappedWritable(name)
+	m, err := npybridge.MapOptions{}.OpenMappedWritable(name)
 	if err != nil {
 		return err
 	}

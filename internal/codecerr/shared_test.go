@@ -20,7 +20,7 @@ import (
 func TestSharedSentinels(t *testing.T) {
 	_, extErr := ext110.Unmarshal([]byte{0xc7, 0x10, 110})
 	_, _, dialectErr := dialect.Unmarshal([]byte{0x82, 0xa2, 'n', 'd'})
-	_, npyErr := npybridge.ReadHeader(bytes.NewReader([]byte("\x93NUMPY\x01\x00\x10")))
+	_, npyErr := npybridge.ReadOptions{}.ReadHeader(bytes.NewReader([]byte("\x93NUMPY\x01\x00\x10")))
 	_, _, yaqErr := (&yaq.Schema{Type: "string"}).Decode([]byte{0x10})
 	for name, err := range map[string]error{"ext110": extErr, "dialect": dialectErr, "npybridge": npyErr, "yaq": yaqErr} {
 		for _, sentinel := range []error{ext110.ErrTruncated, dialect.ErrTruncated, npybridge.ErrTruncated, yaq.ErrTruncated} {
@@ -39,7 +39,7 @@ func TestSharedSentinels(t *testing.T) {
 // each message still says which.
 func TestClosedIsOneClass(t *testing.T) {
 	dir := t.TempDir()
-	a, err := npybridge.OpenAppend(filepath.Join(dir, "a.npy"), ndarray.Float64, 2)
+	a, err := npybridge.AppendOptions{}.OpenAppend(filepath.Join(dir, "a.npy"), ndarray.Float64, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

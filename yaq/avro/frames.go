@@ -9,12 +9,10 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/ndpack/ndpack/ndarray"
+
 	"github.com/ndpack/ndpack/internal/boundedio"
 )
-
-// DefaultMaxSize bounds one frame, and one value, a FrameReader reads
-// unless told otherwise.
-const DefaultMaxSize = 64 << 20
 
 // ReaderOptions configure a FrameReader. The zero value is the default.
 type ReaderOptions struct {
@@ -68,7 +66,7 @@ type FrameReader struct {
 func NewFrameReader(br *bufio.Reader, o ReaderOptions) *FrameReader {
 	max := o.MaxSize
 	if max <= 0 {
-		max = DefaultMaxSize
+		max = ndarray.DefaultMaxSize
 	}
 	return &FrameReader{br: br, max: max, dropRest: o.DropRest, peer: o.Peer}
 }
