@@ -29,10 +29,11 @@ const (
 	maxProtocolSize  = 1 << 20  // the protocol a daemon serves, for a client
 )
 
-// ErrClosed is returned by calls on a closed Client. Like every
-// package's closed error (yaqrpc's, the daemons' and servers', npybridge's
-// closed files) it matches the others and os.ErrClosed under errors.Is.
-var ErrClosed = codecerr.Closed("yaq: client closed")
+// ErrClosed is returned by calls on a closed Client, and by a Daemon's
+// Serve after Close. Like every "used after Close" error of the module
+// (yaqrpc's, npybridge's closed files) it matches the others and
+// os.ErrClosed under errors.Is.
+var ErrClosed = codecerr.Closed("yaq: closed")
 
 // RemoteError is an error a daemon answered a call with: the text it sent
 // (for yaqd-core daemons, the repr of the Python exception).
@@ -51,7 +52,7 @@ func (e *RemoteError) Error() string { return "yaq: " + e.Method + ": " + e.Mess
 // yaqc does.
 type Client struct {
 	addr     string
-	maxFrame int
+	maxFrame int64
 
 	mu     sync.Mutex // one call at a time
 	conn   net.Conn
@@ -81,10 +82,24 @@ func onlyEmptyFrames(b []byte) bool {
 	return true
 }
 
+// DialOptions configure a Client. A nil *DialOptions is the zero value,
+// the default.
+type DialOptions struct {
+	// MaxSize bounds one frame, and one answer's value, read from the
+	// daemon, in bytes; 0 means ndarray.DefaultMaxSize (64 MiB). An answer
+	// over it fails with an error matching avro.ErrTooLarge, before anything is
+	// allocated for it, and the next call reconnects.
+	MaxSize int64
+}
+
 // Dial connects to the daemon at addr ("host:port") and shakes hands,
-// learning its protocol.
-func Dial(ctx context.Context, addr string) (*Client, error) {
+// learning its protocol. It fails with the dial's error, or one matching
+// ErrHandshake when the peer does not answer as a yaq daemon.
+func Dial(ctx context.Context, addr string, o *DialOptions) (*Client, error) {
 	c := &Client{addr: addr, maxFrame: ndarray.DefaultMaxSize}
+	if o != nil && o.MaxSize > 0 {
+		c.maxFrame = o.MaxSize
+	}
 	if err := c.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -218,7 +233,7 @@ func (c *Client) handshake(clientHash [16]byte, protocol []byte, serverHash [16]
 		// Parsing a protocol takes several times its bytes; real ones
 		// are some 10 KiB.
 		if len(*s) > maxProtocolSize {
-			return 0, nil, hash, classed(avro.ErrLimit, "yaq: %s served a protocol of %d bytes, over the limit of %d a client parses", c.in.Peer(), len(*s), maxProtocolSize)
+			return 0, nil, hash, classed(avro.ErrTooLarge, "yaq: %s served a protocol of %d bytes, over the limit of %d a client parses", c.in.Peer(), len(*s), maxProtocolSize)
 		}
 		text = []byte(*s)
 	}

@@ -65,7 +65,7 @@ func goDaemon(t *testing.T) (addr string, calls *atomic.Int64) {
 // Calls from many goroutines share one client; each gets its own answer.
 func TestClientConcurrentCalls(t *testing.T) {
 	addr, calls := goDaemon(t)
-	c, err := Dial(context.Background(), addr)
+	c, err := Dial(context.Background(), addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	const workers, each = 16, 40
@@ -106,7 +106,7 @@ func TestClientConcurrentCalls(t *testing.T) {
 // next call reconnects and gets its own answer, not the late one.
 func TestClientCancelledCall(t *testing.T) {
 	addr, _ := goDaemon(t)
-	c, err := Dial(context.Background(), addr)
+	c, err := Dial(context.Background(), addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 
@@ -146,7 +146,7 @@ func TestClientCancelledCall(t *testing.T) {
 // method are refused before anything is sent, with errors naming them.
 func TestClientChecksParametersBeforeSending(t *testing.T) {
 	addr, calls := goDaemon(t)
-	c, err := Dial(context.Background(), addr)
+	c, err := Dial(context.Background(), addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 
@@ -171,7 +171,7 @@ func TestClientChecksParametersBeforeSending(t *testing.T) {
 // connection and the daemon go on.
 func TestClientRemoteErrors(t *testing.T) {
 	addr, calls := goDaemon(t)
-	c, err := Dial(context.Background(), addr)
+	c, err := Dial(context.Background(), addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 
@@ -198,10 +198,10 @@ func TestClientRemoteErrors(t *testing.T) {
 // A shutdown lets a call another client has in hand be answered first.
 func TestDaemonShutdownAnswersCallsInHand(t *testing.T) {
 	addr, _ := goDaemon(t)
-	slow, err := Dial(context.Background(), addr)
+	slow, err := Dial(context.Background(), addr, nil)
 	require.NoError(t, err)
 	defer slow.Close()
-	other, err := Dial(context.Background(), addr)
+	other, err := Dial(context.Background(), addr, nil)
 	require.NoError(t, err)
 	defer other.Close()
 	answered := make(chan error, 1)
@@ -226,7 +226,7 @@ func TestClientResultsAndDefaults(t *testing.T) {
 	require.NoError(t, err)
 	go d.Serve(l)
 	defer d.Close()
-	c, err := Dial(context.Background(), l.Addr().String())
+	c, err := Dial(context.Background(), l.Addr().String(), nil)
 	require.NoError(t, err)
 	defer c.Close()
 	ctx := context.Background()

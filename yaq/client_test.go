@@ -95,7 +95,7 @@ func TestClientReplaysRecordedSessions(t *testing.T) {
 			addr, mismatch := replay(t, frames)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			c, err := Dial(ctx, addr)
+			c, err := Dial(ctx, addr, nil)
 			require.NoError(t, err)
 			defer c.Close()
 			var id any

@@ -10,8 +10,8 @@ import (
 	"net"
 	"time"
 
-	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/connset"
+	"github.com/ndpack/ndpack/internal/yaqtoml"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/yaq/avro"
 )
@@ -24,32 +24,14 @@ import (
 // when the daemon closes.
 type Handler func(ctx context.Context, params []any) (any, error)
 
-// ErrDaemonClosed is returned by Serve after Close. It matches ErrClosed
-// (and os.ErrClosed) under errors.Is.
-var ErrDaemonClosed = codecerr.Closed("yaq: daemon closed")
-
-// The defaults of a Daemon's connection limits: no yaq client in normal use
-// meets them.
-const (
-	// DefaultMaxConnections caps the connections a daemon serves at once,
-	// unless three quarters of the process's open-file limit is less.
-	DefaultMaxConnections = connset.DefaultMaxConns
-	// DefaultIdleTimeout bounds the wait for a connection's next request.
-	DefaultIdleTimeout = connset.DefaultIdleTimeout
-	// DefaultReadTimeout bounds the arrival of a request, from its first
-	// byte to its last, and of a new connection's handshake.
-	DefaultReadTimeout = connset.DefaultReadTimeout
-	// DefaultWriteTimeout bounds how long a peer that has stopped reading
-	// holds its connection.
-	DefaultWriteTimeout = connset.DefaultWriteTimeout
-)
-
 // Daemon serves a yaq protocol over Avro RPC, as yaqd-core daemons do: the
 // handshake, one goroutine per connection, requests dispatched to Go
 // handlers. The is-daemon trait's messages (id, busy, get_config,
 // get_config_filepath, get_state, shutdown) are answered from its fields
-// unless a handler is registered for them. Set its fields and handlers
-// before Serve.
+// unless a handler is registered for them. Make it with NewDaemon (a
+// Daemon made otherwise refuses to serve, with an error), and set its fields
+// and handlers before Serve. Package yaq/kit builds daemons on it that
+// answer yaq's traits as yaqd-core does.
 type Daemon struct {
 	// Name is the daemon's name, the table of its config file; id()
 	// answers it with the protocol's name as kind.
@@ -71,16 +53,11 @@ type Daemon struct {
 	// and zeroing the size of every request.
 	ReuseRequestBuffers bool
 	// MaxSize bounds one frame, and one request's value, in bytes; 0
-	// means DefaultMaxSize. Over it, the connection is closed before
-	// anything is allocated for it.
-	MaxSize int
-	// MaxFrameSize is MaxSize under the name it first had, honoured when
-	// MaxSize is 0.
-	//
-	// Deprecated: use MaxSize, the name every package gives this limit.
-	MaxFrameSize int
+	// means ndarray.DefaultMaxSize (64 MiB). Over it, the connection is
+	// closed before anything is allocated for it.
+	MaxSize int64
 	// MaxConnections caps the connections served at once; 0 means
-	// DefaultMaxConnections (1024), or three quarters of the process's
+	// 1024, or three quarters of the process's
 	// soft open-file limit (RLIMIT_NOFILE) if that is less, and a negative
 	// value means no cap. At the cap, the connection that has waited
 	// longest between requests is closed to make room for the new one, so
@@ -97,7 +74,7 @@ type Daemon struct {
 	MaxConnections int
 	// IdleTimeout bounds how long a connection may wait between requests
 	// (from an answer to the next request's first byte) before it is
-	// closed; 0 means DefaultIdleTimeout (an hour), a negative value none.
+	// closed; 0 means an hour, a negative value none.
 	// yaqc finds its connection closed at its next call, reconnects and
 	// repeats the call, and a Client made by Dial checks before its next
 	// call and reconnects, so an idle client notices nothing. Run sets it
@@ -107,13 +84,13 @@ type Daemon struct {
 	// first byte to its last, and how long a new connection may take to
 	// send its handshake (yaq clients shake hands as they connect), so that
 	// a peer cannot hold a connection by trickling a request; 0 means
-	// DefaultReadTimeout (a minute), a negative value none. Run sets it
+	// a minute, a negative value none. Run sets it
 	// from the config key read_timeout.
 	ReadTimeout time.Duration
 	// WriteTimeout bounds how long a peer that has stopped reading holds
 	// its connection: once, with answers waiting for it, it has taken less
 	// than 64 KiB of them (and not all it was sent) for WriteTimeout, the
-	// connection closes; 0 means DefaultWriteTimeout (20 s), a negative
+	// connection closes; 0 means 20 s, a negative
 	// value none. Slow links still receive large arrays whole, however long
 	// they take. Without it, a peer that pipelines calls and never reads
 	// makes the daemon hold megabytes of answers per connection in the
@@ -130,28 +107,6 @@ type Daemon struct {
 	// log package's standard logger.
 	ErrorLog *log.Logger
 
-	// What the traits' default answers of a daemon made by a Program need
-	// from it; each is read only by the traits that use it, and left
-	// unset, those answer as yaqd-core's base classes do.
-
-	// Position drives has-position (and has-limits, is-discrete,
-	// has-transformed-position).
-	Position Positioner
-	// Sensor describes an is-sensor daemon's channels, and measures for
-	// has-measure-trigger.
-	Sensor Sensor
-	// TurretOptions answers get_turret_options (has-turret); SetTurret,
-	// called with one of them after the daemon is made busy, moves the
-	// turret and stores the state field "turret" (nil: stored at once).
-	TurretOptions []string
-	SetTurret     func(name string) error
-	// Home homes the device (is-homeable).
-	Home func(ctx context.Context) error
-	// DependentHardware answers get_dependent_hardware (has-dependents).
-	DependentHardware func() map[string]string
-	// SerialWrite answers direct_serial_write (uses-serial).
-	SerialWrite func(message []byte) error
-
 	proto *Protocol
 	text  []byte
 	hash  [16]byte
@@ -159,10 +114,6 @@ type Daemon struct {
 	// refer to them, never change them.
 	both, none []byte
 	handlers   map[string]Handler
-	// defaults answer the traits' messages no handler is registered for;
-	// a Program sets them from the protocol's traits.
-	defaults map[string]Handler
-	kit      *kit
 
 	conns *connset.Set
 }
@@ -186,11 +137,26 @@ func NewDaemon(name, protocol string) (*Daemon, error) {
 	return d, nil
 }
 
-// Protocol returns the protocol the daemon serves.
-func (d *Daemon) Protocol() *Protocol { return d.proto }
+// Protocol returns the protocol the daemon serves; nil for a Daemon not
+// made by NewDaemon.
+func (d *Daemon) Protocol() *Protocol {
+	if d == nil {
+		return nil
+	}
+	return d.proto
+}
 
-// Handle registers h for method, which must be a message of the protocol.
+// errNotMade is what a Daemon not made by NewDaemon answers to Handle and
+// Serve.
+var errNotMade = errors.New("yaq: the Daemon was not made by NewDaemon, so it has no protocol")
+
+// Handle registers h for method, which must be a message of the protocol,
+// replacing any handler registered for it before. It fails with ErrNoMethod
+// for a method the protocol does not declare.
 func (d *Daemon) Handle(method string, h Handler) error {
+	if d == nil || d.proto == nil {
+		return errNotMade
+	}
 	if d.proto.Messages[method] == nil {
 		return classed(ErrNoMethod, "yaq: the protocol %s has no message %q", d.proto.Name, method)
 	}
@@ -206,30 +172,33 @@ func (d *Daemon) logf(format string, args ...any) {
 	}
 }
 
-func (d *Daemon) maxFrame() int {
-	switch {
-	case d.MaxSize > 0:
+func (d *Daemon) maxFrame() int64 {
+	if d.MaxSize > 0 {
 		return d.MaxSize
-	case d.MaxFrameSize > 0:
-		return d.MaxFrameSize
 	}
 	return ndarray.DefaultMaxSize
 }
 
 // Serve accepts connections on l and serves each on its own goroutine until
-// Close, under the daemon's connection limits. It returns ErrDaemonClosed
+// Close, under the daemon's connection limits. It returns ErrClosed
 // after Close, or an accept error that does not pass by itself (such as
 // the listener closed by someone else); running out of descriptors, buffers
 // or memory only pauses accepting.
 func (d *Daemon) Serve(l net.Listener) error {
+	if d == nil || d.proto == nil {
+		return errNotMade
+	}
 	lim := connset.Limits{MaxConns: d.MaxConnections, IdleTimeout: d.IdleTimeout,
 		ReadTimeout: d.ReadTimeout, WriteTimeout: d.WriteTimeout}
-	return d.conns.Serve(l, lim, d.serveConn, ErrDaemonClosed)
+	return d.conns.Serve(l, lim, d.serveConn, ErrClosed)
 }
 
 // Close stops the listeners, closes every connection, cancels the
 // handlers' context and waits for the connections to end.
 func (d *Daemon) Close() error {
+	if d == nil || d.conns == nil {
+		return nil
+	}
 	d.conns.Close()
 	return nil
 }
@@ -238,10 +207,27 @@ func (d *Daemon) Close() error {
 // connections, lets each request in hand be answered, then closes as Close
 // does. The shutdown message does this. If ctx ends first, the rest is
 // closed at once and ctx.Err() returned.
-func (d *Daemon) Shutdown(ctx context.Context) error { return d.conns.Shutdown(ctx) }
+func (d *Daemon) Shutdown(ctx context.Context) error {
+	if d == nil || d.conns == nil {
+		return nil
+	}
+	return d.conns.Shutdown(ctx)
+}
 
-// Done is closed when the daemon closes (after shutdown, say).
-func (d *Daemon) Done() <-chan struct{} { return d.conns.Context().Done() }
+// Done is closed when the daemon closes (after shutdown, say); for a
+// Daemon not made by NewDaemon, which cannot serve, it is closed already.
+func (d *Daemon) Done() <-chan struct{} { return d.Context().Done() }
+
+// Context returns a context that ends when the daemon closes: the one its
+// handlers are called with, for work a daemon runs beside them.
+func (d *Daemon) Context() context.Context {
+	if d == nil || d.conns == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return ctx
+	}
+	return d.conns.Context()
+}
 
 // serveConn answers one connection's requests until it closes or sends
 // what cannot be read.
@@ -442,9 +428,6 @@ func (d *Daemon) call(method string, params []any) (result any, err error) {
 	if h := d.handlers[method]; h != nil {
 		return h(d.conns.Context(), params)
 	}
-	if h := d.defaults[method]; h != nil {
-		return h(d.conns.Context(), params)
-	}
 	switch method {
 	case "id":
 		return map[string]any{"name": d.Name, "kind": d.proto.Name, "make": strOrNil(d.Make),
@@ -452,14 +435,14 @@ func (d *Daemon) call(method string, params []any) (result any, err error) {
 	case "busy":
 		return d.Busy != nil && d.Busy(), nil
 	case "get_config":
-		return tomlText(d.Config), nil
+		return yaqtoml.Text(d.Config), nil
 	case "get_config_filepath":
 		return d.ConfigFile, nil
 	case "get_state":
 		if d.State == nil {
 			return "", nil
 		}
-		return tomlText(d.State()), nil
+		return yaqtoml.Text(d.State()), nil
 	case "shutdown":
 		return nil, nil
 	}

@@ -51,7 +51,7 @@ func ExampleDaemon() {
 	go d.Serve(l)
 
 	ctx := context.Background()
-	c, err := yaq.Dial(ctx, l.Addr().String())
+	c, err := yaq.Dial(ctx, l.Addr().String(), nil)
 	if err != nil {
 		panic(err)
 	}
@@ -97,7 +97,7 @@ func ExampleDial() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := yaq.Dial(ctx, l.Addr().String())
+	c, err := yaq.Dial(ctx, l.Addr().String(), nil)
 	if err != nil {
 		panic(err)
 	}

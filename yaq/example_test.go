@@ -30,7 +30,7 @@ func Example() {
 	defer d.Close()
 
 	ctx := context.Background()
-	c, err := yaq.Dial(ctx, l.Addr().String())
+	c, err := yaq.Dial(ctx, l.Addr().String(), nil)
 	if err != nil {
 		panic(err)
 	}
@@ -69,7 +69,7 @@ func ExampleClient_CallReusing() {
 	defer d.Close()
 
 	ctx := context.Background()
-	c, err := yaq.Dial(ctx, l.Addr().String())
+	c, err := yaq.Dial(ctx, l.Addr().String(), nil)
 	if err != nil {
 		panic(err)
 	}

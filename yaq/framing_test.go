@@ -160,7 +160,7 @@ func TestClientRecordedEdgeFraming(t *testing.T) {
 			addr, mismatch := replay(t, variants[v])
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			c, err := Dial(ctx, addr)
+			c, err := Dial(ctx, addr, nil)
 			require.NoError(t, err)
 			defer c.Close()
 			callCtx, cancelCall := context.WithTimeout(ctx, 300*time.Millisecond)

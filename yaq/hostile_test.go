@@ -68,7 +68,7 @@ func frameOf(p []byte) []byte {
 func TestDaemonRefusesHostilePeers(t *testing.T) {
 	d, addr := nestDaemon(t)
 	ctx := context.Background()
-	good, err := Dial(ctx, addr)
+	good, err := Dial(ctx, addr, nil)
 	require.NoError(t, err)
 	defer good.Close()
 	var spaces [16]byte
@@ -204,7 +204,7 @@ func recordAnswers(t testing.TB, addr string, calls func(c *Client)) []byte {
 		}()
 		io.Copy(io.MultiWriter(in, &got), out)
 	}()
-	c, err := Dial(context.Background(), l.Addr().String())
+	c, err := Dial(context.Background(), l.Addr().String(), nil)
 	require.NoError(t, err)
 	calls(c)
 	c.Close()

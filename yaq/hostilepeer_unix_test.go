@@ -29,7 +29,7 @@ func TestDaemonValueInManyFrames(t *testing.T) {
 		t.Skip("a stress test")
 	}
 	_, addr := nestDaemon(t)
-	good, err := Dial(context.Background(), addr)
+	good, err := Dial(context.Background(), addr, nil)
 	require.NoError(t, err)
 	defer good.Close()
 

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"io"
 	"log"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -86,7 +83,7 @@ func TestDaemonCutsOffPeersThatDoNotRead(t *testing.T) {
 			d, addr, logs := floodDaemon(t, func(d *Daemon) { d.WriteTimeout = wt })
 			return hostile.Served{Addr: addr, Conns: d.conns.Len, Log: logs, Greeting: rawHandshake(t, d)}
 		},
-		Client: hostile.NewClient(Dial, (*Client).Call),
+		Client: hostile.NewClient(func(ctx context.Context, addr string) (*Client, error) { return Dial(ctx, addr, nil) }, (*Client).Call),
 		Calls:  bytes.Repeat(rawCall("image"), 4096),
 		Peers:  peers,
 	}.Run(t)
@@ -187,7 +184,7 @@ func TestDaemonConnectionCap(t *testing.T) {
 	for range 5 {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		_, err := Dial(ctx, addr)
+		_, err := Dial(ctx, addr, nil)
 		cancel()
 		require.Error(t, err)
 		assert.NotErrorIs(t, err, context.DeadlineExceeded, "refused at once")
@@ -198,7 +195,7 @@ func TestDaemonConnectionCap(t *testing.T) {
 	for deadline := time.Now().Add(3 * time.Second); d.conns.Len() > 2; time.Sleep(5 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline))
 	}
-	c, err := Dial(context.Background(), addr)
+	c, err := Dial(context.Background(), addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	var n int
@@ -215,7 +212,7 @@ func TestDaemonCapClosesIdle(t *testing.T) {
 	ctx := context.Background()
 	var n int
 	for range max {
-		c, err := Dial(ctx, addr)
+		c, err := Dial(ctx, addr, nil)
 		require.NoError(t, err)
 		defer c.Close()
 		require.NoError(t, c.Call(ctx, "ping", nil, &n))
@@ -226,7 +223,7 @@ func TestDaemonCapClosesIdle(t *testing.T) {
 	for range 3 {
 		start := time.Now()
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		c, err := Dial(cctx, addr)
+		c, err := Dial(cctx, addr, nil)
 		require.NoError(t, err)
 		require.NoError(t, c.Call(cctx, "ping", nil, &n))
 		cancel()
@@ -234,49 +231,6 @@ func TestDaemonCapClosesIdle(t *testing.T) {
 		assert.Less(t, time.Since(start), 2*time.Second)
 	}
 	assert.Regexp(t, `^yaq: flood: 127\.0\.0\.1:\d+: 8 connections open, the limit: closing the one idle longest \(for \d+ms\) to accept a new one, and so on while the limit holds\n$`, logs.String())
-}
-
-// Run reads the connection limits from the daemon's config table, over what
-// setup set, and refuses values that are not limits.
-func TestRunConfigLimits(t *testing.T) {
-	dir := t.TempDir()
-	write := func(table string) string {
-		path := filepath.Join(dir, fmt.Sprintf("c%d.toml", time.Now().UnixNano()))
-		require.NoError(t, os.WriteFile(path, []byte("[flood]\nport = 0\nhost = \"127.0.0.1\"\n"+table), 0o644))
-		return path
-	}
-	setup := func(d *Daemon) error { d.WriteTimeout = 7 * time.Second; return nil }
-	daemons, listeners, err := configure(write("max_connections = 10\nidle_timeout = 600\nread_timeout = 2.5\nwrite_timeout = -1\n"), floodProtocol, setup)
-	require.NoError(t, err)
-	for _, l := range listeners {
-		l.Close()
-	}
-	d := daemons[0]
-	assert.Equal(t, []any{10, 10 * time.Minute, 2500 * time.Millisecond, time.Duration(-1)}, []any{d.MaxConnections, d.IdleTimeout, d.ReadTimeout, d.WriteTimeout})
-
-	daemons, listeners, err = configure(write(""), floodProtocol, setup)
-	require.NoError(t, err)
-	for _, l := range listeners {
-		l.Close()
-	}
-	d = daemons[0]
-	assert.Equal(t, []any{0, time.Duration(0), time.Duration(0), 7 * time.Second}, []any{d.MaxConnections, d.IdleTimeout, d.ReadTimeout, d.WriteTimeout}, "defaults, and what setup set")
-
-	for table, msg := range map[string]string{
-		"max_connections = 0\n":      "[flood] max_connections must be a positive integer, or -1 for no cap, not 0",
-		"max_connections = 2.5\n":    "[flood] max_connections must be a positive integer, or -1 for no cap, not 2.5",
-		"idle_timeout = \"1h\"\n":    "[flood] idle_timeout must be a positive number of seconds, or -1 for none, not \"1h\"",
-		"read_timeout = 0\n":         "[flood] read_timeout must be a positive number of seconds, or -1 for none, not 0",
-		"write_timeout = -2\n":       "[flood] write_timeout must be a positive number of seconds, or -1 for none, not -2",
-		"write_timeout = 1e300\n":    "[flood] write_timeout must be a positive number of seconds, or -1 for none, not 1e+300",
-		"max_connections = -1000\n":  "[flood] max_connections must be a positive integer, or -1 for no cap, not -1000",
-		"idle_timeout = [1, 2, 3]\n": "[flood] idle_timeout must be a positive number of seconds, or -1 for none, not [1, 2, 3]",
-	} {
-		path := write(table)
-		_, _, err := configure(path, floodProtocol, setup)
-		require.Error(t, err, table)
-		assert.Equal(t, "config "+path+": "+msg, err.Error())
-	}
 }
 
 // Connections that connect and say nothing hold no place a client needs: at
@@ -293,34 +247,11 @@ func TestDaemonCapClosesSilent(t *testing.T) {
 	}
 	for range 3 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		c, err := Dial(ctx, addr)
+		c, err := Dial(ctx, addr, nil)
 		require.NoError(t, err)
 		var n int
 		require.NoError(t, c.Call(ctx, "ping", nil, &n))
 		cancel()
 		defer c.Close()
 	}
-}
-
-// configure makes the daemons of a config file as Program.Run does,
-// listening but not serving.
-func configure(path, protocol string, setup func(d *Daemon) error) ([]*Daemon, []net.Listener, error) {
-	p := &Program{Protocol: protocol, New: setup, Stderr: io.Discard}
-	tables, err := readConfig(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	var daemons []*Daemon
-	var listeners []net.Listener
-	for _, name := range sortedKeys(tables) {
-		d, l, err := p.makeDaemon(path, name, tables[name], "")
-		if err != nil {
-			for _, l := range listeners {
-				l.Close()
-			}
-			return nil, nil, err
-		}
-		daemons, listeners = append(daemons, d), append(listeners, l)
-	}
-	return daemons, listeners, nil
 }

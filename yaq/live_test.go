@@ -84,7 +84,7 @@ func TestLiveGoClientAgainstPythonDaemons(t *testing.T) {
 	} {
 		t.Run(d.class, func(t *testing.T) {
 			addr := startPythonDaemon(t, src, d.module, d.class, d.extra)
-			c, err := Dial(ctx, addr)
+			c, err := Dial(ctx, addr, nil)
 			require.NoError(t, err)
 			defer c.Close()
 			var id map[string]any

@@ -32,7 +32,7 @@ func TestDialNotYaq(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, l.Addr().String())
+	c, err := Dial(ctx, l.Addr().String(), nil)
 	if err == nil {
 		c.Close()
 		t.Fatal("Dial of an HTTP server succeeded")

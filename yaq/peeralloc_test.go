@@ -86,7 +86,7 @@ func TestDaemonCapsHandshakeAndMeta(t *testing.T) {
 			assert.Less(t, allocated, uint64(c.most), "bytes allocated")
 			require.Eventually(t, func() bool { return strings.Contains(logs.String(), c.log) }, 2*time.Second, 10*time.Millisecond,
 				"the log says %q; it has %q", c.log, logs.String())
-			assert.Contains(t, logs.String(), "over a decoding limit")
+			assert.Contains(t, logs.String(), "too large")
 		})
 	}
 	// A small meta is still echoed, and the daemon serves on.
@@ -119,12 +119,12 @@ func TestClientCapsServedProtocol(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
 				var cl *Client
-				if cl, err = Dial(ctx, addr); cl != nil {
+				if cl, err = Dial(ctx, addr, nil); cl != nil {
 					cl.Close()
 				}
 			})
 			require.Error(t, err)
-			assert.ErrorIs(t, err, avro.ErrLimit)
+			assert.ErrorIs(t, err, avro.ErrTooLarge)
 			want := c.want
 			if strings.Contains(want, "%d") {
 				want = fmt.Sprintf(want, maxProtocolSize+maxHandshakeSize)

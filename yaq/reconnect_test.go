@@ -17,7 +17,7 @@ func TestClientReconnectsAfterIdleClose(t *testing.T) {
 	_, addr, logs := floodDaemon(t, func(d *Daemon) { d.IdleTimeout = 200 * time.Millisecond })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, addr)
+	c, err := Dial(ctx, addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	var n int
@@ -34,7 +34,7 @@ func TestClientReconnectsAfterIdleClose(t *testing.T) {
 	assert.Same(t, second, c.conn)
 	// A live connection idle as long is kept.
 	_, addr2, _ := floodDaemon(t, func(d *Daemon) {})
-	c2, err := Dial(ctx, addr2)
+	c2, err := Dial(ctx, addr2, nil)
 	require.NoError(t, err)
 	defer c2.Close()
 	require.NoError(t, c2.Call(ctx, "ping", nil, &n))

@@ -40,7 +40,7 @@ func TestDaemonReusesRequestBuffers(t *testing.T) {
 	require.NoError(t, err)
 	go d.Serve(l)
 	defer d.Close()
-	c, err := Dial(context.Background(), l.Addr().String())
+	c, err := Dial(context.Background(), l.Addr().String(), nil)
 	require.NoError(t, err)
 	defer c.Close()
 	for i, n := range []int{1 << 20, 1 << 20, 1000, 1 << 20, 3 << 20, 3 << 20} {

@@ -23,7 +23,7 @@ func filled(n int, b byte) *ndarray.Array {
 // size; Call leaves its results alone.
 func TestCallReusingReadsIntoTheSameMemory(t *testing.T) {
 	addr, _ := goDaemon(t)
-	c, err := Dial(context.Background(), addr)
+	c, err := Dial(context.Background(), addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	ctx := context.Background()

@@ -45,7 +45,7 @@ func speedDaemon(b *testing.B, configure ...func(*Daemon)) (string, *ndarray.Arr
 // decoded.
 func BenchmarkGetMeasured2048(b *testing.B) {
 	addr, img := speedDaemon(b)
-	c, err := Dial(context.Background(), addr)
+	c, err := Dial(context.Background(), addr, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func BenchmarkGetMeasured2048(b *testing.B) {
 // own and checks the answer's size.
 func echoCaller(b *testing.B, a *ndarray.Array) func() {
 	addr, _ := speedDaemon(b)
-	c, err := Dial(context.Background(), addr)
+	c, err := Dial(context.Background(), addr, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func BenchmarkRawSend8MiB(b *testing.B) {
 func BenchmarkEcho32MiBReusingVsUserEcho(b *testing.B) {
 	a := array32MiB()
 	addr, _ := speedDaemon(b, func(d *Daemon) { d.ReuseRequestBuffers = true })
-	c, err := Dial(context.Background(), addr)
+	c, err := Dial(context.Background(), addr, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,15 +22,10 @@ import (
 // replyChans recycles the channels of calls that have been answered.
 var replyChans = sync.Pool{New: func() any { return make(chan *response, 1) }}
 
-// ErrClosed is returned by calls on a closed Client, as yaq.ErrClosed is
-// by the yaq client; the two, the servers' ErrServerClosed and os.ErrClosed
-// all match each other under errors.Is.
-var ErrClosed = codecerr.Closed("yaqrpc: client closed")
-
-// ErrClientClosed is ErrClosed under the name it first had.
-//
-// Deprecated: use ErrClosed, the name the yaq client uses too.
-var ErrClientClosed = ErrClosed
+// ErrClosed is returned by calls on a closed Client, and by a Server's
+// Serve after Close. It matches yaq.ErrClosed and os.ErrClosed under
+// errors.Is.
+var ErrClosed = codecerr.Closed("yaqrpc: closed")
 
 // Client calls a yaq-RPC daemon over one connection. Calls may be made from
 // many goroutines at once; responses are matched to calls by id.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/internal/boundedio"
-	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/connset"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 )
@@ -75,26 +74,6 @@ func ParamAs[T any](r *Request, i int, name string) (T, error) {
 // cancelled when the server closes.
 type Handler func(ctx context.Context, req *Request) (any, error)
 
-// ErrServerClosed is returned by Serve after Close. It matches ErrClosed
-// (and os.ErrClosed) under errors.Is.
-var ErrServerClosed = codecerr.Closed("yaqrpc: server closed")
-
-// The defaults of the Server's connection limits: no client in normal use
-// meets them.
-const (
-	// DefaultMaxConnections caps the connections served at once, unless
-	// three quarters of the process's open-file limit is less.
-	DefaultMaxConnections = connset.DefaultMaxConns
-	// DefaultIdleTimeout bounds the wait for a connection's next request.
-	DefaultIdleTimeout = connset.DefaultIdleTimeout
-	// DefaultReadTimeout bounds the arrival of a request, from its first
-	// byte to its last.
-	DefaultReadTimeout = connset.DefaultReadTimeout
-	// DefaultWriteTimeout bounds how long a peer that has stopped reading
-	// holds its connection.
-	DefaultWriteTimeout = connset.DefaultWriteTimeout
-)
-
 // Server dispatches yaq-RPC requests to handlers. Set its fields and
 // register handlers before calling Serve.
 type Server struct {
@@ -121,7 +100,7 @@ type Server struct {
 	// zeroing the size of every request.
 	ReuseRequestBuffers bool
 	// MaxConnections caps the connections served at once; 0 means
-	// DefaultMaxConnections (1024), or three quarters of the process's
+	// 1024, or three quarters of the process's
 	// soft open-file limit (RLIMIT_NOFILE) if that is less, and a negative
 	// value means no cap. At the cap, the connection that has waited
 	// longest between requests is closed to make room for the new one, so
@@ -136,7 +115,7 @@ type Server struct {
 	MaxConnections int
 	// IdleTimeout bounds how long a connection may wait between requests
 	// (from an answer, or from being accepted, to the next request's first
-	// byte) before it is closed; 0 means DefaultIdleTimeout (an hour), a
+	// byte) before it is closed; 0 means an hour, a
 	// negative value none. A Client made by Dial notices, before its next
 	// call, that the server closed its idle connection, and reconnects
 	// without sending anything twice; a Client made by NewClient on a
@@ -145,12 +124,12 @@ type Server struct {
 	// ReadTimeout bounds how long a request may take to arrive, from its
 	// first byte to its last, so that a peer cannot hold a connection (and
 	// the memory of a half-read message) by trickling it; 0 means
-	// DefaultReadTimeout (a minute), a negative value none.
+	// a minute, a negative value none.
 	ReadTimeout time.Duration
 	// WriteTimeout bounds how long a peer that has stopped reading holds
 	// its connection: once, with answers waiting for it, it has taken less
 	// than 64 KiB of them (and not all it was sent) for WriteTimeout, the
-	// connection closes; 0 means DefaultWriteTimeout (20 s), a negative
+	// connection closes; 0 means 20 s, a negative
 	// value none. Slow links still receive large answers whole, however
 	// long they take. Without it, a peer that pipelines requests and never
 	// reads makes the server hold megabytes of answers per connection in
@@ -178,18 +157,27 @@ func NewServer() *Server {
 	return s
 }
 
-// Handle registers h for method. It must not be called once Serve runs.
-func (s *Server) Handle(method string, h Handler) { s.handlers[method] = h }
+// Handle registers h for method, replacing any handler registered for it
+// before. It must not be called once Serve runs. It fails for an empty
+// method name or a nil handler, which no request could reach or be
+// answered by.
+func (s *Server) Handle(method string, h Handler) error {
+	if method == "" || h == nil {
+		return fmt.Errorf("yaqrpc: Handle(%q, %p): a handler needs a method name and a function", method, h)
+	}
+	s.handlers[method] = h
+	return nil
+}
 
 // Serve accepts connections on l and serves each on its own goroutine until
-// Close, under the Server's connection limits. It returns ErrServerClosed
+// Close, under the Server's connection limits. It returns ErrClosed
 // after Close, or an accept error that does not pass by itself (such as
 // the listener closed by someone else); running out of descriptors, buffers
 // or memory only pauses accepting.
 func (s *Server) Serve(l net.Listener) error {
 	lim := connset.Limits{MaxConns: s.MaxConnections, IdleTimeout: s.IdleTimeout,
 		ReadTimeout: s.ReadTimeout, WriteTimeout: s.WriteTimeout}
-	return s.conns.Serve(l, lim, s.serveConn, ErrServerClosed)
+	return s.conns.Serve(l, lim, s.serveConn, ErrClosed)
 }
 
 // Close stops the listeners, closes every connection, cancels the

@@ -110,7 +110,7 @@ func runYaq(e env, args []string) error {
 		return context.WithTimeout(context.Background(), *timeout)
 	}
 	ctx, cancel := withTimeout()
-	c, err := yaq.Dial(ctx, addr)
+	c, err := yaq.Dial(ctx, addr, nil)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("%s: %w", addr, err)

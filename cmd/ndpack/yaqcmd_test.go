@@ -19,9 +19,10 @@ import (
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/yaq"
+	"github.com/ndpack/ndpack/yaq/avro"
 )
 
-const testProtocol = `{"protocol": "testcam", "traits": ["is-daemon", "is-sensor"], "types": [` + yaq.ArraySchema + `],
+const testProtocol = `{"protocol": "testcam", "traits": ["is-daemon", "is-sensor"], "types": [` + avro.ArraySchema + `],
  "messages": {
   "id": {"request": [], "response": {"type": "map", "values": ["null", "string"]}},
   "get_measured": {"doc": "The image.", "request": [], "response": {"type": "map", "values": ["int", "double", "ndarray"]}},

@@ -42,9 +42,9 @@ func run(args []string, stderr io.Writer) int {
 	name := fs.String("name", "fakesensor", "the daemon's name, returned by id")
 	maxMsg := fs.Int64("max-message", ndarray.DefaultMaxSize, "largest accepted message, in bytes")
 	maxConns := fs.Int("max-connections", 0, "connections served at once (0: 1024, or 3/4 of the open-file limit if less; -1: no cap)")
-	idle := fs.Duration("idle-timeout", yaqrpc.DefaultIdleTimeout, "how long a connection may wait between requests (-1s: no limit)")
-	readTimeout := fs.Duration("read-timeout", yaqrpc.DefaultReadTimeout, "how long a request may take to arrive once begun (-1s: no limit)")
-	writeTimeout := fs.Duration("write-timeout", yaqrpc.DefaultWriteTimeout, "how long a client that has stopped reading keeps its connection (-1s: no limit)")
+	idle := fs.Duration("idle-timeout", 0, "how long a connection may wait between requests (0: an hour; -1s: no limit)")
+	readTimeout := fs.Duration("read-timeout", 0, "how long a request may take to arrive once begun (0: a minute; -1s: no limit)")
+	writeTimeout := fs.Duration("write-timeout", 0, "how long a client that has stopped reading keeps its connection (0: 20s; -1s: no limit)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -59,7 +59,7 @@ func run(args []string, stderr io.Writer) int {
 	srv.IdleTimeout, srv.ReadTimeout, srv.WriteTimeout = *idle, *readTimeout, *writeTimeout
 	srv.ErrorLog = log.New(stderr, "", log.LstdFlags)
 	srv.ErrorLog.Printf("fakesensor %q listening on %s", *name, l.Addr())
-	if err := srv.Serve(l); err != yaqrpc.ErrServerClosed {
+	if err := srv.Serve(l); err != yaqrpc.ErrClosed {
 		fmt.Fprintf(stderr, "fakesensor: %v\n", err)
 		return 1
 	}

@@ -36,7 +36,7 @@ func TestFakesAtFileLimit(t *testing.T) {
 	hostile.FileLimit[*yaq.Client]{
 		Child: "TestFakesAtFileLimitChild", Env: childEnv, Value: cfg,
 		Addr:   fmt.Sprintf("127.0.0.1:%d", port),
-		Client: hostile.NewClient(yaq.Dial, (*yaq.Client).Call),
+		Client: hostile.NewClient(func(ctx context.Context, addr string) (*yaq.Client, error) { return yaq.Dial(ctx, addr, nil) }, (*yaq.Client).Call),
 		Name:   "cam",
 		Stop: func(_ context.Context, pid int, _ *yaq.Client) error {
 			return syscall.Kill(pid, syscall.SIGTERM)

@@ -81,7 +81,7 @@ func TestHostilePeersStopNoFake(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			fresh, err := yaq.Dial(ctx, addr)
+			fresh, err := yaq.Dial(ctx, addr, nil)
 			require.NoError(t, err, "a new client is served")
 			defer fresh.Close()
 			var id map[string]any

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/yaq"
+	"github.com/ndpack/ndpack/yaq/kit"
 )
 
 // Each kind below sets only what its device does; the yaq kit answers
@@ -17,7 +18,7 @@ import (
 
 // newContinuousHardware moves at the configured velocity, a step every
 // 25 ms, as yaqd-fakes' positioners do.
-func newContinuousHardware(d *yaq.Daemon) error {
+func newContinuousHardware(d *kit.Daemon) error {
 	d.Position.Units = optString(d.Config["units"])
 	followDestination(d, d.Config["velocity"].(float64))
 	return nil
@@ -26,7 +27,7 @@ func newContinuousHardware(d *yaq.Daemon) error {
 // newTransformedPosition is a positioner whose transformed frame is twice
 // the native one, counted from a native reference of 1 (set at each
 // start, as the Python fake does).
-func newTransformedPosition(d *yaq.Daemon) error {
+func newTransformedPosition(d *kit.Daemon) error {
 	d.Position.RelativeToTransformed = func(x float64) float64 { return 2 * x }
 	d.Position.TransformedToRelative = func(x float64) float64 { return x / 2 }
 	d.Set("native_reference_position", 1.0)
@@ -36,7 +37,7 @@ func newTransformedPosition(d *yaq.Daemon) error {
 
 // newTurret is a positioner with a turret; choosing the turret's i-th
 // position divides the upper hardware limit by i+1.
-func newTurret(d *yaq.Daemon) error {
+func newTurret(d *kit.Daemon) error {
 	d.Position.Units = optString(d.Config["units"])
 	for _, t := range d.Config["turrets"].([]any) {
 		d.TurretOptions = append(d.TurretOptions, t.(string))
@@ -57,7 +58,7 @@ func newTurret(d *yaq.Daemon) error {
 
 // followDestination runs the motion loop of the continuous fakes: toward
 // the destination at velocity, busy until arrival.
-func followDestination(d *yaq.Daemon, velocity float64) {
+func followDestination(d *kit.Daemon, velocity float64) {
 	const tick = 25 * time.Millisecond
 	d.Go(func(ctx context.Context) {
 		for {
@@ -82,7 +83,7 @@ func followDestination(d *yaq.Daemon, velocity float64) {
 
 // newDiscreteHardware arrives sleep seconds after it is sent, and names
 // the identifier within tolerance of where it is.
-func newDiscreteHardware(d *yaq.Daemon) error {
+func newDiscreteHardware(d *kit.Daemon) error {
 	d.Position.Units = optString(d.Config["units"])
 	tolerance, delay := d.Config["tolerance"].(float64), d.Config["sleep"].(float64)
 	ids := d.Config["identifiers"].(map[string]any)
@@ -131,7 +132,7 @@ func sortedByPosition(ids map[string]any) []string {
 
 // newFurnace ramps to its set point in steps of a second, taking
 // ramp_time minutes for the whole way; with no ramp time it jumps.
-func newFurnace(d *yaq.Daemon) error {
+func newFurnace(d *kit.Daemon) error {
 	var stepMu = make(chan float64, 1)
 	stepMu <- 0
 	setStep := func(f func(float64) float64) float64 { s := f(<-stepMu); stepMu <- s; return s }
@@ -188,7 +189,7 @@ func newFurnace(d *yaq.Daemon) error {
 }
 
 // newSensor measures by itself every update_period.
-func newSensor(d *yaq.Daemon) error {
+func newSensor(d *kit.Daemon) error {
 	walks, err := channels(d)
 	if err != nil {
 		return err
@@ -207,7 +208,7 @@ func newSensor(d *yaq.Daemon) error {
 
 // newTriggeredSensor measures when told to: at once, or every 0.1 s when
 // looping.
-func newTriggeredSensor(d *yaq.Daemon) error {
+func newTriggeredSensor(d *kit.Daemon) error {
 	walks, err := channels(d)
 	if err != nil {
 		return err
@@ -237,7 +238,7 @@ func (w *walkSet) next() map[string]any {
 }
 
 // channels reads the sensors' channels table: a random walk per channel.
-func channels(d *yaq.Daemon) (*walkSet, error) {
+func channels(d *kit.Daemon) (*walkSet, error) {
 	table := d.Config["channels"].(map[string]any)
 	w := &walkSet{}
 	d.Sensor.ChannelUnits = map[string]*string{}
@@ -280,7 +281,7 @@ func (r *randomWalk) next() float64 {
 
 // newCamera images a spot wandering over the area of interest, a
 // measurement every 0.1 s, with the pixel indices as mappings.
-func newCamera(d *yaq.Daemon) error {
+func newCamera(d *kit.Daemon) error {
 	c := d.Config
 	left, width := int(c["aoi_left"].(int64)), int(c["aoi_width"].(int64))
 	top, height := int(c["aoi_top"].(int64)), int(c["aoi_height"].(int64))
@@ -336,7 +337,7 @@ func sinc(x float64) float64 {
 
 // newSpectrometer measures a line at the central wavelength over 551
 // pixels spanning 50 nm, a measurement every 0.1 s.
-func newSpectrometer(d *yaq.Daemon) error {
+func newSpectrometer(d *kit.Daemon) error {
 	const pixels = 551
 	nm := "nm"
 	d.Sensor.ChannelNames = []string{"counts"}

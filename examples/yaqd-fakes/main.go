@@ -34,7 +34,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ndpack/ndpack/yaq"
+	"github.com/ndpack/ndpack/yaq/kit"
 )
 
 const version = "0.2.0"
@@ -43,7 +43,7 @@ const version = "0.2.0"
 var descriptions embed.FS
 
 // kinds maps each kind to what its daemons do beyond their traits.
-var kinds = map[string]func(d *yaq.Daemon) error{
+var kinds = map[string]func(d *kit.Daemon) error{
 	"fake-camera":                   newCamera,
 	"fake-continuous-hardware":      newContinuousHardware,
 	"fake-discrete-hardware":        newDiscreteHardware,
@@ -56,7 +56,7 @@ var kinds = map[string]func(d *yaq.Daemon) error{
 }
 
 // program returns the Program of a kind.
-func program(kind string, stdout, stderr io.Writer) (*yaq.Program, error) {
+func program(kind string, stdout, stderr io.Writer) (*kit.Program, error) {
 	setup, ok := kinds[kind]
 	if !ok {
 		return nil, fmt.Errorf("no kind %q (the kinds are %s)", kind, strings.Join(kindNames(), ", "))
@@ -66,7 +66,7 @@ func program(kind string, stdout, stderr io.Writer) (*yaq.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &yaq.Program{Name: "yaqd-" + kind, Version: version, Description: text, DescriptionFile: file,
+	return &kit.Program{Name: "yaqd-" + kind, Version: version, Description: text, DescriptionFile: file,
 		New: setup, Stdout: stdout, Stderr: stderr}, nil
 }
 

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ndpack/ndpack/internal/testutil/hostile"
-	"github.com/ndpack/ndpack/internal/testutil/yaqproto"
 	"math"
 	"net"
 	"os"
@@ -16,6 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
+	"github.com/ndpack/ndpack/internal/testutil/yaqproto"
 
 	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
@@ -51,7 +52,7 @@ func startAt(t *testing.T, kind, name, extra string) (string, *yaq.Client, func(
 	go func() { done <- run("yaqd-fakes", []string{kind, "--config", cfg}, logs, logs) }()
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if c, err := yaq.Dial(context.Background(), addr); err == nil {
+		if c, err := yaq.Dial(context.Background(), addr, nil); err == nil {
 			var once sync.Once
 			code := -1
 			stop := func() int {

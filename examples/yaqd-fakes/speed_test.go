@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/ndpack/ndpack/internal/testutil/benchbase"
 	"net"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ndpack/ndpack/internal/testutil/benchbase"
 
 	"github.com/ndpack/ndpack/yaq"
 	"github.com/stretchr/testify/require"
@@ -27,7 +28,7 @@ func TestHundredIdleClients(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	ctx := context.Background()
 	for range 100 {
-		c, err := yaq.Dial(ctx, addr)
+		c, err := yaq.Dial(ctx, addr, nil)
 		require.NoError(t, err)
 		defer c.Close()
 		var busy bool
@@ -67,7 +68,7 @@ func BenchmarkGetMeasured2048GoVsPython(b *testing.B) {
 		var c *yaq.Client
 		var err error
 		for range 200 {
-			if c, err = yaq.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			if c, err = yaq.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", port), nil); err == nil {
 				break
 			}
 			time.Sleep(50 * time.Millisecond)

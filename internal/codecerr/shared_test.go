@@ -12,6 +12,7 @@ import (
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/yaq"
+	"github.com/ndpack/ndpack/yaq/avro"
 	"github.com/ndpack/ndpack/yaqrpc"
 )
 
@@ -21,9 +22,9 @@ func TestSharedSentinels(t *testing.T) {
 	_, extErr := ext110.Unmarshal([]byte{0xc7, 0x10, 110})
 	_, _, dialectErr := dialect.Unmarshal([]byte{0x82, 0xa2, 'n', 'd'})
 	_, npyErr := npybridge.ReadOptions{}.ReadHeader(bytes.NewReader([]byte("\x93NUMPY\x01\x00\x10")))
-	_, _, yaqErr := (&yaq.Schema{Type: "string"}).Decode([]byte{0x10})
+	_, _, yaqErr := (&avro.Schema{Type: "string"}).Decode([]byte{0x10})
 	for name, err := range map[string]error{"ext110": extErr, "dialect": dialectErr, "npybridge": npyErr, "yaq": yaqErr} {
-		for _, sentinel := range []error{ext110.ErrTruncated, dialect.ErrTruncated, npybridge.ErrTruncated, yaq.ErrTruncated} {
+		for _, sentinel := range []error{ext110.ErrTruncated, dialect.ErrTruncated, npybridge.ErrTruncated, avro.ErrTruncated} {
 			if !errors.Is(err, sentinel) {
 				t.Errorf("%s's %q is not errors.Is %q of every codec", name, err, sentinel)
 			}
@@ -46,12 +47,11 @@ func TestClosedIsOneClass(t *testing.T) {
 	a.Close()
 	appendErr := a.Sync()
 	closed := map[string]error{
-		"yaq.ErrClosed": yaq.ErrClosed, "yaq.ErrDaemonClosed": yaq.ErrDaemonClosed,
-		"yaqrpc.ErrClosed": yaqrpc.ErrClosed, "yaqrpc.ErrServerClosed": yaqrpc.ErrServerClosed,
+		"yaq.ErrClosed": yaq.ErrClosed, "yaqrpc.ErrClosed": yaqrpc.ErrClosed,
 		"a closed Appender's Sync": appendErr,
 	}
 	for name, err := range closed {
-		for _, sentinel := range []error{os.ErrClosed, yaq.ErrClosed, yaqrpc.ErrClosed, yaq.ErrDaemonClosed, yaqrpc.ErrServerClosed} {
+		for _, sentinel := range []error{os.ErrClosed, yaq.ErrClosed, yaqrpc.ErrClosed} {
 			if !errors.Is(err, sentinel) && name != "a closed Appender's Sync" {
 				t.Errorf("%s (%q) is not errors.Is %q", name, err, sentinel)
 			}
@@ -60,8 +60,8 @@ func TestClosedIsOneClass(t *testing.T) {
 	if !errors.Is(appendErr, os.ErrClosed) {
 		t.Errorf("a closed Appender's Sync gave %v, not os.ErrClosed", appendErr)
 	}
-	if yaq.ErrClosed.Error() != "yaq: client closed" || yaqrpc.ErrServerClosed.Error() != "yaqrpc: server closed" {
-		t.Errorf("messages changed: %q, %q", yaq.ErrClosed, yaqrpc.ErrServerClosed)
+	if yaq.ErrClosed.Error() != "yaq: closed" || yaqrpc.ErrClosed.Error() != "yaqrpc: closed" {
+		t.Errorf("messages changed: %q, %q", yaq.ErrClosed, yaqrpc.ErrClosed)
 	}
 	if errors.Is(yaq.ErrClosed, ext110.ErrTruncated) {
 		t.Error("a closed error matches ErrTruncated")

@@ -106,7 +106,7 @@ func TestDecodeRefusesArraysOverBudget(t *testing.T) {
 	require.NoError(t, err)
 	allocated, _, err := decodeCost(s, b)
 	require.Error(t, err)
-	assert.True(t, errors.Is(err, ErrLimit), "%v", err)
+	assert.True(t, errors.Is(err, ErrTooLarge), "%v", err)
 	budget := uint64(len(b)*decodedPerByte + decodedSlack)
 	assert.LessOrEqual(t, allocated, budget+64<<10, "bytes allocated")
 }

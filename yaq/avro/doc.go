@@ -15,7 +15,7 @@
 //     walk. Every length and count is checked against the bytes present
 //     and nesting is bounded before anything is allocated, and the Go
 //     memory a value decodes to is bounded by a small multiple of its
-//     bytes (ErrLimit past it).
+//     bytes (ErrTooLarge past it).
 //   - Protocols (.avpr), from the specification's "Protocol Declaration":
 //     ParseProtocol, with the whole JSON object kept for the attributes
 //     applications add (yaq's traits, config and state).
@@ -34,6 +34,6 @@
 //
 // Errors are *Error, "avro: CLASS at byte N: DETAIL", whose class is one
 // of the sentinels (ErrTruncated, shared with the module's other codecs,
-// ErrMalformed, ErrLimit, ErrDoesNotFit, ErrNonstandard, ErrSchema) for
+// ErrMalformed, ErrTooLarge, ErrDoesNotFit, ErrNonstandard, ErrSchema) for
 // errors.Is.
 package avro

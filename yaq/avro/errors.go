@@ -27,11 +27,12 @@ var (
 	// ErrNonstandard: encoding an array of a kind outside YEP-110's
 	// standard list (S, U, V, M8, m8) without ArrayOptions.AllowNonstandard.
 	ErrNonstandard = errors.New("non-standard dtype")
-	// ErrLimit: a value from a peer that is over a bound its bytes cannot
-	// vouch for: more items that take no bytes than a value may hold,
-	// more Go memory than a small multiple of its bytes, a value spread
-	// over more frames than allowed.
-	ErrLimit = errors.New("over a decoding limit")
+	// ErrTooLarge: a frame or value from a peer over MaxSize, or over a
+	// bound its bytes cannot vouch for: more items that take no bytes than
+	// a value may hold, more Go memory than a small multiple of its bytes,
+	// a value spread over more frames than allowed. It is the module's
+	// shared ErrTooLarge (ext110.ErrTooLarge is the same value).
+	ErrTooLarge = codecerr.ErrTooLarge
 	// ErrSchema: an Avro schema or protocol this package cannot use:
 	// malformed JSON, an unknown type, a reference to an undefined name, a
 	// fixed without a size, a union inside a union, a name defined twice,

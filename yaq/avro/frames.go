@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"strconv"
 
@@ -17,9 +18,10 @@ import (
 // ReaderOptions configure a FrameReader. The zero value is the default.
 type ReaderOptions struct {
 	// MaxSize bounds one frame, and one value however many frames it
-	// spans, in bytes; 0 means DefaultMaxSize. A frame over it is refused
-	// before anything is allocated for it.
-	MaxSize int
+	// spans, in bytes; 0 means ndarray.DefaultMaxSize (64 MiB). A frame
+	// over it is refused, matching ErrTooLarge, before anything is
+	// allocated for it.
+	MaxSize int64
 	// Peer names the other end in errors ("daemon 127.0.0.1:39111");
 	// "" says "the peer".
 	Peer string
@@ -64,8 +66,8 @@ type FrameReader struct {
 
 // NewFrameReader returns a FrameReader of the frames br reads.
 func NewFrameReader(br *bufio.Reader, o ReaderOptions) *FrameReader {
-	max := o.MaxSize
-	if max <= 0 {
+	max := int(min(o.MaxSize, math.MaxInt32))
+	if o.MaxSize <= 0 {
 		max = ndarray.DefaultMaxSize
 	}
 	return &FrameReader{br: br, max: max, dropRest: o.DropRest, peer: o.Peer}
@@ -96,7 +98,7 @@ func (f *FrameReader) SkipEmptyFrame() (bool, error) {
 // bytes, for values a peer has no reason to make large (a handshake
 // answer, a meta map): under the frame limit alone, one such value could
 // make the reader build a map 20 times the size of a 64 MiB frame. A
-// value over limit is refused with an error wrapping ErrLimit that names
+// value over limit is refused with an error wrapping ErrTooLarge that names
 // what ("meta map") and the limit, before more than limit bytes of it are
 // read or decoded.
 func (f *FrameReader) CappedValue(s *Schema, limit int, what string) (any, error) {
@@ -112,7 +114,7 @@ func (f *FrameReader) CappedValue(s *Schema, limit int, what string) (any, error
 		case err == nil:
 			return f.took(v, n), nil
 		case errors.Is(err, ErrTruncated):
-			return nil, errAt(ErrLimit, int(valueAt), "%s sent a %s of more than %d bytes, the most it may take", f.Peer(), what, limit)
+			return nil, errAt(ErrTooLarge, int(valueAt), "%s sent a %s of more than %d bytes, the most it may take", f.Peer(), what, limit)
 		}
 		return nil, f.fail(err, s, valueAt)
 	}
@@ -167,7 +169,7 @@ func (f *FrameReader) Value(s *Schema) (any, error) {
 				}
 				// Over a limit may be for want of the rest of the value's
 				// bytes, which raise the memory budget.
-				if !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrLimit) {
+				if !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrTooLarge) {
 					return nil, f.fail(err, s, valueAt)
 				}
 				scanning, first, firstLen = true, err, len(f.buf)
@@ -175,7 +177,7 @@ func (f *FrameReader) Value(s *Schema) (any, error) {
 			}
 			end, err := f.scan.resume(f.buf)
 			if err == nil {
-				if end <= firstLen && errors.Is(first, ErrLimit) {
+				if end <= firstLen && errors.Is(first, ErrTooLarge) {
 					// Those bytes held the whole value: it is over the
 					// limit, as decoding it again would find.
 					return nil, f.fail(first, s, valueAt)
@@ -219,10 +221,10 @@ func (f *FrameReader) readFrame(s *Schema, valueAt *int64) (grew bool, err error
 	}
 	if int64(n)+int64(len(f.buf)) > int64(f.max) {
 		if f.capped != "" {
-			return false, errAt(ErrLimit, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes before it is over the limit of %d bytes on a %s",
+			return false, errAt(ErrTooLarge, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes before it is over the limit of %d bytes on a %s",
 				f.Peer(), n, len(f.buf), f.max, f.capped)
 		}
-		return false, errAt(ErrMalformed, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes of the value before it is over the limit of %d",
+		return false, errAt(ErrTooLarge, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes of the value before it is over the limit of %d",
 			f.Peer(), n, len(f.buf), f.max)
 	}
 	if len(f.buf) == 0 {
@@ -426,7 +428,7 @@ func (sc *scanner) length(r *reader, what string) error {
 		return errAt(ErrMalformed, at, "%s has a negative length (%d)", what, n)
 	}
 	if n > int64(sc.max-r.off) {
-		return errAt(ErrLimit, at, "%s claims %d bytes, more than the %d a value may take", what, n, sc.max)
+		return errAt(ErrTooLarge, at, "%s claims %d bytes, more than the %d a value may take", what, n, sc.max)
 	}
 	if n > int64(len(r.b)-r.off) {
 		return errAt(ErrTruncated, at, "%s claims %d bytes, %d remain", what, n, len(r.b)-r.off)
@@ -455,14 +457,14 @@ func (sc *scanner) count(r *reader, what string, elem *Schema) (int64, error) {
 	}
 	if elem != nil && elem.takesNoBytes() {
 		if n > int64(maxZeroSizeItems-sc.zero) {
-			return 0, errAt(ErrLimit, at, "%s block claims %d items of %s, which take no bytes; a value may hold %d such items in all, and %d came before",
+			return 0, errAt(ErrTooLarge, at, "%s block claims %d items of %s, which take no bytes; a value may hold %d such items in all, and %d came before",
 				what, n, elem, maxZeroSizeItems, sc.zero)
 		}
 		sc.zero += int(n)
 		return n, nil
 	}
 	if n > int64(sc.max-r.off) {
-		return 0, errAt(ErrLimit, at, "%s block claims %d items, more than the %d bytes a value may take", what, n, sc.max)
+		return 0, errAt(ErrTooLarge, at, "%s block claims %d items, more than the %d bytes a value may take", what, n, sc.max)
 	}
 	return n, nil
 }

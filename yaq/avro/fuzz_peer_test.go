@@ -113,7 +113,7 @@ func FuzzPeerProtocolAnswer(f *testing.F) {
 			// budget is that of n bytes, not of the whole answer.)
 			framed := framedValue(s, answer[:n])
 			if framed.err != nil {
-				if errors.Is(framed.err, ErrLimit) && n < len(answer) {
+				if errors.Is(framed.err, ErrTooLarge) && n < len(answer) {
 					continue
 				}
 				t.Fatalf("%s: %d bytes decode whole, but not from frames: %v", s, n, framed.err)

@@ -221,7 +221,7 @@ func (r *reader) blockCount(what string, max int) (int64, error) {
 		return 0, errAt(ErrMalformed, sizeAt, "%s block of %d items claims a negative size (%d bytes)", what, -n, size)
 	}
 	if max >= 0 && size > int64(max-r.off) {
-		return 0, errAt(ErrLimit, sizeAt, "%s block of %d items claims %d bytes, more than the %d a value may take", what, -n, size, max)
+		return 0, errAt(ErrTooLarge, sizeAt, "%s block of %d items claims %d bytes, more than the %d a value may take", what, -n, size, max)
 	}
 	if size > int64(len(r.b)-r.off) {
 		return 0, errAt(ErrTruncated, sizeAt, "%s block of %d items claims %d bytes, %d remain", what, -n, size, len(r.b)-r.off)

@@ -111,6 +111,6 @@ func TestParseSchemaLinearInTypes(t *testing.T) {
 	assert.True(t, s.takesNoBytes())
 	_, _, err = s.Decode(nil)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, ErrLimit)
+	assert.ErrorIs(t, err, ErrTooLarge)
 	assert.Contains(t, err.Error(), fmt.Sprintf("the value would take more than %d bytes of memory, decoded from 0 bytes", decodedSlack))
 }

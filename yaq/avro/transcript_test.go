@@ -265,6 +265,6 @@ func TestHandshakeRoundTrip(t *testing.T) {
 		assert.Equal(t, resp, got)
 	}
 	_, err := readerOf(frameOf(HandshakeResponse{Match: MatchNone, ServerProtocol: &proto}.Append(nil))).ReadHandshakeResponse(8)
-	assert.ErrorIs(t, err, ErrLimit)
+	assert.ErrorIs(t, err, ErrTooLarge)
 	assert.Equal(t, "HandshakeMatch(7)", HandshakeMatch(7).String())
 }

@@ -49,7 +49,7 @@ const (
 // Every count and length is checked against the bytes that remain before
 // anything is sized from it, whatever its sign; the items that take no
 // bytes are bounded for the whole value, and so is the Go memory it
-// decodes to, a small multiple of len(b) (an error wrapping ErrLimit past
+// decodes to, a small multiple of len(b) (an error wrapping ErrTooLarge past
 // either). A count or length that claims more bytes than remain is
 // ErrTruncated: more bytes may complete it.
 func (s *Schema) Decode(b []byte) (any, int, error) {
@@ -71,7 +71,7 @@ type valueDecoder struct {
 func (d *valueDecoder) spend(n int64, at int) error {
 	d.mem += n
 	if d.mem > d.memMax {
-		return errAt(ErrLimit, at, "the value would take more than %d bytes of memory, decoded from %d bytes (at most %d per byte and %d more)",
+		return errAt(ErrTooLarge, at, "the value would take more than %d bytes of memory, decoded from %d bytes (at most %d per byte and %d more)",
 			d.memMax, len(d.r.b), decodedPerByte, decodedSlack)
 	}
 	return nil
@@ -287,7 +287,7 @@ func (d *valueDecoder) items(s *Schema, depth int) (any, error) {
 		}
 		if zero {
 			if n > int64(maxZeroSizeItems-d.zero) {
-				return nil, errAt(ErrLimit, blockAt, "%s block claims %d items of %s, which take no bytes; a value may hold %d such items in all, and %d came before",
+				return nil, errAt(ErrTooLarge, blockAt, "%s block claims %d items of %s, which take no bytes; a value may hold %d such items in all, and %d came before",
 					s.Type, n, elem, maxZeroSizeItems, d.zero)
 			}
 			d.zero += int(n)

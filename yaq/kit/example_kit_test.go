@@ -1,4 +1,4 @@
-package yaq_test
+package kit_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ndpack/ndpack/yaq"
+	"github.com/ndpack/ndpack/yaq/kit"
 )
 
 // A daemon that states its traits: the kit answers id, busy, get_config,
@@ -20,11 +21,11 @@ func ExampleProgram() {
 	config, addr, cleanup := exampleConfig("stage", "limits = [0, 10]\n") // the state file goes beside it
 	defer cleanup()
 
-	p := &yaq.Program{
+	p := &kit.Program{
 		Kind:    "mystage",
 		Version: "1.0.0",
-		Traits:  []*yaq.Trait{yaq.IsDaemon, yaq.HasLimits},
-		New: func(d *yaq.Daemon) error {
+		Traits:  []kit.Trait{kit.IsDaemon, kit.HasLimits},
+		New: func(d *kit.Daemon) error {
 			d.Position.Move = func(to float64) error {
 				d.Go(func(ctx context.Context) { // a slow stage
 					time.Sleep(20 * time.Millisecond)
@@ -84,15 +85,15 @@ default = 0.0
 [messages.set_ramp_time]
 request = [{name = "minutes", type = "double"}]
 `)
-	c, err := yaq.ComposeTOML("oven.toml", desc)
+	c, err := kit.ComposeTOML("oven.toml", desc)
 	if err != nil {
 		log.Fatal(err)
 	}
 	p, _ := yaq.ParseProtocol(c.JSON)
 	fmt.Println(c.Name, c.Traits, len(p.Messages), "messages")
 
-	_, err = yaq.ComposeTOML("oven.toml", []byte("protocol = \"oven\"\ntraits = [\"is-daemon\", \"has-limit\"]\n"))
-	fmt.Println(errors.Is(err, yaq.ErrDescription), strings.SplitN(err.Error(), " (", 2)[0])
+	_, err = kit.ComposeTOML("oven.toml", []byte("protocol = \"oven\"\ntraits = [\"is-daemon\", \"has-limit\"]\n"))
+	fmt.Println(errors.Is(err, kit.ErrDescription), strings.SplitN(err.Error(), " (", 2)[0])
 	// Output:
 	// oven [has-limits has-position is-daemon] 14 messages
 	// true yaq: bad daemon description: oven.toml: traits[1]: unknown trait "has-limit"

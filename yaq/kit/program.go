@@ -1,4 +1,4 @@
-package yaq
+package kit
 
 import (
 	"errors"
@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/BurntSushi/toml"
+	"github.com/ndpack/ndpack/yaq"
 	"github.com/ndpack/ndpack/yaq/avro"
 )
 
@@ -70,7 +71,7 @@ type Program struct {
 	// Kind and Traits describe a daemon with no messages or config of its
 	// own: the protocol is its traits', called Kind.
 	Kind   string
-	Traits []*Trait
+	Traits []Trait
 	// New makes one daemon ready to serve: its config has been checked and
 	// its state loaded, and it answers its traits' messages already; New
 	// sets what they need (Position, Sensor, ...) and registers handlers
@@ -101,7 +102,7 @@ func (p *Program) Compose() (*Composed, error) {
 		case p.Kind != "":
 			traits := p.Traits
 			if !containsTrait(traits, IsDaemon) {
-				traits = append([]*Trait{IsDaemon}, traits...)
+				traits = append([]Trait{IsDaemon}, traits...)
 			}
 			p.composed, p.err = ComposeTraits(p.Kind, traits...)
 		default:
@@ -111,7 +112,7 @@ func (p *Program) Compose() (*Composed, error) {
 	return p.composed, p.err
 }
 
-func containsTrait(ts []*Trait, t *Trait) bool {
+func containsTrait(ts []Trait, t Trait) bool {
 	for _, x := range ts {
 		if x == t {
 			return true
@@ -127,7 +128,10 @@ func composedFromJSON(text string) (*Composed, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := protocolOf(ap, text)
+	p, err := yaq.ParseProtocol(text)
+	if err != nil {
+		return nil, err
+	}
 	tree, _ := jsonValue(ap.Properties).(map[string]any)
 	c := &Composed{Name: p.Name, Traits: p.Traits, JSON: text, Indented: text, tree: tree,
 		config: map[string]*avro.Schema{}, state: map[string]*avro.Schema{}}
@@ -358,7 +362,7 @@ func (p *Program) start(path, logLevel string) (*generation, error) {
 // it again as long as it is shut down with restart=true.
 func (p *Program) serve(g *generation, path string, d *Daemon, l net.Listener, logLevel string) {
 	for {
-		k := d.kit
+		k := d
 		stateDone := make(chan struct{})
 		go func() { k.keepState(StateFile(d.Kind(), d.Name), d.Done()); close(stateDone) }()
 		if v, _ := d.Config["loop_at_startup"].(bool); v && k.traits["has-measure-trigger"] {
@@ -367,7 +371,7 @@ func (p *Program) serve(g *generation, path string, d *Daemon, l net.Listener, l
 		err := d.Serve(l)
 		d.Close()
 		<-stateDone
-		if err != nil && !errors.Is(err, ErrDaemonClosed) {
+		if err != nil && !errors.Is(err, yaq.ErrClosed) {
 			g.mu.Lock()
 			g.errs = append(g.errs, fmt.Errorf("%s: %w", d.Name, err))
 			g.mu.Unlock()
@@ -406,12 +410,13 @@ func (p *Program) makeDaemon(path, name string, table map[string]any, logLevel s
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := NewDaemon(name, c.JSON)
+	server, err := yaq.NewDaemon(name, c.JSON)
 	if err != nil {
 		return nil, nil, err
 	}
-	d.ErrorLog = newStderrLogger(p.errOut())
-	k := newKit(d, c)
+	server.ErrorLog = newStderrLogger(p.errOut())
+	k := newKit(server, c)
+	d := k
 	cfg, err := k.checkConfig(path, name, table)
 	if err != nil {
 		return nil, nil, err
@@ -455,6 +460,10 @@ func (p *Program) makeDaemon(path, name string, table map[string]any, logLevel s
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
+	if err := d.checkHandled(); err != nil {
+		closeLog()
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
 	if err := configureLimits(d, cfg); err != nil {
 		closeLog()
 		return nil, nil, fmt.Errorf("config %s: [%s] %w", path, name, err)
@@ -479,7 +488,7 @@ var programKeys = map[string]bool{"host": true, "max_connections": true, "idle_t
 
 // checkConfig gives a table the protocol's defaults under its values and
 // checks every value against its field's type.
-func (k *kit) checkConfig(path, name string, table map[string]any) (map[string]any, error) {
+func (k *Daemon) checkConfig(path, name string, table map[string]any) (map[string]any, error) {
 	c := k.composed
 	fields, _ := c.tree["config"].(map[string]any)
 	cfg := map[string]any{}
@@ -504,7 +513,7 @@ func (k *kit) checkConfig(path, name string, table map[string]any) (map[string]a
 			continue
 		}
 		if !programKeys[key] {
-			k.d.Logf("warning", "config %s: [%s] %s is not a config key of %s; kept", path, name, key, c.Name)
+			k.Logf("warning", "config %s: [%s] %s is not a config key of %s; kept", path, name, key, c.Name)
 		}
 		cfg[key] = table[key]
 	}

@@ -1,9 +1,11 @@
-package yaq
+package kit
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ndpack/ndpack/yaq"
 )
 
 // FuzzComposeTOML: no description, however malformed, panics the
@@ -28,11 +30,11 @@ func FuzzComposeTOML(f *testing.F) {
 		if err != nil {
 			return
 		}
-		p, err := ParseProtocol(c.JSON)
+		p, err := yaq.ParseProtocol(c.JSON)
 		if err != nil {
 			t.Fatalf("composed a protocol that does not parse: %v\n%s", err, c.JSON)
 		}
-		if _, err := NewDaemon("fuzz", c.JSON); err != nil {
+		if _, err := yaq.NewDaemon("fuzz", c.JSON); err != nil {
 			t.Fatalf("composed a protocol a daemon refuses: %v", err)
 		}
 		if p.Name != c.Name {

@@ -1,4 +1,6 @@
-package yaq
+// Package yaqtoml writes config and state maps as TOML the way yaqd-core
+// answers get_config and get_state, for yaq's daemon server and its kit.
+package yaqtoml
 
 import (
 	"fmt"
@@ -9,9 +11,9 @@ import (
 	"strings"
 )
 
-// tomlText writes a config or state map as TOML, as get_config and
+// Text writes a config or state map as TOML, as get_config and
 // get_state answer: keys sorted, scalars and arrays first, then tables.
-func tomlText(m map[string]any) string {
+func Text(m map[string]any) string {
 	var b strings.Builder
 	writeTable(&b, "", m)
 	return b.String()
@@ -32,10 +34,10 @@ func writeTable(b *strings.Builder, prefix string, m map[string]any) {
 		if m[k] == nil {
 			continue // TOML has no null
 		}
-		fmt.Fprintf(b, "%s = %s\n", tomlKey(k), tomlValue(m[k]))
+		fmt.Fprintf(b, "%s = %s\n", Key(k), Value(m[k]))
 	}
 	for _, k := range tables {
-		name := tomlKey(k)
+		name := Key(k)
 		if prefix != "" {
 			name = prefix + "." + name
 		}
@@ -44,7 +46,8 @@ func writeTable(b *strings.Builder, prefix string, m map[string]any) {
 	}
 }
 
-func tomlKey(k string) string {
+// Key quotes k as a TOML key where it must be.
+func Key(k string) string {
 	for _, c := range k {
 		if !(c == '_' || c == '-' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
 			return strconv.Quote(k)
@@ -53,7 +56,7 @@ func tomlKey(k string) string {
 	return k
 }
 
-func tomlValue(v any) string {
+func Value(v any) string {
 	switch x := v.(type) {
 	case string:
 		return strconv.Quote(x)
@@ -73,7 +76,7 @@ func tomlValue(v any) string {
 	case reflect.Slice, reflect.Array:
 		parts := make([]string, rv.Len())
 		for i := range parts {
-			parts[i] = tomlValue(rv.Index(i).Interface())
+			parts[i] = Value(rv.Index(i).Interface())
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	}

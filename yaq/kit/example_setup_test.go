@@ -1,4 +1,4 @@
-package yaq_test
+package kit_test
 
 import (
 	"context"
@@ -42,7 +42,7 @@ func dialStarted(ctx context.Context, addr string) *yaq.Client {
 	var c *yaq.Client
 	var err error
 	for range 100 {
-		if c, err = yaq.Dial(ctx, addr); err == nil {
+		if c, err = yaq.Dial(ctx, addr, nil); err == nil {
 			return c
 		}
 		time.Sleep(10 * time.Millisecond)

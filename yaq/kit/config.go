@@ -1,4 +1,4 @@
-package yaq
+package kit
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ndpack/ndpack/internal/yaqtoml"
 	"github.com/ndpack/ndpack/yaq/avro"
 )
 
@@ -160,9 +161,9 @@ func tomlArray(v any) []any {
 
 func joinKey(path, k string) string {
 	if path == "" {
-		return tomlKey(k)
+		return yaqtoml.Key(k)
 	}
-	return path + "." + tomlKey(k)
+	return path + "." + yaqtoml.Key(k)
 }
 
 func pathPrefix(path string) string {
@@ -178,18 +179,18 @@ func describeTOML(v any) string {
 	case nil:
 		return "nothing"
 	case string:
-		return "the string " + tomlValue(v)
+		return "the string " + yaqtoml.Value(v)
 	case int64, int:
-		return "the integer " + tomlValue(v)
+		return "the integer " + yaqtoml.Value(v)
 	case float64:
-		return "the float " + tomlValue(v)
+		return "the float " + yaqtoml.Value(v)
 	case bool:
-		return "the boolean " + tomlValue(v)
+		return "the boolean " + yaqtoml.Value(v)
 	case map[string]any:
 		return "a table"
 	}
 	if tomlArray(v) != nil {
-		return "the array " + tomlValue(v)
+		return "the array " + yaqtoml.Value(v)
 	}
 	return fmt.Sprintf("%v (%T)", v, v)
 }

@@ -1,17 +1,19 @@
-package yaq
+package kit
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ndpack/ndpack/internal/testutil/hostile"
-	"github.com/ndpack/ndpack/internal/testutil/yaqproto"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
+	"github.com/ndpack/ndpack/internal/testutil/yaqproto"
+	"github.com/ndpack/ndpack/yaq"
 
 	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/stretchr/testify/assert"
@@ -31,7 +33,7 @@ func TestComposeMatchesYaqTraits(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, yaqproto.Comparable(t, avpr), yaqproto.Comparable(t, []byte(c.JSON)))
 			assert.Equal(t, yaqproto.Comparable(t, []byte(c.JSON)), yaqproto.Comparable(t, []byte(c.Indented)))
-			p, err := ParseProtocol(c.JSON)
+			p, err := yaq.ParseProtocol(c.JSON)
 			require.NoError(t, err)
 			assert.Equal(t, c.Traits, p.Traits)
 		})
@@ -55,7 +57,7 @@ func TestComposeTraits(t *testing.T) {
 	assert.Equal(t, "null", msgs["set_position"].(map[string]any)["response"])
 	assert.ElementsMatch(t, []string{"has-dependents", "has-limits", "has-mapping", "has-measure-trigger",
 		"has-position", "has-transformed-position", "has-turret", "is-daemon", "is-discrete", "is-homeable",
-		"is-sensor", "uses-i2c", "uses-serial", "uses-uart"}, TraitNames())
+		"is-sensor", "uses-i2c", "uses-serial", "uses-uart"}, traitNames())
 }
 
 // A description that cannot be composed is refused with the file and key.
@@ -119,7 +121,7 @@ func runProgram(t *testing.T, p *Program, extra string) (string, string, *hostil
 			return
 		case <-time.After(100 * time.Millisecond):
 		}
-		if c, err := Dial(context.Background(), addr); err == nil {
+		if c, err := yaq.Dial(context.Background(), addr, nil); err == nil {
 			_ = c.Call(context.Background(), "shutdown", nil, nil)
 			c.Close()
 		}
@@ -135,7 +137,7 @@ func runProgram(t *testing.T, p *Program, extra string) (string, string, *hostil
 			t.Fatalf("the program exited with %d: %s", code, logs.String())
 		default:
 		}
-		if c, err := Dial(context.Background(), addr); err == nil {
+		if c, err := yaq.Dial(context.Background(), addr, nil); err == nil {
 			c.Close()
 			return addr, cfg, logs, done
 		}
@@ -149,7 +151,7 @@ func runProgram(t *testing.T, p *Program, extra string) (string, string, *hostil
 func TestProgramTraitDefaults(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	moves := make(chan float64, 8)
-	p := &Program{Kind: "stage", Traits: []*Trait{HasLimits}, New: func(d *Daemon) error {
+	p := &Program{Kind: "stage", Traits: []Trait{HasLimits}, New: func(d *Daemon) error {
 		units := "mm"
 		d.Position.Units = &units
 		d.Position.Move = func(to float64) error { moves <- to; d.Arrived(to); return nil }
@@ -157,7 +159,7 @@ func TestProgramTraitDefaults(t *testing.T) {
 	}}
 	addr, cfg, logs, done := runProgram(t, p, "limits = [0, 10]\nmake = \"ndpack\"\n")
 	ctx := context.Background()
-	c, err := Dial(ctx, addr)
+	c, err := yaq.Dial(ctx, addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	var id map[string]any
@@ -221,17 +223,17 @@ func TestProgramTraitDefaults(t *testing.T) {
 func TestProgramOutOfLimits(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	for mode, want := range map[string]string{"error": "ValueError('12.0 not in ranges [0.0, 1.0]')", "ignore": ""} {
-		p := &Program{Kind: "stage", Traits: []*Trait{HasLimits}}
+		p := &Program{Kind: "stage", Traits: []Trait{HasLimits}}
 		addr, _, _, _ := runProgram(t, p, fmt.Sprintf("limits = [0, 1]\nout_of_limits = %q\n", mode))
 		ctx := context.Background()
-		c, err := Dial(ctx, addr)
+		c, err := yaq.Dial(ctx, addr, nil)
 		require.NoError(t, err)
 		err = c.Call(ctx, "set_position", []any{12.0}, nil)
 		var dest float64
 		require.NoError(t, c.Call(ctx, "get_destination", nil, &dest))
 		assert.True(t, math.IsNaN(dest), "the destination is unchanged")
 		if want != "" {
-			var re *RemoteError
+			var re *yaq.RemoteError
 			require.ErrorAs(t, err, &re)
 			assert.Equal(t, want, re.Message)
 		} else {
@@ -246,7 +248,7 @@ func TestProgramOutOfLimits(t *testing.T) {
 func TestProgramConfigChecks(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	dir := t.TempDir()
-	p := func() *Program { return &Program{Kind: "stage", Traits: []*Trait{HasLimits}} }
+	p := func() *Program { return &Program{Kind: "stage", Traits: []Trait{HasLimits}} }
 	for table, want := range map[string]string{
 		"[a]\nport = \"x\"\n":                            "[a] port: the string \"x\" is not a int",
 		"[a]\nhost = \"127.0.0.1\"\n":                    "[a] port is required: The TCP port the daemon listens on.",
@@ -270,7 +272,7 @@ func TestProgramConfigChecks(t *testing.T) {
 	prog := p()
 	addr, _, logs, _ := runProgram(t, prog, "velocity = 3\n")
 	assert.Contains(t, logs.String(), "velocity is not a config key of stage; kept")
-	c, err := Dial(context.Background(), addr)
+	c, err := yaq.Dial(context.Background(), addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	var text string
@@ -281,7 +283,7 @@ func TestProgramConfigChecks(t *testing.T) {
 
 func TestProgramCommandLine(t *testing.T) {
 	var out, errb bytes.Buffer
-	p := &Program{Kind: "stage", Traits: []*Trait{HasPosition}, Version: "1.2", Stdout: &out, Stderr: &errb}
+	p := &Program{Kind: "stage", Traits: []Trait{HasPosition}, Version: "1.2", Stdout: &out, Stderr: &errb}
 	assert.Equal(t, 0, p.Run([]string{"--version"}))
 	assert.Equal(t, "yaqd-stage 1.2\n", out.String())
 	out.Reset()

@@ -1,4 +1,4 @@
-package yaq
+package kit
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/ndpack/ndpack/internal/yaqtoml"
+	"github.com/ndpack/ndpack/yaq"
 )
 
 // Positioner is what a has-position daemon tells the kit about its
@@ -55,12 +58,42 @@ type Sensor struct {
 	Measure func(ctx context.Context) (map[string]any, error)
 }
 
-// kit is a Program daemon's runtime: its state fields, busy flag,
-// measurements and background tasks.
-type kit struct {
-	d        *Daemon
+// Daemon is a daemon a Program made: the server (the embedded yaq.Daemon,
+// whose fields and Handle it shares) and the kit's runtime, which answers
+// the traits' messages as yaqd-core does from the daemon's state fields,
+// busy flag, measurements and mappings, and from what Program.New sets in
+// the fields below. A Program hands each daemon it makes to New; a Daemon
+// made any other way has no server, and its methods act on its own state
+// alone (Kind answers "", Go runs tasks with an ended context), never
+// panicking.
+type Daemon struct {
+	*yaq.Daemon
+
+	// What the traits' default answers need from the daemon; each is read
+	// only by the traits that use it, and left unset, those answer as
+	// yaqd-core's base classes do.
+
+	// Position drives has-position (and has-limits, is-discrete,
+	// has-transformed-position).
+	Position Positioner
+	// Sensor describes an is-sensor daemon's channels, and measures for
+	// has-measure-trigger.
+	Sensor Sensor
+	// TurretOptions answers get_turret_options (has-turret); SetTurret,
+	// called with one of them after the daemon is made busy, moves the
+	// turret and stores the state field "turret" (nil: stored at once).
+	TurretOptions []string
+	SetTurret     func(name string) error
+	// Home homes the device (is-homeable).
+	Home func(ctx context.Context) error
+	// DependentHardware answers get_dependent_hardware (has-dependents).
+	DependentHardware func() map[string]string
+	// SerialWrite answers direct_serial_write (uses-serial).
+	SerialWrite func(message []byte) error
+
 	composed *Composed
 	traits   map[string]bool
+	handled  map[string]bool // the messages given a handler, by the kit or New
 
 	mu            sync.Mutex
 	state         map[string]any
@@ -78,8 +111,8 @@ type kit struct {
 	tasks sync.WaitGroup
 }
 
-func newKit(d *Daemon, c *Composed) *kit {
-	k := &kit{d: d, composed: c, traits: map[string]bool{}, state: map[string]any{},
+func newKit(server *yaq.Daemon, c *Composed) *Daemon {
+	k := &Daemon{Daemon: server, composed: c, traits: map[string]bool{}, state: map[string]any{},
 		busyCh: make(chan struct{}), measured: map[string]any{"measurement_id": int64(0)},
 		mappings: map[string]any{}, level: logLevels["info"]}
 	for _, t := range c.Traits {
@@ -90,19 +123,18 @@ func newKit(d *Daemon, c *Composed) *kit {
 		k.mappingID = 1
 		k.mappings = map[string]any{"mapping_id": int64(1)}
 	}
-	d.kit = k
-	d.Busy = k.isBusy
-	d.State = k.stateSnapshot
+	server.Busy = k.isBusy
+	server.State = k.stateSnapshot
 	return k
 }
 
-func (k *kit) isBusy() bool {
+func (k *Daemon) isBusy() bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.busy
 }
 
-func (k *kit) stateSnapshot() map[string]any {
+func (k *Daemon) stateSnapshot() map[string]any {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return maps.Clone(k.state)
@@ -112,7 +144,7 @@ func (k *kit) stateSnapshot() map[string]any {
 // it: float64, int64, string, bool, nil, []any or map[string]any). The
 // value is shared: replace it with Set rather than changing it.
 func (d *Daemon) Get(key string) any {
-	k := d.mustKit()
+	k := d
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.state[key]
@@ -130,7 +162,7 @@ func (d *Daemon) Float(key string) float64 {
 // Set sets the state field key; the state file is rewritten within a
 // second.
 func (d *Daemon) Set(key string, value any) {
-	k := d.mustKit()
+	k := d
 	k.mu.Lock()
 	k.state[key] = value
 	k.mu.Unlock()
@@ -138,13 +170,13 @@ func (d *Daemon) Set(key string, value any) {
 
 // SetBusy sets what busy answers.
 func (d *Daemon) SetBusy(busy bool) {
-	k := d.mustKit()
+	k := d
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.setBusyLocked(busy)
 }
 
-func (k *kit) setBusyLocked(busy bool) {
+func (k *Daemon) setBusyLocked(busy bool) {
 	if busy && !k.busy {
 		close(k.busyCh)
 	} else if !busy && k.busy {
@@ -154,13 +186,13 @@ func (k *kit) setBusyLocked(busy bool) {
 }
 
 // IsBusy reports what busy answers.
-func (d *Daemon) IsBusy() bool { return d.mustKit().isBusy() }
+func (d *Daemon) IsBusy() bool { return d.isBusy() }
 
 // WaitBusy blocks until the daemon is busy (at once if it is), or ctx
 // ends, or the daemon closes; it reports whether the daemon is busy. A
 // motion loop waits on it between moves.
 func (d *Daemon) WaitBusy(ctx context.Context) bool {
-	k := d.mustKit()
+	k := d
 	k.mu.Lock()
 	ch := k.busyCh
 	k.mu.Unlock()
@@ -177,28 +209,33 @@ func (d *Daemon) WaitBusy(ctx context.Context) bool {
 // daemon closes; the daemon's state is saved for the last time after every
 // such task has returned.
 func (d *Daemon) Go(task func(ctx context.Context)) {
-	k := d.mustKit()
+	k := d
 	k.tasks.Add(1)
 	go func() {
 		defer k.tasks.Done()
-		task(d.conns.Context())
+		task(d.Context())
 	}()
 }
 
 // Kind is the daemon's kind, its protocol's name.
-func (d *Daemon) Kind() string { return d.proto.Name }
+func (d *Daemon) Kind() string {
+	if d.composed == nil {
+		return ""
+	}
+	return d.composed.Name
+}
 
 // SetMeasured records a measurement taken by the daemon itself (an
 // is-sensor daemon without has-measure-trigger): it gets the next
 // measurement_id, which SetMeasured returns.
 func (d *Daemon) SetMeasured(values map[string]any) int64 {
-	k := d.mustKit()
+	k := d
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.setMeasuredLocked(values)
 }
 
-func (k *kit) setMeasuredLocked(values map[string]any) int64 {
+func (k *Daemon) setMeasuredLocked(values map[string]any) int64 {
 	m := make(map[string]any, len(values)+2)
 	for key, v := range values {
 		m[key] = v
@@ -214,7 +251,7 @@ func (k *kit) setMeasuredLocked(values map[string]any) int64 {
 
 // Measured returns the last measurement, with its measurement_id.
 func (d *Daemon) Measured() map[string]any {
-	k := d.mustKit()
+	k := d
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.measured
@@ -223,7 +260,7 @@ func (d *Daemon) Measured() map[string]any {
 // SetMappings replaces the mappings (has-mapping), which get the next
 // mapping_id.
 func (d *Daemon) SetMappings(mappings map[string]any) {
-	k := d.mustKit()
+	k := d
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	m := make(map[string]any, len(mappings)+1)
@@ -241,7 +278,7 @@ func (d *Daemon) SetMappings(mappings map[string]any) {
 // clients that fetch mappings again only when mapping_id changes behave
 // with the Go daemon as with the Python one.
 func (d *Daemon) SetMapping(name string, value any) {
-	k := d.mustKit()
+	k := d
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	// A new map: get_mappings answers may be encoding the old one.
@@ -255,7 +292,7 @@ func (d *Daemon) SetMapping(name string, value any) {
 
 // Mappings returns the mappings last set, with their mapping_id.
 func (d *Daemon) Mappings() map[string]any {
-	k := d.mustKit()
+	k := d
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.mappings
@@ -264,36 +301,71 @@ func (d *Daemon) Mappings() map[string]any {
 // Looping reports whether measure was asked to loop and stop_looping has
 // not been called since.
 func (d *Daemon) Looping() bool {
-	k := d.mustKit()
+	k := d
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.looping
 }
 
-func (d *Daemon) mustKit() *kit {
-	if d.kit == nil {
-		panic("yaq: the daemon was not made by a Program, so it has no state or busy flag of the kit's")
+// Handle registers h for method, a message of the daemon's protocol,
+// replacing the trait's default answer or a handler registered before, as
+// yaq.Daemon.Handle does. Every message of the protocol must have an
+// answer when the daemon starts: a trait's default, one of is-daemon's
+// that the server gives, or a handler registered in Program.New; a
+// message left without one stops the program at start with an error that
+// names it. It fails with yaq.ErrNoMethod for a method the protocol does
+// not declare.
+func (d *Daemon) Handle(method string, h yaq.Handler) error {
+	if err := d.Daemon.Handle(method, h); err != nil {
+		return err
 	}
-	return d.kit
+	d.mu.Lock()
+	if d.handled == nil {
+		d.handled = map[string]bool{}
+	}
+	d.handled[method] = true
+	d.mu.Unlock()
+	return nil
+}
+
+// serverAnswers are the messages yaq.Daemon answers itself, from its
+// fields, when no handler is registered for them.
+var serverAnswers = map[string]bool{"id": true, "busy": true, "get_config": true,
+	"get_config_filepath": true, "get_state": true, "shutdown": true}
+
+// checkHandled refuses a protocol message nothing answers: better at start
+// than a NotImplementedError at a client's first call.
+func (d *Daemon) checkHandled() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var missing []string
+	for name := range d.Protocol().Messages {
+		if !d.handled[name] && !serverAnswers[name] {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	sort.Strings(missing)
+	return fmt.Errorf("the protocol %s declares %s, which no trait answers and Program.New registers no handler for",
+		d.Kind(), strings.Join(missing, ", "))
 }
 
 // handle registers a trait's default answer for method, if the protocol
 // has that message.
-func (k *kit) handle(method string, h func(p []any) (any, error)) {
-	if k.d.proto.Messages[method] == nil {
+func (k *Daemon) handle(method string, h func(p []any) (any, error)) {
+	if k.Protocol().Messages[method] == nil {
 		return
 	}
-	k.d.defaults[method] = func(_ context.Context, p []any) (any, error) { return h(p) }
+	_ = k.Handle(method, func(_ context.Context, p []any) (any, error) { return h(p) })
 }
 
 // installDefaults gives every message of the daemon's traits the
 // behaviour yaqd-core gives it.
-func (k *kit) installDefaults() {
-	d := k.d
-	if d.defaults == nil {
-		d.defaults = map[string]Handler{}
-	}
-	k.handle("get_state", func([]any) (any, error) { return tomlText(k.stateSnapshot()), nil })
+func (k *Daemon) installDefaults() {
+	d := k
+	k.handle("get_state", func([]any) (any, error) { return yaqtoml.Text(k.stateSnapshot()), nil })
 	k.handle("shutdown", func(p []any) (any, error) {
 		restart, _ := p[0].(bool)
 		k.mu.Lock()
@@ -324,7 +396,7 @@ func (k *kit) installDefaults() {
 			if d.Home == nil {
 				return nil, fmt.Errorf("NotImplementedError('home')")
 			}
-			return nil, d.Home(d.conns.Context())
+			return nil, d.Home(d.Context())
 		})
 	}
 	if k.traits["has-turret"] {
@@ -423,15 +495,15 @@ func nonNil[T any](s []T) []T {
 func unitsMap(m map[string]*string) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		out[k] = strOrNil(v)
+		out[k] = orNil(v)
 	}
 	return out
 }
 
 // identifiers is the is-discrete config's identifiers.
-func (k *kit) identifiers() map[string]float64 {
+func (k *Daemon) identifiers() map[string]float64 {
 	out := map[string]float64{}
-	ids, _ := k.d.Config["identifiers"].(map[string]any)
+	ids, _ := k.Config["identifiers"].(map[string]any)
 	for name, v := range ids {
 		if f, ok := asFloat(v); ok {
 			out[name] = f
@@ -442,22 +514,22 @@ func (k *kit) identifiers() map[string]float64 {
 
 // measure starts a measurement unless one runs, as has-measure-trigger
 // does, and answers the id the next measurement will have.
-func (k *kit) measure(loop bool) int64 {
+func (k *Daemon) measure(loop bool) int64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.looping = loop
 	if !k.busy {
 		k.setBusyLocked(true)
-		k.d.Go(k.runMeasurements)
+		k.Go(k.runMeasurements)
 	}
 	return k.measurementID + 1
 }
 
-func (k *kit) runMeasurements(ctx context.Context) {
+func (k *Daemon) runMeasurements(ctx context.Context) {
 	for {
 		var values map[string]any
 		var err error
-		if f := k.d.Sensor.Measure; f != nil {
+		if f := k.Sensor.Measure; f != nil {
 			values, err = f(ctx)
 		} else {
 			err = fmt.Errorf("the daemon has no Sensor.Measure")
@@ -467,7 +539,7 @@ func (k *kit) runMeasurements(ctx context.Context) {
 			k.setBusyLocked(false)
 			k.mu.Unlock()
 			if err != nil && ctx.Err() == nil {
-				k.d.Logf("error", "measure: %v", err)
+				k.Logf("error", "measure: %v", err)
 			}
 			return
 		}
@@ -483,12 +555,12 @@ func (k *kit) runMeasurements(ctx context.Context) {
 
 // installPosition answers has-position's messages, with has-limits' and
 // has-transformed-position's when the daemon has them.
-func (k *kit) installPosition() {
-	d := k.d
+func (k *Daemon) installPosition() {
+	d := k
 	pos := &d.Position
 	k.handle("get_position", func([]any) (any, error) { return k.toTransformed(d.Float("position")), nil })
 	k.handle("get_destination", func([]any) (any, error) { return k.toTransformed(d.Float("destination")), nil })
-	k.handle("get_units", func([]any) (any, error) { return strOrNil(pos.Units), nil })
+	k.handle("get_units", func([]any) (any, error) { return orNil(pos.Units), nil })
 	k.handle("set_position", func(p []any) (any, error) { return nil, k.setPosition(p[0].(float64)) })
 	k.handle("set_relative", func(p []any) (any, error) {
 		next := k.toTransformed(d.Float("destination")) + p[0].(float64)
@@ -527,28 +599,28 @@ func (k *kit) installPosition() {
 		k.handle("get_native_position", func([]any) (any, error) { return d.Float("position"), nil })
 		k.handle("get_native_destination", func([]any) (any, error) { return d.Float("destination"), nil })
 		k.handle("get_native_limits", func([]any) (any, error) { return k.limits() })
-		k.handle("get_native_units", func([]any) (any, error) { return strOrNil(pos.NativeUnits), nil })
+		k.handle("get_native_units", func([]any) (any, error) { return orNil(pos.NativeUnits), nil })
 	}
 }
 
 // toNative and toTransformed convert positions (identity unless the
 // daemon has has-transformed-position).
-func (k *kit) toNative(x float64) float64 {
+func (k *Daemon) toNative(x float64) float64 {
 	if !k.traits["has-transformed-position"] {
 		return x
 	}
-	if f := k.d.Position.TransformedToRelative; f != nil {
+	if f := k.Position.TransformedToRelative; f != nil {
 		x = f(x)
 	}
-	return x + k.d.Float("native_reference_position")
+	return x + k.Float("native_reference_position")
 }
 
-func (k *kit) toTransformed(x float64) float64 {
+func (k *Daemon) toTransformed(x float64) float64 {
 	if !k.traits["has-transformed-position"] {
 		return x
 	}
-	x -= k.d.Float("native_reference_position")
-	if f := k.d.Position.RelativeToTransformed; f != nil {
+	x -= k.Float("native_reference_position")
+	if f := k.Position.RelativeToTransformed; f != nil {
 		x = f(x)
 	}
 	return x
@@ -557,15 +629,15 @@ func (k *kit) toTransformed(x float64) float64 {
 // limits joins the hardware's limits and the config's (for
 // has-transformed-position, the config's in native terms, and its
 // native_limits): the greatest lower and least upper.
-func (k *kit) limits() ([]float64, error) {
-	sets := [][]float64{floats(k.d.Get("hw_limits")), floats(k.d.Config["limits"])}
+func (k *Daemon) limits() ([]float64, error) {
+	sets := [][]float64{floats(k.Get("hw_limits")), floats(k.Config["limits"])}
 	if k.traits["has-transformed-position"] {
 		c := sets[1]
 		if len(c) == 2 {
 			c = []float64{k.toNative(c[0]), k.toNative(c[1])}
 			sort.Float64s(c)
 		}
-		sets = [][]float64{sets[0], c, floats(k.d.Config["native_limits"])}
+		sets = [][]float64{sets[0], c, floats(k.Config["native_limits"])}
 	}
 	out := []float64{math.Inf(-1), math.Inf(1)}
 	for _, s := range sets {
@@ -604,12 +676,12 @@ func pyList(f []float64) string {
 }
 
 // setPosition handles set_position: a transformed position made native.
-func (k *kit) setPosition(p float64) error { return k.setNative(k.toNative(p)) }
+func (k *Daemon) setPosition(p float64) error { return k.setNative(k.toNative(p)) }
 
 // setNative applies has-limits' out_of_limits to a native position, then
 // makes the daemon busy, stores the destination and starts the move.
-func (k *kit) setNative(p float64) error {
-	d := k.d
+func (k *Daemon) setNative(p float64) error {
+	d := k
 	if k.traits["has-limits"] {
 		lim, err := k.limits()
 		if err != nil {
@@ -641,7 +713,7 @@ func (k *kit) setNative(p float64) error {
 // busy; it reports whether it is not. A motion loop calls it on arrival, so
 // that a destination set while it checked is not lost.
 func (d *Daemon) Arrived(position float64) bool {
-	k := d.mustKit()
+	k := d
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.state["position"] = position
@@ -672,4 +744,13 @@ func asFloat(v any) (float64, bool) {
 		return float64(rv.Uint()), true
 	}
 	return 0, false
+}
+
+// orNil is s's string, or nil for no string, as the traits' answers hold
+// units.
+func orNil(s *string) any {
+	if s != nil {
+		return *s
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package yaq
+package kit
 
 import (
 	"fmt"
@@ -7,110 +7,104 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// Trait is one of yaq's traits: what it adds to a daemon's protocol (its
-// config and state fields, messages, properties and the traits it
-// requires) and the default behaviour a Program gives its messages. The
-// kit's traits are the exported values IsDaemon, HasPosition and so on;
-// TraitNamed finds one by the name protocols list.
-type Trait struct {
-	// Name is the trait's name as protocols list it, such as "has-limits".
-	Name string
-	// Requires names the traits this one builds on.
-	Requires []string
-	// Doc says what the trait is for.
-	Doc string
+// Trait names one of yaq's traits, as protocols list it ("has-limits"):
+// what it adds to a daemon's protocol (config and state fields, messages,
+// properties and the traits it requires) and the default behaviour a
+// Program gives its messages. The kit's traits are the constants below; a
+// Trait is a name, so no one can change what a trait means.
+type Trait string
 
-	// def is the trait's description as compose merges it.
-	def map[string]any
-}
-
-// The traits yaq defines, as values a Program lists in Traits. Each one's
+// The traits yaq defines, which a Program lists in Traits. Each one's
 // messages are answered by the kit unless the daemon registers a handler
 // of its own (see Program for what each needs from the daemon).
-var (
+const (
 	// IsDaemon is every daemon's trait: id, busy, get_config,
 	// get_config_filepath, get_state and shutdown, and the config keys
 	// port, serial, make, model, enable, log_level and log_to_file.
-	IsDaemon = mustTrait(isDaemonTOML)
+	IsDaemon Trait = "is-daemon"
 	// HasPosition is for a device with one position: set_position,
 	// get_position, get_destination, get_units and set_relative, with the
 	// state fields position and destination.
-	HasPosition = mustTrait(hasPositionTOML)
+	HasPosition Trait = "has-position"
 	// HasLimits adds limits to HasPosition: get_limits and in_limits, with
 	// set_position clamping, ignoring or refusing what lies outside (the
 	// config key out_of_limits).
-	HasLimits = mustTrait(hasLimitsTOML)
+	HasLimits Trait = "has-limits"
 	// HasTransformedPosition gives a positioner two frames, the
 	// transformed one clients use and the native one of the hardware.
-	HasTransformedPosition = mustTrait(hasTransformedPositionTOML)
+	HasTransformedPosition Trait = "has-transformed-position"
 	// IsDiscrete names positions: identifiers from the config, set by
 	// set_identifier.
-	IsDiscrete = mustTrait(isDiscreteTOML)
+	IsDiscrete Trait = "is-discrete"
 	// IsHomeable adds home to a positioner.
-	IsHomeable = mustTrait(isHomeableTOML)
+	IsHomeable Trait = "is-homeable"
 	// HasTurret is for a device with a turret of named positions.
-	HasTurret = mustTrait(hasTurretTOML)
+	HasTurret Trait = "has-turret"
 	// IsSensor is for a device that measures channels: get_measured,
 	// get_measurement_id and the channels' names, shapes and units.
-	IsSensor = mustTrait(isSensorTOML)
+	IsSensor Trait = "is-sensor"
 	// HasMeasureTrigger lets clients start a measurement (measure, once or
 	// looping) and stop looping.
-	HasMeasureTrigger = mustTrait(hasMeasureTriggerTOML)
+	HasMeasureTrigger Trait = "has-measure-trigger"
 	// HasMapping gives a sensor's channels mappings, arrays that say where
 	// each element of a channel lies (a spectrometer's wavelengths).
-	HasMapping = mustTrait(hasMappingTOML)
+	HasMapping Trait = "has-mapping"
 	// HasDependents is for a daemon that drives other daemons.
-	HasDependents = mustTrait(hasDependentsTOML)
+	HasDependents Trait = "has-dependents"
 	// UsesSerial is for a device on a serial link: direct_serial_write.
-	UsesSerial = mustTrait(usesSerialTOML)
+	UsesSerial Trait = "uses-serial"
 	// UsesUART is UsesSerial over a UART: config serial_port and
 	// baud_rate.
-	UsesUART = mustTrait(usesUARTTOML)
+	UsesUART Trait = "uses-uart"
 	// UsesI2C is UsesSerial over I²C: config i2c_addr.
-	UsesI2C = mustTrait(usesI2CTOML)
+	UsesI2C Trait = "uses-i2c"
 )
 
-// allTraits lists the kit's traits by name; it is filled once, in init,
+// traitDef is what a trait adds, as compose merges it.
+type traitDef struct {
+	requires []string
+	doc      string
+	def      map[string]any
+}
+
+// allTraits holds the kit's traits by name; it is filled once, in init,
 // and only read after.
-var allTraits = map[string]*Trait{}
+var allTraits = map[string]*traitDef{}
 
 func init() {
-	for _, t := range []*Trait{IsDaemon, HasPosition, HasLimits, HasTransformedPosition, IsDiscrete,
-		IsHomeable, HasTurret, IsSensor, HasMeasureTrigger, HasMapping, HasDependents, UsesSerial,
-		UsesUART, UsesI2C} {
-		allTraits[t.Name] = t
+	for _, text := range []string{isDaemonTOML, hasPositionTOML, hasLimitsTOML, hasTransformedPositionTOML,
+		isDiscreteTOML, isHomeableTOML, hasTurretTOML, isSensorTOML, hasMeasureTriggerTOML, hasMappingTOML,
+		hasDependentsTOML, usesSerialTOML, usesUARTTOML, usesI2CTOML} {
+		var def map[string]any
+		if _, err := toml.Decode(text, &def); err != nil {
+			panic(fmt.Sprintf("kit: a built-in trait does not parse: %v", err))
+		}
+		t := &traitDef{def: def}
+		t.doc, _ = def["doc"].(string)
+		for _, r := range def["requires"].([]any) {
+			t.requires = append(t.requires, r.(string))
+		}
+		allTraits[def["trait"].(string)] = t
 	}
 }
 
-// TraitNamed returns the trait protocols call name, or false if yaq has
-// none of that name.
-func TraitNamed(name string) (*Trait, bool) {
-	t, ok := allTraits[name]
-	return t, ok
+// Doc says what the trait is for; "" for a name that is not one of yaq's
+// traits.
+func (t Trait) Doc() string {
+	if d := allTraits[string(t)]; d != nil {
+		return d.doc
+	}
+	return ""
 }
 
-// TraitNames returns the names of every trait the kit knows, sorted.
-func TraitNames() []string {
+// traitNames returns the names of every trait the kit knows, sorted.
+func traitNames() []string {
 	names := make([]string, 0, len(allTraits))
 	for n := range allTraits {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	return names
-}
-
-func mustTrait(text string) *Trait {
-	var def map[string]any
-	if _, err := toml.Decode(text, &def); err != nil {
-		panic(fmt.Sprintf("yaq: a built-in trait does not parse: %v", err))
-	}
-	t := &Trait{def: def}
-	t.Name, _ = def["trait"].(string)
-	t.Doc, _ = def["doc"].(string)
-	for _, r := range def["requires"].([]any) {
-		t.Requires = append(t.Requires, r.(string))
-	}
-	return t
 }
 
 // The traits' descriptions, in the TOML yaq-traits uses, so that they

@@ -1,4 +1,4 @@
-package yaq
+package kit
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/ndpack/ndpack/internal/yaqtoml"
 )
 
 // StateFile is where yaqd-core keeps a daemon's state between runs:
@@ -39,11 +40,11 @@ func xdgHome(env, fallback string) string {
 // against its type, and the rest from their defaults. A file that cannot
 // be read or parsed is logged and ignored, as yaqd-core ignores it; a
 // field whose saved value no longer fits its type takes its default.
-func (k *kit) loadState(path string) {
+func (k *Daemon) loadState(path string) {
 	saved := map[string]any{}
 	if text, err := os.ReadFile(path); err == nil {
 		if _, err := toml.Decode(string(text), &saved); err != nil {
-			k.d.Logf("warning", "state file %s: %v; starting from the defaults", path, err)
+			k.Logf("warning", "state file %s: %v; starting from the defaults", path, err)
 			saved = map[string]any{}
 		}
 	}
@@ -58,7 +59,7 @@ func (k *kit) loadState(path string) {
 				k.state[name] = x
 				continue
 			} else {
-				k.d.Logf("warning", "state file %s: %v; using the default", path, err)
+				k.Logf("warning", "state file %s: %v; using the default", path, err)
 			}
 		}
 		f, _ := tree[name].(map[string]any)
@@ -70,8 +71,8 @@ func (k *kit) loadState(path string) {
 // saveState writes the state file if the state differs from what was last
 // written (or read), through a temporary file renamed over it, so that a
 // crash leaves the old state or the new, never half of one.
-func (k *kit) saveState(path string, last *string) error {
-	text := tomlText(k.stateSnapshot())
+func (k *Daemon) saveState(path string, last *string) error {
+	text := yaqtoml.Text(k.stateSnapshot())
 	if text == *last {
 		return nil
 	}
@@ -102,7 +103,7 @@ func (k *kit) saveState(path string, last *string) error {
 
 // keepState saves the state at most once a second while the daemon runs,
 // then once more when it has closed and its tasks have ended.
-func (k *kit) keepState(path string, done <-chan struct{}) {
+func (k *Daemon) keepState(path string, done <-chan struct{}) {
 	last := ""
 	if text, err := os.ReadFile(path); err == nil {
 		last = string(text)
@@ -113,12 +114,12 @@ func (k *kit) keepState(path string, done <-chan struct{}) {
 		select {
 		case <-t.C:
 			if err := k.saveState(path, &last); err != nil {
-				k.d.Logf("error", "saving the state: %v", err)
+				k.Logf("error", "saving the state: %v", err)
 			}
 		case <-done:
 			k.tasks.Wait()
 			if err := k.saveState(path, &last); err != nil {
-				k.d.Logf("error", "saving the state: %v", err)
+				k.Logf("error", "saving the state: %v", err)
 			}
 			return
 		}
@@ -140,16 +141,21 @@ func (d *Daemon) Logf(level, format string, args ...any) {
 	}
 	threshold := logLevels["info"]
 	var sink func(string)
-	if k := d.kit; k != nil {
-		k.mu.Lock()
-		threshold, sink = k.level, k.logSink
-		k.mu.Unlock()
+	d.mu.Lock()
+	if d.level != 0 {
+		threshold = d.level
 	}
+	sink = d.logSink
+	d.mu.Unlock()
 	if n < threshold {
 		return
 	}
-	line := fmt.Sprintf("%s %s: %s", strings.ToUpper(level), d.Name, fmt.Sprintf(format, args...))
-	if d.ErrorLog != nil {
+	name := ""
+	if d.Daemon != nil {
+		name = d.Name
+	}
+	line := fmt.Sprintf("%s %s: %s", strings.ToUpper(level), name, fmt.Sprintf(format, args...))
+	if d.Daemon != nil && d.ErrorLog != nil {
 		d.ErrorLog.Print(line)
 	} else {
 		log.Print(line)

@@ -1,4 +1,4 @@
-package yaq
+package kit
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"log"
 	"math"
 	"time"
+
+	"github.com/ndpack/ndpack/internal/yaqtoml"
 )
 
 // Run is the main of a daemon program serving the protocol whose JSON is
@@ -36,7 +38,7 @@ func configureLimits(d *Daemon, cfg map[string]any) error {
 	if v, ok := cfg["max_connections"]; ok {
 		n, isInt := v.(int64)
 		if !isInt || n == 0 || n < -1 {
-			return fmt.Errorf("max_connections must be a positive integer, or -1 for no cap, not %v", tomlValue(v))
+			return fmt.Errorf("max_connections must be a positive integer, or -1 for no cap, not %v", yaqtoml.Value(v))
 		}
 		d.MaxConnections = int(min(n, math.MaxInt32))
 	}
@@ -63,7 +65,7 @@ func configureLimits(d *Daemon, cfg map[string]any) error {
 		case s > 0 && s <= math.MaxInt64/float64(time.Second):
 			*key.dst = max(time.Duration(s*float64(time.Second)), 1)
 		default:
-			return fmt.Errorf("%s must be a positive number of seconds, or -1 for none, not %v", key.name, tomlValue(v))
+			return fmt.Errorf("%s must be a positive number of seconds, or -1 for none, not %v", key.name, yaqtoml.Value(v))
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package yaq_test
+package kit_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"log"
 	"time"
 
-	"github.com/ndpack/ndpack/yaq"
+	"github.com/ndpack/ndpack/yaq/kit"
 )
 
 // A sensor whose measurement moves its one mapping in place, as
@@ -17,10 +17,10 @@ func ExampleDaemon_SetMapping() {
 	config, addr, cleanup := exampleConfig("sensor", "") // the state file goes beside it
 	defer cleanup()
 
-	p := &yaq.Program{
+	p := &kit.Program{
 		Kind:   "mysensor",
-		Traits: []*yaq.Trait{yaq.HasMapping, yaq.HasMeasureTrigger, yaq.IsSensor},
-		New: func(d *yaq.Daemon) error {
+		Traits: []kit.Trait{kit.HasMapping, kit.HasMeasureTrigger, kit.IsSensor},
+		New: func(d *kit.Daemon) error {
 			d.Sensor.ChannelNames = []string{"counts"}
 			d.Sensor.ChannelMappings = map[string][]string{"counts": {"where"}}
 			n := 0.0

@@ -1,4 +1,4 @@
-package yaq
+package kit
 
 import (
 	"errors"
@@ -65,10 +65,10 @@ func ComposeTOML(file string, text []byte) (*Composed, error) {
 
 // ComposeTraits composes a protocol called name from traits alone, as a
 // description listing only them would.
-func ComposeTraits(name string, traits ...*Trait) (*Composed, error) {
+func ComposeTraits(name string, traits ...Trait) (*Composed, error) {
 	names := make([]any, len(traits))
 	for i, t := range traits {
-		names[i] = t.Name
+		names[i] = string(t)
 	}
 	return compose(name, map[string]any{"protocol": name, "traits": names})
 }
@@ -153,7 +153,7 @@ func compose(file string, daemon map[string]any) (*Composed, error) {
 		name := todo[0]
 		todo = todo[1:]
 		t := allTraits[name]
-		todo = append(todo, t.Requires...)
+		todo = append(todo, t.requires...)
 		addTraits(todo)
 		mergeInto(out, t.def, name)
 	}
@@ -286,7 +286,7 @@ func checkTopLevel(file string, d map[string]any) error {
 	for i, t := range traits {
 		name, _ := t.(string)
 		if allTraits[name] == nil {
-			return descErr(file, fmt.Sprintf("traits[%d]", i), "unknown trait %s (yaq's are %s)", codecerr.JSONExcerpt(t), strings.Join(TraitNames(), ", "))
+			return descErr(file, fmt.Sprintf("traits[%d]", i), "unknown trait %s (yaq's are %s)", codecerr.JSONExcerpt(t), strings.Join(traitNames(), ", "))
 		}
 		hasDaemon = hasDaemon || name == "is-daemon"
 	}

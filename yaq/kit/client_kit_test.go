@@ -1,4 +1,4 @@
-package yaq
+package kit
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ndpack/ndpack/yaq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,10 +17,10 @@ import (
 // fails before anything is sent.
 func TestClientDecodesAndClassifies(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	p := &Program{Kind: "stage", Traits: []*Trait{HasLimits, IsDiscrete}}
+	p := &Program{Kind: "stage", Traits: []Trait{HasLimits, IsDiscrete}}
 	addr, _, _, done := runProgram(t, p, "limits = [0, 10]\nout_of_limits = \"error\"\nserial = \"SN-1\"\nidentifiers = {home = 1.5}\n")
 	ctx := context.Background()
-	c, err := Dial(ctx, addr)
+	c, err := yaq.Dial(ctx, addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 
@@ -44,14 +45,14 @@ func TestClientDecodesAndClassifies(t *testing.T) {
 	require.NoError(t, c.Call(ctx, "get_position_identifiers", nil, &ids))
 	assert.Equal(t, map[string]float64{"home": 1.5}, ids)
 	var lim [2]float64
-	assert.ErrorIs(t, c.Call(ctx, "get_limits", nil, &lim), ErrResult, "an array is not a slice")
+	assert.ErrorIs(t, c.Call(ctx, "get_limits", nil, &lim), yaq.ErrResult, "an array is not a slice")
 	var limits []float32
 	require.NoError(t, c.Call(ctx, "get_limits", nil, &limits))
 	assert.Equal(t, []float32{0, 10}, limits)
 
 	err = c.Call(ctx, "set_position", []any{11.0}, nil)
-	assert.ErrorIs(t, err, ErrRemote)
-	var re *RemoteError
+	assert.ErrorIs(t, err, yaq.ErrRemote)
+	var re *yaq.RemoteError
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, "set_position", re.Method)
 
@@ -61,13 +62,13 @@ func TestClientDecodesAndClassifies(t *testing.T) {
 		is     error
 		text   string
 	}{
-		{"set_positon", []any{1.0}, ErrNoMethod, `"set_positon"`},
-		{"set_position", []any{1.0, 2.0}, ErrParams, "set_position"},
+		{"set_positon", []any{1.0}, yaq.ErrNoMethod, `"set_positon"`},
+		{"set_position", []any{1.0, 2.0}, yaq.ErrParams, "set_position"},
 		{"set_position", []any{"x"}, nil, `parameter "position"`},
 	} {
 		err := c.Call(ctx, bad.method, bad.params, nil)
 		require.Error(t, err)
-		assert.NotErrorIs(t, err, ErrRemote, "refused before sending")
+		assert.NotErrorIs(t, err, yaq.ErrRemote, "refused before sending")
 		if bad.is != nil {
 			assert.ErrorIs(t, err, bad.is)
 		}
@@ -84,5 +85,5 @@ func TestClientDecodesAndClassifies(t *testing.T) {
 	}
 	err = c.Call(ctx, "busy", nil, &busy)
 	require.Error(t, err)
-	assert.False(t, errors.Is(err, ErrRemote), "a connection that broke is not an answer: %v", err)
+	assert.False(t, errors.Is(err, yaq.ErrRemote), "a connection that broke is not an answer: %v", err)
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package yaq
+package kit
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ndpack/ndpack/yaq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,13 +23,13 @@ import (
 func TestProgramSIGHUPAndLogFile(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	p := &Program{Kind: "stage", Traits: []*Trait{HasPosition}, New: func(d *Daemon) error {
+	p := &Program{Kind: "stage", Traits: []Trait{HasPosition}, New: func(d *Daemon) error {
 		d.Position.Move = func(to float64) error { d.Arrived(to); return nil }
 		return nil
 	}}
 	addr, _, logs, done := runProgram(t, p, "log_to_file = true\n")
 	ctx := context.Background()
-	c, err := Dial(ctx, addr)
+	c, err := yaq.Dial(ctx, addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	require.NoError(t, c.Call(ctx, "set_position", []any{2.5}, nil))
@@ -40,7 +41,7 @@ func TestProgramSIGHUPAndLogFile(t *testing.T) {
 		}
 	}
 	c.Close()
-	c, err = Dial(ctx, addr)
+	c, err = yaq.Dial(ctx, addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	var pos float64
@@ -71,7 +72,7 @@ func TestProgramSIGHUPAndLogFile(t *testing.T) {
 // loads the file again and starts each of its tables).
 func TestProgramSIGHUPReadsTheConfigAgain(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	p := &Program{Kind: "stage", Traits: []*Trait{HasPosition}}
+	p := &Program{Kind: "stage", Traits: []Trait{HasPosition}}
 	addrD, cfg, logs, done := runProgram(t, p, "")
 	ctx := context.Background()
 	original, err := os.ReadFile(cfg)
@@ -87,7 +88,7 @@ func TestProgramSIGHUPReadsTheConfigAgain(t *testing.T) {
 		}
 	}
 	name := func(addr string) (string, error) {
-		c, err := Dial(ctx, addr)
+		c, err := yaq.Dial(ctx, addr, nil)
 		if err != nil {
 			return "", err
 		}
@@ -116,7 +117,7 @@ func TestProgramSIGHUPReadsTheConfigAgain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "e", got)
 
-	c, err := Dial(ctx, addrE)
+	c, err := yaq.Dial(ctx, addrE, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	require.NoError(t, c.Call(ctx, "shutdown", nil, nil))
