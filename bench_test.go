@@ -68,7 +68,7 @@ func BenchmarkUnmarshalMixedBaseline(b *testing.B) {
 const bigLen = 64 << 20
 
 func bigNPY(b *testing.B) (*ndarray.Array, []byte) {
-	a, err := ndarray.New(ndarray.Float64, []int{bigLen / 8}, benchbase.Data(bigLen))
+	a, err := ndarray.New(ndarray.DTypeOf[float64](), []int{bigLen / 8}, benchbase.Data(bigLen))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func writeBigNPY(t *testing.T, path string, n int) {
 	require.NoError(t, err)
 	defer f.Close()
 	w := bufio.NewWriterSize(f, 1<<20)
-	w.Write(npybridge.AppendHeader(nil, ndarray.Float64, []int{n / 8}))
+	w.Write(npybridge.AppendHeader(nil, ndarray.DTypeOf[float64](), []int{n / 8}))
 	chunk := make([]byte, 1<<20)
 	for i := 0; i < n; i += len(chunk) {
 		for j := range chunk {

@@ -186,7 +186,7 @@ sys.stdout.buffer.write(msgpack.packb(msg, default=m.encode, use_bin_type=True))
 // Messages in a dialect are sized before they are written: one buffer of
 // the message's size, the array copied once.
 func TestMarshalMessageInDialectExactSize(t *testing.T) {
-	a, _ := ndarray.Zeros(ndarray.Float64, 1<<20)
+	a, _ := ndarray.Zeros(ndarray.DTypeOf[float64](), 1<<20)
 	for _, d := range []dialect.Dialect{dialect.MsgpackNumpy, dialect.OpenPI} {
 		var before, after runtime.MemStats
 		runtime.GC()

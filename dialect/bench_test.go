@@ -10,7 +10,7 @@ import (
 const benchLen = 64 << 20
 
 func benchMap(b *testing.B, d Dialect, n int) []byte {
-	a, err := ndarray.New(ndarray.Float64, []int{n / 8}, benchbase.Data(n))
+	a, err := ndarray.New(ndarray.DTypeOf[float64](), []int{n / 8}, benchbase.Data(n))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func BenchmarkUnmarshalNoCopy(b *testing.B) {
 }
 
 func BenchmarkMarshal64MiB(b *testing.B) {
-	a, _ := ndarray.New(ndarray.Float64, []int{benchLen / 8}, benchbase.Data(benchLen))
+	a, _ := ndarray.New(ndarray.DTypeOf[float64](), []int{benchLen / 8}, benchbase.Data(benchLen))
 	dst := make([]byte, 0, benchLen+128)
 	b.SetBytes(benchLen)
 	b.ReportAllocs()

@@ -57,7 +57,7 @@ func TestUnmarshalMessageAlignsData(t *testing.T) {
 // that size: an 8 MiB array costs one allocation of its size, and the
 // bytes are msgpack.Marshal's.
 func TestMarshalMessageExactSize(t *testing.T) {
-	a, _ := ndarray.Zeros(ndarray.Float64, 1<<20)
+	a, _ := ndarray.Zeros(ndarray.DTypeOf[float64](), 1<<20)
 	v := []any{1, map[string]any{"result": a}, "x"} // one key a map: msgpack.Marshal's order is its own
 	want, err := msgpack.Marshal(v)
 	if err != nil {

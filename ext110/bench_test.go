@@ -15,7 +15,7 @@ import (
 const bigElems = 64 << 20 / 8 // 64 MiB of float64
 
 func bigArray(b *testing.B) *ndarray.Array {
-	a, err := ndarray.Zeros(ndarray.Float64, bigElems)
+	a, err := ndarray.Zeros(ndarray.DTypeOf[float64](), bigElems)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func TestEncodeRefuses(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, s.Equal(back))
 
-	bad := &ndarray.Array{DType: ndarray.Float64, Shape: []int{2}, Data: make([]byte, 15)}
+	bad := &ndarray.Array{DType: ndarray.DTypeOf[float64](), Shape: []int{2}, Data: make([]byte, 15)}
 	_, err = Options{}.Marshal(bad)
 	assert.ErrorIs(t, err, ndarray.ErrDataLength)
 	assert.ErrorIs(t, err, ErrMalformed)
@@ -89,7 +89,7 @@ func TestEncodeRefuses(t *testing.T) {
 	// A payload over 2^32-1 bytes is refused before anything is read or
 	// written.
 	var sink countingWriter
-	err = NewEncoder(&sink).EncodeFrom(ndarray.Uint8, []int{1 << 32}, neverRead{t})
+	err = NewEncoder(&sink).EncodeFrom(ndarray.DTypeOf[uint8](), []int{1 << 32}, neverRead{t})
 	assert.ErrorIs(t, err, ErrTooLarge)
 	assert.Zero(t, sink.n)
 }
@@ -109,7 +109,7 @@ func TestHeaderForms(t *testing.T) {
 		{255, 0xc7, 3}, {256, 0xc8, 4}, {65535, 0xc8, 4}, {65536, 0xc9, 6},
 	} {
 		n := elementsForPayload(t, c.payload)
-		a, _ := ndarray.New(ndarray.Uint8, []int{n}, make([]byte, n))
+		a, _ := ndarray.New(ndarray.DTypeOf[uint8](), []int{n}, make([]byte, n))
 		b, err := Options{}.Marshal(a)
 		require.NoError(t, err)
 		assert.Equal(t, byte(c.code), b[0], "payload %d", c.payload)
@@ -123,7 +123,7 @@ func TestHeaderForms(t *testing.T) {
 // elementsForPayload finds the 1-d uint8 length whose payload is exactly p.
 func elementsForPayload(t *testing.T, p int) int {
 	for n := max(0, p-64); n <= p; n++ {
-		l, err := Options{}.layoutFor(ndarray.Uint8, []int{n}, n)
+		l, err := Options{}.layoutFor(ndarray.DTypeOf[uint8](), []int{n}, n)
 		require.NoError(t, err)
 		if l.payload == p {
 			return n
@@ -269,7 +269,7 @@ func TestHostileClaimAllocatesLittle(t *testing.T) {
 }
 
 func TestZeroCopyIgnoresSize(t *testing.T) {
-	big, _ := ndarray.New(ndarray.Float64, []int{1 << 17}, make([]byte, 8<<17))
+	big, _ := ndarray.New(ndarray.DTypeOf[float64](), []int{1 << 17}, make([]byte, 8<<17))
 	b, err := Options{}.Marshal(big)
 	require.NoError(t, err)
 	allocs := testing.AllocsPerRun(10, func() {
@@ -351,6 +351,6 @@ func TestNumpyShapeLimits(t *testing.T) {
 		_, err := Unmarshal(obj)
 		assert.ErrorIs(t, err, ndarray.ErrShape, name)
 	}
-	_, err := Options{}.Marshal(&ndarray.Array{DType: ndarray.Uint8, Shape: make([]int, 33)})
+	_, err := Options{}.Marshal(&ndarray.Array{DType: ndarray.DTypeOf[uint8](), Shape: make([]int, 33)})
 	assert.ErrorIs(t, err, ndarray.ErrShape)
 }

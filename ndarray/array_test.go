@@ -30,16 +30,16 @@ func TestNumElements(t *testing.T) {
 	_, err = NumElements([]int{1 << 32, 1 << 32})
 	assert.ErrorIs(t, err, ErrShape)
 	assert.Contains(t, err.Error(), "overflows int")
-	_, err = ByteSize(Float64, []int{math.MaxInt / 4})
+	_, err = ByteSize(DTypeOf[float64](), []int{math.MaxInt / 4})
 	assert.ErrorIs(t, err, ErrShape)
 	// As NumPy: the non-zero dimensions must not overflow even when
 	// another is 0 (np.empty((2**63-1, 2**63-1, 0)) fails), and the item
 	// size counts (np.empty((2**63-1, 0), '<f8') fails too).
 	_, err = NumElements([]int{math.MaxInt, math.MaxInt, 0})
 	assert.ErrorIs(t, err, ErrShape)
-	_, err = ByteSize(Float64, []int{math.MaxInt, 0})
+	_, err = ByteSize(DTypeOf[float64](), []int{math.MaxInt, 0})
 	assert.ErrorIs(t, err, ErrShape)
-	n, err := ByteSize(Uint8, []int{math.MaxInt, 0})
+	n, err := ByteSize(DTypeOf[uint8](), []int{math.MaxInt, 0})
 	require.NoError(t, err)
 	assert.Equal(t, 0, n)
 	// At most 32 dimensions, as NumPy.
@@ -68,16 +68,16 @@ func TestZeroSizeItems(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	_, err := New(Float64, []int{2, 3}, make([]byte, 47))
+	_, err := New(DTypeOf[float64](), []int{2, 3}, make([]byte, 47))
 	assert.ErrorIs(t, err, ErrDataLength)
 	assert.EqualError(t, err, "ndarray: data length does not match shape: shape (2, 3) of <f8 needs 48 bytes, data has 47")
-	a, err := New(Float64, []int{2, 3}, make([]byte, 48))
+	a, err := New(DTypeOf[float64](), []int{2, 3}, make([]byte, 48))
 	require.NoError(t, err)
 	assert.Equal(t, 6, a.Len())
 	assert.Equal(t, 2, a.NDim())
 	assert.Equal(t, "<f8 (2, 3)", a.String())
 
-	z, err := New(Int64, nil, make([]byte, 8))
+	z, err := New(DTypeOf[int64](), nil, make([]byte, 8))
 	require.NoError(t, err)
 	assert.Equal(t, 1, z.Len())
 	assert.Equal(t, "<i8 ()", z.String())

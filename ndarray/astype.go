@@ -101,11 +101,6 @@ func safeCast(from, to DType) bool {
 	return false
 }
 
-// AsType returns a new Array holding a's values converted to dtype dt, as
-// NumPy's a.astype(dt, casting="same_kind") would: see SameKind for what
-// it refuses (ErrType). It always copies, even when dt is a's dtype.
-func AsType(a *Array, dt DType) (*Array, error) { return SameKind.AsType(a, dt) }
-
 // AsType returns a new Array holding a's values converted to dtype dt, if
 // c allows it (ErrType otherwise). It always copies. Converting between
 // byte orders of one dtype is always allowed.
@@ -138,12 +133,12 @@ func (c Casting) AsType(a *Array, dt DType) (*Array, error) {
 	return out, nil
 }
 
-// ValuesAs returns a's values converted to T, as AsType(a, DTypeOf[T]())
+// ValuesAs returns a's values converted to T, as SameKind.AsType(a, DTypeOf[T]())
 // would, in a new slice: unlike Values, it always copies, and it refuses
 // what SameKind refuses (ErrType): use Unsafe.AsType then Values for
 // those.
 func ValuesAs[T Element](a *Array) ([]T, error) {
-	conv, err := AsType(a, DTypeOf[T]())
+	conv, err := SameKind.AsType(a, DTypeOf[T]())
 	if err != nil {
 		return nil, err
 	}

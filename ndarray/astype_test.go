@@ -118,12 +118,12 @@ func TestAsTypeAndValuesAs(t *testing.T) {
 	require.NoError(t, err)
 	back, _ := ndarray.ValuesAs[float32](be)
 	assert.Equal(t, []float32{1.5, -2, 3.25}, back)
-	same, _ := ndarray.AsType(f4, f4.DType)
+	same, _ := ndarray.SameKind.AsType(f4, f4.DType)
 	same.Data[0] = 9
 	assert.NotEqual(t, same.Data[0], f4.Data[0])
 
 	// Strings do not convert to numbers.
 	s, _ := ndarray.New(ndarray.MustParseDType("|S2"), []int{1}, []byte("ab"))
-	_, err = ndarray.Unsafe.AsType(s, ndarray.Float64)
+	_, err = ndarray.Unsafe.AsType(s, ndarray.DTypeOf[float64]())
 	assert.ErrorIs(t, err, ndarray.ErrType)
 }

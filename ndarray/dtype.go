@@ -70,26 +70,6 @@ type DType struct {
 	layout *layout // the fields of a record, or a subarray's base and shape; nil if plain
 }
 
-// NumPy's standard numeric dtypes, named as numpy names them (np.bool_,
-// np.int16, np.complex128), little-endian as np.save writes them on the
-// machines ndpack runs on; DTypeOf gives the machine's own order.
-var (
-	Bool       = DType{Order: NotApplicable, Kind: KindBool, ItemSize: 1}
-	Int8       = DType{Order: NotApplicable, Kind: KindInt, ItemSize: 1}
-	Int16      = DType{Order: LittleEndian, Kind: KindInt, ItemSize: 2}
-	Int32      = DType{Order: LittleEndian, Kind: KindInt, ItemSize: 4}
-	Int64      = DType{Order: LittleEndian, Kind: KindInt, ItemSize: 8}
-	Uint8      = DType{Order: NotApplicable, Kind: KindUint, ItemSize: 1}
-	Uint16     = DType{Order: LittleEndian, Kind: KindUint, ItemSize: 2}
-	Uint32     = DType{Order: LittleEndian, Kind: KindUint, ItemSize: 4}
-	Uint64     = DType{Order: LittleEndian, Kind: KindUint, ItemSize: 8}
-	Float16    = DType{Order: LittleEndian, Kind: KindFloat, ItemSize: 2}
-	Float32    = DType{Order: LittleEndian, Kind: KindFloat, ItemSize: 4}
-	Float64    = DType{Order: LittleEndian, Kind: KindFloat, ItemSize: 8}
-	Complex64  = DType{Order: LittleEndian, Kind: KindComplex, ItemSize: 8}
-	Complex128 = DType{Order: LittleEndian, Kind: KindComplex, ItemSize: 16}
-)
-
 // validSizes lists the item sizes NumPy gives each fixed-size kind. f16 and
 // c32 (long double) are accepted and kept as opaque bytes: Go has no type for
 // them.

@@ -12,11 +12,11 @@ import (
 // caller asks for it with Unsafe casting.
 func ExampleAsType() {
 	a, _ := ndarray.FromSlice([]float32{1.5, -2.25, 3})
-	wide, err := ndarray.AsType(a, ndarray.DTypeOf[float64]())
+	wide, err := ndarray.SameKind.AsType(a, ndarray.DTypeOf[float64]())
 	v, _ := ndarray.Values[float64](wide)
 	fmt.Println(wide.DType.Kind == ndarray.KindFloat, wide.DType.ItemSize, v, err)
 
-	_, err = ndarray.AsType(a, ndarray.DTypeOf[int32]())
+	_, err = ndarray.SameKind.AsType(a, ndarray.DTypeOf[int32]())
 	fmt.Println(errors.Is(err, ndarray.ErrType))
 	ints, _ := ndarray.Unsafe.AsType(a, ndarray.DTypeOf[int32]())
 	iv, _ := ndarray.Values[int32](ints)

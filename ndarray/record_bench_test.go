@@ -16,8 +16,8 @@ const benchRecords = 1 << 20
 func packedPoints(b *testing.B, o ByteOrder) *Array {
 	dt, err := NewRecord([]Field{
 		{Name: "id", DType: MustParseDType("<i4").WithOrder(o)},
-		{Name: "x", DType: Float64.WithOrder(o), Offset: 4},
-		{Name: "y", DType: Float32.WithOrder(o), Offset: 12},
+		{Name: "x", DType: DTypeOf[float64]().WithOrder(o), Offset: 4},
+		{Name: "y", DType: DTypeOf[float32]().WithOrder(o), Offset: 12},
 	}, 0)
 	if err != nil {
 		b.Fatal(err)

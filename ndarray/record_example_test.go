@@ -10,7 +10,7 @@ func ExampleNewRecord() {
 	// np.dtype([('id', '<u4'), ('pos', '<f4', (3,))])
 	dt, err := ndarray.NewRecord([]ndarray.Field{
 		{Name: "id", DType: ndarray.MustParseDType("<u4")},
-		{Name: "pos", DType: ndarray.Float32, Shape: []int{3}, Offset: 4},
+		{Name: "pos", DType: ndarray.DTypeOf[float32](), Shape: []int{3}, Offset: 4},
 	}, 0)
 	if err != nil {
 		panic(err)
@@ -34,7 +34,7 @@ func ExampleDType_Descr() {
 	// np.dtype([('a', 'i1'), ('b', '<f8')], align=True)
 	dt, _ := ndarray.NewRecord([]ndarray.Field{
 		{Name: "a", DType: ndarray.MustParseDType("|i1")},
-		{Name: "b", DType: ndarray.Float64, Offset: 8},
+		{Name: "b", DType: ndarray.DTypeOf[float64](), Offset: 8},
 	}, 16)
 	items, _ := dt.Descr()
 	for _, it := range items {

@@ -54,7 +54,7 @@ func TestRecordString(t *testing.T) {
 		{[]Field{{Name: "a", Title: "T", DType: MustParseDType("<i4")}}, 0, "[(('T', 'a'), '<i4')]"},
 		{[]Field{{Name: "a", Title: "T", DType: MustParseDType("<i4"), Offset: 4}, {Name: "b", DType: MustParseDType("|S3")}}, 0,
 			"{'names': ['a', 'b'], 'formats': ['<i4', 'S3'], 'offsets': [4, 0], 'titles': ['T', None], 'itemsize': 8}"},
-		{[]Field{{Name: "it's", DType: Uint8}, {Name: `a"b'`, DType: Uint8, Offset: 1}, {Name: "\\\n\x00\u00a0é\u2028", DType: Uint8, Offset: 2}}, 0,
+		{[]Field{{Name: "it's", DType: DTypeOf[uint8]()}, {Name: `a"b'`, DType: DTypeOf[uint8](), Offset: 1}, {Name: "\\\n\x00\u00a0é\u2028", DType: DTypeOf[uint8](), Offset: 2}}, 0,
 			`[("it's", 'u1'), ('a"b\'', 'u1'), ('\\\n\x00\xa0é\u2028', 'u1')]`},
 		{nil, 0, "[]"},
 		{[]Field{{Name: "p", DType: MustParseDType("<f4"), Shape: []int{3}}}, 0, "[('p', '<f4', (3,))]"},
@@ -107,9 +107,9 @@ func TestRecordEqualityAndCopies(t *testing.T) {
 	assert.Equal(t, "x", f.Name)
 	_, ok = a.FieldByName("nope")
 	assert.False(t, ok)
-	_, ok = Float64.FieldByName("x")
+	_, ok = DTypeOf[float64]().FieldByName("x")
 	assert.False(t, ok)
-	assert.Nil(t, Float64.Fields())
+	assert.Nil(t, DTypeOf[float64]().Fields())
 }
 
 func TestNewRecordRefuses(t *testing.T) {
@@ -187,14 +187,14 @@ func TestRecordOverlapAndDescr(t *testing.T) {
 	assert.True(t, back == aligned)
 
 	// Plain dtypes describe themselves as numpy's one unnamed entry.
-	items, err = Float64.Descr()
+	items, err = DTypeOf[float64]().Descr()
 	require.NoError(t, err)
-	assert.Equal(t, []DescrItem{{DType: Float64}}, items)
+	assert.Equal(t, []DescrItem{{DType: DTypeOf[float64]()}}, items)
 
 	// A padding entry with a shape, or a subarray dtype, advances by its
 	// whole size; an unnamed field that is not void is a field.
 	sub, _ := NewSubarray(i4, []int{2})
-	back, err = RecordFromDescr([]DescrItem{{DType: v(1), Shape: []int{4}}, {DType: sub}, {Name: "a", DType: Uint8}, {DType: i4}})
+	back, err = RecordFromDescr([]DescrItem{{DType: v(1), Shape: []int{4}}, {DType: sub}, {Name: "a", DType: DTypeOf[uint8]()}, {DType: i4}})
 	require.NoError(t, err)
 	assert.Equal(t, "{'names': ['a', ''], 'formats': ['u1', '<i4'], 'offsets': [12, 13], 'itemsize': 17}", back.String())
 	_, err = RecordFromDescr([]DescrItem{{Name: "a", DType: i4}, {Name: "a", DType: i4}})
@@ -251,7 +251,7 @@ func TestRecordRefusedByConversions(t *testing.T) {
 	a, err := Zeros(dt, 3)
 	require.NoError(t, err)
 	assert.Equal(t, 36, len(a.Data))
-	_, err = AsType(a, dt)
+	_, err = SameKind.AsType(a, dt)
 	require.ErrorIs(t, err, ErrType)
 	assert.Contains(t, err.Error(), "AsType converts plain dtypes only")
 	_, err = Unsafe.AsType(a, MustParseDType("|V12"))
@@ -296,7 +296,7 @@ func TestRecordInternTableShrinks(t *testing.T) {
 	before := count()
 	alive := make([]DType, 0, 1000)
 	for i := 0; i < 1000; i++ {
-		dt, err := NewRecord([]Field{{Name: strings.Repeat("n", i+1), DType: Float64}}, 0)
+		dt, err := NewRecord([]Field{{Name: strings.Repeat("n", i+1), DType: DTypeOf[float64]()}}, 0)
 		require.NoError(t, err)
 		alive = append(alive, dt)
 	}

@@ -9,10 +9,10 @@ import (
 )
 
 func TestFieldPaths(t *testing.T) {
-	in := mustRecord(t, []Field{{Name: "b", DType: MustParseDType(">u2")}, {Name: "c.d", DType: Uint8, Offset: 2}}, 0)
+	in := mustRecord(t, []Field{{Name: "b", DType: MustParseDType(">u2")}, {Name: "c.d", DType: DTypeOf[uint8](), Offset: 2}}, 0)
 	dt := mustRecord(t, []Field{
 		{Name: "a", Title: "T", DType: in},
-		{Name: "a.b", DType: Uint8, Offset: 3},
+		{Name: "a.b", DType: DTypeOf[uint8](), Offset: 3},
 		{Name: "s", DType: in, Shape: []int{2}, Offset: 4},
 	}, 0)
 	a, err := New(dt, []int{2}, []byte{
@@ -24,7 +24,7 @@ func TestFieldPaths(t *testing.T) {
 	// A name holding a dot is found before the path through "a".
 	v, err := a.Field("a.b")
 	require.NoError(t, err)
-	assert.Equal(t, Uint8, v.DType)
+	assert.Equal(t, DTypeOf[uint8](), v.DType)
 	assert.Equal(t, 3, v.Offset)
 	// Through the title, then into a name holding a dot.
 	u, err := FieldValues[uint8](a, "T.c.d")
@@ -78,7 +78,7 @@ func TestFieldPaths(t *testing.T) {
 // A field reached through a large subarray of records is copied element
 // by element, without a plan of one run per element.
 func TestFieldManyRuns(t *testing.T) {
-	in := mustRecord(t, []Field{{Name: "x", DType: MustParseDType("<i2")}, {Name: "y", DType: Uint8, Offset: 2}}, 0)
+	in := mustRecord(t, []Field{{Name: "x", DType: MustParseDType("<i2")}, {Name: "y", DType: DTypeOf[uint8](), Offset: 2}}, 0)
 	dt := mustRecord(t, []Field{{Name: "r", DType: in, Shape: []int{1000}}}, 0)
 	a, err := Zeros(dt, 3)
 	require.NoError(t, err)

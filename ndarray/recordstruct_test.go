@@ -507,10 +507,10 @@ type mismatched struct {
 func TestRecordsMismatchListsAll(t *testing.T) {
 	in := mustRecord(t, []Field{{Name: "z", DType: MustParseDType("<i2")}, {Name: "w", DType: MustParseDType("|i1"), Offset: 2}}, 0)
 	dt := mustRecord(t, []Field{
-		{Name: "x", DType: Float64},
-		{Name: "p", DType: Float32, Shape: []int{3}, Offset: 8},
+		{Name: "x", DType: DTypeOf[float64]()},
+		{Name: "p", DType: DTypeOf[float32](), Shape: []int{3}, Offset: 8},
 		{Name: "in", DType: in, Offset: 20},
-		{Name: "pt", DType: Float64, Offset: 24},
+		{Name: "pt", DType: DTypeOf[float64](), Offset: 24},
 	}, 0)
 	a, err := Zeros(dt, 2)
 	require.NoError(t, err)
@@ -525,7 +525,7 @@ func TestRecordsMismatchListsAll(t *testing.T) {
 		`field "pt": Go ndarray.point at offset 24, file <f8 at offset 24`, err.Error())
 
 	// Written into the dtype, fields the dtype has and T has not are named too.
-	_, err = FromRecordsAs(mustRecord(t, []Field{{Name: "id", DType: MustParseDType("<i4")}, {Name: "v", DType: Uint8, Offset: 4}}, 0), []point{{}})
+	_, err = FromRecordsAs(mustRecord(t, []Field{{Name: "id", DType: MustParseDType("<i4")}, {Name: "v", DType: DTypeOf[uint8](), Offset: 4}}, 0), []point{{}})
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, ErrType))
 	assert.Contains(t, err.Error(), `written from Go ndarray.point: field "x" missing in the dtype; field "y" missing in the dtype; field "v" of the dtype has no Go field in ndarray.point`)
@@ -533,7 +533,7 @@ func TestRecordsMismatchListsAll(t *testing.T) {
 	// Thousands of mismatches make a short message.
 	fields := make([]Field, 1000)
 	for i := range fields {
-		fields[i] = Field{Name: fmt.Sprint("f", i), DType: Uint8, Offset: i}
+		fields[i] = Field{Name: fmt.Sprint("f", i), DType: DTypeOf[uint8](), Offset: i}
 	}
 	_, err = FromRecordsAs(mustRecord(t, fields, 0), []point{{}})
 	require.Error(t, err)
@@ -563,7 +563,7 @@ func TestRecordDTypeOfRefuses(t *testing.T) {
 		`field "OK": name used by two fields`, err.Error())
 	_, err = RecordDTypeOf[int]()
 	assert.True(t, errors.Is(err, ErrType))
-	_, err = RecordsOf[point](&Array{DType: Float64, Shape: []int{1}, Data: make([]byte, 8)})
+	_, err = RecordsOf[point](&Array{DType: DTypeOf[float64](), Shape: []int{1}, Data: make([]byte, 8)})
 	assert.True(t, errors.Is(err, ErrType))
 	assert.Contains(t, err.Error(), "<f8 is not a record dtype")
 	_, err = FromRecords([]unsupported{{}})
@@ -777,8 +777,8 @@ func TestRecordPlanMerges(t *testing.T) {
 	o := NativeOrder()
 	packed := mustRecord(t, []Field{
 		{Name: "id", DType: MustParseDType("<i4").WithOrder(o)},
-		{Name: "x", DType: Float64.WithOrder(o), Offset: 4},
-		{Name: "y", DType: Float32.WithOrder(o), Offset: 12},
+		{Name: "x", DType: DTypeOf[float64]().WithOrder(o), Offset: 4},
+		{Name: "y", DType: DTypeOf[float32]().WithOrder(o), Offset: 12},
 	}, 0)
 	_, p, err := recordPlan[point](packed, false)
 	require.NoError(t, err)

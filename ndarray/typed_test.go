@@ -201,7 +201,7 @@ func TestAligned(t *testing.T) {
 			t.Errorf("%s: aligned at offsets %v, want %v", c.typestr, got, c.aligned)
 		}
 	}
-	if !(&Array{DType: Float64, Shape: []int{0}}).Aligned() {
+	if !(&Array{DType: DTypeOf[float64](), Shape: []int{0}}).Aligned() {
 		t.Error("an empty array is aligned")
 	}
 }

@@ -74,17 +74,12 @@ type Appender struct {
 type AppendOptions struct {
 	// Wait makes OpenAppend wait for the Appender that holds the file, in
 	// this process or another, to close it, instead of failing with
-	// ErrLocked. OpenAppendContext bounds the wait. An Appender waiting
+	// ErrLocked. ctx bounds the wait. An Appender waiting
 	// for one that the same goroutine holds waits forever.
 	Wait bool
 }
 
-// OpenAppend is OpenAppendContext without a bound on the wait.
-func (o AppendOptions) OpenAppend(name string, dt ndarray.DType, shape ...int) (*Appender, error) {
-	return o.OpenAppendContext(context.Background(), name, dt, shape...)
-}
-
-// OpenAppendContext opens the .npy file name for appending rows of dtype dt
+// OpenAppend opens the .npy file name for appending rows of dtype dt
 // and the given row shape, and locks it (see Appender). If another Appender
 // holds the file it fails with an error wrapping ErrLocked, or, with
 // o.Wait, waits for it until ctx is done (the error then wraps ErrLocked
@@ -96,7 +91,7 @@ func (o AppendOptions) OpenAppend(name string, dt ndarray.DType, shape ...int) (
 // created and given its header. An existing file must be C-order, of
 // exactly that dtype and row shape; bytes after its last row (rows of an
 // Append that a crash cut short) are dropped.
-func (o AppendOptions) OpenAppendContext(ctx context.Context, name string, dt ndarray.DType, shape ...int) (*Appender, error) {
+func (o AppendOptions) OpenAppend(ctx context.Context, name string, dt ndarray.DType, shape ...int) (*Appender, error) {
 	fail := func(err error) (*Appender, error) {
 		var pe *os.PathError
 		if errors.As(err, &pe) && pe.Path == name {

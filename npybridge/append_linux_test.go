@@ -1,6 +1,7 @@
 package npybridge
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -39,7 +40,7 @@ func smallDisk(t *testing.T) string {
 // written part of its row.
 func TestAppendFullTmpfs(t *testing.T) {
 	p := filepath.Join(smallDisk(t), "frames.npy")
-	w, err := AppendOptions{}.OpenAppend(p, rowDType, 300)
+	w, err := AppendOptions{}.OpenAppend(context.Background(), p, rowDType, 300)
 	require.NoError(t, err)
 	defer w.Close()
 	var rows int64

@@ -38,7 +38,7 @@ func TestAppendLockChild(t *testing.T) {
 	}
 	writer, _ := strconv.Atoi(os.Getenv("NDPACK_APPEND_WRITER"))
 	start := time.Now()
-	w, err := AppendOptions{Wait: os.Getenv("NDPACK_APPEND_WAIT") != ""}.OpenAppend(p, rowDType, 256)
+	w, err := AppendOptions{Wait: os.Getenv("NDPACK_APPEND_WAIT") != ""}.OpenAppend(context.Background(), p, rowDType, 256)
 	if err != nil {
 		fmt.Println("error", time.Since(start).Milliseconds(), errors.Is(err, ErrLocked), err)
 		os.Exit(3)
@@ -176,7 +176,7 @@ func TestTwoAppenders(t *testing.T) {
 // its context allows.
 func TestAppendReadableWhileLocked(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "frames.npy")
-	w, err := AppendOptions{}.OpenAppend(p, rowDType, 256)
+	w, err := AppendOptions{}.OpenAppend(context.Background(), p, rowDType, 256)
 	require.NoError(t, err)
 	defer w.Close()
 	for i := range 5 {
@@ -196,12 +196,12 @@ print(a.shape, a.dtype.str, [int(r[0]) for r in a], bool((a == a[:, :1]).all()))
 	assert.Equal(t, row(4).Data, m.Array.Data[4*512:])
 	m.Close()
 
-	_, err = AppendOptions{}.OpenAppend(p, rowDType, 256)
+	_, err = AppendOptions{}.OpenAppend(context.Background(), p, rowDType, 256)
 	assert.ErrorIs(t, err, ErrLocked)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = AppendOptions{Wait: true}.OpenAppendContext(ctx, p, rowDType, 256)
+	_, err = AppendOptions{Wait: true}.OpenAppend(ctx, p, rowDType, 256)
 	assert.ErrorIs(t, err, ErrLocked)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.EqualError(t, err, "append "+p+": npybridge: locked by another appender: gave up waiting for the Appender that holds the file: context deadline exceeded")
@@ -209,7 +209,7 @@ print(a.shape, a.dtype.str, [int(r[0]) for r in a], bool((a == a[:, :1]).all()))
 
 	// Once closed, the file is free.
 	require.NoError(t, w.Close())
-	w2, err := AppendOptions{Wait: true}.OpenAppend(p, rowDType, 256)
+	w2, err := AppendOptions{Wait: true}.OpenAppend(context.Background(), p, rowDType, 256)
 	require.NoError(t, err)
 	assert.Equal(t, int64(5), w2.Rows())
 	require.NoError(t, w2.Close())
@@ -221,7 +221,7 @@ print(a.shape, a.dtype.str, [int(r[0]) for r in a], bool((a == a[:, :1]).all()))
 func TestAppendCreatesWhole(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "new.npy")
-	w, err := AppendOptions{}.OpenAppend(p, rowDType, 256)
+	w, err := AppendOptions{}.OpenAppend(context.Background(), p, rowDType, 256)
 	require.NoError(t, err)
 	entries, _ := os.ReadDir(dir)
 	require.Len(t, entries, 1, "no temporary file is left")
@@ -231,7 +231,7 @@ func TestAppendCreatesWhole(t *testing.T) {
 
 	empty := filepath.Join(dir, "empty.npy")
 	require.NoError(t, os.WriteFile(empty, nil, 0o644))
-	w, err = AppendOptions{}.OpenAppend(empty, rowDType, 256)
+	w, err = AppendOptions{}.OpenAppend(context.Background(), empty, rowDType, 256)
 	require.NoError(t, err)
 	require.NoError(t, w.Append(row(3)))
 	require.NoError(t, w.Close())
@@ -254,7 +254,7 @@ func enospc(f *os.File) func(p []byte, off int64) (int, error) {
 // cut back to its last whole row and the error says how many it holds.
 func TestAppendDiskFullRollsBack(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "frames.npy")
-	w, err := AppendOptions{}.OpenAppend(p, rowDType, 256)
+	w, err := AppendOptions{}.OpenAppend(context.Background(), p, rowDType, 256)
 	require.NoError(t, err)
 	defer w.Close()
 	for i := range 3 {

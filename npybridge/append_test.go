@@ -3,6 +3,7 @@ package npybridge
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -37,7 +38,7 @@ var rowDType = ndarray.MustParseDType("<u2")
 // numpy loads the file after every Append, with every row so far.
 func TestAppendIsValidAfterEveryAppend(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "frames.npy")
-	w, err := AppendOptions{}.OpenAppend(p, rowDType, 256)
+	w, err := AppendOptions{}.OpenAppend(context.Background(), p, rowDType, 256)
 	require.NoError(t, err)
 	var snapshots []string
 	snap := func() {
@@ -68,7 +69,7 @@ func TestAppendIsValidAfterEveryAppend(t *testing.T) {
 	require.NoError(t, w.Close())
 
 	// Reopened, it carries on.
-	w, err = AppendOptions{}.OpenAppend(p, rowDType, 256)
+	w, err = AppendOptions{}.OpenAppend(context.Background(), p, rowDType, 256)
 	require.NoError(t, err)
 	require.NoError(t, w.Append(row(105)))
 	require.NoError(t, w.Close())
@@ -104,7 +105,7 @@ print(json.dumps(res))
 func TestAppendRefuses(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "f.npy")
-	w, err := AppendOptions{}.OpenAppend(p, rowDType, 256)
+	w, err := AppendOptions{}.OpenAppend(context.Background(), p, rowDType, 256)
 	require.NoError(t, err)
 	wrongType, _ := ndarray.FromSlice(make([]float32, 256))
 	assert.ErrorIs(t, w.Append(wrongType), ErrInvalidArray)
@@ -117,35 +118,35 @@ func TestAppendRefuses(t *testing.T) {
 	require.NoError(t, w.Close())
 	assert.ErrorIs(t, w.Append(row(0)), os.ErrClosed)
 
-	_, err = AppendOptions{}.OpenAppend(p, ndarray.Float64, 256)
+	_, err = AppendOptions{}.OpenAppend(context.Background(), p, ndarray.DTypeOf[float64](), 256)
 	assert.EqualError(t, err, "append "+p+": npybridge: invalid array: the file holds <u2, not <f8")
-	_, err = AppendOptions{}.OpenAppend(p, rowDType, 128)
+	_, err = AppendOptions{}.OpenAppend(context.Background(), p, rowDType, 128)
 	assert.ErrorIs(t, err, ErrInvalidArray)
 
 	fortran := filepath.Join(dir, "fortran.npy")
 	require.NoError(t, os.WriteFile(fortran, npyWith(1, "{'descr': '<u2', 'fortran_order': True, 'shape': (2, 3), }          \n", six), 0o644))
-	_, err = AppendOptions{}.OpenAppend(fortran, rowDType, 3)
+	_, err = AppendOptions{}.OpenAppend(context.Background(), fortran, rowDType, 3)
 	assert.ErrorIs(t, err, ErrUnsupported)
 	assert.Contains(t, err.Error(), "Fortran order")
 
 	// A header written without room for a longer count.
 	tight := filepath.Join(dir, "tight.npy")
 	require.NoError(t, os.WriteFile(tight, npyWith(1, "{'descr':'<u2','fortran_order':False,'shape':(6,)}\n", six), 0o644))
-	_, err = AppendOptions{}.OpenAppend(tight, rowDType)
+	_, err = AppendOptions{}.OpenAppend(context.Background(), tight, rowDType)
 	assert.ErrorIs(t, err, ErrHeaderTooLarge)
 	assert.Contains(t, err.Error(), "no room for a count of 6 rows")
 	b, _ := os.ReadFile(tight)
 	assert.Equal(t, npyWith(1, "{'descr':'<u2','fortran_order':False,'shape':(6,)}\n", six), b, "left as it was")
 
 	// Rows a crash left uncounted are dropped on opening.
-	w, err = AppendOptions{}.OpenAppend(p, rowDType, 256)
+	w, err = AppendOptions{}.OpenAppend(context.Background(), p, rowDType, 256)
 	require.NoError(t, err)
 	require.NoError(t, w.Append(row(7)))
 	require.NoError(t, w.Close())
 	f, _ := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
 	f.Write(make([]byte, 100))
 	f.Close()
-	w, err = AppendOptions{}.OpenAppend(p, rowDType, 256)
+	w, err = AppendOptions{}.OpenAppend(context.Background(), p, rowDType, 256)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), w.Rows())
 	require.NoError(t, w.Close())
@@ -161,7 +162,7 @@ func TestAppendChild(t *testing.T) {
 	if p == "" {
 		t.Skip("run by TestAppendSurvivesKill")
 	}
-	w, err := AppendOptions{}.OpenAppend(p, rowDType, 256)
+	w, err := AppendOptions{}.OpenAppend(context.Background(), p, rowDType, 256)
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)

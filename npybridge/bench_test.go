@@ -2,6 +2,7 @@ package npybridge
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 const bigLen = 64 << 20
 
 func bigNPY(b *testing.B) (*ndarray.Array, []byte) {
-	a, err := ndarray.New(ndarray.Float64, []int{bigLen / 8}, benchbase.Data(bigLen))
+	a, err := ndarray.New(ndarray.DTypeOf[float64](), []int{bigLen / 8}, benchbase.Data(bigLen))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func BenchmarkOpenMapped64MiB(b *testing.B) {
 // BenchmarkAppendBaselineWrite, one os.File.Write per row of the same bytes.
 func BenchmarkAppend4KiBRow(b *testing.B) {
 	rowArr, _ := ndarray.FromSlice(make([]float64, 512))
-	w, err := AppendOptions{}.OpenAppend(filepath.Join(b.TempDir(), "frames.npy"), rowArr.DType, 512)
+	w, err := AppendOptions{}.OpenAppend(context.Background(), filepath.Join(b.TempDir(), "frames.npy"), rowArr.DType, 512)
 	if err != nil {
 		b.Fatal(err)
 	}

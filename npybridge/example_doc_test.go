@@ -1,6 +1,7 @@
 package npybridge_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -91,7 +92,7 @@ func ExampleAppendOptions_OpenAppend() {
 	name := filepath.Join(dir, "frames.npy")
 	dt := ndarray.MustParseDType("<u2")
 
-	app, err := npybridge.AppendOptions{}.OpenAppend(name, dt, 2, 2) // rows of 2x2 frames
+	app, err := npybridge.AppendOptions{}.OpenAppend(context.Background(), name, dt, 2, 2) // rows of 2x2 frames
 	if err != nil {
 		panic(err)
 	}

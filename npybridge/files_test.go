@@ -197,7 +197,7 @@ func TestWriteRefusesInvalidArrays(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidArray)
 	assert.NotErrorIs(t, err, ErrHeader)
 	assert.EqualError(t, err, "npybridge: invalid array: cannot write a nil *ndarray.Array")
-	err = Write(io.Discard, &ndarray.Array{DType: ndarray.Float64, Shape: []int{2}, Data: make([]byte, 15)})
+	err = Write(io.Discard, &ndarray.Array{DType: ndarray.DTypeOf[float64](), Shape: []int{2}, Data: make([]byte, 15)})
 	assert.ErrorIs(t, err, ErrInvalidArray)
 	assert.ErrorIs(t, err, ndarray.ErrDataLength)
 	err = WriteNPZ(io.Discard, []NamedArray{{Name: "a", Array: nil}}, false)

@@ -162,13 +162,13 @@ func TestHugeClaimFailsAtOnce(t *testing.T) {
 
 func TestAppendHeaderText(t *testing.T) {
 	// The exact text from FACTS.md for a (2, 3) <f8 array.
-	h := AppendHeader(nil, ndarray.Float64, []int{2, 3})
+	h := AppendHeader(nil, ndarray.DTypeOf[float64](), []int{2, 3})
 	assert.Len(t, h, 128)
 	assert.Equal(t, "\x93NUMPY\x01\x00\x76\x00{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", string(h[:69]))
 	assert.Equal(t, strings.Repeat(" ", 128-69-1)+"\n", string(h[69:]))
 	// 0-d: no growth-axis spaces; 1-tuples keep their comma.
-	assert.Contains(t, string(AppendHeader(nil, ndarray.Float64, nil)), "'shape': (), }")
-	assert.Contains(t, string(AppendHeader(nil, ndarray.Float64, []int{5})), "'shape': (5,), }")
+	assert.Contains(t, string(AppendHeader(nil, ndarray.DTypeOf[float64](), nil)), "'shape': (), }")
+	assert.Contains(t, string(AppendHeader(nil, ndarray.DTypeOf[float64](), []int{5})), "'shape': (5,), }")
 }
 
 func TestReadHeaderLeavesDataUnread(t *testing.T) {

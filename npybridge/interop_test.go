@@ -192,7 +192,7 @@ func TestHeaderVersionSwitch(t *testing.T) {
 		for i := range shape {
 			shape[i] = 1
 		}
-		b := AppendHeader(nil, ndarray.Float64, shape)
+		b := AppendHeader(nil, ndarray.DTypeOf[float64](), shape)
 		dims = append(dims, n)
 		texts = append(texts, string(b))
 	}
@@ -268,8 +268,8 @@ print(json.dumps(res))
 	require.NoError(t, Write(&buf, a))
 	assert.Equal(t, v0, buf.Bytes(), "|V0 written as np.save writes it")
 
-	deep := &ndarray.Array{DType: ndarray.Uint8, Shape: make([]int, 33), Data: nil}
+	deep := &ndarray.Array{DType: ndarray.DTypeOf[uint8](), Shape: make([]int, 33), Data: nil}
 	assert.ErrorIs(t, Write(io.Discard, deep), ndarray.ErrShape)
-	huge := &ndarray.Array{DType: ndarray.Float64, Shape: []int{1 << 62, 0}, Data: nil}
+	huge := &ndarray.Array{DType: ndarray.DTypeOf[float64](), Shape: []int{1 << 62, 0}, Data: nil}
 	assert.ErrorIs(t, Write(io.Discard, huge), ndarray.ErrShape)
 }

@@ -65,7 +65,7 @@ func sparseArchive(t testing.TB, bigLen int64) (string, *ndarray.Array) {
 	sw := &sparseWriter{f: f}
 	z := NewNPZWriter(sw, false)
 	tail := []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
-	require.NoError(t, z.WriteFrom("big", ndarray.Uint8, []int{int(bigLen)}, zerosThen(bigLen-16, tail)))
+	require.NoError(t, z.WriteFrom("big", ndarray.DTypeOf[uint8](), []int{int(bigLen)}, zerosThen(bigLen-16, tail)))
 	v := make([]float64, 1<<20)
 	for i := range v {
 		v[i] = float64(i) / 3

@@ -23,7 +23,7 @@ import (
 // zerosBomb writes an archive whose one member, "a", is a <f8 array of n
 // bytes of zeros deflated at speed: about 1.3 MB for 1 GiB.
 func zerosBomb(t testing.TB, n int) string {
-	npy := AppendHeader(nil, ndarray.Float64, []int{n / 8})
+	npy := AppendHeader(nil, ndarray.DTypeOf[float64](), []int{n / 8})
 	var buf bytes.Buffer
 	w, err := flate.NewWriter(&buf, flate.BestSpeed)
 	require.NoError(t, err)

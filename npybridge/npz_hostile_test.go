@@ -297,7 +297,7 @@ func TestNPZRefusesMembersOutOfPlace(t *testing.T) {
 // holds no data. With statedSize the directory claims the member
 // decompresses to that too.
 func hugeClaim(method uint16, statedSize bool) []byte {
-	npy := AppendHeader(nil, ndarray.Float64, []int{4096, 4096, 512})
+	npy := AppendHeader(nil, ndarray.DTypeOf[float64](), []int{4096, 4096, 512})
 	npy = bytes.Replace(npy, []byte("'fortran_order': False"), []byte("'fortran_order': True "), 1)
 	part := storedPart("a.npy", npy)
 	if method == zipDeflate {
@@ -356,7 +356,7 @@ func TestNPZReadAllocatesTheArrayOnce(t *testing.T) {
 	const n = 64 << 20
 	for _, fortran := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fortran=%v", fortran), func(t *testing.T) {
-			npy := AppendHeader(nil, ndarray.Float64, []int{2048, 4096})
+			npy := AppendHeader(nil, ndarray.DTypeOf[float64](), []int{2048, 4096})
 			if fortran {
 				npy = bytes.Replace(npy, []byte("'fortran_order': False"), []byte("'fortran_order': True "), 1)
 			}

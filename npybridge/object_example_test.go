@@ -37,7 +37,7 @@ func ExampleReadOptions_ReadObjects() {
 // dtype=object), holds each array as an *ndarray.Array.
 func ExampleObjectArray_Arrays() {
 	row := func(n int) *ndarray.Array {
-		a, _ := ndarray.Zeros(ndarray.Int64, n)
+		a, _ := ndarray.Zeros(ndarray.DTypeOf[int64](), n)
 		return a
 	}
 	var file bytes.Buffer

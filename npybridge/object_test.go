@@ -131,7 +131,7 @@ func TestObjectsRefusedByDefault(t *testing.T) {
 	assert.Equal(t, []any{"a"}, a.Values)
 	// A numeric file is not an object array.
 	var num bytes.Buffer
-	require.NoError(t, Write(&num, &ndarray.Array{DType: ndarray.Float64, Shape: []int{1}, Data: make([]byte, 8)}))
+	require.NoError(t, Write(&num, &ndarray.Array{DType: ndarray.DTypeOf[float64](), Shape: []int{1}, Data: make([]byte, 8)}))
 	_, err = allowObjects.ReadObjects(&num)
 	assert.ErrorContains(t, err, "the array is <f8, not an object array: Read reads it")
 }
@@ -189,7 +189,7 @@ func writeCases() map[string]*ObjectArray {
 			1.5, math.Copysign(0, -1), 1e300, true, false, nil, complex(1, 2)),
 		"nested":     one([]any{1, []any{"ab", nil}}, []any{}, []any{[]any{[]byte("q")}}),
 		"multidim":   {Shape: []int{2, 2}, Values: []any{"a0", "a1", nil, 3}},
-		"arrays":     one(arange(ndarray.Int64, []int{3}, 0, 1, 2), arange(ndarray.Float64, []int{2, 2}, 0, 1, 2, 3), arange(ndarray.Float64, []int{}, 2.5), u2),
+		"arrays":     one(arange(ndarray.DTypeOf[int64](), []int{3}, 0, 1, 2), arange(ndarray.DTypeOf[float64](), []int{2, 2}, 0, 1, 2, 3), arange(ndarray.DTypeOf[float64](), []int{}, 2.5), u2),
 		"containers": one(Tuple{1, "ab"}, Dict{{Key: "k", Value: []any{1}}, {Key: 2, Value: nil}}),
 		"large":      one(large...),
 		"empty":      {Shape: []int{0, 3}, Values: []any{}},
@@ -260,7 +260,7 @@ func TestWriteObjectsNPZ(t *testing.T) {
 	var buf bytes.Buffer
 	z := NewNPZWriter(&buf, true)
 	require.NoError(t, z.WriteObjects("s", &ObjectArray{Shape: []int{2}, Values: []any{"a", nil}}))
-	require.NoError(t, z.WriteArray("x", &ndarray.Array{DType: ndarray.Uint8, Shape: []int{1}, Data: []byte{7}}))
+	require.NoError(t, z.WriteArray("x", &ndarray.Array{DType: ndarray.DTypeOf[uint8](), Shape: []int{1}, Data: []byte{7}}))
 	require.NoError(t, z.Close())
 	r, err := allowObjects.OpenNPZ(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package npybridge
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -179,7 +180,7 @@ func goRecord(t *testing.T) ndarray.DType {
 	require.NoError(t, err)
 	dt, err := ndarray.NewRecord([]ndarray.Field{
 		{Name: "id", Title: "identifier", DType: ndarray.MustParseDType("<u4")},
-		{Name: "pos", DType: ndarray.Float32, Shape: []int{3}, Offset: 8},
+		{Name: "pos", DType: ndarray.DTypeOf[float32](), Shape: []int{3}, Offset: 8},
 		{Name: "n", DType: inner, Shape: []int{2}, Offset: 20},
 		{Name: "t\u00e9", DType: ndarray.MustParseDType(">f8"), Offset: 32},
 	}, 48)
@@ -205,7 +206,7 @@ func TestRecordsWeWriteNumpyReads(t *testing.T) {
 	path := func(name string) string { p := filepath.Join(dir, name); files[name] = p; return p }
 	require.NoError(t, WriteFile(path("write.npy"), a))
 
-	w, err := AppendOptions{}.OpenAppend(path("append.npy"), dt)
+	w, err := AppendOptions{}.OpenAppend(context.Background(), path("append.npy"), dt)
 	require.NoError(t, err)
 	for i := 0; i < 4; i++ {
 		row, err := ndarray.New(dt, []int{1}, a.Data[i*dt.ItemSize:(i+1)*dt.ItemSize])
@@ -267,10 +268,10 @@ json.dump(res, sys.stdout)
 	assert.True(t, back.Equal(a))
 
 	// Appending to an existing record file takes the same record only.
-	w, err = AppendOptions{}.OpenAppend(files["append.npy"], dt)
+	w, err = AppendOptions{}.OpenAppend(context.Background(), files["append.npy"], dt)
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
-	_, err = AppendOptions{}.OpenAppend(files["append.npy"], dt.WithOrder(ndarray.LittleEndian))
+	_, err = AppendOptions{}.OpenAppend(context.Background(), files["append.npy"], dt.WithOrder(ndarray.LittleEndian))
 	assert.ErrorIs(t, err, ErrInvalidArray)
 }
 
@@ -290,7 +291,7 @@ func TestRecordsRefusedForWriting(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidArray, dt.String())
 		assert.Zero(t, buf.Len())
 		assert.ErrorIs(t, WriteFrom(&buf, dt, []int{2}, bytes.NewReader(a.Data)), ErrInvalidArray)
-		_, err = AppendOptions{}.OpenAppend(filepath.Join(t.TempDir(), "x.npy"), dt)
+		_, err = AppendOptions{}.OpenAppend(context.Background(), filepath.Join(t.TempDir(), "x.npy"), dt)
 		assert.ErrorIs(t, err, ErrInvalidArray)
 		_, err = MapOptions{}.CreateMapped(filepath.Join(t.TempDir(), "x.npy"), dt, 2)
 		assert.ErrorIs(t, err, ErrInvalidArray)

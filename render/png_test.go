@@ -314,8 +314,11 @@ for n in ('viridis', 'magma', 'inferno'):
 }
 
 func TestRefusals(t *testing.T) {
-	f8 := func(shape ...int) *ndarray.Array { a, _ := ndarray.Zeros(ndarray.Float64, shape...); return a }
-	rec, err := ndarray.NewRecord([]ndarray.Field{{Name: "x", DType: ndarray.Float64}}, 8)
+	f8 := func(shape ...int) *ndarray.Array {
+		a, _ := ndarray.Zeros(ndarray.DTypeOf[float64](), shape...)
+		return a
+	}
+	rec, err := ndarray.NewRecord([]ndarray.Field{{Name: "x", DType: ndarray.DTypeOf[float64]()}}, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,8 +326,8 @@ func TestRefusals(t *testing.T) {
 	strs, _ := ndarray.Zeros(ndarray.MustParseDType("|S4"), 2, 2)
 	ld, _ := ndarray.Zeros(ndarray.MustParseDType("<f16"), 2, 2)
 	dates, _ := ndarray.Zeros(ndarray.MustParseDType("<M8[s]"), 2, 2)
-	rgbF, _ := ndarray.Zeros(ndarray.Float32, 2, 2, 3)
-	rgb, _ := ndarray.Zeros(ndarray.Uint8, 2, 2, 3)
+	rgbF, _ := ndarray.Zeros(ndarray.DTypeOf[float32](), 2, 2, 3)
+	rgb, _ := ndarray.Zeros(ndarray.DTypeOf[uint8](), 2, 2, 3)
 	for _, c := range []struct {
 		name string
 		a    *ndarray.Array

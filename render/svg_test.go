@@ -204,8 +204,11 @@ func TestSVGThinsLongLinesKeepingSpikes(t *testing.T) {
 }
 
 func TestSVGRefusals(t *testing.T) {
-	f8 := func(shape ...int) *ndarray.Array { a, _ := ndarray.Zeros(ndarray.Float64, shape...); return a }
-	x3, _ := ndarray.Zeros(ndarray.Float64, 3)
+	f8 := func(shape ...int) *ndarray.Array {
+		a, _ := ndarray.Zeros(ndarray.DTypeOf[float64](), shape...)
+		return a
+	}
+	x3, _ := ndarray.Zeros(ndarray.DTypeOf[float64](), 3)
 	for _, c := range []struct {
 		name string
 		a    *ndarray.Array

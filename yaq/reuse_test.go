@@ -14,7 +14,7 @@ import (
 
 // filled returns an n-byte uint8 array of b.
 func filled(n int, b byte) *ndarray.Array {
-	a, _ := ndarray.New(ndarray.Uint8, []int{n}, bytes.Repeat([]byte{b}, n))
+	a, _ := ndarray.New(ndarray.DTypeOf[uint8](), []int{n}, bytes.Repeat([]byte{b}, n))
 	return a
 }
 

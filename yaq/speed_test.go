@@ -81,7 +81,7 @@ func echoCaller(b *testing.B, a *ndarray.Array) func() {
 }
 
 func array32MiB() *ndarray.Array {
-	a, _ := ndarray.New(ndarray.Float64, []int{4 << 20}, benchbase.Data(32<<20))
+	a, _ := ndarray.New(ndarray.DTypeOf[float64](), []int{4 << 20}, benchbase.Data(32<<20))
 	return a
 }
 

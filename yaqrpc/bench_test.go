@@ -42,7 +42,7 @@ func array10() *ndarray.Array {
 }
 
 func array32MiB() *ndarray.Array {
-	a, _ := ndarray.New(ndarray.Float64, []int{4 << 20}, benchbase.Data(32<<20))
+	a, _ := ndarray.New(ndarray.DTypeOf[float64](), []int{4 << 20}, benchbase.Data(32<<20))
 	return a
 }
 

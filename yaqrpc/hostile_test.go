@@ -141,7 +141,7 @@ func TestClientRefusesHostileInput(t *testing.T) {
 func TestOversizedRequestIsAnswered(t *testing.T) {
 	addr, _ := testServer(t, 0)
 	c := dial(t, addr)
-	big, err := ndarray.Zeros(ndarray.Uint8, 70<<20)
+	big, err := ndarray.Zeros(ndarray.DTypeOf[uint8](), 70<<20)
 	require.NoError(t, err)
 	err = c.Call(context.Background(), "echo", []any{big}, nil)
 	var rpcErr *Error

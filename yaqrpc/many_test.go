@@ -31,7 +31,7 @@ func manyCalls(t testing.TB, addr string, clients, calls int) {
 // manyCallsReusing is manyCalls with each client reading its answers into
 // one ResultBuffer when reuse is set.
 func manyCallsReusing(t testing.TB, addr string, clients, calls int, reuse bool) {
-	a, _ := ndarray.New(ndarray.Uint8, []int{1 << 20}, benchbase.Data(1<<20))
+	a, _ := ndarray.New(ndarray.DTypeOf[uint8](), []int{1 << 20}, benchbase.Data(1<<20))
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
 	for range clients {

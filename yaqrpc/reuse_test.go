@@ -15,7 +15,7 @@ import (
 
 // filled returns an n-byte uint8 array of b.
 func filled(n int, b byte) *ndarray.Array {
-	a, _ := ndarray.New(ndarray.Uint8, []int{n}, bytes.Repeat([]byte{b}, n))
+	a, _ := ndarray.New(ndarray.DTypeOf[uint8](), []int{n}, bytes.Repeat([]byte{b}, n))
 	return a
 }
 
@@ -126,7 +126,7 @@ func TestReusingBothSidesAllocatesNoPayload(t *testing.T) {
 	addr, _ := testServer(t, 0, func(s *Server) { s.ReuseRequestBuffers = true })
 	c := dial(t, addr)
 	ctx := context.Background()
-	a, err := ndarray.New(ndarray.Float64, []int{1 << 17}, bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7, 8}, 1<<17))
+	a, err := ndarray.New(ndarray.DTypeOf[float64](), []int{1 << 17}, bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7, 8}, 1<<17))
 	require.NoError(t, err)
 	var buf ResultBuffer
 	var back *ndarray.Array

@@ -168,7 +168,7 @@ func TestConcurrentClients(t *testing.T) {
 func TestLargeArrayRoundTrip(t *testing.T) {
 	addr, _ := testServer(t, 0)
 	c := dial(t, addr)
-	a, err := ndarray.Zeros(ndarray.Float64, 4<<20) // 32 MiB
+	a, err := ndarray.Zeros(ndarray.DTypeOf[float64](), 4<<20) // 32 MiB
 	require.NoError(t, err)
 	for i := 0; i < len(a.Data); i += 4093 {
 		a.Data[i] = byte(i)
@@ -327,7 +327,7 @@ func TestReuseRequestBuffers(t *testing.T) {
 		for k := range data {
 			data[k] = byte(i*31 + k)
 		}
-		a, _ := ndarray.New(ndarray.Uint8, []int{n}, data)
+		a, _ := ndarray.New(ndarray.DTypeOf[uint8](), []int{n}, data)
 		var back *ndarray.Array
 		require.NoError(t, c.Call(context.Background(), "echo", []any{a}, &back))
 		assert.True(t, a.Equal(back), "call %d", i)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -23,7 +24,7 @@ func heldFrames(t *testing.T) (dir, in, frames string, row *ndarray.Array, holde
 	row, _ = ndarray.FromSlice([]float64{1, 2})
 	in = filepath.Join(dir, "row.npy")
 	require.NoError(t, npybridge.WriteFile(in, row))
-	holder, err := npybridge.AppendOptions{}.OpenAppend(frames, row.DType, 2)
+	holder, err := npybridge.AppendOptions{}.OpenAppend(context.Background(), frames, row.DType, 2)
 	require.NoError(t, err)
 	require.NoError(t, holder.Append(row))
 	return dir, in, frames, row, holder

@@ -76,7 +76,7 @@ func fortranFile(b *testing.B) string {
 	}
 	p := filepath.Join(b.TempDir(), "fortran.npy")
 	// np.save's header for C order, told Fortran order in as many bytes.
-	h := bytes.Replace(npybridge.AppendHeader(nil, ndarray.Float64, []int{1024, 8192}),
+	h := bytes.Replace(npybridge.AppendHeader(nil, ndarray.DTypeOf[float64](), []int{1024, 8192}),
 		[]byte("'fortran_order': False,"), []byte("'fortran_order': True, "), 1)
 	data := make([]byte, 0, len(h)+8*len(v))
 	data = append(data, h...)

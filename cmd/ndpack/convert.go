@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -212,7 +213,7 @@ func (o convertOptions) appendTo(e env, in, out string) error {
 			rowShape = h.Shape[1:]
 		}
 	}
-	w, err := npybridge.AppendOptions{Wait: o.wait}.OpenAppend(out, a.DType, rowShape...)
+	w, err := npybridge.AppendOptions{Wait: o.wait}.OpenAppend(context.Background(), out, a.DType, rowShape...)
 	var pe *os.PathError
 	if errors.Is(err, npybridge.ErrLocked) && errors.As(err, &pe) {
 		return &os.PathError{Op: pe.Op, Path: pe.Path, Err: fmt.Errorf("%w (--wait waits for it to finish)", pe.Err)}

@@ -53,7 +53,7 @@ func TestConvertInterrupted(t *testing.T) {
 			require.NoError(t, cmd.Start())
 			// A header announcing 8 MB, and less than that: the command
 			// waits for the rest.
-			stdin.Write(npybridge.AppendHeader(nil, ndarray.Float64, []int{1 << 20}))
+			stdin.Write(npybridge.AppendHeader(nil, ndarray.DTypeOf[float64](), []int{1 << 20}))
 			stdin.Write(make([]byte, 4096))
 			deadline := time.Now().Add(5 * time.Second)
 			for len(tempFiles(t, dir)) == 0 && time.Now().Before(deadline) {
@@ -214,7 +214,7 @@ print(json.dumps(res))
 // end; elsewhere it is silent.
 func TestConvertProgress(t *testing.T) {
 	dir := t.TempDir()
-	a, _ := ndarray.Zeros(ndarray.Float64, 1<<20)
+	a, _ := ndarray.Zeros(ndarray.DTypeOf[float64](), 1<<20)
 	in := filepath.Join(dir, "a.npy")
 	require.NoError(t, npybridge.WriteFile(in, a))
 	slow := &slowReader{r: bytes.NewReader(readFile(t, in)), delay: 2 * time.Millisecond}

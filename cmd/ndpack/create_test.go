@@ -35,7 +35,7 @@ func TestCreate(t *testing.T) {
 
 	r = cli(t, nil, "create", "--dtype", "|u1", "--shape", "", filepath.Join(dir, "scalar.npy"))
 	require.Equal(t, result{0, "", ""}, r)
-	assert.Equal(t, append(npybridge.AppendHeader(nil, ndarray.Uint8, []int{}), 0), readFile(t, filepath.Join(dir, "scalar.npy")))
+	assert.Equal(t, append(npybridge.AppendHeader(nil, ndarray.DTypeOf[uint8](), []int{}), 0), readFile(t, filepath.Join(dir, "scalar.npy")))
 
 	entries, _ := os.ReadDir(dir)
 	assert.Len(t, entries, 2, "no temporary files left")

@@ -23,7 +23,7 @@ func TestCompressMemoryIsBounded(t *testing.T) {
 	}
 	dir := t.TempDir()
 	in := filepath.Join(dir, "big.npy")
-	header := npybridge.AppendHeader(nil, ndarray.Float64, []int{64 << 20})
+	header := npybridge.AppendHeader(nil, ndarray.DTypeOf[float64](), []int{64 << 20})
 	f, err := os.Create(in)
 	require.NoError(t, err)
 	f.Write(header)

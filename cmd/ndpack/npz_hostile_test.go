@@ -151,7 +151,7 @@ func dirRecord(name string, method uint16, crc uint32, csize, usize, offset uint
 // claimNPY is an NPY header alone that claims a (4096, 4096, 512) array of
 // <f8, 64 GiB, in Fortran order or not.
 func claimNPY(fortran bool) []byte {
-	h := npybridge.AppendHeader(nil, ndarray.Float64, []int{4096, 4096, 512})
+	h := npybridge.AppendHeader(nil, ndarray.DTypeOf[float64](), []int{4096, 4096, 512})
 	if fortran {
 		h = bytes.Replace(h, []byte("'fortran_order': False"), []byte("'fortran_order': True "), 1)
 	}
@@ -434,7 +434,7 @@ func TestFortranMemberMemory(t *testing.T) {
 		t.Skip("the race detector multiplies memory use")
 	}
 	const rows, cols = 4096, 4096 // <f8: 128 MiB
-	h := npybridge.AppendHeader(nil, ndarray.Float64, []int{rows, cols})
+	h := npybridge.AppendHeader(nil, ndarray.DTypeOf[float64](), []int{rows, cols})
 	h = bytes.Replace(h, []byte("'fortran_order': False"), []byte("'fortran_order': True "), 1)
 	var buf bytes.Buffer
 	w, _ := flate.NewWriter(&buf, flate.BestSpeed)

@@ -2,6 +2,7 @@ package codecerr_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -40,7 +41,7 @@ func TestSharedSentinels(t *testing.T) {
 // each message still says which.
 func TestClosedIsOneClass(t *testing.T) {
 	dir := t.TempDir()
-	a, err := npybridge.AppendOptions{}.OpenAppend(filepath.Join(dir, "a.npy"), ndarray.Float64, 2)
+	a, err := npybridge.AppendOptions{}.OpenAppend(context.Background(), filepath.Join(dir, "a.npy"), ndarray.DTypeOf[float64](), 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,27 +11,6 @@ import (
 	"github.com/ndpack/ndpack/internal/yaqtoml"
 )
 
-// Run is the main of a daemon program serving the protocol whose JSON is
-// protocol, with setup as each daemon's Program.New:
-//
-//	PROGRAM --config FILE   serve one daemon per table of the TOML file
-//	PROGRAM --protocol      print the protocol's JSON
-//	PROGRAM --version       print the program's name and version
-//
-// It returns the exit status, as Program.Run does.
-//
-// Deprecated: use a Program, which can also compose the protocol from its
-// traits or a description, and gives the traits' messages their default
-// answers: Run(program, version, protocol, args, stdout, stderr, setup)
-// is
-//
-//	(&Program{Name: program, Version: version, Protocol: protocol,
-//		New: setup, Stdout: stdout, Stderr: stderr}).Run(args)
-func Run(program, version, protocol string, args []string, stdout, stderr io.Writer, setup func(d *Daemon) error) int {
-	p := &Program{Name: program, Version: version, Protocol: protocol, New: setup, Stdout: stdout, Stderr: stderr}
-	return p.Run(args)
-}
-
 // configureLimits sets d's connection limits from the config keys Run
 // documents.
 func configureLimits(d *Daemon, cfg map[string]any) error {
