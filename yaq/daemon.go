@@ -235,116 +235,13 @@ func (d *Daemon) serveConn(nc net.Conn) {
 	conn := connset.Wrap(nc)
 	defer conn.Close()
 	br := bufio.NewReaderSize(conn, 64<<10)
-	in := avro.NewFrameReader(br, avro.ReaderOptions{MaxSize: d.maxFrame(), Peer: "client " + nc.RemoteAddr().String()})
-	var reuse [][]byte // each parameter's memory, with ReuseRequestBuffers
-	shaken := false
-	var o avro.FrameWriter
-	var pieces [][]byte
-	for {
-		if !d.awaitRequest(conn, br, in, shaken) {
-			return
-		}
-		o.Reset()
-		forceNull := false
-		if !shaken {
-			hr, err := in.ReadHandshakeRequest()
-			if err != nil {
-				d.connError(conn, err)
-				return
-			}
-			// As yaqd-core: BOTH once the client sends a protocol and
-			// expects this one; else NONE with the protocol, and the
-			// call that came with the handshake answered null.
-			if hr.ClientProtocol != nil && hr.ServerHash == d.hash {
-				shaken = true
-				o.Add(d.both)
-			} else {
-				o.Add(d.none)
-				forceNull = true
-			}
-		}
-		meta, err := in.CappedValue(metaSchema, maxMetaSize, "meta map")
+	c := &daemonConn{d: d, conn: conn, in: avro.NewFrameReader(br, avro.ReaderOptions{MaxSize: d.maxFrame(), Peer: "client " + nc.RemoteAddr().String()})}
+	for d.awaitRequest(conn, br, c.in, c.shaken) {
+		method, failure, err := c.answer()
 		if err != nil {
-			d.connError(conn, err)
 			return
 		}
-		// Echoed in the answer; encoded now, before meta's bytes are read
-		// over.
-		metaBytes := emptyMeta
-		if len(meta.(map[string]any)) > 0 {
-			metaBytes, _ = metaSchema.Append(nil, meta)
-		}
-		o.Add(metaBytes)
-		name, err := in.SmallValue(stringSchema)
-		if err != nil {
-			d.connError(conn, err)
-			return
-		}
-		method := name.(string)
-		msg := d.proto.Messages[method]
-		var params []any
-		if msg != nil {
-			for i, f := range msg.Request {
-				if d.ReuseRequestBuffers {
-					var mem []byte // the last request was answered: its memory is free
-					if i < len(reuse) {
-						mem = reuse[i]
-					}
-					in.Lend(mem)
-				}
-				p, err := in.Value(f.Type)
-				if d.ReuseRequestBuffers {
-					if mem := in.Lent(); mem != nil {
-						for len(reuse) <= i {
-							reuse = append(reuse, nil)
-						}
-						reuse[i] = mem
-					}
-				}
-				if err != nil {
-					d.connError(conn, err)
-					return
-				}
-				params = append(params, p)
-			}
-		}
-		conn.Busy(true)
-		var value [][]byte
-		var failure error
-		switch {
-		case forceNull || method == "":
-			// A handshake's request, or a no-op: a null answer.
-		case msg == nil:
-			failure = fmt.Errorf("KeyError('%s')", method)
-		default:
-			var result any
-			result, failure = d.call(method, params)
-			if failure == nil {
-				if value, failure = msg.Response.AppendPieces(pieces[:0], result); failure != nil {
-					failure = fmt.Errorf("the answer does not fit the protocol: %w", failure)
-				}
-			}
-		}
-		if failure != nil {
-			e, _ := errorsOf(msg).Append(nil, failure.Error())
-			o.Add(flagError)
-			o.Add(e)
-		} else {
-			o.Add(flagOK)
-			o.Add(value...)
-		}
-		o.Add() // the terminator
-		err = o.Send(conn)
-		pieces = value[:0]
-		clear(value)
-		if err != nil {
-			var te *connset.TimeoutError
-			if errors.As(err, &te) { // else the peer is gone: nothing to say
-				d.connError(conn, err)
-			}
-			return
-		}
-		if method == "shutdown" && failure == nil && !forceNull {
+		if method == "shutdown" && failure == nil {
 			// Requests other clients have in hand are answered first.
 			go d.Shutdown(context.Background())
 			return
@@ -353,6 +250,136 @@ func (d *Daemon) serveConn(nc net.Conn) {
 			return // Shutdown: this request was the last
 		}
 	}
+}
+
+// daemonConn is one connection's state between requests.
+type daemonConn struct {
+	d      *Daemon
+	conn   *connset.Conn
+	in     *avro.FrameReader
+	shaken bool
+	out    avro.FrameWriter
+	pieces [][]byte // an answer's encoding, reused
+	reuse  [][]byte // each parameter's memory, with ReuseRequestBuffers
+}
+
+// answer reads one request and sends its answer. It returns the method
+// called and the handler's failure (a handshake's null answer counts as
+// no method); err, already logged, ends the connection.
+func (c *daemonConn) answer() (method string, failure error, err error) {
+	c.out.Reset()
+	forceNull := false
+	if !c.shaken {
+		hr, err := c.in.ReadHandshakeRequest()
+		if err != nil {
+			return "", nil, c.fail(err)
+		}
+		// As yaqd-core: BOTH once the client sends a protocol and expects
+		// this one; else NONE with the protocol, and the call that came
+		// with the handshake answered null.
+		if hr.ClientProtocol != nil && hr.ServerHash == c.d.hash {
+			c.shaken = true
+			c.out.Add(c.d.both)
+		} else {
+			c.out.Add(c.d.none)
+			forceNull = true
+		}
+	}
+	meta, err := c.in.CappedValue(metaSchema, maxMetaSize, "meta map")
+	if err != nil {
+		return "", nil, c.fail(err)
+	}
+	// Echoed in the answer; encoded now, before meta's bytes are read over.
+	metaBytes := emptyMeta
+	if len(meta.(map[string]any)) > 0 {
+		metaBytes, _ = metaSchema.Append(nil, meta)
+	}
+	c.out.Add(metaBytes)
+	name, err := c.in.SmallValue(stringSchema)
+	if err != nil {
+		return "", nil, c.fail(err)
+	}
+	method = name.(string)
+	msg := c.d.proto.Messages[method]
+	params, err := c.params(msg)
+	if err != nil {
+		return "", nil, c.fail(err)
+	}
+	c.conn.Busy(true)
+	var value [][]byte
+	switch {
+	case forceNull || method == "":
+		// A handshake's request, or a no-op: a null answer.
+		method = ""
+	case msg == nil:
+		failure = fmt.Errorf("KeyError('%s')", method)
+	default:
+		var result any
+		result, failure = c.d.call(method, params)
+		if failure == nil {
+			if value, failure = msg.Response.AppendPieces(c.pieces[:0], result); failure != nil {
+				failure = fmt.Errorf("the answer does not fit the protocol: %w", failure)
+			}
+		}
+	}
+	if failure != nil {
+		e, _ := errorsOf(msg).Append(nil, failure.Error())
+		c.out.Add(flagError)
+		c.out.Add(e)
+	} else {
+		c.out.Add(flagOK)
+		c.out.Add(value...)
+	}
+	c.out.Add() // the terminator
+	err = c.out.Send(c.conn)
+	c.pieces = value[:0]
+	clear(value)
+	if err != nil {
+		var te *connset.TimeoutError
+		if errors.As(err, &te) { // else the peer is gone: nothing to say
+			c.d.connError(c.conn, err)
+		}
+		return "", nil, err
+	}
+	return method, failure, nil
+}
+
+// params reads a request's parameters as msg declares them, into the
+// memory of the last request's with ReuseRequestBuffers.
+func (c *daemonConn) params(msg *avro.Message) ([]any, error) {
+	if msg == nil {
+		return nil, nil
+	}
+	var params []any
+	for i, f := range msg.Request {
+		if c.d.ReuseRequestBuffers {
+			var mem []byte // the last request was answered: its memory is free
+			if i < len(c.reuse) {
+				mem = c.reuse[i]
+			}
+			c.in.Lend(mem)
+		}
+		p, err := c.in.Value(f.Type)
+		if c.d.ReuseRequestBuffers {
+			if mem := c.in.Lent(); mem != nil {
+				for len(c.reuse) <= i {
+					c.reuse = append(c.reuse, nil)
+				}
+				c.reuse[i] = mem
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		params = append(params, p)
+	}
+	return params, nil
+}
+
+// fail logs why the connection ends and returns err.
+func (c *daemonConn) fail(err error) error {
+	c.d.connError(c.conn, err)
+	return err
 }
 
 // The flag frames of an answer.

@@ -177,84 +177,12 @@ func compose(file string, daemon map[string]any) (*Composed, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, section := range []string{"config", "state"} {
-		fields, _ := out[section].(map[string]any)
-		for _, k := range sortedKeys(fields) {
-			f, ok := fields[k].(map[string]any)
-			if !ok {
-				return nil, descErr(file, section+"."+k, "is %s, not a table", codecerr.JSONExcerpt(fields[k]))
-			}
-			if f["default"] == "__null__" {
-				f["default"] = nil
-			}
-			s, err := fieldSchema(named, f)
-			if err != nil {
-				return nil, descErr(file, section+"."+k+".type", "%s", schemaText(err))
-			}
-			if def, has := f["default"]; has {
-				if _, err := checkValue(s, def, ""); err != nil {
-					return nil, descErr(file, section+"."+k+".default", "%v", err)
-				}
-			} else if section == "state" {
-				return nil, descErr(file, section+"."+k, "a state field needs a default")
-			}
-			if section == "config" {
-				c.config[k] = s
-			} else {
-				c.state[k] = s
-			}
-		}
+	if err := c.checkFields(file, named); err != nil {
+		return nil, err
 	}
 	msgs, _ := out["messages"].(map[string]any)
-	for _, name := range sortedKeys(msgs) {
-		m, ok := msgs[name].(map[string]any)
-		if !ok {
-			return nil, descErr(file, "messages."+name, "is %s, not a table", codecerr.JSONExcerpt(msgs[name]))
-		}
-		if resp, has := m["response"]; has {
-			if _, err := named.Clone().Parse(resp); err != nil {
-				return nil, descErr(file, "messages."+name+".response", "%s", schemaText(err))
-			}
-		} else {
-			m["response"] = "null"
-		}
-		req, has := m["request"]
-		if !has {
-			m["request"] = []any{}
-			continue
-		}
-		params, ok := req.([]any)
-		if !ok {
-			return nil, descErr(file, "messages."+name+".request", "is %s, not a list of parameters", codecerr.JSONExcerpt(req))
-		}
-		seen := map[string]bool{}
-		for i, p := range params {
-			key := fmt.Sprintf("messages.%s.request[%d]", name, i)
-			pm, ok := p.(map[string]any)
-			if !ok {
-				return nil, descErr(file, key, "is %s, not a table with a name and a type", codecerr.JSONExcerpt(p))
-			}
-			pname, _ := pm["name"].(string)
-			if pname == "" {
-				return nil, descErr(file, key+".name", "a parameter needs a name")
-			}
-			if seen[pname] {
-				return nil, descErr(file, key+".name", "the parameter %q is declared twice", pname)
-			}
-			seen[pname] = true
-			if pm["default"] == "__null__" {
-				pm["default"] = nil
-			}
-			s, err := named.Clone().Parse(pm["type"])
-			if err != nil {
-				return nil, descErr(file, key+".type", "%s", schemaText(err))
-			}
-			if def, has := pm["default"]; has {
-				if _, err := checkValue(s, def, ""); err != nil {
-					return nil, descErr(file, key+".default", "%v", err)
-				}
-			}
-		}
+	if err := checkMessages(file, named, msgs); err != nil {
+		return nil, err
 	}
 	props, _ := out["properties"].(map[string]any)
 	for _, name := range sortedKeys(props) {
@@ -267,6 +195,105 @@ func compose(file string, daemon map[string]any) (*Composed, error) {
 	c.JSON = pyJSON(out, -1)
 	c.Indented = pyJSON(out, 4)
 	return c, nil
+}
+
+// checkFields checks the config and state fields' types and defaults and
+// keeps their schemas.
+func (c *Composed) checkFields(file string, named *avro.Names) error {
+	for _, section := range []string{"config", "state"} {
+		fields, _ := c.tree[section].(map[string]any)
+		for _, k := range sortedKeys(fields) {
+			f, ok := fields[k].(map[string]any)
+			if !ok {
+				return descErr(file, section+"."+k, "is %s, not a table", codecerr.JSONExcerpt(fields[k]))
+			}
+			if f["default"] == "__null__" {
+				f["default"] = nil
+			}
+			s, err := fieldSchema(named, f)
+			if err != nil {
+				return descErr(file, section+"."+k+".type", "%s", schemaText(err))
+			}
+			if def, has := f["default"]; has {
+				if _, err := checkValue(s, def, ""); err != nil {
+					return descErr(file, section+"."+k+".default", "%v", err)
+				}
+			} else if section == "state" {
+				return descErr(file, section+"."+k, "a state field needs a default")
+			}
+			if section == "config" {
+				c.config[k] = s
+			} else {
+				c.state[k] = s
+			}
+		}
+	}
+	return nil
+}
+
+// checkMessages checks every message's request and response, giving them
+// yaq-traits' defaults (an empty request, a null response).
+func checkMessages(file string, named *avro.Names, msgs map[string]any) error {
+	for _, name := range sortedKeys(msgs) {
+		m, ok := msgs[name].(map[string]any)
+		if !ok {
+			return descErr(file, "messages."+name, "is %s, not a table", codecerr.JSONExcerpt(msgs[name]))
+		}
+		if resp, has := m["response"]; has {
+			if _, err := named.Clone().Parse(resp); err != nil {
+				return descErr(file, "messages."+name+".response", "%s", schemaText(err))
+			}
+		} else {
+			m["response"] = "null"
+		}
+		req, has := m["request"]
+		if !has {
+			m["request"] = []any{}
+			continue
+		}
+		params, ok := req.([]any)
+		if !ok {
+			return descErr(file, "messages."+name+".request", "is %s, not a list of parameters", codecerr.JSONExcerpt(req))
+		}
+		if err := checkParams(file, named, name, params); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkParams checks one message's parameters: named once each, of a
+// type that parses, with a default of that type.
+func checkParams(file string, named *avro.Names, message string, params []any) error {
+	seen := map[string]bool{}
+	for i, p := range params {
+		key := fmt.Sprintf("messages.%s.request[%d]", message, i)
+		pm, ok := p.(map[string]any)
+		if !ok {
+			return descErr(file, key, "is %s, not a table with a name and a type", codecerr.JSONExcerpt(p))
+		}
+		pname, _ := pm["name"].(string)
+		if pname == "" {
+			return descErr(file, key+".name", "a parameter needs a name")
+		}
+		if seen[pname] {
+			return descErr(file, key+".name", "the parameter %q is declared twice", pname)
+		}
+		seen[pname] = true
+		if pm["default"] == "__null__" {
+			pm["default"] = nil
+		}
+		s, err := named.Clone().Parse(pm["type"])
+		if err != nil {
+			return descErr(file, key+".type", "%s", schemaText(err))
+		}
+		if def, has := pm["default"]; has {
+			if _, err := checkValue(s, def, ""); err != nil {
+				return descErr(file, key+".default", "%v", err)
+			}
+		}
+	}
+	return nil
 }
 
 // checkTopLevel checks the description's own keys before anything is

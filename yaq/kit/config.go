@@ -68,60 +68,11 @@ func checkValue(s *avro.Schema, v any, path string) (any, error) {
 		}
 		return str, nil
 	case "array":
-		items := tomlArray(v)
-		if items == nil && v != nil {
-			if _, isArr := v.([]any); !isArr {
-				return bad()
-			}
-		}
-		if v == nil {
-			return bad()
-		}
-		out := make([]any, len(items))
-		for i, e := range items {
-			x, err := checkValue(s.Items, e, fmt.Sprintf("%s[%d]", path, i))
-			if err != nil {
-				return nil, err
-			}
-			out[i] = x
-		}
-		return out, nil
+		return checkArray(s, v, path)
 	case "map":
-		m, ok := v.(map[string]any)
-		if !ok {
-			return bad()
-		}
-		out := make(map[string]any, len(m))
-		for _, k := range sortedKeys(m) {
-			x, err := checkValue(s.Values, m[k], joinKey(path, k))
-			if err != nil {
-				return nil, err
-			}
-			out[k] = x
-		}
-		return out, nil
+		return checkMap(s, v, path)
 	case "record", "error":
-		m, ok := v.(map[string]any)
-		if !ok {
-			return bad()
-		}
-		out := make(map[string]any, len(s.Fields))
-		for _, f := range s.Fields {
-			x, has := m[f.Name]
-			if !has {
-				if f.HasDefault {
-					out[f.Name] = f.Default
-					continue
-				}
-				return nil, fmt.Errorf("%smissing", pathPrefix(joinKey(path, f.Name)))
-			}
-			x, err := checkValue(f.Type, x, joinKey(path, f.Name))
-			if err != nil {
-				return nil, err
-			}
-			out[f.Name] = x
-		}
-		return out, nil
+		return checkRecord(s, v, path)
 	case "union":
 		var first error
 		for _, b := range s.Branches {
@@ -139,6 +90,71 @@ func checkValue(s *avro.Schema, v any, path string) (any, error) {
 		return bad()
 	}
 	return bad()
+}
+
+// checkArray checks a TOML array against an Avro array's items.
+func checkArray(s *avro.Schema, v any, path string) (any, error) {
+	items := tomlArray(v)
+	if v == nil || (items == nil && !isList(v)) {
+		return nil, fmt.Errorf("%s%s is not a %s", pathPrefix(path), describeTOML(v), s)
+	}
+	out := make([]any, len(items))
+	for i, e := range items {
+		x, err := checkValue(s.Items, e, fmt.Sprintf("%s[%d]", path, i))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+func isList(v any) bool {
+	_, ok := v.([]any)
+	return ok
+}
+
+// checkMap checks a TOML table against an Avro map's values.
+func checkMap(s *avro.Schema, v any, path string) (any, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s%s is not a %s", pathPrefix(path), describeTOML(v), s)
+	}
+	out := make(map[string]any, len(m))
+	for _, k := range sortedKeys(m) {
+		x, err := checkValue(s.Values, m[k], joinKey(path, k))
+		if err != nil {
+			return nil, err
+		}
+		out[k] = x
+	}
+	return out, nil
+}
+
+// checkRecord checks a TOML table against an Avro record's fields, giving
+// missing fields their defaults.
+func checkRecord(s *avro.Schema, v any, path string) (any, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s%s is not a %s", pathPrefix(path), describeTOML(v), s)
+	}
+	out := make(map[string]any, len(s.Fields))
+	for _, f := range s.Fields {
+		x, has := m[f.Name]
+		if !has {
+			if f.HasDefault {
+				out[f.Name] = f.Default
+				continue
+			}
+			return nil, fmt.Errorf("%smissing", pathPrefix(joinKey(path, f.Name)))
+		}
+		x, err := checkValue(f.Type, x, joinKey(path, f.Name))
+		if err != nil {
+			return nil, err
+		}
+		out[f.Name] = x
+	}
+	return out, nil
 }
 
 // tomlArray gives a TOML array's items, arrays of tables included.

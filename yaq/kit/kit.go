@@ -399,6 +399,30 @@ func (k *Daemon) installDefaults() {
 			return nil, d.Home(d.Context())
 		})
 	}
+	k.installTurret()
+	k.installSensor()
+	if k.traits["has-dependents"] {
+		k.handle("get_dependent_hardware", func([]any) (any, error) {
+			if d.DependentHardware == nil {
+				return map[string]string{}, nil
+			}
+			return d.DependentHardware(), nil
+		})
+	}
+	if k.traits["uses-serial"] {
+		k.handle("direct_serial_write", func(p []any) (any, error) {
+			if d.SerialWrite == nil {
+				return nil, fmt.Errorf("NotImplementedError('direct_serial_write')")
+			}
+			return nil, d.SerialWrite(p[0].([]byte))
+		})
+	}
+}
+
+// installTurret answers has-turret's messages from TurretOptions and
+// SetTurret.
+func (k *Daemon) installTurret() {
+	d := k
 	if k.traits["has-turret"] {
 		k.handle("get_turret", func([]any) (any, error) { return d.Get("turret"), nil })
 		k.handle("get_turret_options", func([]any) (any, error) { return d.TurretOptions, nil })
@@ -416,6 +440,12 @@ func (k *Daemon) installDefaults() {
 			return nil, nil
 		})
 	}
+}
+
+// installSensor answers is-sensor's, has-measure-trigger's and
+// has-mapping's messages from Sensor and the measurements taken.
+func (k *Daemon) installSensor() {
+	d := k
 	if k.traits["is-sensor"] {
 		s := &d.Sensor
 		k.handle("get_channel_names", func([]any) (any, error) { return nonNil(s.ChannelNames), nil })
@@ -466,22 +496,6 @@ func (k *Daemon) installDefaults() {
 		})
 		k.handle("get_mapping_units", func([]any) (any, error) { return unitsMap(s.MappingUnits), nil })
 		k.handle("get_mappings", func([]any) (any, error) { return d.Mappings(), nil })
-	}
-	if k.traits["has-dependents"] {
-		k.handle("get_dependent_hardware", func([]any) (any, error) {
-			if d.DependentHardware == nil {
-				return map[string]string{}, nil
-			}
-			return d.DependentHardware(), nil
-		})
-	}
-	if k.traits["uses-serial"] {
-		k.handle("direct_serial_write", func(p []any) (any, error) {
-			if d.SerialWrite == nil {
-				return nil, fmt.Errorf("NotImplementedError('direct_serial_write')")
-			}
-			return nil, d.SerialWrite(p[0].([]byte))
-		})
 	}
 }
 
