@@ -4,18 +4,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/yaq"
+	"github.com/ndpack/ndpack/yaq/avro"
 )
 
 const yaqUsage = `Usage: ndpack yaq [options] HOST:PORT [METHOD [ARG...]]
@@ -35,6 +39,8 @@ Options:
                   they change, until Ctrl-C (on a terminal the screen is
                   redrawn)
   --timeout D     give up on a call after D (default 10s; 0 waits forever)
+  --max-size N    accept answers of up to N bytes (default 64MiB; 512KiB,
+                  2GiB, or a plain number of bytes)
 
 Examples:
   ndpack yaq 127.0.0.1:39111
@@ -49,6 +55,7 @@ func runYaq(e env, args []string) error {
 	save := fs.String("save", "", "")
 	watch := fs.Duration("watch", 0, "")
 	timeout := fs.Duration("timeout", 10*time.Second, "")
+	maxSize := fs.String("max-size", "", "")
 	// Arguments after the method are JSON values, some of which ("-1")
 	// look like flags: only what comes before HOST:PORT is parsed, and
 	// after it the command's own flags spelled in full ("--save FILE",
@@ -86,6 +93,14 @@ func runYaq(e env, args []string) error {
 	case *timeout < 0:
 		return usageError("--timeout %s: want a positive duration, or 0 for none", *timeout)
 	}
+	var dialOpts yaq.DialOptions
+	if set["max-size"] {
+		n, err := parseByteSize(*maxSize)
+		if err != nil {
+			return usageError("--max-size %s: %v", *maxSize, err)
+		}
+		dialOpts.MaxSize = n
+	}
 	if *save != "" {
 		if fi, err := os.Stat(filepath.Dir(*save)); err != nil || !fi.IsDir() {
 			return fmt.Errorf("--save %s: its directory does not exist", *save)
@@ -110,7 +125,7 @@ func runYaq(e env, args []string) error {
 		return context.WithTimeout(context.Background(), *timeout)
 	}
 	ctx, cancel := withTimeout()
-	c, err := yaq.Dial(ctx, addr, nil)
+	c, err := yaq.Dial(ctx, addr, &dialOpts)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("%s: %w", addr, err)
@@ -128,6 +143,9 @@ func runYaq(e env, args []string) error {
 		var result any
 		err := c.Call(ctx, method, params, &result)
 		cancel()
+		if errors.Is(err, avro.ErrTooLarge) {
+			return fmt.Errorf("%s: %w (raise the limit with --max-size)", addr, err)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", addr, err)
 		}
@@ -309,13 +327,13 @@ func namedList(arrays []npybridge.NamedArray) string {
 }
 
 // splitLateFlags takes the command's flags that follow HOST:PORT out of
-// args: "--save", "--watch" and "--timeout", with their value as the next
-// argument or after "=".
+// args: "--save", "--watch", "--timeout" and "--max-size", with their
+// value as the next argument or after "=".
 func splitLateFlags(args []string) (rest, flags []string) {
 	for i := 0; i < len(args); i++ {
 		name, _, hasValue := strings.Cut(args[i], "=")
 		switch name {
-		case "--save", "--watch", "--timeout":
+		case "--save", "--watch", "--timeout", "--max-size":
 			flags = append(flags, args[i])
 			if !hasValue && i+1 < len(args) {
 				flags = append(flags, args[i+1])
@@ -326,4 +344,20 @@ func splitLateFlags(args []string) (rest, flags []string) {
 		rest = append(rest, args[i])
 	}
 	return rest, flags
+}
+
+// parseByteSize reads a size in bytes: a whole number, optionally with a
+// binary unit (KiB, MiB, GiB, TiB, or K, M, G, T for the same).
+func parseByteSize(s string) (int64, error) {
+	num := strings.TrimRight(s, "KMGTiBkmgtib")
+	unit := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(s[len(num):]), "B"), "I")
+	shift, ok := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30, "T": 40}[unit]
+	n, err := strconv.ParseInt(num, 10, 64)
+	if !ok || err != nil || n <= 0 {
+		return 0, fmt.Errorf("want a positive number of bytes, such as 1048576, 512KiB or 2GiB")
+	}
+	if n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("over the largest size this machine can address")
+	}
+	return n << shift, nil
 }

@@ -189,3 +189,25 @@ func TestYaqFlagsAfterMethod(t *testing.T) {
 	r = cli(t, nil, "yaq", addr, "set_position", "-1", "--timeout=5s")
 	assert.Equal(t, 0, r.code, r.stderr)
 }
+
+// --max-size bounds the answers the client reads, either way of the
+// default: a 8 MiB image is refused under 1MiB with a hint, read under
+// 16MiB; a bad size is a usage error.
+func TestYaqMaxSize(t *testing.T) {
+	addr := testDaemon(t)
+	r := cli(t, nil, "yaq", "--max-size", "1MiB", addr, "get_measured")
+	require.Equal(t, 1, r.code, r.stderr)
+	assert.Regexp(t, `^ndpack: 127\.0\.0\.1:\d+: .*too large.* over the limit of 1048576 .*\(raise the limit with --max-size\)\n$`, r.stderr)
+	r = cli(t, nil, "yaq", addr, "get_measured", "--max-size=16MiB")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "image: <u2 (2048, 2048)")
+	for _, bad := range []string{"0", "-5", "12XB", "lots", "9999999999T"} {
+		r = cli(t, nil, "yaq", "--max-size", bad, addr, "get_measured")
+		assert.Equal(t, 2, r.code, "%s: %s", bad, r.stderr)
+	}
+	for in, want := range map[string]int64{"1048576": 1 << 20, "512KiB": 512 << 10, "2GiB": 2 << 30, "3m": 3 << 20, "7K": 7 << 10, "10B": 10} {
+		n, err := parseByteSize(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, n, in)
+	}
+}

@@ -45,7 +45,9 @@ import (
 var (
 	// ErrTruncated: the file became shorter than the bytes being read
 	// from it while they were being read (another process truncated it).
-	ErrTruncated = errors.New("file truncated while being read")
+	// It is the module's one ErrTruncated (codecerr's), which every codec
+	// reports too.
+	ErrTruncated = codecerr.ErrTruncated
 	// ErrShort: the file is shorter than the section to read.
 	ErrShort = fmt.Errorf("file shorter than the section (%w)", io.ErrUnexpectedEOF)
 )

@@ -112,7 +112,7 @@ func TestWriteToTruncatedFile(t *testing.T) {
 			require.Error(t, err)
 			assert.True(t, errors.Is(err, ErrTruncated), "%v", err)
 			assert.False(t, errors.Is(err, io.ErrUnexpectedEOF), "not taken for a file short from the start")
-			assert.EqualError(t, err, fmt.Sprintf("read %s: filesection: file truncated while being read at byte 12288: "+
+			assert.EqualError(t, err, fmt.Sprintf("read %s: filesection: truncated input at byte 12288: "+
 				"it now holds 12288 bytes, and bytes 17 to %d were being read", p, end))
 			// What was read before the truncation was there to read.
 			assert.Less(t, n, end-17)
@@ -138,7 +138,7 @@ func TestGuardMap(t *testing.T) {
 		require.NoError(t, err) // read into memory before the truncation
 		return
 	}
-	assert.EqualError(t, err, fmt.Sprintf("read %s: filesection: file truncated while being read at byte 5000: "+
+	assert.EqualError(t, err, fmt.Sprintf("read %s: filesection: truncated input at byte 5000: "+
 		"it now holds 5000 bytes, and bytes 0 to %d were being read", p, len(data)))
 	var fe *Error
 	require.True(t, errors.As(err, &fe))
