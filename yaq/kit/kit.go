@@ -105,6 +105,7 @@ type Daemon struct {
 	mappings      map[string]any
 	mappingID     int64
 	restart       bool
+	loaded        []byte // the state file as read at start
 	level         int
 	logSink       func(string)
 
@@ -164,7 +165,7 @@ func (d *Daemon) Float(key string) float64 {
 func (d *Daemon) Set(key string, value any) {
 	k := d
 	k.mu.Lock()
-	k.state[key] = value
+	k.setStateLocked(key, value)
 	k.mu.Unlock()
 }
 
@@ -177,12 +178,24 @@ func (d *Daemon) SetBusy(busy bool) {
 }
 
 func (k *Daemon) setBusyLocked(busy bool) {
+	if k.busyCh == nil { // a Daemon no Program made
+		k.busyCh = make(chan struct{})
+	}
 	if busy && !k.busy {
 		close(k.busyCh)
 	} else if !busy && k.busy {
 		k.busyCh = make(chan struct{})
 	}
 	k.busy = busy
+}
+
+// setStateLocked sets a state field, making the map of a Daemon no Program
+// made.
+func (k *Daemon) setStateLocked(key string, value any) {
+	if k.state == nil {
+		k.state = map[string]any{}
+	}
+	k.state[key] = value
 }
 
 // IsBusy reports what busy answers.
@@ -194,6 +207,13 @@ func (d *Daemon) IsBusy() bool { return d.isBusy() }
 func (d *Daemon) WaitBusy(ctx context.Context) bool {
 	k := d
 	k.mu.Lock()
+	if k.busy {
+		k.mu.Unlock()
+		return true
+	}
+	if k.busyCh == nil {
+		k.busyCh = make(chan struct{})
+	}
 	ch := k.busyCh
 	k.mu.Unlock()
 	select {
@@ -730,7 +750,7 @@ func (d *Daemon) Arrived(position float64) bool {
 	k := d
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.state["position"] = position
+	k.setStateLocked("position", position)
 	dest, _ := asFloat(k.state["destination"])
 	if dest == position || (math.IsNaN(dest) && math.IsNaN(position)) {
 		k.setBusyLocked(false)

@@ -299,3 +299,39 @@ func TestProgramCommandLine(t *testing.T) {
 	assert.Error(t, err)
 	assert.False(t, errors.Is(err, ErrDescription))
 }
+
+// A Daemon the package did not make cannot be half-made: every method
+// works on its own state, none panics, and one made by yaq.NewDaemon
+// without a Program serves, while a zero yaq.Daemon refuses to.
+func TestDaemonZeroValue(t *testing.T) {
+	var d Daemon
+	assert.Nil(t, d.Get("position"))
+	d.Set("position", 2.5)
+	assert.Equal(t, 2.5, d.Float("position"))
+	assert.False(t, d.IsBusy())
+	d.SetBusy(true)
+	assert.True(t, d.IsBusy())
+	assert.True(t, d.WaitBusy(context.Background()))
+	d.SetBusy(false)
+	assert.False(t, d.WaitBusy(context.Background()), "a daemon that cannot serve is done")
+	assert.Equal(t, int64(1), d.SetMeasured(map[string]any{"x": 1.0}))
+	assert.Equal(t, int64(1), d.Measured()["measurement_id"])
+	d.SetMappings(map[string]any{"w": 1.0})
+	d.SetMapping("v", 2.0)
+	assert.Equal(t, 2.0, d.Mappings()["v"])
+	assert.False(t, d.Looping())
+	assert.Equal(t, "", d.Kind())
+	ran := make(chan error, 1)
+	d.Go(func(ctx context.Context) { ran <- ctx.Err() })
+	assert.Error(t, <-ran, "the task's context has ended")
+	d.Logf("info", "a line")
+	assert.False(t, d.Arrived(2.5))
+	assert.Error(t, d.Handle("id", nil))
+	var server yaq.Daemon
+	assert.Error(t, server.Handle("id", nil))
+	assert.Error(t, server.Serve(nil))
+	assert.NoError(t, server.Close())
+	assert.NoError(t, server.Shutdown(context.Background()))
+	<-server.Done()
+	assert.Nil(t, server.Protocol())
+}

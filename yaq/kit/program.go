@@ -13,7 +13,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/BurntSushi/toml"
 	"github.com/ndpack/ndpack/yaq"
 	"github.com/ndpack/ndpack/yaq/avro"
 )
@@ -190,6 +189,11 @@ func (p *Program) name() string {
 // returns the exit status: 0 once every daemon has shut down, or on
 // SIGINT or SIGTERM; 1 on an error; 2 on a usage error.
 func (p *Program) Run(args []string) int {
+	// Signals are ours from the first instant: nothing below waits on a
+	// file, but a SIGINT before the daemons start still ends the program.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	stderr := p.errOut()
 	name := p.name()
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -235,21 +239,35 @@ func (p *Program) Run(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	for {
+		select {
+		case s := <-sigs:
+			if s != syscall.SIGHUP {
+				return 0 // before any daemon started
+			}
+		default:
+		}
 		g, err := p.start(abs, logLevel)
 		if err != nil {
 			return fail(err)
 		}
 		hup := false
-		select {
-		case s := <-sigs:
-			hup = s == syscall.SIGHUP
-			g.closeAll()
-			<-g.done
-		case <-g.done:
+		for waiting := true; waiting; {
+			select {
+			case s := <-sigs:
+				if hup = s == syscall.SIGHUP; hup {
+					// A config that no longer checks leaves the daemons
+					// running, as a server reloading a bad config does.
+					if err := p.precheck(abs); err != nil {
+						fmt.Fprintf(stderr, "%s: SIGHUP: %v; the daemons keep running\n", name, err)
+						continue
+					}
+				}
+				g.closeAll()
+				<-g.done
+			case <-g.done:
+			}
+			waiting = false
 		}
 		if err := g.firstErr(); err != nil {
 			return fail(err)
@@ -260,6 +278,27 @@ func (p *Program) Run(args []string) int {
 		// The next start reads the file again: tables added or removed
 		// since are daemons started or left stopped.
 	}
+}
+
+// precheck reads the config file and checks every enabled table as start
+// would, without starting anything, so that SIGHUP stops the daemons only
+// for a config that will start them again.
+func (p *Program) precheck(path string) error {
+	c, err := p.Compose()
+	if err != nil {
+		return err
+	}
+	tables, err := readConfig(path)
+	if err != nil {
+		return err
+	}
+	for _, name := range sortedKeys(tables) {
+		k := &Daemon{composed: c, level: logLevels["emergency"] + 1} // the start logs its warnings
+		if _, err := k.checkConfig(path, name, tables[name]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // generation is the daemons one reading of the config file started.
@@ -290,8 +329,8 @@ func (g *generation) firstErr() error {
 // readConfig reads the config file's tables, [shared-settings] merged
 // under each.
 func readConfig(path string) (map[string]map[string]any, error) {
-	var file map[string]any
-	if _, err := toml.DecodeFile(path, &file); err != nil {
+	file, _, err := readTOMLFile(path)
+	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	shared, _ := file["shared-settings"].(map[string]any)
@@ -300,6 +339,9 @@ func readConfig(path string) (map[string]map[string]any, error) {
 		t, ok := v.(map[string]any)
 		if !ok || name == "shared-settings" {
 			continue
+		}
+		if err := checkName(name); err != nil {
+			return nil, fmt.Errorf("config %s: [%s] %v", path, cutShort(name, 80), err)
 		}
 		merged := map[string]any{}
 		for k, x := range shared {
@@ -364,7 +406,7 @@ func (p *Program) serve(g *generation, path string, d *Daemon, l net.Listener, l
 	for {
 		k := d
 		stateDone := make(chan struct{})
-		go func() { k.keepState(StateFile(d.Kind(), d.Name), d.Done()); close(stateDone) }()
+		go func() { k.keepState(StateFile(d.Kind(), d.Name), k.loaded, d.Done()); close(stateDone) }()
 		if v, _ := d.Config["loop_at_startup"].(bool); v && k.traits["has-measure-trigger"] {
 			k.measure(true)
 		}
@@ -410,6 +452,9 @@ func (p *Program) makeDaemon(path, name string, table map[string]any, logLevel s
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkName(c.Name); err != nil {
+		return nil, nil, fmt.Errorf("the protocol's name %q %v", c.Name, err)
+	}
 	server, err := yaq.NewDaemon(name, c.JSON)
 	if err != nil {
 		return nil, nil, err
@@ -448,7 +493,7 @@ func (p *Program) makeDaemon(path, name string, table map[string]any, logLevel s
 		}
 	}
 	k.installDefaults()
-	k.loadState(StateFile(c.Name, name))
+	k.loaded = k.loadState(StateFile(c.Name, name))
 	closeLog := func() {
 		if logFile != nil {
 			logFile.Close()

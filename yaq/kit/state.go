@@ -1,15 +1,16 @@
 package kit
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/BurntSushi/toml"
 	"github.com/ndpack/ndpack/internal/yaqtoml"
 )
 
@@ -37,16 +38,25 @@ func xdgHome(env, fallback string) string {
 }
 
 // loadState fills the state fields from the state file, each checked
-// against its type, and the rest from their defaults. A file that cannot
-// be read or parsed is logged and ignored, as yaqd-core ignores it; a
-// field whose saved value no longer fits its type takes its default.
-func (k *Daemon) loadState(path string) {
-	saved := map[string]any{}
-	if text, err := os.ReadFile(path); err == nil {
-		if _, err := toml.Decode(string(text), &saved); err != nil {
-			k.Logf("warning", "state file %s: %v; starting from the defaults", path, err)
-			saved = map[string]any{}
+// against its type, and the rest from their defaults, and returns the
+// file's text. A file that cannot be read or parsed (not a regular file,
+// over 1 MiB, nested too deep, not TOML) is set aside under a name of its
+// own with one log line, and the daemon starts from its defaults, as
+// yaqd-core ignores such a file; a field whose saved value no longer fits
+// its type takes its default.
+func (k *Daemon) loadState(path string) []byte {
+	saved, text, err := readTOMLFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		msg := fmt.Sprintf("state file %s: %v; starting from the defaults", path, err)
+		if aside, aerr := setAside(path); aerr == nil {
+			msg += ", the file set aside as " + filepath.Base(aside)
+		} else {
+			msg += fmt.Sprintf(" (it could not be set aside: %v)", aerr)
 		}
+		k.Logf("warning", "%s", msg)
+	}
+	if saved == nil {
+		saved = map[string]any{}
 	}
 	tree, _ := k.composed.tree["state"].(map[string]any)
 	for name, v := range saved {
@@ -66,6 +76,7 @@ func (k *Daemon) loadState(path string) {
 		def, _ := checkValue(s, deepCopy(f["default"]), name)
 		k.state[name] = def
 	}
+	return text
 }
 
 // saveState writes the state file if the state differs from what was last
@@ -102,12 +113,10 @@ func (k *Daemon) saveState(path string, last *string) error {
 }
 
 // keepState saves the state at most once a second while the daemon runs,
-// then once more when it has closed and its tasks have ended.
-func (k *Daemon) keepState(path string, done <-chan struct{}) {
-	last := ""
-	if text, err := os.ReadFile(path); err == nil {
-		last = string(text)
-	}
+// then once more when it has closed and its tasks have ended; loaded is
+// the file's text as loadState read it.
+func (k *Daemon) keepState(path string, loaded []byte, done <-chan struct{}) {
+	last := string(loaded)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
