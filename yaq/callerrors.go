@@ -14,7 +14,8 @@ var (
 	// not have.
 	ErrNoMethod = errors.New("no such method")
 	// ErrParams: a call passes more parameters than the message takes, or
-	// fewer without defaults for the rest.
+	// fewer without defaults for the rest; or a handler asks ParamAs for a
+	// parameter that is missing or does not fit the type it asks for.
 	ErrParams = errors.New("wrong number of parameters")
 	// ErrResult: the answer cannot be stored in the result given to Call
 	// without changing it (300 in a uint8), or the result is not a

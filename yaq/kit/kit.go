@@ -105,7 +105,8 @@ type Daemon struct {
 	mappings      map[string]any
 	mappingID     int64
 	restart       bool
-	loaded        []byte // the state file as read at start
+	loaded        []byte        // the state file as read at start
+	stateSaved    chan struct{} // closed once the state is saved for the last time
 	level         int
 	logSink       func(string)
 
@@ -325,6 +326,23 @@ func (d *Daemon) Looping() bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.looping
+}
+
+// Close closes the daemon as yaq.Daemon.Close does, then waits until its
+// state has been saved for the last time (after the tasks started with Go
+// have returned), so that nothing writes the state file after Close. Like
+// yaq.Daemon.Close, which waits for the connections' handlers, it is not
+// for a handler or a task of the daemon's own: they stop it with a
+// shutdown, or by returning.
+func (d *Daemon) Close() error {
+	err := d.Daemon.Close()
+	d.mu.Lock()
+	saved := d.stateSaved
+	d.mu.Unlock()
+	if saved != nil {
+		<-saved
+	}
+	return err
 }
 
 // Handle registers h for method, a message of the daemon's protocol,

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -334,4 +336,36 @@ func TestDaemonZeroValue(t *testing.T) {
 	assert.NoError(t, server.Shutdown(context.Background()))
 	<-server.Done()
 	assert.Nil(t, server.Protocol())
+}
+
+// Program.Serve is the harness a daemon author tests with: a config table
+// as a map, a listener, no file and no free port; Close returns once the
+// state is saved.
+func TestProgramServe(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	p := &Program{Kind: "stage", Traits: []Trait{HasLimits}, Stderr: io.Discard, New: func(d *Daemon) error {
+		d.Position.Move = func(to float64) error { d.Arrived(to); return nil }
+		return nil
+	}}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	d, err := p.Serve(l, "s", map[string]any{"limits": []any{-1, 1}})
+	require.NoError(t, err)
+	ctx := context.Background()
+	c, err := yaq.Dial(ctx, l.Addr().String(), nil)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.Call(ctx, "set_position", []any{5.0}, nil))
+	var pos float64
+	require.NoError(t, c.Call(ctx, "get_position", nil, &pos))
+	assert.Equal(t, 1.0, pos, "clamped to the table's limits")
+	require.NoError(t, d.Close())
+	text, err := os.ReadFile(StateFile("stage", "s"))
+	require.NoError(t, err, "the state is saved when Close returns")
+	assert.Contains(t, string(text), "position = 1.0")
+
+	_, err = p.Serve(l, "../s", map[string]any{})
+	assert.ErrorContains(t, err, "is not a daemon name")
+	_, err = p.Serve(l, "s", map[string]any{"limits": "wide"})
+	assert.ErrorContains(t, err, `[s] limits: the string "wide" is not a array`)
 }

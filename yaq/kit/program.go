@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
@@ -400,28 +401,66 @@ func (p *Program) start(path, logLevel string) (*generation, error) {
 	return g, nil
 }
 
+// Serve makes the daemon that table describes, as the table called name
+// of a config file would, and serves it on l: a harness for testing a
+// daemon program without a config file or a free port. The table holds
+// config values as TOML decodes them (int64 or int, float64, string, bool,
+// []any, map[string]any); its port, which l replaces, may be left out. It
+// is checked, the state file (StateFile of the kind and name) is read and
+// kept, and New is run, as Run does; Serve returns once the daemon serves,
+// or with the error Run would print. Close the daemon to stop it (a
+// shutdown message stops it too, even with restart=true).
+func (p *Program) Serve(l net.Listener, name string, table map[string]any) (*Daemon, error) {
+	if err := checkName(name); err != nil {
+		return nil, fmt.Errorf("[%s] %w", name, err)
+	}
+	t := maps.Clone(table)
+	if _, ok := t["port"]; !ok {
+		t["port"] = int64(0)
+	}
+	d, _, err := p.makeDaemonOn("(Program.Serve)", name, t, "", l)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return nil, fmt.Errorf("[%s] is disabled (enable = false)", name)
+	}
+	go p.serveOnce(d, l)
+	return d, nil
+}
+
+// serveOnce serves d on l until it closes, keeping its state file, and
+// reports whether it was shut down to restart.
+func (p *Program) serveOnce(d *Daemon, l net.Listener) (restart bool, err error) {
+	k := d
+	k.mu.Lock()
+	k.stateSaved = make(chan struct{})
+	k.mu.Unlock()
+	go func() { k.keepState(StateFile(d.Kind(), d.Name), k.loaded, d.Done()); close(k.stateSaved) }()
+	if v, _ := d.Config["loop_at_startup"].(bool); v && k.traits["has-measure-trigger"] {
+		k.measure(true)
+	}
+	err = d.Serve(l)
+	d.Close()
+	if err != nil && !errors.Is(err, yaq.ErrClosed) {
+		return false, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.restart, nil
+}
+
 // serve serves d until it closes, saving its state as it goes, and starts
 // it again as long as it is shut down with restart=true.
 func (p *Program) serve(g *generation, path string, d *Daemon, l net.Listener, logLevel string) {
 	for {
-		k := d
-		stateDone := make(chan struct{})
-		go func() { k.keepState(StateFile(d.Kind(), d.Name), k.loaded, d.Done()); close(stateDone) }()
-		if v, _ := d.Config["loop_at_startup"].(bool); v && k.traits["has-measure-trigger"] {
-			k.measure(true)
-		}
-		err := d.Serve(l)
-		d.Close()
-		<-stateDone
-		if err != nil && !errors.Is(err, yaq.ErrClosed) {
+		restart, err := p.serveOnce(d, l)
+		if err != nil {
 			g.mu.Lock()
 			g.errs = append(g.errs, fmt.Errorf("%s: %w", d.Name, err))
 			g.mu.Unlock()
 			return
 		}
-		k.mu.Lock()
-		restart := k.restart
-		k.mu.Unlock()
 		if !restart {
 			return
 		}
@@ -448,6 +487,12 @@ func (p *Program) serve(g *generation, path string, d *Daemon, l net.Listener, l
 // makeDaemon checks one table's config, makes its daemon, loads its state,
 // runs New and listens; a disabled table gives a nil daemon.
 func (p *Program) makeDaemon(path, name string, table map[string]any, logLevel string) (*Daemon, net.Listener, error) {
+	return p.makeDaemonOn(path, name, table, logLevel, nil)
+}
+
+// makeDaemonOn is makeDaemon serving on l, or, when l is nil, listening
+// where the table's host and port say.
+func (p *Program) makeDaemonOn(path, name string, table map[string]any, logLevel string, l net.Listener) (*Daemon, net.Listener, error) {
 	c, err := p.Compose()
 	if err != nil {
 		return nil, nil, err
@@ -513,12 +558,13 @@ func (p *Program) makeDaemon(path, name string, table map[string]any, logLevel s
 		closeLog()
 		return nil, nil, fmt.Errorf("config %s: [%s] %w", path, name, err)
 	}
-	port, _ := cfg["port"].(int64)
-	host, _ := cfg["host"].(string)
-	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.FormatInt(port, 10)))
-	if err != nil {
-		closeLog()
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	if l == nil {
+		port, _ := cfg["port"].(int64)
+		host, _ := cfg["host"].(string)
+		if l, err = net.Listen("tcp", net.JoinHostPort(host, strconv.FormatInt(port, 10))); err != nil {
+			closeLog()
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	if logFile != nil {
 		go func() { <-d.Done(); closeLog() }()
