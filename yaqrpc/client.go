@@ -64,28 +64,37 @@ type Client struct {
 	lastUsed time.Time
 }
 
+// DialOptions configure a Client. A nil *DialOptions is the zero value,
+// the default.
+type DialOptions struct {
+	// MaxSize bounds one response in bytes; 0 means ndarray.DefaultMaxSize
+	// (64 MiB). A larger one, or one nested deeper than 512 levels, ends
+	// the connection with an error matching ext110.ErrTooLarge (or
+	// ErrTooDeep), before anything is allocated for it.
+	MaxSize int64
+}
+
 // Dial connects to a daemon at addr ("host:port"). A client made by Dial
 // reconnects when the daemon has closed the connection while no call was
 // in progress (daemons close connections idle for long, see
 // Server.IdleTimeout), before it sends the next request, so that no request
 // is ever sent twice.
-func Dial(ctx context.Context, addr string) (*Client, error) {
+func Dial(ctx context.Context, addr string, o *DialOptions) (*Client, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	c := NewClient(conn, 0)
+	c := NewClient(conn, o)
 	c.redial = func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
 	return c, nil
 }
 
-// NewClient returns a Client using conn. maxMessageSize bounds one response
-// (0 means DefaultMaxSize); a larger one, or one nested deeper than
-// defaultMaxDepth, ends the connection.
-func NewClient(conn net.Conn, maxMessageSize int64) *Client {
-	if maxMessageSize <= 0 {
-		maxMessageSize = ndarray.DefaultMaxSize
+// NewClient returns a Client using conn, which it does not redial.
+func NewClient(conn net.Conn, o *DialOptions) *Client {
+	maxMessageSize := int64(ndarray.DefaultMaxSize)
+	if o != nil && o.MaxSize > 0 {
+		maxMessageSize = o.MaxSize
 	}
 	return &Client{conn: conn, max: maxMessageSize, br: bufio.NewReaderSize(conn, 64<<10),
 		pending: map[int64]chan *response{}, idle: make(chan struct{}), done: make(chan struct{}),

@@ -11,7 +11,7 @@ import (
 
 // A daemon with one method that returns an array, and a client calling it.
 func Example() {
-	srv := yaqrpc.NewServer()
+	srv := &yaqrpc.Server{}
 	srv.Handle("get_spectrum", func(ctx context.Context, req *yaqrpc.Request) (any, error) {
 		n, err := yaqrpc.ParamAs[int](req, 0, "points")
 		if err != nil {
@@ -27,7 +27,7 @@ func Example() {
 	go srv.Serve(l)
 	defer srv.Close()
 
-	c, err := yaqrpc.Dial(context.Background(), l.Addr().String())
+	c, err := yaqrpc.Dial(context.Background(), l.Addr().String(), nil)
 	if err != nil {
 		panic(err)
 	}
@@ -49,7 +49,7 @@ func Example() {
 // A loop fetching one frame after another into the same memory: only the
 // first call allocates for its answer.
 func ExampleClient_CallReusing() {
-	srv := yaqrpc.NewServer()
+	srv := &yaqrpc.Server{}
 	frame := 0
 	srv.Handle("get_frame", func(context.Context, *yaqrpc.Request) (any, error) {
 		frame++
@@ -61,7 +61,7 @@ func ExampleClient_CallReusing() {
 	go srv.Serve(l)
 	defer srv.Close()
 
-	c, err := yaqrpc.Dial(context.Background(), l.Addr().String())
+	c, err := yaqrpc.Dial(context.Background(), l.Addr().String(), nil)
 	if err != nil {
 		panic(err)
 	}

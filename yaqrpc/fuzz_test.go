@@ -21,7 +21,7 @@ func FuzzDispatch(f *testing.F) {
 		b, _ := msgpack.Marshal(m)
 		f.Add(b)
 	}
-	srv := NewServer()
+	srv := &Server{}
 	srv.ErrorLog = log.New(io.Discard, "", 0)
 	srv.Handle("echo", func(_ context.Context, r *Request) (any, error) { v, _ := r.Param(0, "v"); return v, nil })
 	srv.Handle("add", func(_ context.Context, r *Request) (any, error) {

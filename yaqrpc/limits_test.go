@@ -20,7 +20,7 @@ import (
 // floodServer serves image (1 MiB of bytes) and ping on 127.0.0.1 with the
 // limits set by tune.
 func floodServer(t *testing.T, tune func(s *Server)) (*Server, string, *hostile.Log) {
-	srv := NewServer()
+	srv := &Server{}
 	logs := &hostile.Log{}
 	srv.ErrorLog = log.New(logs, "", 0)
 	image := bytes.Repeat([]byte{7}, 1<<20)
@@ -61,9 +61,9 @@ func TestServerCutsOffPeersThatDoNotRead(t *testing.T) {
 			var srv *Server
 			var addr string
 			srv, addr, logs = floodServer(t, func(s *Server) { s.WriteTimeout = wt })
-			return hostile.Served{Addr: addr, Conns: srv.conns.Len, Log: logs}
+			return hostile.Served{Addr: addr, Conns: srv.ready().Len, Log: logs}
 		},
-		Client: hostile.NewClient(Dial, (*Client).Call),
+		Client: hostile.NewClient(func(ctx context.Context, addr string) (*Client, error) { return Dial(ctx, addr, nil) }, (*Client).Call),
 		Calls:  calls,
 		Peers:  peers,
 	}.Run(t)
@@ -115,12 +115,12 @@ func TestServerReadTimeoutsAndCap(t *testing.T) {
 		held = append(held, c)
 	}
 	// (Not served yet, a connection is neither idle nor mid-request.)
-	for deadline := time.Now().Add(3 * time.Second); capped.conns.Len() < 3 || capped.conns.Idle() > 0 || capped.conns.Unserved() > 0; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Second); capped.ready().Len() < 3 || capped.ready().Idle() > 0 || capped.ready().Unserved() > 0; time.Sleep(5 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline))
 	}
 	for range 5 {
 		start := time.Now()
-		c, err := Dial(ctx, capAddr)
+		c, err := Dial(ctx, capAddr, nil)
 		if err == nil {
 			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 			err = c.Call(cctx, "ping", nil, &n)
@@ -135,16 +135,16 @@ func TestServerReadTimeoutsAndCap(t *testing.T) {
 	// An idle connection, though, makes room for a new one: an hour of
 	// idle timeout must not lock clients out.
 	held[0].Close()
-	for deadline := time.Now().Add(3 * time.Second); capped.conns.Len() > 2; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Second); capped.ready().Len() > 2; time.Sleep(5 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline))
 	}
-	idleBefore := capped.conns.Idle()
+	idleBefore := capped.ready().Idle()
 	idle := dial(t, capAddr)
 	require.NoError(t, idle.Call(ctx, "ping", nil, &n))
 	// The answer can reach the client before the server has marked the
 	// connection idle again (after its write returns): only an idle one
 	// is closed to make room, so wait for it to be one.
-	for deadline := time.Now().Add(3 * time.Second); capped.conns.Idle() <= idleBefore; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Second); capped.ready().Idle() <= idleBefore; time.Sleep(5 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline), "the connections did not go idle")
 	}
 	fresh := dial(t, capAddr)

@@ -38,7 +38,7 @@ func manyCallsReusing(t testing.TB, addr string, clients, calls int, reuse bool)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := Dial(context.Background(), addr)
+			c, err := Dial(context.Background(), addr, nil)
 			if err != nil {
 				errs <- err
 				return
@@ -155,7 +155,7 @@ func TestEchoServerChild(t *testing.T) {
 	if os.Getenv("NDPACK_ECHO_SERVER") == "" {
 		t.Skip("run by TestManyClientsMemory")
 	}
-	srv := NewServer()
+	srv := &Server{}
 	srv.ErrorLog = log.New(io.Discard, "", 0)
 	srv.Handle("echo", func(_ context.Context, r *Request) (any, error) { v, _ := r.Param(0, "value"); return v, nil })
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -17,7 +17,7 @@ func TestClientReconnectsAfterIdleClose(t *testing.T) {
 	_, addr, logs := floodServer(t, func(s *Server) { s.IdleTimeout = 200 * time.Millisecond })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, addr)
+	c, err := Dial(ctx, addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	var n int
@@ -41,9 +41,9 @@ func TestNewClientDoesNotReconnect(t *testing.T) {
 	_, addr, _ := floodServer(t, func(s *Server) { s.IdleTimeout = 200 * time.Millisecond })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	d, err := Dial(ctx, addr)
+	d, err := Dial(ctx, addr, nil)
 	require.NoError(t, err)
-	c := NewClient(d.conn, 0)
+	c := NewClient(d.conn, nil)
 	defer c.Close()
 	var n int
 	require.NoError(t, c.Call(ctx, "ping", nil, &n))
@@ -60,7 +60,7 @@ func TestClientSaysWhyItCannotReconnect(t *testing.T) {
 	srv, addr, _ := floodServer(t, func(s *Server) { s.IdleTimeout = 100 * time.Millisecond })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, addr)
+	c, err := Dial(ctx, addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	var n int

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/ndpack/ndpack/ndarray"
@@ -145,25 +146,34 @@ type Server struct {
 	// the log package's standard logger.
 	ErrorLog *log.Logger
 
+	mu       sync.RWMutex
 	handlers map[string]Handler
 
+	once  sync.Once
 	conns *connset.Set
 }
 
-// NewServer returns a Server with no handlers.
-func NewServer() *Server {
-	s := &Server{handlers: map[string]Handler{}}
-	s.conns = connset.New(func(format string, args ...any) { s.logf("yaqrpc: "+format, args...) })
-	return s
+// ready makes what a Server needs on first use, so that its zero value
+// works, as net/http's Server does.
+func (s *Server) ready() *connset.Set {
+	s.once.Do(func() {
+		s.conns = connset.New(func(format string, args ...any) { s.logf("yaqrpc: "+format, args...) })
+	})
+	return s.conns
 }
 
 // Handle registers h for method, replacing any handler registered for it
-// before. It must not be called once Serve runs. It fails for an empty
+// before; it may be called while the server runs. It fails for an empty
 // method name or a nil handler, which no request could reach or be
 // answered by.
 func (s *Server) Handle(method string, h Handler) error {
 	if method == "" || h == nil {
 		return fmt.Errorf("yaqrpc: Handle(%q, %p): a handler needs a method name and a function", method, h)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.handlers == nil {
+		s.handlers = map[string]Handler{}
 	}
 	s.handlers[method] = h
 	return nil
@@ -177,13 +187,13 @@ func (s *Server) Handle(method string, h Handler) error {
 func (s *Server) Serve(l net.Listener) error {
 	lim := connset.Limits{MaxConns: s.MaxConnections, IdleTimeout: s.IdleTimeout,
 		ReadTimeout: s.ReadTimeout, WriteTimeout: s.WriteTimeout}
-	return s.conns.Serve(l, lim, s.serveConn, ErrClosed)
+	return s.ready().Serve(l, lim, s.serveConn, ErrClosed)
 }
 
 // Close stops the listeners, closes every connection, cancels the
 // handlers' context and waits for the connection goroutines to end.
 func (s *Server) Close() error {
-	s.conns.Close()
+	s.ready().Close()
 	return nil
 }
 
@@ -192,7 +202,7 @@ func (s *Server) Close() error {
 // does. A handler may start it (in a goroutine) to stop the server once its
 // own answer is sent, as a shutdown method does. If ctx ends first, the
 // rest is closed at once and ctx.Err() returned.
-func (s *Server) Shutdown(ctx context.Context) error { return s.conns.Shutdown(ctx) }
+func (s *Server) Shutdown(ctx context.Context) error { return s.ready().Shutdown(ctx) }
 
 func (s *Server) logf(format string, args ...any) {
 	if s.ErrorLog != nil {
@@ -380,7 +390,9 @@ func (s *Server) dispatch(raw []byte) any {
 	default:
 		return bad(CodeInvalidRequest, "params must be an array or a map, got %T", p)
 	}
+	s.mu.RLock()
 	h, ok := s.handlers[method]
+	s.mu.RUnlock()
 	if !ok {
 		return bad(CodeMethodNotFound, "method %q not found", method)
 	}

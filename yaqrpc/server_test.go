@@ -21,7 +21,7 @@ import (
 
 // testServer serves a few methods on a loopback port.
 func testServer(t testing.TB, maxMessage int64, configure ...func(*Server)) (addr string, notified <-chan string) {
-	srv := NewServer()
+	srv := &Server{}
 	srv.MaxSize = maxMessage
 	for _, f := range configure {
 		f(srv)
@@ -62,7 +62,7 @@ func testServer(t testing.TB, maxMessage int64, configure ...func(*Server)) (add
 }
 
 func dial(t testing.TB, addr string) *Client {
-	c, err := Dial(context.Background(), addr)
+	c, err := Dial(context.Background(), addr, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -131,7 +131,7 @@ func TestConcurrentClients(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			c, err := Dial(context.Background(), addr)
+			c, err := Dial(context.Background(), addr, nil)
 			if err != nil {
 				errs <- err
 				return

@@ -16,7 +16,7 @@ import (
 // it closes everything and says so.
 func TestShutdown(t *testing.T) {
 	for _, patient := range []bool{true, false} {
-		srv := NewServer()
+		srv := &Server{}
 		started := make(chan struct{})
 		srv.Handle("slow", func(context.Context, *Request) (any, error) {
 			close(started)

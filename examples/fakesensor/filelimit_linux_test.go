@@ -35,7 +35,7 @@ func TestSensorAtFileLimit(t *testing.T) {
 	hostile.FileLimit[*yaqrpc.Client]{
 		Child: "TestSensorAtFileLimitChild", Env: childEnv, Value: addr,
 		Addr:   addr,
-		Client: hostile.NewClient(yaqrpc.Dial, (*yaqrpc.Client).Call),
+		Client: hostile.NewClient(func(ctx context.Context, addr string) (*yaqrpc.Client, error) { return yaqrpc.Dial(ctx, addr, nil) }, (*yaqrpc.Client).Call),
 		Name:   "fakesensor",
 		Stop: func(ctx context.Context, _ int, c *yaqrpc.Client) error {
 			return c.Call(ctx, "shutdown", nil, nil)

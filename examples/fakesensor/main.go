@@ -68,7 +68,7 @@ func run(args []string, stderr io.Writer) int {
 
 // newServer builds the daemon's server; its shutdown method closes it.
 func newServer(name string, maxMessage int64) *yaqrpc.Server {
-	srv := yaqrpc.NewServer()
+	srv := &yaqrpc.Server{}
 	srv.MaxSize = maxMessage
 	newSensor(name, 20*time.Millisecond).register(srv, func() { srv.Shutdown(context.Background()) })
 	return srv

@@ -27,7 +27,7 @@ func startDaemon(t *testing.T) (string, chan error) {
 
 func TestSensorMethods(t *testing.T) {
 	addr, done := startDaemon(t)
-	c, err := yaqrpc.Dial(context.Background(), addr)
+	c, err := yaqrpc.Dial(context.Background(), addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	ctx := context.Background()
@@ -120,7 +120,7 @@ print(json.dumps(res))
 // meanwhile: a running measurement is not restarted or overlapped.
 func TestMeasureWhileBusy(t *testing.T) {
 	addr, _ := startDaemon(t)
-	c, err := yaqrpc.Dial(context.Background(), addr)
+	c, err := yaqrpc.Dial(context.Background(), addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	ctx := context.Background()
