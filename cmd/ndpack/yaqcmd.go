@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,13 +23,14 @@ import (
 	"github.com/ndpack/ndpack/yaq/avro"
 )
 
-const yaqUsage = `Usage: ndpack yaq [options] HOST:PORT [METHOD [ARG...]]
+const yaqUsage = `Usage: ndpack yaq [options] [HOST:]PORT [METHOD [ARG...]]
 
 Talk to a yaq daemon (Avro RPC, as yaqd-core daemons and yaqc speak it).
 With no METHOD, show the daemon: its name, kind, traits and messages with
 their parameters and results. With METHOD, call it with the ARGs, each a
 JSON value (5, 2.5, true, "text", [1, 2], null), and print the result,
-arrays summarised as 'ndpack inspect' shows them.
+arrays summarised as 'ndpack inspect' shows them. A bare PORT means
+127.0.0.1:PORT, as yaqc takes it.
 
 Options:
   --save FILE     write the result's arrays to FILE: .npz (one member per
@@ -41,10 +43,15 @@ Options:
   --timeout D     give up on a call after D (default 10s; 0 waits forever)
   --max-size N    accept answers of up to N bytes (default 64MiB; 512KiB,
                   2GiB, or a plain number of bytes)
+  --json          print the result as one line of JSON, arrays as
+                  {"dtype", "shape", "values"} with the values nested by
+                  the shape (NaN and infinities as "NaN", "+Inf", "-Inf"),
+                  for jq and other tools
 
 Examples:
   ndpack yaq 127.0.0.1:39111
-  ndpack yaq 127.0.0.1:39111 measure
+  ndpack yaq 39111 measure
+  ndpack yaq --json 39111 get_measured | jq .measurement_id
   ndpack yaq --save image.npy 127.0.0.1:39111 get_measured
   ndpack yaq 127.0.0.1:39115 set_position 0.5
   ndpack yaq --watch 1s 127.0.0.1:39115 get_position
@@ -56,6 +63,7 @@ func runYaq(e env, args []string) error {
 	watch := fs.Duration("watch", 0, "")
 	timeout := fs.Duration("timeout", 10*time.Second, "")
 	maxSize := fs.String("max-size", "", "")
+	asJSON := fs.Bool("json", false, "")
 	// Arguments after the method are JSON values, some of which ("-1")
 	// look like flags: only what comes before HOST:PORT is parsed, and
 	// after it the command's own flags spelled in full ("--save FILE",
@@ -74,9 +82,12 @@ func runYaq(e env, args []string) error {
 		}
 	}
 	if len(pos) == 0 {
-		return usageError("name the daemon as HOST:PORT")
+		return usageError("name the daemon as HOST:PORT, or PORT on 127.0.0.1")
 	}
 	addr, pos := pos[0], pos[1:]
+	if _, err := strconv.ParseUint(addr, 10, 16); err == nil {
+		addr = "127.0.0.1:" + addr // as yaqc takes a bare port
+	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	// Everything is checked before the daemon is called: a call may move
@@ -115,7 +126,7 @@ func runYaq(e env, args []string) error {
 			if err := dec.Decode(&v); err != nil {
 				return usageError("argument %d (%q) is not a JSON value (a string needs its quotes: '\"text\"')", i+1, a)
 			}
-			params = append(params, v)
+			params = append(params, plainNumbers(v))
 		}
 	}
 	withTimeout := func() (context.Context, context.CancelFunc) {
@@ -128,7 +139,7 @@ func runYaq(e env, args []string) error {
 	c, err := yaq.Dial(ctx, addr, &dialOpts)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("%s: %w", addr, err)
+		return fmt.Errorf("%s: %w", addr, awaited(err, "its handshake", *timeout))
 	}
 	defer c.Close()
 	if len(pos) == 0 {
@@ -147,7 +158,7 @@ func runYaq(e env, args []string) error {
 			return fmt.Errorf("%s: %w (raise the limit with --max-size)", addr, err)
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", addr, err)
+			return fmt.Errorf("%s: %w", addr, awaited(err, "the answer to "+method, *timeout))
 		}
 		var out bytes.Buffer
 		if *watch > 0 {
@@ -156,7 +167,11 @@ func runYaq(e env, args []string) error {
 			}
 			fmt.Fprintf(&out, "%s %s every %s, %s\n", addr, method, *watch, time.Now().Format("15:04:05.000"))
 		}
-		if text, ok := result.(string); ok && strings.Contains(text, "\n") {
+		if *asJSON {
+			if err := writeJSONLine(&out, result); err != nil {
+				return fmt.Errorf("%s: %s: %w", addr, method, err)
+			}
+		} else if text, ok := result.(string); ok && strings.Contains(text, "\n") {
 			// A text answer (get_config's TOML, a doc) is printed as the
 			// daemon wrote it, to be read or saved as it is.
 			out.WriteString(text)
@@ -175,10 +190,42 @@ func runYaq(e env, args []string) error {
 		if *watch == 0 {
 			return nil
 		}
-		if !e.stdoutTerminal {
+		if !e.stdoutTerminal && !*asJSON {
 			fmt.Fprintln(e.stdout)
 		}
 	}
+}
+
+// awaited says what a call that ran out of time waited for, from whom
+// and for how long, instead of Go's "context deadline exceeded".
+func awaited(err error, what string, timeout time.Duration) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("waited %s (--timeout) for %s, which did not come", timeout, what)
+	}
+	return err
+}
+
+// plainNumbers turns the JSON numbers of an argument into int64 where they
+// are whole and fit, float64 otherwise, so that a value that does not fit
+// a parameter is named in Avro's words (a long, a double), not Go's.
+func plainNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		for i := range x {
+			x[i] = plainNumbers(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = plainNumbers(x[k])
+		}
+	}
+	return v
 }
 
 // describeDaemon prints who the daemon is and what it answers.
@@ -282,7 +329,8 @@ func arraySummary(a *ndarray.Array) string {
 }
 
 // saveArrays writes the arrays of a result to name: .npy for one, .npz for
-// any number, named by their keys.
+// any number, named by their keys, the numbers and booleans beside them
+// (measurement_id) as 0-d members, as np.savez keeps Python scalars.
 func saveArrays(name, method string, result any) error {
 	if isImageSave(name) {
 		return saveImage(name, method, result) // render.go
@@ -298,13 +346,19 @@ func saveArrays(name, method string, result any) error {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if a, ok := x[k].(*ndarray.Array); ok {
+			if a := asArray(x[k]); a != nil {
 				arrays = append(arrays, npybridge.NamedArray{Name: k, Array: a})
 			}
 		}
 	}
 	if len(arrays) == 0 {
 		return fmt.Errorf("%s answered no array to save", method)
+	}
+	if formatOf(name) == formatNPY {
+		arrays = slices.DeleteFunc(arrays, func(a npybridge.NamedArray) bool { return a.Array.NDim() == 0 })
+		if len(arrays) == 0 {
+			return fmt.Errorf("%s answered only numbers, no array: save them as .npz (each a 0-d member)", method)
+		}
 	}
 	switch formatOf(name) {
 	case formatNPY:
@@ -360,4 +414,27 @@ func parseByteSize(s string) (int64, error) {
 		return 0, fmt.Errorf("over the largest size this machine can address")
 	}
 	return n << shift, nil
+}
+
+// asArray is v as an array: itself, or a number or boolean of an answer as
+// a 0-d array of its Avro type (long as <i8, double as <f8, ...); nil for
+// anything else.
+func asArray(v any) *ndarray.Array {
+	switch x := v.(type) {
+	case *ndarray.Array:
+		return x
+	case bool:
+		return ndarray.Scalar(x)
+	case int32:
+		return ndarray.Scalar(x)
+	case int64:
+		return ndarray.Scalar(x)
+	case int:
+		return ndarray.Scalar(int64(x))
+	case float32:
+		return ndarray.Scalar(x)
+	case float64:
+		return ndarray.Scalar(x)
+	}
+	return nil
 }

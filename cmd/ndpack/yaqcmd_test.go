@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"log"
 	"net"
@@ -77,9 +78,9 @@ func TestYaqCommand(t *testing.T) {
 import numpy as np
 a = np.load(sys.argv[1])
 z = np.load(sys.argv[2])
-print(a.dtype.str, a.shape, int(a[1, 2]), z.files)
+print(a.dtype.str, a.shape, int(a[1, 2]), sorted(z.files), z["measurement_id"].dtype.str, z["measurement_id"].shape, int(z["measurement_id"]))
 `, nil, npy, npz)
-	assert.Equal(t, "<u2 (2048, 2048) 2050 ['image']\n", string(out))
+	assert.Equal(t, "<u2 (2048, 2048) 2050 ['image', 'measurement_id'] <i4 () 7\n", string(out), "the scalar beside the image is a 0-d member")
 
 	r = cli(t, nil, "yaq", addr, "set_position", "0.5")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -210,4 +211,64 @@ func TestYaqMaxSize(t *testing.T) {
 		require.NoError(t, err, in)
 		assert.Equal(t, want, n, in)
 	}
+}
+
+// The shell habits of yaqc and jq: a bare port is 127.0.0.1's, --json
+// prints one JSON line, a timeout says what was awaited from whom, and a
+// value that does not fit is named in Avro's words.
+func TestYaqShellHabits(t *testing.T) {
+	addr := testDaemon(t)
+	_, port, _ := net.SplitHostPort(addr)
+	r := cli(t, nil, "yaq", port, "get_position")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "1\n", r.stdout)
+
+	r = cli(t, nil, "yaq", "--json", port, "get_measured")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, 1, strings.Count(r.stdout, "\n"))
+	var doc struct {
+		Image struct {
+			DType  string    `json:"dtype"`
+			Shape  []int     `json:"shape"`
+			Values [][]int64 `json:"values"`
+		} `json:"image"`
+		MeasurementID int `json:"measurement_id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc), r.stdout[:200])
+	assert.Equal(t, "<u2", doc.Image.DType)
+	assert.Equal(t, []int{2048, 2048}, doc.Image.Shape)
+	assert.Equal(t, int64(2050), doc.Image.Values[1][2])
+	assert.Equal(t, 7, doc.MeasurementID)
+
+	r = cli(t, nil, "yaq", port, "set_position", "true")
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "ndpack: "+addr+": yaq: value does not fit its schema: set_position: parameter \"position\": a boolean is not a double\n", r.stderr)
+
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // holds it open, says nothing
+		}
+	}()
+	r = cli(t, nil, "yaq", "--timeout", "300ms", silent.Addr().String())
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "ndpack: "+silent.Addr().String()+": waited 300ms (--timeout) for its handshake, which did not come\n", r.stderr)
+}
+
+// JSON numbers reach the client as Avro's long and double, so that one
+// that does not fit is named in Avro's words ("a double is not a boolean",
+// not "a json.Number ...").
+func TestPlainNumbers(t *testing.T) {
+	assert.Equal(t, []any{int64(3), 1.5, map[string]any{"x": int64(-2)}, "s"},
+		plainNumbers([]any{json.Number("3"), json.Number("1.5"), map[string]any{"x": json.Number("-2")}, "s"}))
+	s, err := avro.ParseSchema(`"boolean"`)
+	require.NoError(t, err)
+	_, err = s.Append(nil, plainNumbers(json.Number("1.5")))
+	assert.ErrorContains(t, err, "a double is not a boolean")
 }

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// writeJSONLine writes v (a call's result, a value read from a file) as
+// one line of JSON: maps with sorted keys, arrays as {"dtype", "shape",
+// "values"} with the values nested by the shape, as numpy's tolist nests
+// them, each value in inspect's JSON form (numbers, with "NaN", "+Inf" and
+// "-Inf" as strings; booleans; text; [re, im] for complex numbers).
+func writeJSONLine(w io.Writer, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(jsonValue(v)); err != nil {
+		return err
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// jsonValue turns v into what encoding/json writes as wanted: arrays as
+// objects of their values, bytes as their text, and floats that JSON
+// cannot hold as inspect writes them.
+func jsonValue(v any) any {
+	switch x := v.(type) {
+	case *ndarray.Array:
+		shape := x.Shape
+		if shape == nil {
+			shape = []int{}
+		}
+		return map[string]any{"dtype": x.DType.String(), "shape": shape, "values": arrayValues(x)}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonValue(e)
+		}
+		return out
+	case float64:
+		return floatNumber(x, 64)
+	case float32:
+		return floatNumber(float64(x), 32)
+	case []byte:
+		return string(x)
+	}
+	return v
+}
+
+// arrayValues returns a's values nested by its shape (a 0-d array's one
+// value bare), each as formatItem gives it.
+func arrayValues(a *ndarray.Array) any {
+	size := a.DType.ItemSize
+	flat := make([]any, a.Len())
+	for i := range flat {
+		flat[i] = formatItem(a.DType, a.Data[i*size:(i+1)*size])
+	}
+	return nest(flat, a.Shape)
+}
