@@ -14,12 +14,16 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-const demoUsage = `Usage: ndpack demo
+const demoUsage = `Usage: ndpack demo [--keep]
 
 Make a sample 64x64 float64 array, write it as .npy and as an ext 110
 msgpack object into a temporary folder, convert each file into the other
 format with 'ndpack convert', check the results byte for byte, and compare
 the ext 110 size with the same values sent as a plain msgpack array.
+
+Options:
+  --keep   keep the folder and its files to look at (it is removed
+           otherwise)
 
 Example:
   go run ./cmd/ndpack demo
@@ -27,6 +31,7 @@ Example:
 
 func runDemo(e env, args []string) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	keep := fs.Bool("keep", false, "")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -39,7 +44,9 @@ func runDemo(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	if !*keep {
+		defer os.RemoveAll(dir)
+	}
 	path := func(name string) string { return filepath.Join(dir, name) }
 
 	// A sample "sensor image": a smooth pattern with a little structure.
@@ -57,7 +64,11 @@ func runDemo(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "ndpack demo, in %s\n", dir)
+	if *keep {
+		fmt.Fprintf(out, "ndpack demo, in %s (kept)\n", dir)
+	} else {
+		fmt.Fprintf(out, "ndpack demo, in %s (removed when done; --keep keeps it)\n", dir)
+	}
 	fmt.Fprintf(out, "  array       %s: %d elements, %d bytes of data\n", a, a.Len(), len(a.Data))
 
 	if err := npybridge.WriteFile(path("sample.npy"), a); err != nil {

@@ -8,8 +8,8 @@
 //	ndpack inspect [--json] FILE...
 //	ndpack render [options] IN OUT.png|OUT.svg
 //	ndpack create [--force] --dtype DTYPE --shape D1,D2,... OUT.npy
-//	ndpack yaq [options] HOST:PORT [METHOD [ARG...]]
-//	ndpack demo
+//	ndpack yaq [options] [HOST:]PORT [METHOD [ARG...]]
+//	ndpack demo [--keep]
 //	ndpack help [COMMAND]
 //
 // Formats follow the file extensions: .npy, .npz, and .msgpack or .mpk (one
@@ -63,7 +63,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"convert", "convert arrays between .npy, .npz and msgpack ext 110", convertUsage, runConvert},
+		{"convert", "convert arrays between .npy, .npz and msgpack (ext 110, msgpack-numpy and OpenPI maps)", convertUsage, runConvert},
 		{"inspect", "show the dtype, shape and statistics of arrays in files", inspectUsage, runInspect},
 		{"render", "draw an array: 2-D as a PNG image, 1-D as an SVG line plot", renderUsage, runRender},
 		{"create", "create a zero-filled .npy for processes to fill in place", createUsage, runCreate},
@@ -141,8 +141,9 @@ func lookup(name string) (command, bool) {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func printHelp(w io.Writer) {
-	fmt.Fprint(w, `ndpack moves N-dimensional arrays between NumPy .npy/.npz files and
-msgpack ext 110 (YEP-110), losslessly.
+	fmt.Fprint(w, `ndpack moves N-dimensional arrays losslessly between NumPy .npy/.npz
+files, msgpack (ext 110 of YEP-110, and the msgpack-numpy and OpenPI maps
+Python services send) and yaq daemons.
 
 Usage: ndpack COMMAND [ARGS]
 

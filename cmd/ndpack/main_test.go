@@ -301,4 +301,15 @@ func TestDemo(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "converted   sample.npy     -> from-npy.msgpack identical to sample.msgpack")
 	assert.Contains(t, r.stdout, "plain msgpack array of the same 4096 floats: 36867 bytes; ext 110 is 11.0% smaller")
+	dir := strings.TrimSuffix(strings.SplitN(strings.SplitN(r.stdout, "\n", 2)[0], " in ", 2)[1], " (removed when done; --keep keeps it)")
+	_, err := os.Stat(dir)
+	assert.True(t, os.IsNotExist(err), "the folder it names is gone, as it says: %v", err)
+
+	r = cli(t, nil, "demo", "--keep")
+	require.Equal(t, 0, r.code, r.stderr)
+	dir = strings.TrimSuffix(strings.SplitN(strings.SplitN(r.stdout, "\n", 2)[0], " in ", 2)[1], " (kept)")
+	defer os.RemoveAll(dir)
+	names, err := os.ReadDir(dir)
+	require.NoError(t, err, "--keep keeps the folder it names")
+	assert.GreaterOrEqual(t, len(names), 4)
 }
