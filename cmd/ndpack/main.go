@@ -8,6 +8,7 @@
 //	ndpack inspect [--json] FILE...
 //	ndpack render [options] IN OUT.png|OUT.svg
 //	ndpack create [--force] --dtype DTYPE --shape D1,D2,... OUT.npy
+//	ndpack diff [--rtol R] [--atol A] [--equal-nan] A B
 //	ndpack yaq [options] [HOST:]PORT [METHOD [ARG...]]
 //	ndpack demo [--keep]
 //	ndpack help [COMMAND]
@@ -67,6 +68,7 @@ func commands() []command {
 		{"inspect", "show the dtype, shape and statistics of arrays in files", inspectUsage, runInspect},
 		{"render", "draw an array: 2-D as a PNG image, 1-D as an SVG line plot", renderUsage, runRender},
 		{"create", "create a zero-filled .npy for processes to fill in place", createUsage, runCreate},
+		{"diff", "compare the arrays of two files: exit 0 if equal, 1 with a report if not", diffUsage, runDiff},
 		{"yaq", "show a yaq daemon, call its methods, save the arrays they answer", yaqUsage, runYaq},
 		{"demo", "write a sample array both ways, convert each into the other, compare", demoUsage, runDemo},
 	}
@@ -119,6 +121,9 @@ func run(e env, args []string) int {
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprint(e.stdout, c.usage)
 		return 0
+	case errors.Is(err, errTrouble):
+		fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(describe("", err)))
+		return 2
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(e.stderr, "ndpack %s: %s\nRun 'ndpack help %s' for usage.\n", name, strings.TrimPrefix(err.Error(), "usage: "), name)
 		return 2
