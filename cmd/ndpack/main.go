@@ -6,6 +6,7 @@
 //
 //	ndpack convert [--allow-nonstandard] [--from FMT] [--to FMT] [--compress] IN OUT
 //	ndpack inspect [--json] FILE...
+//	ndpack show [--full] [--precision N] [--rows A:B] [--csv|--json] FILE...
 //	ndpack render [options] IN OUT.png|OUT.svg
 //	ndpack create [--force] --dtype DTYPE --shape D1,D2,... OUT.npy
 //	ndpack diff [--rtol R] [--atol A] [--equal-nan] A B
@@ -66,6 +67,7 @@ func commands() []command {
 	return []command{
 		{"convert", "convert arrays between .npy, .npz and msgpack (ext 110, msgpack-numpy and OpenPI maps)", convertUsage, runConvert},
 		{"inspect", "show the dtype, shape and statistics of arrays in files", inspectUsage, runInspect},
+		{"show", "print the values of arrays as numpy prints them (or as CSV, JSON)", showUsage, runShow},
 		{"render", "draw an array: 2-D as a PNG image, 1-D as an SVG line plot", renderUsage, runRender},
 		{"create", "create a zero-filled .npy for processes to fill in place", createUsage, runCreate},
 		{"diff", "compare the arrays of two files: exit 0 if equal, 1 with a report if not", diffUsage, runDiff},
