@@ -311,7 +311,11 @@ func (c *Client) call(ctx context.Context, method string, params []any, result a
 		params = append(params, msg.Request[len(params)].Default)
 	}
 	if len(params) != len(msg.Request) {
-		return classed(ErrParams, "yaq: %s takes %d parameters (%s), got %d", method, len(msg.Request), fieldNames(msg.Request), len(params))
+		n := fmt.Sprintf("%d parameters", len(msg.Request))
+		if len(msg.Request) == 1 {
+			n = "1 parameter"
+		}
+		return classed(ErrParams, "yaq: %s takes %s (%s), got %d", method, n, fieldNames(msg.Request), len(params))
 	}
 	out := &c.out
 	out.Reset()

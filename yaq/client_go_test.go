@@ -157,7 +157,7 @@ func TestClientChecksParametersBeforeSending(t *testing.T) {
 
 	err = c.Call(context.Background(), "slow", []any{1.0, 2.0}, nil)
 	require.Error(t, err)
-	assert.Equal(t, "yaq: slow takes 1 parameters ([seconds]), got 2", err.Error())
+	assert.Equal(t, "yaq: slow takes 1 parameter ([seconds]), got 2", err.Error())
 	assert.ErrorIs(t, err, ErrParams)
 
 	err = c.Call(context.Background(), "nope", nil, nil)

@@ -303,7 +303,7 @@ func TestConvertDialects(t *testing.T) {
 	}
 	r := cli(t, nil, "inspect", filepath.Join(corpus, "pi_policy_request.msgpack"))
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "pi_policy_request.msgpack: msgpack (openpi), 2 array(s) and 3 other value(s)")
+	assert.Contains(t, r.stdout, "pi_policy_request.msgpack: msgpack (openpi), 2 arrays and 3 other value(s)")
 	assert.Contains(t, r.stdout, "not read  map value \"prompt\": not an array")
 
 	a, _ := ndarray.FromSlice([]float32{1, 2, 3, 4}, 2, 2)
@@ -322,6 +322,6 @@ func TestConvertDialects(t *testing.T) {
 		require.Len(t, z, 2)
 		assert.True(t, a.Equal(z[0].Array) && b.Equal(z[1].Array), to)
 		r = cli(t, nil, "inspect", mp)
-		assert.Contains(t, r.stdout, "msgpack ("+to+"), 2 array(s)")
+		assert.Contains(t, r.stdout, "msgpack ("+to+"), 2 arrays")
 	}
 }

@@ -220,7 +220,7 @@ func (t *textReports) file(r fileReport, arrays, others int) {
 	if others > 0 {
 		more = fmt.Sprintf(" and %d other value(s)", others)
 	}
-	fmt.Fprintf(t.w, "%s: %s%s, %d array(s)%s\n", r.File, r.Format, version, arrays, more)
+	fmt.Fprintf(t.w, "%s: %s%s, %d %s%s\n", r.File, r.Format, version, arrays, plural(int64(arrays), "array"), more)
 }
 
 func (t *textReports) array(a arrayReport) { printArray(t.w, a) }
@@ -402,7 +402,7 @@ func printArray(w io.Writer, a arrayReport) {
 	}
 	if a.Objects != nil {
 		fmt.Fprintf(w, "%sdtype     |O (object: Python values, read from the pickle without running it)\n", indent)
-		fmt.Fprintf(w, "%sshape     %s: %d elements\n", indent, ndarray.FormatShape(a.Shape), a.Elements)
+		fmt.Fprintf(w, "%sshape     %s: %d %s\n", indent, ndarray.FormatShape(a.Shape), a.Elements, plural(int64(a.Elements), "element"))
 		printObjects(w, indent, a.Objects, a.Elements)
 		return
 	}
@@ -410,12 +410,12 @@ func printArray(w io.Writer, a arrayReport) {
 	if !a.Standard {
 		std = ", outside YEP-110's standard kinds"
 	}
-	fmt.Fprintf(w, "%sdtype     %s (%s, %d bytes each, byte order %s%s)\n", indent, a.DType, a.Kind, a.ItemSize, a.ByteOrder, std)
+	fmt.Fprintf(w, "%sdtype     %s (%s, %d %s each, byte order %s%s)\n", indent, a.DType, a.Kind, a.ItemSize, plural(int64(a.ItemSize), "byte"), a.ByteOrder, std)
 	fortran := ""
 	if a.FortranOrder {
 		fortran = ", stored in Fortran order"
 	}
-	fmt.Fprintf(w, "%sshape     %s: %d elements, %d bytes%s\n", indent, ndarray.FormatShape(a.Shape), a.Elements, a.Bytes, fortran)
+	fmt.Fprintf(w, "%sshape     %s: %d %s, %d %s%s\n", indent, ndarray.FormatShape(a.Shape), a.Elements, plural(int64(a.Elements), "element"), a.Bytes, plural(int64(a.Bytes), "byte"), fortran)
 	if s := a.Stats; s != nil {
 		printStats(w, indent, s)
 	}

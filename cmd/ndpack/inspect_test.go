@@ -132,7 +132,7 @@ func TestInspectReportsEveryFile(t *testing.T) {
 
 	text := cli(t, nil, "inspect", bad, good)
 	assert.Equal(t, 1, text.code)
-	assert.Contains(t, text.stdout, "good.npy: npy 1.0, 1 array(s)")
+	assert.Contains(t, text.stdout, "good.npy: npy 1.0, 1 array")
 
 	// Standard input, in any format.
 	npy, _ := os.ReadFile(good)

@@ -266,7 +266,7 @@ func TestInspect(t *testing.T) {
 	ext := corpusFile(t, dir, special.Files[len(special.Files)-1], "special.bin") // no extension: sniffed
 	r = cli(t, nil, "inspect", ext)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "special.bin: msgpack (ext 110), 1 array(s)")
+	assert.Contains(t, r.stdout, "special.bin: msgpack (ext 110), 1 array")
 
 	r = cli(t, nil, "inspect", filepath.Join(dir, "nope.npy"))
 	assert.Equal(t, 1, r.code)
