@@ -25,9 +25,9 @@ func TestDTypeSpecsAreNumpys(t *testing.T) {
 		"[('pos', '<f4', (3,)), ('name', 'S4'), ('t', '>f8')]",
 		"[('a', [('b', '<i2'), ('c', 'u1')]), ('d', '<f8', (2, 2))]"}
 	records := map[string]string{
-		"x:<f4,y:<f4,id:<u2":      "[('x', '<f4'), ('y', '<f4'), ('id', '<u2')]",
+		"x:<f4,y:<f4,id:<u2":        "[('x', '<f4'), ('y', '<f4'), ('id', '<u2')]",
 		"pos:f4(3), name:S4, t:>f8": "[('pos', '<f4', (3,)), ('name', 'S4'), ('t', '>f8')]",
-		"x:float64,flag:bool":     "[('x', '<f8'), ('flag', '?')]",
+		"x:float64,flag:bool":       "[('x', '<f8'), ('flag', '?')]",
 	}
 	var script strings.Builder
 	script.WriteString("import numpy as np, json\nout = []\nfor s in json.loads(sys.argv[1]):\n    d = np.dtype(eval(s) if s.startswith('[') else s)\n    out.append(d.str if d.names is None else str(d))\nprint(json.dumps(out))\n")
