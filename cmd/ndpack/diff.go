@@ -255,18 +255,18 @@ func (c *comparison) add(a, b []byte, at int64) error {
 	switch c.da.Kind {
 	case ndarray.KindFloat, ndarray.KindInt, ndarray.KindUint, ndarray.KindBool:
 		var err error
-		if fa, err = asFloats(a, c.da, n); err != nil {
+		if fa, err = asValues[float64](a, c.da, n); err != nil {
 			return err
 		}
-		if fb, err = asFloats(b, c.db, n); err != nil {
+		if fb, err = asValues[float64](b, c.db, n); err != nil {
 			return err
 		}
 	case ndarray.KindComplex:
 		var err error
-		if ca, err = asComplex(a, c.da, n); err != nil {
+		if ca, err = asValues[complex128](a, c.da, n); err != nil {
 			return err
 		}
-		if cb, err = asComplex(b, c.db, n); err != nil {
+		if cb, err = asValues[complex128](b, c.db, n); err != nil {
 			return err
 		}
 	}
@@ -373,29 +373,18 @@ func plural(n int64, noun string) string {
 	return noun + "s"
 }
 
-// asFloats converts n items of a real dtype to float64.
-func asFloats(b []byte, dt ndarray.DType, n int) ([]float64, error) {
+// asValues converts n items of dt to T's dtype (float64 for real items,
+// complex128 for complex ones).
+func asValues[T ndarray.Element](b []byte, dt ndarray.DType, n int) ([]T, error) {
 	arr, err := ndarray.New(dt, []int{n}, b)
 	if err != nil {
 		return nil, err
 	}
-	conv, err := ndarray.Unsafe.AsType(arr, ndarray.DTypeOf[float64]())
+	conv, err := ndarray.Unsafe.AsType(arr, ndarray.DTypeOf[T]())
 	if err != nil {
 		return nil, err
 	}
-	return ndarray.Values[float64](conv)
-}
-
-func asComplex(b []byte, dt ndarray.DType, n int) ([]complex128, error) {
-	arr, err := ndarray.New(dt, []int{n}, b)
-	if err != nil {
-		return nil, err
-	}
-	conv, err := ndarray.Unsafe.AsType(arr, ndarray.DTypeOf[complex128]())
-	if err != nil {
-		return nil, err
-	}
-	return ndarray.Values[complex128](conv)
+	return ndarray.Values[T](conv)
 }
 
 // normalized is an item's bytes in little-endian order, so that items of

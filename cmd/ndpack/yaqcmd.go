@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/yaqtoml"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/yaq"
@@ -126,7 +127,7 @@ func runYaq(e env, args []string) error {
 			if err := dec.Decode(&v); err != nil {
 				return usageError("argument %d (%q) is not a JSON value (a string needs its quotes: '\"text\"')", i+1, a)
 			}
-			params = append(params, plainNumbers(v))
+			params = append(params, yaqtoml.FromJSON(v)) // a misfit named in Avro's words: a double, not a json.Number
 		}
 	}
 	withTimeout := func() (context.Context, context.CancelFunc) {
@@ -203,29 +204,6 @@ func awaited(err error, what string, timeout time.Duration) error {
 		return fmt.Errorf("waited %s (--timeout) for %s, which did not come", timeout, what)
 	}
 	return err
-}
-
-// plainNumbers turns the JSON numbers of an argument into int64 where they
-// are whole and fit, float64 otherwise, so that a value that does not fit
-// a parameter is named in Avro's words (a long, a double), not Go's.
-func plainNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case []any:
-		for i := range x {
-			x[i] = plainNumbers(x[i])
-		}
-	case map[string]any:
-		for k := range x {
-			x[k] = plainNumbers(x[k])
-		}
-	}
-	return v
 }
 
 // describeDaemon prints who the daemon is and what it answers.

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
+	"github.com/ndpack/ndpack/internal/yaqtoml"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/yaq"
@@ -264,11 +265,11 @@ func TestYaqShellHabits(t *testing.T) {
 // JSON numbers reach the client as Avro's long and double, so that one
 // that does not fit is named in Avro's words ("a double is not a boolean",
 // not "a json.Number ...").
-func TestPlainNumbers(t *testing.T) {
+func TestArgumentNumbers(t *testing.T) {
 	assert.Equal(t, []any{int64(3), 1.5, map[string]any{"x": int64(-2)}, "s"},
-		plainNumbers([]any{json.Number("3"), json.Number("1.5"), map[string]any{"x": json.Number("-2")}, "s"}))
+		yaqtoml.FromJSON([]any{json.Number("3"), json.Number("1.5"), map[string]any{"x": json.Number("-2")}, "s"}))
 	s, err := avro.ParseSchema(`"boolean"`)
 	require.NoError(t, err)
-	_, err = s.Append(nil, plainNumbers(json.Number("1.5")))
+	_, err = s.Append(nil, yaqtoml.FromJSON(json.Number("1.5")))
 	assert.ErrorContains(t, err, "a double is not a boolean")
 }

@@ -3,6 +3,7 @@
 package yaqtoml
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -97,4 +98,32 @@ func tomlFloat(f float64) string {
 		s += ".0"
 	}
 	return s
+}
+
+// FromJSON turns JSON values (numbers as json.Number, as a protocol's or a
+// command line's JSON is decoded) into the Go values TOML would give:
+// whole numbers that fit as int64, others as float64, lists and tables
+// copied.
+func FromJSON(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = FromJSON(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = FromJSON(e)
+		}
+		return out
+	}
+	return v
 }

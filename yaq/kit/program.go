@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/ndpack/ndpack/internal/yaqtoml"
 	"github.com/ndpack/ndpack/yaq"
 	"github.com/ndpack/ndpack/yaq/avro"
 )
@@ -132,7 +133,7 @@ func composedFromJSON(text string) (*Composed, error) {
 	if err != nil {
 		return nil, err
 	}
-	tree, _ := jsonValue(ap.Properties).(map[string]any)
+	tree, _ := yaqtoml.FromJSON(ap.Properties).(map[string]any)
 	c := &Composed{Name: p.Name, Traits: p.Traits, JSON: text, Indented: text, tree: tree,
 		config: map[string]*avro.Schema{}, state: map[string]*avro.Schema{}}
 	var named *avro.Names

@@ -1,7 +1,6 @@
 package kit
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -48,32 +47,6 @@ func configureLimits(d *Daemon, cfg map[string]any) error {
 		}
 	}
 	return nil
-}
-
-// jsonValue turns a protocol's JSON (numbers as json.Number) into the Go
-// values TOML would give: int64 or float64.
-func jsonValue(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonValue(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = jsonValue(e)
-		}
-		return out
-	}
-	return v
 }
 
 // newStderrLogger logs to w with the time, as the log package's standard
