@@ -31,8 +31,8 @@ type Listing struct {
 
 // List reads the Go files of the module rooted at root (whose path is
 // module) and lists the API of its public packages: every package outside
-// internal/, cmd/ and examples/, test files and hidden or testdata
-// folders left out.
+// an internal folder (at any depth, as Go's rule has it), cmd/ and
+// examples/, test files and hidden or testdata folders left out.
 func List(root, module string) (Listing, error) {
 	var l Listing
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -46,7 +46,7 @@ func List(root, module string) (Listing, error) {
 		rel = filepath.ToSlash(rel)
 		base := d.Name()
 		if rel != "." && (strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_") || base == "testdata" ||
-			rel == "internal" || rel == "cmd" || rel == "examples" || rel == "api") {
+			base == "internal" || rel == "cmd" || rel == "examples" || rel == "api") {
 			return filepath.SkipDir
 		}
 		pkgPath := module

@@ -18,7 +18,7 @@ func FuzzComposeTOML(f *testing.F) {
 	f.Add([]byte("protocol = \"x\"\ntraits = [\"is-daemon\", \"has-turret\"]\n[config.a]\ntype = {type = \"map\", values = [\"null\", \"ndarray\"]}\ndefault = {}\n" +
 		"[messages.m]\nrequest = [{name = \"p\", type = {type = \"enum\", name = \"e\", symbols = [\"a\"]}, default = \"a\"}]\n" +
 		"[[types]]\ntype = \"record\"\nname = \"r\"\nfields = [{name = \"f\", type = \"int\", default = \"__null__\"}]\n"))
-	if files, _ := filepath.Glob("../../shared/yaq/protocols/*.toml"); len(files) > 0 {
+	if files, _ := filepath.Glob("../../../shared/yaq/protocols/*.toml"); len(files) > 0 {
 		for _, file := range files {
 			if b, err := os.ReadFile(file); err == nil {
 				f.Add(b)

@@ -29,8 +29,8 @@ func TestComposeMatchesYaqTraits(t *testing.T) {
 	for _, kind := range []string{"fake-camera", "fake-continuous-hardware", "fake-discrete-hardware",
 		"fake-has-turret", "fake-sensor", "fake-spectrometer", "fake-triggered-sensor"} {
 		t.Run(kind, func(t *testing.T) {
-			desc := sharedfiles.ReadFile(t, "../../shared/yaq/protocols/"+kind+".toml")
-			avpr := sharedfiles.ReadFile(t, "../../shared/yaq/protocols/"+kind+".avpr")
+			desc := sharedfiles.ReadFile(t, "../../../shared/yaq/protocols/"+kind+".toml")
+			avpr := sharedfiles.ReadFile(t, "../../../shared/yaq/protocols/"+kind+".avpr")
 			c, err := ComposeTOML(kind+".toml", desc)
 			require.NoError(t, err)
 			assert.Equal(t, yaqproto.Comparable(t, avpr), yaqproto.Comparable(t, []byte(c.JSON)))
