@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/avrorpc"
 	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/connset"
 	"github.com/ndpack/ndpack/ndarray"
@@ -61,8 +62,8 @@ type Client struct {
 	stale  bool // the stream can no longer be trusted: reconnect first
 	done   bool
 	br     *bufio.Reader                               // the connection's
-	in     *avro.FrameReader                           // the answers, as they arrive
-	out    avro.FrameWriter                            // a call's frames
+	in     *avrorpc.FrameReader                        // the answers, as they arrive
+	out    avrorpc.FrameWriter                         // a call's frames
 	pieces [][]byte                                    // a parameter's encoding
 	dial   func(ctx context.Context) (net.Conn, error) // for tests; nil dials addr
 	// lastUsed is when the connection last carried a call: one idle for
@@ -146,7 +147,7 @@ func (c *Client) connect(ctx context.Context) error {
 		peer = "daemon " + c.addr
 	}
 	c.br = bufio.NewReaderSize(conn, 64<<10)
-	c.in = avro.NewFrameReader(c.br, avro.ReaderOptions{MaxSize: c.maxFrame, Peer: peer, DropRest: true})
+	c.in = avrorpc.NewFrameReader(c.br, avrorpc.ReaderOptions{MaxSize: c.maxFrame, Peer: peer, DropRest: true})
 	stop := c.watch(ctx)
 	defer stop()
 	var spaces [16]byte
@@ -172,7 +173,7 @@ func (c *Client) shakeHands(spaces [16]byte) error {
 	if err != nil {
 		return err
 	}
-	if match == avro.MatchBoth && c.proto != nil {
+	if match == avrorpc.MatchBoth && c.proto != nil {
 		return nil // a daemon that knows us from before
 	}
 	if text == nil {
@@ -188,7 +189,7 @@ func (c *Client) shakeHands(spaces [16]byte) error {
 	if match, _, _, err = c.handshake(hash, text, hash); err != nil {
 		return err
 	}
-	if match != avro.MatchBoth {
+	if match != avrorpc.MatchBoth {
 		return classed(ErrHandshake, "yaq: %s: the daemon did not accept its own protocol (%s)", c.addr, match)
 	}
 	c.proto, c.hash = proto, hash
@@ -212,13 +213,13 @@ func mustSchema(text string) *avro.Schema {
 
 // handshake sends a HandshakeRequest with the (empty) method yaqc sends
 // with it, and reads the answer.
-func (c *Client) handshake(clientHash [16]byte, protocol []byte, serverHash [16]byte) (match avro.HandshakeMatch, text []byte, hash [16]byte, err error) {
-	req := avro.HandshakeRequest{ClientHash: clientHash, ServerHash: serverHash}
+func (c *Client) handshake(clientHash [16]byte, protocol []byte, serverHash [16]byte) (match avrorpc.HandshakeMatch, text []byte, hash [16]byte, err error) {
+	req := avrorpc.HandshakeRequest{ClientHash: clientHash, ServerHash: serverHash}
 	if protocol != nil {
 		p := string(protocol)
 		req.ClientProtocol = &p
 	}
-	var out avro.FrameWriter
+	var out avrorpc.FrameWriter
 	out.Add(req.Append(nil))
 	out.Add(emptyMeta)
 	out.AddString("") // the empty method
@@ -379,7 +380,7 @@ func fieldNames(fields []avro.Field) string {
 
 // exchange sends a call's frames and reads its answer.
 // The answer's frames are read into buf's memory if buf is not nil.
-func (c *Client) exchange(msg *avro.Message, out *avro.FrameWriter, buf *ResultBuffer) (any, error) {
+func (c *Client) exchange(msg *avro.Message, out *avrorpc.FrameWriter, buf *ResultBuffer) (any, error) {
 	if err := out.Send(c.conn); err != nil {
 		return nil, err
 	}

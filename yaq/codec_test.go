@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"io"
 
-	"github.com/ndpack/ndpack/yaq/avro"
+	"github.com/ndpack/ndpack/internal/avrorpc"
 )
 
 // The HandshakeRequest record, for tests that write one field by field
@@ -20,7 +20,7 @@ func appendVarint(b []byte, v int64) []byte { return binary.AppendVarint(b, v) }
 
 // writeFrames writes payloads, one frame each, in one write.
 func writeFrames(w io.Writer, payloads [][]byte) error {
-	var o avro.FrameWriter
+	var o avrorpc.FrameWriter
 	for _, p := range payloads {
 		o.Add(p)
 	}

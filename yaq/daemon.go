@@ -10,6 +10,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/avrorpc"
 	"github.com/ndpack/ndpack/internal/connset"
 	"github.com/ndpack/ndpack/internal/yaqtoml"
 	"github.com/ndpack/ndpack/ndarray"
@@ -131,8 +132,8 @@ func NewDaemon(name, protocol string) (*Daemon, error) {
 	}
 	d := &Daemon{Name: name, proto: p, text: []byte(protocol), hash: md5.Sum([]byte(protocol)),
 		handlers: map[string]Handler{}}
-	d.both = avro.HandshakeResponse{Match: avro.MatchBoth}.Append(nil)
-	d.none = avro.HandshakeResponse{Match: avro.MatchNone, ServerProtocol: &protocol, ServerHash: &d.hash}.Append(nil)
+	d.both = avrorpc.HandshakeResponse{Match: avrorpc.MatchBoth}.Append(nil)
+	d.none = avrorpc.HandshakeResponse{Match: avrorpc.MatchNone, ServerProtocol: &protocol, ServerHash: &d.hash}.Append(nil)
 	d.conns = connset.New(func(format string, args ...any) { d.logf("yaq: %s: "+format, append([]any{d.Name}, args...)...) })
 	return d, nil
 }
@@ -235,7 +236,7 @@ func (d *Daemon) serveConn(nc net.Conn) {
 	conn := connset.Wrap(nc)
 	defer conn.Close()
 	br := bufio.NewReaderSize(conn, 64<<10)
-	c := &daemonConn{d: d, conn: conn, in: avro.NewFrameReader(br, avro.ReaderOptions{MaxSize: d.maxFrame(), Peer: "client " + nc.RemoteAddr().String()})}
+	c := &daemonConn{d: d, conn: conn, in: avrorpc.NewFrameReader(br, avrorpc.ReaderOptions{MaxSize: d.maxFrame(), Peer: "client " + nc.RemoteAddr().String()})}
 	for d.awaitRequest(conn, br, c.in, c.shaken) {
 		method, failure, err := c.answer()
 		if err != nil {
@@ -256,9 +257,9 @@ func (d *Daemon) serveConn(nc net.Conn) {
 type daemonConn struct {
 	d      *Daemon
 	conn   *connset.Conn
-	in     *avro.FrameReader
+	in     *avrorpc.FrameReader
 	shaken bool
-	out    avro.FrameWriter
+	out    avrorpc.FrameWriter
 	pieces [][]byte // an answer's encoding, reused
 	reuse  [][]byte // each parameter's memory, with ReuseRequestBuffers
 }
@@ -403,7 +404,7 @@ func errorsOf(m *avro.Message) *avro.Schema {
 // as they connect. The empty frame that ends a request is not the next one:
 // yaqc sends it in a write of its own, which may arrive after the request
 // has been answered. It reports false when the connection is to close.
-func (d *Daemon) awaitRequest(conn *connset.Conn, br *bufio.Reader, in *avro.FrameReader, shaken bool) bool {
+func (d *Daemon) awaitRequest(conn *connset.Conn, br *bufio.Reader, in *avrorpc.FrameReader, shaken bool) bool {
 	for shaken && in.Pending() == 0 {
 		conn.Idle()
 		if _, err := br.Peek(1); err != nil {

@@ -1,8 +1,8 @@
 // Package avro is the Avro codec yaq speaks: schemas, values in Avro's
-// binary encoding, the YEP-113 ndarray record, and the framing and
-// handshake records of Avro RPC, as yaq's daemons (yaqd-core, on fastavro
-// and python3-avro) and its client (yaqc) write them. It knows nothing of
-// yaq's traits or daemons; package yaq is the protocol built on it.
+// binary encoding and the YEP-113 ndarray record, as yaq's daemons
+// (yaqd-core, on fastavro and python3-avro) and its client (yaqc) write
+// them. It knows nothing of yaq's traits or daemons; package yaq is the
+// protocol built on it, and holds Avro RPC's frames and handshake records.
 //
 // What it implements, and from which text:
 //
@@ -25,12 +25,11 @@
 //     write it: ArraySchema, AppendArray, DecodeArray. Schema.Decode
 //     gives every value of that record as an *ndarray.Array aliasing the
 //     input, and Schema.Append takes one.
-//   - Avro RPC's framing and handshake, from the specification's
-//     "Protocol Wire Format" ("Message Framing", "Handshake", "Call
-//     Format"): FrameReader and FrameWriter, HandshakeRequest and
-//     HandshakeResponse. A FrameReader reads values as yaq's peers frame
-//     them, including a value split over frames or frames holding several,
-//     with work linear in the bytes however they are cut.
+//   - For Avro RPC's framing ("Protocol Wire Format"), which package yaq
+//     holds (its client and daemon are the only readers of frames), the
+//     package finds where a value ends in bytes that arrive a frame at a
+//     time, so that a value split over frames is read with work linear in
+//     its bytes however it is cut.
 //
 // Errors are *Error, "avro: CLASS at byte N: DETAIL", whose class is one
 // of the sentinels (ErrTruncated, shared with the module's other codecs,

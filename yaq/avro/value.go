@@ -369,8 +369,8 @@ type gather struct {
 }
 
 // AppendPieces encodes v as Append does, appended to pieces as pieces whose
-// concatenation is the encoding, for a vectored write (net.Buffers,
-// FrameWriter.Add): the data of an array of 64 KiB or more is one of the
+// concatenation is the encoding, for a vectored write (net.Buffers, as
+// yaq's frames go out): the data of an array of 64 KiB or more is one of the
 // pieces, referring to the array's own memory rather than a copy, so it
 // must not change until the pieces are written. The other pieces are new
 // memory.

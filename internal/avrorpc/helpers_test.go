@@ -1,7 +1,9 @@
-package avro
+package avrorpc
 
 import (
 	"encoding/binary"
+
+	"github.com/ndpack/ndpack/yaq/avro"
 )
 
 // Schemas of the RPC's own values, as yaq's client and daemon read them.
@@ -16,7 +18,7 @@ func frameOf(p []byte) []byte {
 }
 
 // mustAppend encodes v, which the test knows fits s.
-func (s *Schema) mustAppend(v any) []byte {
+func mustAppend(s *avro.Schema, v any) []byte {
 	b, err := s.Append(nil, v)
 	if err != nil {
 		panic(err)

@@ -1,4 +1,4 @@
-package avro
+package avrorpc
 
 import (
 	"bufio"
@@ -12,14 +12,16 @@ import (
 
 	"github.com/ndpack/ndpack/ndarray"
 
+	"github.com/ndpack/ndpack/internal/avroscan"
 	"github.com/ndpack/ndpack/internal/boundedio"
+	"github.com/ndpack/ndpack/yaq/avro"
 )
 
 // ReaderOptions configure a FrameReader. The zero value is the default.
 type ReaderOptions struct {
 	// MaxSize bounds one frame, and one value however many frames it
 	// spans, in bytes; 0 means ndarray.DefaultMaxSize (64 MiB). A frame
-	// over it is refused, matching ErrTooLarge, before anything is
+	// over it is refused, matching avro.ErrTooLarge, before anything is
 	// allocated for it.
 	MaxSize int64
 	// Peer names the other end in errors ("daemon 127.0.0.1:39111");
@@ -56,9 +58,9 @@ type FrameReader struct {
 	// counts the bytes read from it, for the offsets errors give.
 	peer string
 	read int64
-	// scan finds the end of a value that spans frames; kept between
-	// values for the memory of its stack.
-	scan scanner
+	// scan finds the end of a value that spans frames; made when first
+	// needed and kept between values for the memory of its stack.
+	scan avroscan.Scanner
 	// capped names the value read under a cap lower than max (see
 	// CappedValue), for the error that refuses it.
 	capped string
@@ -98,10 +100,10 @@ func (f *FrameReader) SkipEmptyFrame() (bool, error) {
 // bytes, for values a peer has no reason to make large (a handshake
 // answer, a meta map): under the frame limit alone, one such value could
 // make the reader build a map 20 times the size of a 64 MiB frame. A
-// value over limit is refused with an error wrapping ErrTooLarge that names
+// value over limit is refused with an error wrapping avro.ErrTooLarge that names
 // what ("meta map") and the limit, before more than limit bytes of it are
 // read or decoded.
-func (f *FrameReader) CappedValue(s *Schema, limit int, what string) (any, error) {
+func (f *FrameReader) CappedValue(s *avro.Schema, limit int, what string) (any, error) {
 	if limit >= f.max {
 		return f.SmallValue(s)
 	}
@@ -113,8 +115,8 @@ func (f *FrameReader) CappedValue(s *Schema, limit int, what string) (any, error
 		switch {
 		case err == nil:
 			return f.took(v, n), nil
-		case errors.Is(err, ErrTruncated):
-			return nil, errAt(ErrTooLarge, int(valueAt), "%s sent a %s of more than %d bytes, the most it may take", f.Peer(), what, limit)
+		case errors.Is(err, avro.ErrTruncated):
+			return nil, errAt(avro.ErrTooLarge, int(valueAt), "%s sent a %s of more than %d bytes, the most it may take", f.Peer(), what, limit)
 		}
 		return nil, f.fail(err, s, valueAt)
 	}
@@ -138,7 +140,7 @@ func (f *FrameReader) Lent() []byte {
 	return mem
 }
 
-// Value reads one value of schema s, decoded as Schema.Decode decodes it,
+// Value reads one value of schema s, decoded as avro.Schema.Decode decodes it,
 // as yaq peers frame values: a value that encodes to nothing (null) is
 // read from nothing; empty frames before a
 // value are skipped (the terminators and nulls of earlier messages); a
@@ -151,8 +153,8 @@ func (f *FrameReader) Lent() []byte {
 // so that the work is linear in the bytes received however the peer cuts
 // them, where decoding again from the start after each frame would take
 // time quadratic in the number of frames.
-func (f *FrameReader) Value(s *Schema) (any, error) {
-	if s.takesNoBytes() {
+func (f *FrameReader) Value(s *avro.Schema) (any, error) {
+	if avroscan.TakesNoBytes(s) {
 		v, _, err := s.Decode(nil)
 		return v, err
 	}
@@ -169,15 +171,15 @@ func (f *FrameReader) Value(s *Schema) (any, error) {
 				}
 				// Over a limit may be for want of the rest of the value's
 				// bytes, which raise the memory budget.
-				if !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrTooLarge) {
+				if !errors.Is(err, avro.ErrTruncated) && !errors.Is(err, avro.ErrTooLarge) {
 					return nil, f.fail(err, s, valueAt)
 				}
 				scanning, first, firstLen = true, err, len(f.buf)
-				f.scan.start(s, f.max)
+				f.startScan(s)
 			}
-			end, err := f.scan.resume(f.buf)
+			end, err := f.scan.Resume(f.buf)
 			if err == nil {
-				if end <= firstLen && errors.Is(first, ErrTooLarge) {
+				if end <= firstLen && errors.Is(first, avro.ErrTooLarge) {
 					// Those bytes held the whole value: it is over the
 					// limit, as decoding it again would find.
 					return nil, f.fail(first, s, valueAt)
@@ -188,7 +190,7 @@ func (f *FrameReader) Value(s *Schema) (any, error) {
 				}
 				return f.took(v, n), nil
 			}
-			if !errors.Is(err, ErrTruncated) {
+			if !errors.Is(err, avro.ErrTruncated) {
 				return nil, f.fail(err, s, valueAt)
 			}
 		}
@@ -202,7 +204,7 @@ func (f *FrameReader) Value(s *Schema) (any, error) {
 // readFrame reads the next frame onto what is left of the value so far,
 // for a value of s that starts at *valueAt in the stream (reset when the
 // frame starts it). grew says the frame was not empty.
-func (f *FrameReader) readFrame(s *Schema, valueAt *int64) (grew bool, err error) {
+func (f *FrameReader) readFrame(s *avro.Schema, valueAt *int64) (grew bool, err error) {
 	var h [4]byte
 	got, err := io.ReadFull(f.br, h[:])
 	f.read += int64(got)
@@ -216,15 +218,15 @@ func (f *FrameReader) readFrame(s *Schema, valueAt *int64) (grew bool, err error
 		// frame: it is not a yaq peer at all (an HTTP server, a serial
 		// console). Say so, with what it sent, not "a frame of 2 GB".
 		more, _ := f.br.Peek(min(f.br.Buffered(), 60))
-		return false, errAt(ErrMalformed, 0, "%s does not speak yaq (Avro RPC frames): it sent %s first",
+		return false, errAt(avro.ErrMalformed, 0, "%s does not speak yaq (Avro RPC frames): it sent %s first",
 			f.Peer(), printable(append(h[:got:got], more...)))
 	}
 	if int64(n)+int64(len(f.buf)) > int64(f.max) {
 		if f.capped != "" {
-			return false, errAt(ErrTooLarge, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes before it is over the limit of %d bytes on a %s",
+			return false, errAt(avro.ErrTooLarge, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes before it is over the limit of %d bytes on a %s",
 				f.Peer(), n, len(f.buf), f.max, f.capped)
 		}
-		return false, errAt(ErrTooLarge, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes of the value before it is over the limit of %d",
+		return false, errAt(avro.ErrTooLarge, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes of the value before it is over the limit of %d",
 			f.Peer(), n, len(f.buf), f.max)
 	}
 	if len(f.buf) == 0 {
@@ -255,21 +257,21 @@ func (f *FrameReader) readFrame(s *Schema, valueAt *int64) (grew bool, err error
 // (a handshake's meta map), which would otherwise be built into Go values
 // some 20 times its bytes. The work is linear in its bytes, and the
 // memory is that of the bytes.
-func (f *FrameReader) skip(s *Schema) error {
-	if s.takesNoBytes() {
+func (f *FrameReader) skip(s *avro.Schema) error {
+	if avroscan.TakesNoBytes(s) {
 		return nil
 	}
 	valueAt := f.read - int64(len(f.buf))
-	f.scan.start(s, f.max)
+	f.startScan(s)
 	grew := len(f.buf) > 0
 	for {
 		if grew {
-			end, err := f.scan.resume(f.buf)
+			end, err := f.scan.Resume(f.buf)
 			if err == nil {
 				f.took(nil, end)
 				return nil
 			}
-			if !errors.Is(err, ErrTruncated) {
+			if !errors.Is(err, avro.ErrTruncated) {
 				return f.fail(err, s, valueAt)
 			}
 		}
@@ -278,6 +280,14 @@ func (f *FrameReader) skip(s *Schema) error {
 			return err
 		}
 	}
+}
+
+// startScan starts finding the end of a value of s that spans frames.
+func (f *FrameReader) startScan(s *avro.Schema) {
+	if f.scan == nil {
+		f.scan = avroscan.NewScanner()
+	}
+	f.scan.Start(s, f.max)
 }
 
 // took consumes the n bytes of a value read.
@@ -299,8 +309,8 @@ func (f *FrameReader) Peer() string {
 
 // fail says, of an error found in a value, which value from which peer:
 // its offsets count from the start of the value.
-func (f *FrameReader) fail(err error, s *Schema, valueAt int64) error {
-	var e *Error
+func (f *FrameReader) fail(err error, s *avro.Schema, valueAt int64) error {
+	var e *avro.Error
 	if !errors.As(err, &e) {
 		return err
 	}
@@ -316,7 +326,7 @@ func (f *FrameReader) fail(err error, s *Schema, valueAt int64) error {
 // connection) are returned as they are. got is how much of a frame header
 // was read; frameAt, if not -1, where the frame whose payload ended
 // starts.
-func (f *FrameReader) ended(err error, s *Schema, valueAt int64, got int, frameAt int64) error {
+func (f *FrameReader) ended(err error, s *avro.Schema, valueAt int64, got int, frameAt int64) error {
 	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return err
 	}
@@ -336,7 +346,7 @@ func (f *FrameReader) ended(err error, s *Schema, valueAt int64, got int, frameA
 		detail = fmt.Sprintf("%s closed the connection, where the %s value was to come", f.Peer(), s)
 		cause = io.EOF
 	}
-	return &Error{Err: ErrTruncated, Offset: at, Detail: detail, Cause: cause}
+	return &avro.Error{Err: avro.ErrTruncated, Offset: at, Detail: detail, Cause: cause}
 }
 
 // valueInPlace decodes a value of s from the next frame while it lies in
@@ -344,7 +354,7 @@ func (f *FrameReader) ended(err error, s *Schema, valueAt int64, got int, frameA
 // past the next read. ok is false, and nothing consumed, when it cannot:
 // the frame is empty, over max, not all buffered, or holds more or less
 // than a value.
-func valueInPlace(br *bufio.Reader, s *Schema, max int) (v any, n int, ok bool) {
+func valueInPlace(br *bufio.Reader, s *avro.Schema, max int) (v any, n int, ok bool) {
 	h, err := br.Peek(4)
 	if err != nil {
 		return nil, 0, false
@@ -366,7 +376,7 @@ func valueInPlace(br *bufio.Reader, s *Schema, max int) (v any, n int, ok bool) 
 // the reader's buffer when it can, without copying it out: for small
 // values (a flag, a method's name) that are not kept past the next read,
 // whose bytes and arrays may alias that buffer.
-func (f *FrameReader) SmallValue(s *Schema) (any, error) {
+func (f *FrameReader) SmallValue(s *avro.Schema) (any, error) {
 	if len(f.buf) == 0 {
 		if v, n, ok := valueInPlace(f.br, s, f.max); ok {
 			f.read += int64(n)
@@ -376,242 +386,10 @@ func (f *FrameReader) SmallValue(s *Schema) (any, error) {
 	return f.Value(s)
 }
 
-// scanner finds where a value ends in bytes that arrive a frame at a
-// time. It resumes where it stopped, at the start of the token (a number,
-// a length and its bytes, a block count) it could not read whole, so that
-// a value spread over many frames is scanned once, not once per frame. It
-// builds nothing and checks what finding the end needs (counts, lengths,
-// union branches, nesting, the items that take no bytes): the value is
-// decoded, and checked whole, once it is complete.
-type scanner struct {
-	stack []scanStep
-	off   int // where the next token starts; what is before it is scanned
-	zero  int // items that take no bytes, so far
-	max   int // the most bytes the value may take
-}
-
-// scanStep is a value being scanned: where in it the scan is.
-type scanStep struct {
-	s    *Schema
-	i    int   // record: the next field; ndarray: the next part; union: 1 once the branch is pushed
-	left int64 // array, map, ndarray shape: the items left in the block
-	key  bool  // map: the key of the next entry has been read
-}
-
-func (sc *scanner) start(s *Schema, max int) {
-	sc.stack = append(sc.stack[:0], scanStep{s: s})
-	sc.off, sc.zero, sc.max = 0, 0, max
-}
-
-// push starts scanning a value of s inside the current one, unless it
-// takes no bytes.
-func (sc *scanner) push(s *Schema) error {
-	if s.takesNoBytes() {
-		return nil
-	}
-	if len(sc.stack) > maxValueDepth {
-		return errAt(ErrMalformed, sc.off, "values nested more than %d deep", maxValueDepth)
-	}
-	sc.stack = append(sc.stack, scanStep{s: s})
-	return nil
-}
-
-// length reads a length and skips that many bytes, refusing a length the
-// value could never hold.
-func (sc *scanner) length(r *reader, what string) error {
-	at := r.off
-	n, err := r.varintOf(what, " length")
-	if err != nil {
-		return err
-	}
-	if n < 0 {
-		return errAt(ErrMalformed, at, "%s has a negative length (%d)", what, n)
-	}
-	if n > int64(sc.max-r.off) {
-		return errAt(ErrTooLarge, at, "%s claims %d bytes, more than the %d a value may take", what, n, sc.max)
-	}
-	if n > int64(len(r.b)-r.off) {
-		return errAt(ErrTruncated, at, "%s claims %d bytes, %d remain", what, n, len(r.b)-r.off)
-	}
-	r.off += int(n)
-	return nil
-}
-
-// skip skips n bytes of a fixed size.
-func skip(r *reader, n int, what string) error {
-	if len(r.b)-r.off < n {
-		return errAt(ErrTruncated, r.off, "the input ends inside %s", what)
-	}
-	r.off += n
-	return nil
-}
-
-// count reads a block count of a value's items of elem, checking it
-// against the bytes the value may still take, or, for items that take no
-// bytes, against the cap on them.
-func (sc *scanner) count(r *reader, what string, elem *Schema) (int64, error) {
-	at := r.off
-	n, err := r.blockCount(what, sc.max)
-	if err != nil || n == 0 {
-		return n, err
-	}
-	if elem != nil && elem.takesNoBytes() {
-		if n > int64(maxZeroSizeItems-sc.zero) {
-			return 0, errAt(ErrTooLarge, at, "%s block claims %d items of %s, which take no bytes; a value may hold %d such items in all, and %d came before",
-				what, n, elem, maxZeroSizeItems, sc.zero)
-		}
-		sc.zero += int(n)
-		return n, nil
-	}
-	if n > int64(sc.max-r.off) {
-		return 0, errAt(ErrTooLarge, at, "%s block claims %d items, more than the %d bytes a value may take", what, n, sc.max)
-	}
-	return n, nil
-}
-
-// resume scans b, the value's bytes so far (the same as before, and more),
-// from where the last call stopped. It returns the value's length once its
-// end is found, an error wrapping ErrTruncated while it needs more bytes,
-// or what makes it unreadable.
-func (sc *scanner) resume(b []byte) (int, error) {
-	for len(sc.stack) > 0 {
-		top := &sc.stack[len(sc.stack)-1]
-		s := top.s
-		r := reader{b: b, off: sc.off}
-		var err error
-		switch s.Type {
-		case "null":
-		case "boolean":
-			err = skip(&r, 1, "a boolean")
-		case "int", "long", "enum":
-			_, err = r.varint(s.Type)
-		case "float":
-			err = skip(&r, 4, "a float")
-		case "double":
-			err = skip(&r, 8, "a double")
-		case "fixed":
-			err = skip(&r, s.Size, "fixed "+s.Name)
-		case "bytes", "string":
-			err = sc.length(&r, s.Type)
-		case "union":
-			if top.i == 0 {
-				at := r.off
-				i, err := r.varint("union branch")
-				if err != nil {
-					return 0, err
-				}
-				if i < 0 || i >= int64(len(s.Branches)) {
-					return 0, errAt(ErrMalformed, at, "union branch %d of %s is out of range", i, s)
-				}
-				sc.off, top.i = r.off, 1
-				if err := sc.push(s.Branches[i]); err != nil {
-					return 0, err
-				}
-				continue
-			}
-		case "record":
-			if s.isArray() {
-				done, err := sc.ndarray(top, &r)
-				if err != nil {
-					return 0, err
-				}
-				sc.off = r.off
-				if !done {
-					continue
-				}
-				break
-			}
-			if top.i < len(s.Fields) {
-				top.i++
-				if err := sc.push(s.Fields[top.i-1].Type); err != nil {
-					return 0, err
-				}
-				continue
-			}
-		case "array", "map":
-			elem := s.Items
-			if s.Type == "map" {
-				elem = s.Values
-			}
-			if top.left == 0 {
-				zeroElem := elem
-				if s.Type == "map" {
-					zeroElem = nil // an entry takes its key's bytes
-				}
-				n, err := sc.count(&r, s.Type, zeroElem)
-				if err != nil {
-					return 0, err
-				}
-				sc.off = r.off
-				if n == 0 {
-					break
-				}
-				if zeroElem == nil || !zeroElem.takesNoBytes() {
-					top.left = n
-				}
-				continue
-			}
-			if s.Type == "map" && !top.key {
-				if err := sc.length(&r, "map key"); err != nil {
-					return 0, err
-				}
-				sc.off, top.key = r.off, true
-				continue
-			}
-			top.left--
-			top.key = false
-			if err := sc.push(elem); err != nil {
-				return 0, err
-			}
-			continue
-		default:
-			return 0, errAt(ErrSchema, r.off, "cannot decode type %q", s.Type)
-		}
-		if err != nil {
-			return 0, err
-		}
-		sc.off = r.off
-		sc.stack = sc.stack[:len(sc.stack)-1]
-	}
-	return sc.off, nil
-}
-
-// ndarray scans a part of the YEP-113 record: its shape's blocks and
-// dimensions, typestr, data and version, one token at a time. done says
-// the record is scanned.
-func (sc *scanner) ndarray(top *scanStep, r *reader) (done bool, err error) {
-	switch top.i {
-	case 0:
-		if top.left == 0 {
-			n, err := sc.count(r, "shape", nil)
-			if err != nil {
-				return false, err
-			}
-			if n == 0 {
-				top.i++
-			}
-			top.left = n
-			return false, nil
-		}
-		if _, err := r.varint("dimension"); err != nil {
-			return false, err
-		}
-		top.left--
-	case 1:
-		err = sc.length(r, "typestr")
-	case 2:
-		err = sc.length(r, "data")
-	case 3:
-		_, err = r.varint("version")
-		done = true
-	}
-	if err != nil {
-		return false, err // the part is read again, whole, when more bytes came
-	}
-	if top.i > 0 {
-		top.i++
-	}
-	return done, nil
+// errAt is an avro.Error of class at byte off of the stream: the framing's
+// errors are the codec's, "avro: CLASS at byte N: DETAIL".
+func errAt(class error, off int, format string, args ...any) error {
+	return &avro.Error{Err: class, Offset: int64(off), Detail: fmt.Sprintf(format, args...)}
 }
 
 // isText reports whether b is printable ASCII: as the length of a first
@@ -638,7 +416,7 @@ func printable(b []byte) string {
 // FrameWriter holds the frames of one message for one vectored write
 // (writev on a connection): the Python peers cannot read a frame whose
 // header arrives apart from it, and large array data goes out from the
-// array itself (see Schema.AppendPieces). One FrameWriter serves a
+// array itself (see avro.Schema.AppendPieces). One FrameWriter serves a
 // connection's messages one after another; its zero value is ready to use.
 type FrameWriter struct {
 	bufs      net.Buffers
@@ -683,8 +461,9 @@ func (w *FrameWriter) AddString(s string) {
 		w.Reset()
 	}
 	at := len(w.arena)
-	w.arena = binary.BigEndian.AppendUint32(w.arena, uint32(varintLen(int64(len(s)))+len(s)))
-	w.arena = append(appendVarint(w.arena, int64(len(s))), s...)
+	w.arena = binary.BigEndian.AppendUint32(w.arena, 0) // the length, once known
+	w.arena = append(binary.AppendVarint(w.arena, int64(len(s))), s...)
+	binary.BigEndian.PutUint32(w.arena[at:], uint32(len(w.arena)-at-4))
 	w.bufs = append(w.bufs, w.arena[at:len(w.arena):len(w.arena)])
 }
 

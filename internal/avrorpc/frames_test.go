@@ -1,4 +1,4 @@
-package avro
+package avrorpc
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/yaq/avro"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,7 +33,7 @@ func framed(parts ...[]byte) []byte {
 // not malformed: the next frame continues it.
 func TestFramesValueSplitAfterBlockCount(t *testing.T) {
 	for _, dropRest := range []bool{false, true} {
-		in := readerOf(framed([]byte{0x02}, []byte{0x02, 'k', 0x02, 'v', 0x00}, stringSchema.mustAppend("after")))
+		in := readerOf(framed([]byte{0x02}, []byte{0x02, 'k', 0x02, 'v', 0x00}, mustAppend(stringSchema, "after")))
 		in.dropRest = dropRest
 		v, err := in.Value(metaSchema)
 		require.NoError(t, err)
@@ -43,10 +44,10 @@ func TestFramesValueSplitAfterBlockCount(t *testing.T) {
 	}
 	// The shape of an ndarray record, and an array inside a record.
 	a, _ := ndarray.FromSlice([]int16{1, 2, 3, 4, 5, 6}, 2, 3)
-	rec, err := AppendArray(nil, a)
+	rec, err := avro.AppendArray(nil, a)
 	require.NoError(t, err)
 	require.Equal(t, byte(0x04), rec[0], "a block of two dimensions")
-	v, err := readerOf(framed(rec[:1], rec[1:])).Value(mustSchema(ArraySchema))
+	v, err := readerOf(framed(rec[:1], rec[1:])).Value(mustSchema(avro.ArraySchema))
 	require.NoError(t, err)
 	assert.True(t, a.Equal(v.(*ndarray.Array)))
 }
@@ -57,27 +58,27 @@ func TestFramesValueSplitAfterBlockCount(t *testing.T) {
 func TestFramesValueSplitAnywhere(t *testing.T) {
 	a, _ := ndarray.FromSlice([]float64{1.5, -2, 3, 4}, 2, 2)
 	hsText := `{"protocol": "x"}`
-	hs := handshakeRequest.mustAppend(map[string]any{"clientHash": bytes.Repeat([]byte{1}, 16), "clientProtocol": hsText,
+	hs := mustAppend(handshakeRequest, map[string]any{"clientHash": bytes.Repeat([]byte{1}, 16), "clientProtocol": hsText,
 		"serverHash": bytes.Repeat([]byte{2}, 16), "meta": map[string]any{"k": []byte("v"), "kk": []byte{}}})
-	measured := mustSchema(`{"type": "map", "values": ["int", "double", ` + ArraySchema + `]}`)
+	measured := mustSchema(`{"type": "map", "values": ["int", "double", ` + avro.ArraySchema + `]}`)
 	nulls := mustSchema(`{"type": "array", "items": {"type": "array", "items": "null"}}`)
 	cases := []struct {
 		name   string
-		schema *Schema
+		schema *avro.Schema
 		enc    []byte
 	}{
 		{"handshake request", handshakeRequest, hs},
-		{"get_measured", measured, measured.mustAppend(map[string]any{"image": a, "mapping_id": int32(7), "t": 0.25})},
+		{"get_measured", measured, mustAppend(measured, map[string]any{"image": a, "mapping_id": int32(7), "t": 0.25})},
 		// Blocks with negative counts and sizes, and items of no bytes.
 		{"array<array<null>>", nulls, []byte{0x03, 0x02, 0x06, 0x00, 0x05, 0x00, 0x00, 0x02, 0x00, 0x00}},
-		{"string", stringSchema, stringSchema.mustAppend("in_limits")},
+		{"string", stringSchema, mustAppend(stringSchema, "in_limits")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			whole, n, err := c.schema.Decode(c.enc)
 			require.NoError(t, err)
 			require.Equal(t, len(c.enc), n)
-			after := stringSchema.mustAppend("after")
+			after := mustAppend(stringSchema, "after")
 			check := func(stream []byte, how string) {
 				in := readerOf(stream)
 				v, err := in.Value(c.schema)
@@ -156,11 +157,11 @@ func TestFramesErrorsSayWhere(t *testing.T) {
 			"avro: truncated input at byte 4: the connection from client 127.0.0.1:1 ended inside the frame that starts here, waiting for the string value: unexpected EOF"},
 		{"half a value", framed([]byte{}, []byte{0x0a, 'a'}), io.ErrUnexpectedEOF,
 			"avro: truncated input at byte 10: the connection from client 127.0.0.1:1 ended after 2 bytes of the string value that starts at byte 8, before its end: unexpected EOF"},
-		{"negative length", framed([]byte{0x03}), ErrMalformed,
+		{"negative length", framed([]byte{0x03}), avro.ErrMalformed,
 			"avro: malformed value at byte 0: string has a negative length (-2) (in the string value from client 127.0.0.1:1, which starts at byte 4 of the stream)"},
-		{"over the limit", append(frameOf([]byte{0x0a, 'a'}), 0, 0, 1, 0), ErrTooLarge,
+		{"over the limit", append(frameOf([]byte{0x0a, 'a'}), 0, 0, 1, 0), avro.ErrTooLarge,
 			"avro: too large at byte 6: client 127.0.0.1:1 sent a frame of 256 bytes, which with the 2 bytes of the value before it is over the limit of 100"},
-		{"a string longer than a value may be", framed([]byte{0x80, 0x02}), ErrTooLarge,
+		{"a string longer than a value may be", framed([]byte{0x80, 0x02}), avro.ErrTooLarge,
 			"avro: too large at byte 0: string claims 128 bytes, more than the 100 a value may take (in the string value from client 127.0.0.1:1, which starts at byte 4 of the stream)"},
 	}
 	for _, c := range cases {
@@ -185,9 +186,9 @@ func FuzzFrameReader(f *testing.F) {
 	proto := `{"protocol": "x"}`
 	hs := HandshakeRequest{ClientProtocol: &proto}.Append(nil)
 	a, _ := ndarray.FromSlice([]float64{1, 2, 3})
-	measured := mustSchema(`{"type": "map", "values": ["int", "double", ` + ArraySchema + `]}`)
-	value := measured.mustAppend(map[string]any{"a": a, "id": int32(3)})
-	f.Add(framed(hs, []byte{0x00}, stringSchema.mustAppend("get"), value, nil))
+	measured := mustSchema(`{"type": "map", "values": ["int", "double", ` + avro.ArraySchema + `]}`)
+	value := mustAppend(measured, map[string]any{"a": a, "id": int32(3)})
+	f.Add(framed(hs, []byte{0x00}, mustAppend(stringSchema, "get"), value, nil))
 	f.Add(framed(hs[:5], hs[5:], []byte{0x02}, []byte{0x02, 'k', 0x00, 0x00}, []byte{0x06, 'g', 'e', 't'}, value[:3], value[3:]))
 	f.Add(framed(HandshakeResponse{Match: MatchNone, ServerProtocol: &proto, ServerHash: &[16]byte{}}.Append(nil), []byte{0x00}, []byte{0x00}, value, nil))
 	f.Add([]byte{0x00, 0xff, 0xff, 0xff, 0x01})

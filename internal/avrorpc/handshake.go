@@ -1,6 +1,11 @@
-package avro
+package avrorpc
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/ndpack/ndpack/yaq/avro"
+)
 
 // HandshakeMatch is a server's answer to a handshake: whether it knows the
 // client's protocol, and the client its.
@@ -65,15 +70,17 @@ var (
 		{"name": "serverHash", "type": ["null", {"type": "fixed", "name": "MD5", "size": 16}]},
 		{"name": "meta", "type": ["null", {"type": "map", "values": "bytes"}]}]}`)
 	// A server reads a HandshakeRequest as its head and its meta, which
-	// it skips: a meta map it has no use for is not built. The head's
-	// fields were checked with the whole record; it takes 17 bytes at
-	// least.
-	handshakeHead = &Schema{Type: "record", Name: handshakeRequest.Name, Fields: handshakeRequest.Fields[:3], checked: true}
+	// it skips: a meta map it has no use for is not built. The head is
+	// the record's first three fields; it takes 17 bytes at least.
+	handshakeHead = mustSchema(`{"type": "record", "name": "HandshakeRequest", "fields": [
+		{"name": "clientHash", "type": {"type": "fixed", "name": "MD5", "size": 16}},
+		{"name": "clientProtocol", "type": ["null", "string"]},
+		{"name": "serverHash", "type": "MD5"}]}`)
 	handshakeMeta = handshakeRequest.Fields[3].Type
 )
 
-func mustSchema(text string) *Schema {
-	s, err := ParseSchema(text)
+func mustSchema(text string) *avro.Schema {
+	s, err := avro.ParseSchema(text)
 	if err != nil {
 		panic(err)
 	}
@@ -92,7 +99,7 @@ func (r HandshakeRequest) Append(dst []byte) []byte {
 // Append appends the response's encoding to dst, with a null meta, byte
 // for byte as yaqd-core writes it.
 func (r HandshakeResponse) Append(dst []byte) []byte {
-	dst = appendVarint(dst, int64(r.Match))
+	dst = binary.AppendVarint(dst, int64(r.Match))
 	dst = appendOptionalString(dst, r.ServerProtocol)
 	if r.ServerHash == nil {
 		dst = append(dst, 0x00)
@@ -107,7 +114,7 @@ func appendOptionalString(dst []byte, s *string) []byte {
 	if s == nil {
 		return append(dst, 0x00)
 	}
-	dst = appendVarint(append(dst, 0x02), int64(len(*s)))
+	dst = binary.AppendVarint(append(dst, 0x02), int64(len(*s)))
 	return append(dst, *s...)
 }
 
