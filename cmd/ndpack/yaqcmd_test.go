@@ -22,6 +22,7 @@ import (
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/yaq"
 	"github.com/ndpack/ndpack/yaq/avro"
+	"github.com/ndpack/ndpack/yaqrpc"
 )
 
 const testProtocol = `{"protocol": "testcam", "traits": ["is-daemon", "is-sensor"], "types": [` + avro.ArraySchema + `],
@@ -272,4 +273,19 @@ func TestArgumentNumbers(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Append(nil, yaqtoml.FromJSON(json.Number("1.5")))
 	assert.ErrorContains(t, err, "a double is not a boolean")
+}
+
+// A yaq-RPC (msgpack) daemon, or any peer that is not a yaq daemon, is
+// named for what it is, not as "a frame of 2208527973 bytes".
+func TestYaqNamesOtherPeers(t *testing.T) {
+	srv := &yaqrpc.Server{ErrorLog: log.New(io.Discard, "", 0)}
+	require.NoError(t, srv.Handle("id", func(context.Context, *yaqrpc.Request) (any, error) { return "x", nil }))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go srv.Serve(l)
+	defer srv.Close()
+	r := cli(t, nil, "yaq", "--timeout", "10s", l.Addr().String())
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "speaks yaq-RPC (msgpack, YEP-100), not yaq's Avro RPC")
+	assert.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
 }

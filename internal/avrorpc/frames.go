@@ -213,6 +213,13 @@ func (f *FrameReader) readFrame(s *avro.Schema, valueAt *int64) (grew bool, err 
 	}
 	n := binary.BigEndian.Uint32(h[:])
 	frameAt := f.read - 4
+	if int64(n)+int64(len(f.buf)) > int64(f.max) && frameAt == 0 && isYaqRPC(h[:]) {
+		// A msgpack map whose first key is "ver": the answer a yaq-RPC
+		// (YEP-100, msgpack) daemon gives to bytes it cannot read.
+		more, _ := f.br.Peek(min(f.br.Buffered(), 60))
+		return false, errAt(avro.ErrMalformed, 0, "%s speaks yaq-RPC (msgpack, YEP-100), not yaq's Avro RPC: it answered with a msgpack map %s; talk to it with a yaq-RPC client (package yaqrpc)",
+			f.Peer(), printable(append(h[:got:got], more...)))
+	}
 	if int64(n)+int64(len(f.buf)) > int64(f.max) && frameAt == 0 && isText(h[:]) {
 		// The very first bytes of the peer already make no sense as a
 		// frame: it is not a yaq peer at all (an HTTP server, a serial
@@ -394,6 +401,12 @@ func errAt(class error, off int, format string, args ...any) error {
 
 // isText reports whether b is printable ASCII: as the length of a first
 // frame, over the limit, it is a text protocol's greeting ("HTTP", "SSH-").
+// isYaqRPC says whether b starts a msgpack map (of up to 15 entries) whose
+// first key is "ver", as every yaq-RPC message does.
+func isYaqRPC(b []byte) bool {
+	return len(b) >= 4 && b[0]&0xf0 == 0x80 && b[1] == 0xa3 && b[2] == 'v' && b[3] == 'e'
+}
+
 func isText(b []byte) bool {
 	for _, c := range b {
 		if c < 0x20 || c > 0x7e {
