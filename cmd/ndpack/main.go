@@ -9,6 +9,8 @@
 //	ndpack render [options] IN OUT.png|OUT.svg
 //	ndpack create [--force] --dtype DTYPE --shape D1,D2,... OUT.npy
 //	ndpack yaq [options] HOST:PORT [METHOD [ARG...]]
+//	ndpack openpi [options] URL [OBS [ACTION]]
+//	ndpack openpi serve --addr HOST:PORT (--echo | --replay ACTIONS.npz)
 //	ndpack demo
 //	ndpack help [COMMAND]
 //
@@ -68,6 +70,7 @@ func commands() []command {
 		{"render", "draw an array: 2-D as a PNG image, 1-D as an SVG line plot", renderUsage, runRender},
 		{"create", "create a zero-filled .npy for processes to fill in place", createUsage, runCreate},
 		{"yaq", "show a yaq daemon, call its methods, save the arrays they answer", yaqUsage, runYaq},
+		{"openpi", "call a robot policy server (openpi websocket), or serve a stand-in", openpiUsage, runOpenpi},
 		{"demo", "write a sample array both ways, convert each into the other, compare", demoUsage, runDemo},
 	}
 }
