@@ -302,3 +302,21 @@ func TestHostileClient(t *testing.T) {
 		t.Errorf("text: got %q then %v", text, err)
 	}
 }
+
+// TestHostileClientHoldsHugeFrame: clients that claim a terabyte in a
+// frame, send 256 KiB of it and wait cost the server what arrived, not
+// what was claimed, under the default limit of 64 MiB.
+func TestHostileClientHoldsHugeFrame(t *testing.T) {
+	addr := startServer(t, &Server{})
+	handshake := "GET / HTTP/1.1\r\nHost: " + addr + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+	msg := binary.BigEndian.AppendUint64(append([]byte(handshake), 0x82, 0x80|127), 1<<40)
+	msg = append(msg, 0, 0, 0, 0) // the mask
+	msg = append(msg, make([]byte, 256<<10)...)
+	const peers = 4
+	grew := hostile.HoldOpen(t, addr, msg, peers)
+	t.Logf("heap grew %d bytes for %d peers each claiming 1 TiB and sending 256 KiB", grew, peers)
+	if grew > peers*(1<<20) {
+		t.Errorf("heap grew %d bytes for %d peers that sent 256 KiB each", grew, peers)
+	}
+}
