@@ -18,8 +18,8 @@ import (
 // Policy answers observations with actions, as openpi's BasePolicy.infer.
 //
 // obs holds what the client sent, decoded as Client.Infer decodes an
-// action; its arrays alias the connection's memory and are valid until
-// Infer returns (clone what must be kept). The returned map is encoded
+// action; its arrays and byte strings alias the connection's memory and
+// are valid until Infer returns (clone what must be kept). The returned map is encoded
 // after Infer returns and before the connection reads again, so it may
 // hold obs's arrays (an echo); the server adds "server_timing" to what it
 // sends without changing the map. An error is sent to the client as the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -203,4 +204,37 @@ func TestOpenpiServe(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, saved, 1)
 	assert.True(t, img.Equal(saved[0].Array))
+}
+
+func TestOpenpiCommandAPIKeyAndWait(t *testing.T) {
+	// A port nobody listens on yet: the command waits for it.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(ndpackBin, "openpi", "--wait", "--timeout", "20s", "--api-key", "s3cret", addr)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	time.Sleep(300 * time.Millisecond) // refused at least once
+	l, err = net.Listen("tcp", addr)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	auth := make(chan string, 1)
+	s := &openpi.Server{Metadata: map[string]any{"ok": true}}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case auth <- r.Header.Get("Authorization"):
+		default:
+		}
+		s.ServeHTTP(w, r)
+	})}
+	go hs.Serve(l)
+	defer hs.Close()
+	require.NoError(t, cmd.Wait(), stderr.String())
+	assert.Equal(t, "  ok: true\n", stdout.String())
+	assert.Equal(t, "Api-Key s3cret", <-auth)
 }
