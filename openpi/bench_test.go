@@ -141,13 +141,13 @@ for line in sys.stdin:
     print(ratios[n // 2], tp // n, tg // n, flush=True)
 `
 
-// BenchmarkPeers compares, on the same observation, the Go server with
+// BenchmarkLivePeers compares, on the same observation, the Go server with
 // openpi's Python server answering openpi's Python client (an echo, and a
 // replayed (50, 32) float32 action chunk), and the Go client with openpi's
 // Python client calling openpi's server: each pair of calls is made in
 // turn, and the median ratio of Go's time to Python's is reported as
 // x-python (below 1: Go is faster).
-func BenchmarkPeers(b *testing.B) {
+func BenchmarkLivePeers(b *testing.B) {
 	pythonPath(b)
 	actions := mustArray(b, make([]float32, 50*32), 50, 32)
 	goServer := startServer(b, &Server{Policy: PolicyFunc(func(_ context.Context, obs map[string]any) (map[string]any, error) {
