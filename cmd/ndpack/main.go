@@ -11,6 +11,8 @@
 //	ndpack create [--force] --dtype DTYPE --shape D1,D2,... OUT.npy
 //	ndpack diff [--rtol R] [--atol A] [--equal-nan] A B
 //	ndpack yaq [options] [HOST:]PORT [METHOD [ARG...]]
+//	ndpack openpi [options] URL [OBS [ACTION]]
+//	ndpack openpi serve --addr HOST:PORT (--echo | --replay ACTIONS.npz)
 //	ndpack demo [--keep]
 //	ndpack help [COMMAND]
 //
@@ -72,6 +74,7 @@ func commands() []command {
 		{"create", "create a zero-filled .npy for processes to fill in place", createUsage, runCreate},
 		{"diff", "compare the arrays of two files: exit 0 if equal, 1 with a report if not", diffUsage, runDiff},
 		{"yaq", "show a yaq daemon, call its methods, save the arrays they answer", yaqUsage, runYaq},
+		{"openpi", "call a robot policy server (openpi websocket), or serve a stand-in", openpiUsage, runOpenpi},
 		{"demo", "write a sample array both ways, convert each into the other, compare", demoUsage, runDemo},
 	}
 }

@@ -1,0 +1,80 @@
+package openpi
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ndpack/ndpack/internal/codecerr"
+)
+
+// Sentinel errors; every error of the package about a message or a
+// connection wraps one of them (or io.EOF, for a peer that closed the
+// connection), for errors.Is.
+var (
+	// ErrClosed: the Client was closed. It matches os.ErrClosed and the
+	// other packages' "used after Close" errors.
+	ErrClosed = codecerr.Closed("openpi: client closed")
+	// ErrNotWebsocket: the peer answered the handshake, but not as a
+	// websocket server does (an HTTP status other than 101, or no HTTP).
+	ErrNotWebsocket = errors.New("not a websocket server")
+	// ErrMalformed: a message is not what the protocol sends: not msgpack,
+	// not a map, a map key that is not a string, an ext type, an array map
+	// that does not hold a valid array (data that does not match its shape),
+	// bytes after the map, or text where binary was expected.
+	ErrMalformed = errors.New("malformed message")
+	// ErrTooLarge: a message over MaxSize, or nested too deeply, or whose
+	// decoding would take far more memory than its size. It is the same
+	// value as the codecs' ErrTooLarge.
+	ErrTooLarge = codecerr.ErrTooLarge
+	// ErrTruncated: a message that ends inside a value. It is the same
+	// value as the codecs' ErrTruncated.
+	ErrTruncated = codecerr.ErrTruncated
+)
+
+// msgError is a message that could not be decoded or encoded: its class
+// (a sentinel), where in the message, what, and the cause.
+type msgError struct {
+	class  error
+	offset int64
+	detail string
+	cause  error
+}
+
+func (e *msgError) Error() string {
+	return codecerr.Format("openpi", e.class, e.offset, e.detail, e.cause)
+}
+
+func (e *msgError) Unwrap() []error { return codecerr.Unwrap(e.class, e.cause) }
+
+func errAt(class error, off int, format string, args ...any) error {
+	return &msgError{class: class, offset: int64(off), detail: fmt.Sprintf(format, args...)}
+}
+
+// ServerError is a server's failure to answer: the text message an OpenPI
+// server sends (Python's traceback.format_exc(), or a Go Policy's error)
+// before it closes the connection with status 1011.
+type ServerError struct {
+	// Traceback is the text the server sent, as it sent it.
+	Traceback string
+}
+
+// Error gives the traceback's last line (the exception) first, then the
+// whole traceback on the lines after it.
+func (e *ServerError) Error() string {
+	last := e.LastLine()
+	if t := strings.TrimSpace(e.Traceback); t == last || t == "" {
+		return "openpi: server error: " + last
+	}
+	return "openpi: server error: " + last + "\n" + strings.TrimRight(e.Traceback, "\n")
+}
+
+// LastLine returns the traceback's last line that is not blank: for a
+// Python traceback, the exception and its message.
+func (e *ServerError) LastLine() string {
+	t := strings.TrimRight(e.Traceback, " \t\r\n")
+	if t == "" {
+		return "(no message)"
+	}
+	return strings.TrimSpace(t[strings.LastIndexByte(t, '\n')+1:])
+}
