@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -183,13 +184,22 @@ func runRender(e env, args []string) error {
 	return r.run(e)
 }
 
-// run reads the array and the x values, checks them, and only then opens
-// OUT: a refused array leaves nothing behind.
+// run opens the array and the x values, checks them, and only then opens
+// OUT: a refused array leaves nothing behind. An image is drawn from the
+// input a few rows at a time (render.EncodePNGSource), in memory that does
+// not grow with the array.
 func (r *renderFlags) run(e env) error {
-	a, err := readOne(e, r.in, r.from, r.member, func(src arraySource) error {
-		if r.png {
+	if r.png {
+		s, release, err := openSource(e, r.in, r.from, r.member, func(src arraySource) error {
 			return render.CheckImage(src.dtype, src.shape, r.opts)
+		})
+		if err != nil {
+			return errors.New(describe(r.in, err))
 		}
+		defer release()
+		return r.write(e, func(w io.Writer) error { return render.EncodePNGSource(w, s, r.opts) })
+	}
+	a, err := readOne(e, r.in, r.from, r.member, func(src arraySource) error {
 		if len(src.shape) == 2 && !r.rows {
 			return fmt.Errorf("render: a 2-D array of shape %s plots one line per row with --rows (%d lines); or draw it as an image, .png", ndarray.FormatShape(src.shape), src.shape[0])
 		}
@@ -211,17 +221,17 @@ func (r *renderFlags) run(e env) error {
 			return errors.New(describe(xin, fmt.Errorf("--x: %w", err)))
 		}
 	}
+	return r.write(e, func(w io.Writer) error { return render.EncodeSVG(w, a, r.plot) })
+}
+
+// write opens OUT, draws into it, and commits it only if draw succeeds.
+func (r *renderFlags) write(e env, draw func(w io.Writer) error) error {
 	dst, err := openOutput(e, r.out)
 	if err != nil {
 		return err
 	}
 	defer dst.abort()
-	if r.png {
-		err = render.EncodePNG(dst.w, a, r.opts)
-	} else {
-		err = render.EncodeSVG(dst.w, a, r.plot)
-	}
-	if err != nil {
+	if err := draw(dst.w); err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			return err
