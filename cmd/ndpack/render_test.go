@@ -384,6 +384,32 @@ func TestRenderMemory(t *testing.T) {
 	assert.Less(t, rss, int64(32<<20))
 }
 
+// A line plot reads its values a block at a time, twice, and keeps two
+// points a pixel column: the peak RSS of 2^25 <f8 values (256 MiB) is
+// that of 2^22, under 32 MiB, and the SVG stays small (before: two
+// float64 buffers the length of the line, 2.3 GB for 10^8 values).
+func TestRenderSVGMemory(t *testing.T) {
+	if raceDetector {
+		t.Skip("the race detector multiplies memory use")
+	}
+	dir := t.TempDir()
+	p, out := filepath.Join(dir, "line.npy"), filepath.Join(dir, "line.svg")
+	var peaks []int64
+	for _, n := range []int{1 << 22, 1 << 25} {
+		sparseNPY(t, p, "<f8", false, n)
+		res, rss := limited(t, nil, "render", p, out)
+		require.Equal(t, result{0, "", ""}, res)
+		t.Logf("render of %d <f8 values to an SVG: peak RSS %d KiB, %d bytes", n, rss>>10, len(readFile(t, out)))
+		lines, _ := svgPoints(t, readFile(t, out))
+		require.Len(t, lines, 1)
+		assert.LessOrEqual(t, lines[0], 2*800, "thinned to two points a pixel column")
+		assert.Less(t, len(readFile(t, out)), 64<<10)
+		assert.Less(t, rss, int64(32<<20))
+		peaks = append(peaks, rss)
+	}
+	assert.Less(t, peaks[1], peaks[0]+8<<20, "peak RSS grows with the line")
+}
+
 // yaq --watch --save FILE.png replaces the file whole on every update (a
 // new file renamed over the old, as a viewer that reloads on change
 // needs), never writing into the one a viewer has open.
