@@ -44,6 +44,25 @@ func (f *frame) painter() *painter {
 	return p
 }
 
+// nativeF32 reports whether the values are float32 in the machine's order.
+func (p *painter) nativeF32() bool {
+	return p.conv.dt.Kind == ndarray.KindFloat && p.conv.dt.ItemSize == 4 && !p.conv.swap
+}
+
+// extentF32 is extentOf for float32 values in the machine's order in raw.
+func extentF32(raw []byte) (lo, hi float64, missing bool) {
+	l, h := float32(math.Inf(1)), float32(math.Inf(-1))
+	for j := 0; j+4 <= len(raw); j += 4 {
+		v := math.Float32frombits(binary.NativeEndian.Uint32(raw[j:]))
+		if v-v != 0 { // NaN, infinite
+			missing = true
+			continue
+		}
+		l, h = min(l, v), max(h, v)
+	}
+	return float64(l), float64(h), missing
+}
+
 // CheckImage reports whether EncodePNG can draw an array of dtype dt and
 // shape shape with o, before its data is read: a caller holding only a
 // file's header learns that a 4-D or record array will be refused
@@ -132,6 +151,12 @@ func (f *frame) extent(o Options) (lo, hi float64, missing bool, err error) {
 		}
 		p := painters[w]
 		c.lo, c.hi, c.missing = math.Inf(1), math.Inf(-1), false
+		if p.nativeF32() && !o.Log {
+			// The common camera frame, without converting it first.
+			l, h, m := extentF32(c.raw[:c.n*f.rowBytes])
+			c.lo, c.hi, c.missing = l, h, m
+			return
+		}
 		for i := range c.n {
 			p.conv.convert(p.vals, c.raw[i*f.rowBytes:])
 			l, h, m := extentOf(p.vals, o.Log)
@@ -186,6 +211,20 @@ func (p *painter) row(raw []byte, dst []byte) {
 	f := p.f
 	if f.rgb {
 		copy(dst, raw[:f.w*f.channels])
+		return
+	}
+	if f.channels == 1 && !f.sc.log && !f.sc.half && p.nativeF32() {
+		// The common camera frame, without converting it first.
+		lo, k := f.sc.lo, f.sc.k*255
+		dst = dst[:f.w]
+		raw = raw[:4*f.w]
+		for j := range dst {
+			x := (float64(math.Float32frombits(binary.NativeEndian.Uint32(raw[4*j:]))) - lo) * k
+			if !(x > 0) {
+				x = 0
+			}
+			dst[j] = uint8(min(x, 255) + 0.5)
+		}
 		return
 	}
 	p.conv.convert(p.vals, raw)
@@ -311,6 +350,7 @@ var zlibHeaders = [...][2]byte{BestSpeed: {0x78, 0x01}, DefaultCompression: {0x7
 type encoder struct {
 	p               *painter
 	prev, cur, filt []byte
+	sub, paeth      []byte
 	raw             bytes.Buffer // the filtered rows of a chunk
 	zw              *flate.Writer
 	out             bytes.Buffer
@@ -340,7 +380,8 @@ func (f *frame) encode(w io.Writer, c Compression) error {
 		e := encs[wk]
 		if e == nil {
 			zw, _ := flate.NewWriter(nil, flateLevels[c])
-			e = &encoder{p: f.painter(), prev: make([]byte, n), cur: make([]byte, n), filt: make([]byte, n+1), zw: zw}
+			e = &encoder{p: f.painter(), prev: make([]byte, n), cur: make([]byte, n), filt: make([]byte, n+1),
+				sub: make([]byte, n), paeth: make([]byte, n), zw: zw}
 			encs[wk] = e
 		}
 		if ch.above != nil {
@@ -351,7 +392,7 @@ func (f *frame) encode(w io.Writer, c Compression) error {
 		e.raw.Reset()
 		for i := range ch.n {
 			e.p.row(ch.raw[i*f.rowBytes:], e.cur)
-			filterRow(e.filt, e.cur, e.prev, f.channels, c)
+			filterRow(e.filt, e.cur, e.prev, f.channels, c, e.sub, e.paeth)
 			e.raw.Write(e.filt)
 			e.prev, e.cur = e.cur, e.prev
 		}
@@ -414,50 +455,49 @@ func adler32Combine(a, b uint32, len2 int) uint32 {
 // nothing is filtered; otherwise each row takes whichever of Up, Sub and
 // Paeth makes its bytes smallest as signed values (libpng's heuristic;
 // Average and None rarely win): smooth images then deflate to a fraction.
-func filterRow(out, cur, prev []byte, bpp int, c Compression) {
+// The three are made in one pass, Up into out, Sub and Paeth into sub and
+// paeth (as long as cur).
+func filterRow(out, cur, prev []byte, bpp int, c Compression, sub, paeth []byte) {
 	if c == NoCompression {
 		out[0] = 0
 		copy(out[1:], cur)
 		return
 	}
-	dst := out[1:]
-	dst = dst[:len(cur)]
-	prev = prev[:len(cur)]
+	n := len(cur)
+	up := out[1 : 1+n]
+	prev, sub, paeth = prev[:n], sub[:n], paeth[:n]
 	// The first pixel has nothing to its left: Sub keeps it, Paeth and Up
 	// both predict it from above.
-	var up, sub, paeth int
-	for j := 0; j < bpp && j < len(cur); j++ {
-		u := absSigned(cur[j] - prev[j])
-		up += u
-		sub += absSigned(cur[j])
-		paeth += u
+	var su, ss, sp int
+	for j := 0; j < bpp && j < n; j++ {
+		x, d := cur[j], cur[j]-prev[j]
+		up[j], paeth[j], sub[j] = d, d, x
+		su += absSigned(d)
+		sp += absSigned(d)
+		ss += absSigned(x)
 	}
-	for j := bpp; j < len(cur); j++ {
+	for j := bpp; j < n; j++ {
 		x, a, b, cc := cur[j], cur[j-bpp], prev[j], prev[j-bpp]
-		up += absSigned(x - b)
-		sub += absSigned(x - a)
-		paeth += absSigned(x - paethPredict(a, b, cc))
+		// paethPredict(a, b, cc), by hand: the compiler does not inline it.
+		dp, dq := int(b)-int(cc), int(a)-int(cc)
+		pa, pb, pc := abs(dp), abs(dq), abs(dp+dq)
+		bc := b ^ ((b ^ cc) & byte((pc-pb)>>63))
+		pred := a ^ ((a ^ bc) & byte(((pb-pa)|(pc-pa))>>63))
+		u, s, p := x-b, x-a, x-pred
+		up[j], sub[j], paeth[j] = u, s, p
+		su += absSigned(u)
+		ss += absSigned(s)
+		sp += absSigned(p)
 	}
 	switch {
-	case up <= sub && up <= paeth:
+	case su <= ss && su <= sp:
 		out[0] = 2
-		for j := range cur {
-			dst[j] = cur[j] - prev[j]
-		}
-	case sub <= paeth:
+	case ss <= sp:
 		out[0] = 1
-		copy(dst[:bpp], cur)
-		for j := bpp; j < len(cur); j++ {
-			dst[j] = cur[j] - cur[j-bpp]
-		}
+		copy(up, sub)
 	default:
 		out[0] = 4
-		for j := 0; j < bpp && j < len(cur); j++ {
-			dst[j] = cur[j] - prev[j]
-		}
-		for j := bpp; j < len(cur); j++ {
-			dst[j] = cur[j] - paethPredict(cur[j-bpp], prev[j], prev[j-bpp])
-		}
+		copy(up, paeth)
 	}
 }
 
@@ -469,18 +509,14 @@ func absSigned(b byte) int {
 }
 
 // paethPredict is the PNG specification's Paeth predictor of a pixel from
-// the one left (a), above (b) and above-left (c).
+// the one left (a), above (b) and above-left (c): a if |p - a| is least
+// (p = a + b - c), else b if |p - b| is, else c; without branches.
 func paethPredict(a, b, c byte) byte {
-	pa := abs(int(b) - int(c))            // |p - a| where p = a + b - c
-	pb := abs(int(a) - int(c))            // |p - b|
-	pc := abs(int(a) + int(b) - 2*int(c)) // |p - c|
-	if pa <= pb && pa <= pc {
-		return a
-	}
-	if pb <= pc {
-		return b
-	}
-	return c
+	p, q := int(b)-int(c), int(a)-int(c)
+	pa, pb, pc := abs(p), abs(q), abs(p+q)      // |p - a|, |p - b|, |p - c|
+	notA := byte(((pb - pa) | (pc - pa)) >> 63) // 0xff when pb or pc is below pa
+	bc := b ^ ((b ^ c) & byte((pc-pb)>>63))     // c when pc is below pb
+	return a ^ ((a ^ bc) & notA)
 }
 
 func abs(x int) int {
