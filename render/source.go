@@ -80,12 +80,11 @@ type chunk struct {
 	done     chan struct{}
 	err      error
 	// What the worker made of them.
-	out      []byte // a PNG's compressed rows
-	sum      uint32 // adler32 of the filtered rows
-	sumLen   int    // their length
-	lo, hi   float64
-	missing  bool
-	workerID int
+	out     []byte // a PNG's compressed rows
+	sum     uint32 // adler32 of the filtered rows
+	sumLen  int    // their length
+	lo, hi  float64
+	missing bool
 }
 
 // chunkRows returns how many rows of rowBytes bytes each a chunk holds:

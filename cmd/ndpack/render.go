@@ -41,6 +41,12 @@ msgpack array (ext 110, msgpack-numpy or OpenPI) as IN:NAME, an array deep
 in a message by its path (msg.msgpack:params/0), "-" or a pipe. OUT is
 written whole or not at all; "-" writes to standard output (with --to).
 
+The array is never held: IN is read twice (the range of values, then the
+pixels or points), a few rows at a time, so that a picture of a file
+larger than memory is drawn in a few megabytes. An .npy from a pipe is
+first copied to a temporary file (up to 64 GiB), removed at once. A PNG
+is at most 1,000,000 pixels on a side and 2^32 (65536 x 65536) in all.
+
 Options:
   --colormap NAME  gray (default), or viridis, magma, inferno (matplotlib's
                    colormaps) for an RGB PNG
