@@ -144,8 +144,8 @@ func (f *frame) extent(o Options) (lo, hi float64, missing bool, err error) {
 		}
 		return lo, hi, false, nil
 	}
-	painters := make([]*painter, runtime.GOMAXPROCS(0))
-	err = pipeline(f.src, f.h, f.rowBytes, chunkRows(f.rowBytes), false, func(w int, c *chunk) {
+	painters := make([]*painter, max(1, runtime.GOMAXPROCS(0)))
+	err = pipeline(f.src, f.h, f.rowBytes, chunkRows(f.rowBytes), len(painters), false, func(w int, c *chunk) {
 		if painters[w] == nil {
 			painters[w] = f.painter()
 		}
@@ -373,10 +373,10 @@ func (f *frame) encode(w io.Writer, c Compression) error {
 		return err
 	}
 	n := f.w * f.channels
-	encs := make([]*encoder, runtime.GOMAXPROCS(0))
+	encs := make([]*encoder, max(1, runtime.GOMAXPROCS(0)))
 	sum := uint32(1)
 	head := zlibHeaders[c][:]
-	err := pipeline(f.src, f.h, f.rowBytes, chunkRows(max(f.rowBytes, n)), true, func(wk int, ch *chunk) {
+	err := pipeline(f.src, f.h, f.rowBytes, chunkRows(max(f.rowBytes, n)), len(encs), true, func(wk int, ch *chunk) {
 		e := encs[wk]
 		if e == nil {
 			zw, _ := flate.NewWriter(nil, flateLevels[c])

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 
 	"github.com/ndpack/ndpack/internal/codecerr"
@@ -92,17 +91,17 @@ type chunk struct {
 func chunkRows(rowBytes int) int { return max(1, (512<<10)/max(1, rowBytes)) }
 
 // pipeline reads src's h rows of rowBytes bytes in chunks of per rows (with
-// the row above each chunk's first when above is set), lets the workers
-// process them in parallel, and gives them to consume in order. At most a
+// the row above each chunk's first when above is set), lets up to workers
+// goroutines process them in parallel (work is told which, 0 to
+// workers-1), and gives them to consume in order. At most a
 // few chunks a worker are in memory at once.
-func pipeline(src Source, h, rowBytes, per int, above bool, work func(worker int, c *chunk), consume func(c *chunk) error) (err error) {
+func pipeline(src Source, h, rowBytes, per, workers int, above bool, work func(worker int, c *chunk), consume func(c *chunk) error) (err error) {
 	rc, err := src.Open()
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
 	mem, _ := rc.(*memReader)
-	workers := max(1, runtime.GOMAXPROCS(0))
 	if h <= per {
 		workers = 1
 	}
