@@ -112,11 +112,21 @@ func (o MapOptions) CreateMapped(name string, dt ndarray.DType, shape ...int) (*
 		t.Abort()
 		return fail(err)
 	}
-	// The committed file is used through a descriptor of its own: the
-	// temporary one holds atomicfile's lock, which would keep Appenders
-	// out for as long as the map is open.
+	// The file is mapped before it is committed, so that a map that fails
+	// (an address-space limit, as batch schedulers set) leaves nothing at
+	// name and the file it would have replaced in place. The map is made
+	// through a descriptor of its own: the temporary one holds
+	// atomicfile's lock, which would keep Appenders out for as long as the
+	// map is open.
 	f, err := os.OpenFile(t.File.Name(), os.O_RDWR, 0)
 	if err != nil {
+		t.Abort()
+		return fail(err)
+	}
+	h := &Header{DType: dt, Shape: append([]int{}, shape...), Major: int(header[6]), DataOffset: int64(len(header))}
+	m, err := mapWritable(name, f, h)
+	if err != nil {
+		f.Close()
 		t.Abort()
 		return fail(err)
 	}
@@ -127,32 +137,31 @@ func (o MapOptions) CreateMapped(name string, dt ndarray.DType, shape ...int) (*
 	}
 	switch {
 	case err == nil:
+		return m, nil
 	case errors.Is(err, fs.ErrExist):
-		f.Close()
+		m.Close()
 		return fail(exists())
 	case o.Replace:
-		f.Close()
+		m.Close()
 		return fail(err)
-	default:
-		// No hard links (FAT): create it in place, where another process
-		// may see it for a moment without its header.
-		f.Close()
-		if f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666); err != nil {
-			if errors.Is(err, fs.ErrExist) {
-				return fail(exists())
-			}
-			return fail(err)
-		}
-		if err := fillNew(f, header, size); err != nil {
-			f.Close()
-			os.Remove(name)
-			return fail(err)
-		}
 	}
-	h := &Header{DType: dt, Shape: append([]int{}, shape...), Major: int(header[6]), DataOffset: int64(len(header))}
-	m, err := mapWritable(name, f, h)
-	if err != nil {
+	// No hard links (FAT): create it in place, where another process may
+	// see it for a moment without its header; a failure removes it.
+	m.Close()
+	if f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fail(exists())
+		}
+		return fail(err)
+	}
+	if err := fillNew(f, header, size); err != nil {
 		f.Close()
+		os.Remove(name)
+		return fail(err)
+	}
+	if m, err = mapWritable(name, f, h); err != nil {
+		f.Close()
+		os.Remove(name)
 		return fail(err)
 	}
 	return m, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/png"
+	"io"
 	"log"
 	"math"
 	"os"
@@ -97,4 +98,46 @@ func ExampleWritePreview() {
 	}
 	// Output:
 	// ▁▃▅▆█▆▅▃▁
+}
+
+// An image too large to hold is drawn from a Source, which opens a new
+// read of its data (row-major, here from a file section) each time the
+// encoder asks: once for the range of values, once for the pixels.
+func ExampleEncodePNGSource() {
+	f, err := os.CreateTemp("", "frame-*.u2")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	// A 2 x 3 <u2 frame, as a camera would write it.
+	if _, err := f.Write([]byte{0, 0, 100, 0, 200, 0, 44, 1, 144, 1, 244, 1}); err != nil {
+		log.Fatal(err)
+	}
+	src := render.Source{
+		DType: ndarray.MustParseDType("<u2"),
+		Shape: []int{2, 3},
+		Open: func() (io.ReadCloser, error) {
+			return io.NopCloser(io.NewSectionReader(f, 0, 12)), nil
+		},
+	}
+	var b bytes.Buffer
+	if err := render.EncodePNGSource(&b, src, render.Options{}); err != nil {
+		log.Fatal(err)
+	}
+	img, err := png.Decode(&b)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for y := range 2 {
+		var row []uint32
+		for x := range 3 {
+			r, _, _, _ := img.At(x, y).RGBA()
+			row = append(row, r>>8)
+		}
+		fmt.Println(row)
+	}
+	// Output:
+	// [0 51 102]
+	// [153 204 255]
 }

@@ -3,6 +3,7 @@ package render_test
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"image/png"
 	"io"
 	"math"
@@ -60,8 +61,22 @@ func FuzzRender(f *testing.F) {
 		if opts&0x20 != 0 && len(data) >= 16 {
 			o.Range = [2]float64{math.Float64frombits(binary.LittleEndian.Uint64(data)), math.Float64frombits(binary.LittleEndian.Uint64(data[8:]))}
 		}
-		var b bytes.Buffer
-		if err := render.EncodePNG(&b, a, o); err == nil {
+		var b, sb bytes.Buffer
+		err = render.EncodePNG(&b, a, o)
+		// The same array from a stream draws the same bytes, and one cut
+		// short is an error, not a picture.
+		stream := func(data []byte) render.Source {
+			return render.Source{DType: dt, Shape: shape, Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }}
+		}
+		if serr := render.EncodePNGSource(&sb, stream(buf), o); (serr == nil) != (err == nil) || !bytes.Equal(sb.Bytes(), b.Bytes()) {
+			t.Fatalf("from a stream: %v, %d bytes; in memory: %v, %d bytes", serr, sb.Len(), err, b.Len())
+		}
+		if len(buf) > 0 && err == nil {
+			if serr := render.EncodePNGSource(io.Discard, stream(buf[:len(buf)-1]), o); !errors.Is(serr, render.ErrTruncated) {
+				t.Fatalf("a stream a byte short: %v", serr)
+			}
+		}
+		if err == nil {
 			img, err := png.Decode(&b)
 			if err != nil {
 				t.Fatalf("image/png cannot read what EncodePNG wrote: %v", err)

@@ -1,13 +1,15 @@
 package render
 
 import (
-	"bufio"
-	"compress/zlib"
+	"bytes"
+	"compress/flate"
 	"encoding/binary"
+	"hash/adler32"
 	"hash/crc32"
 	"image"
 	"io"
 	"math"
+	"runtime"
 
 	"github.com/ndpack/ndpack/ndarray"
 )
@@ -16,14 +18,49 @@ import (
 // found (one pass over the values), and each row becomes pixels as it is
 // written, so that no image the size of the array is ever held.
 type frame struct {
-	a        *ndarray.Array
+	src      Source
 	h, w     int
+	rowBytes int // bytes of a row of the array
 	channels int // bytes a pixel: 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA
 	rgb      bool
-	conv     *converter
+	dt       ndarray.DType
 	sc       scale
 	cmap     Colormap
-	vals     []float64 // one row's values
+}
+
+// painter turns rows of a frame into pixels; each goroutine has its own.
+type painter struct {
+	f    *frame
+	conv converter
+	vals []float64 // one row's values
+}
+
+func (f *frame) painter() *painter {
+	p := &painter{f: f}
+	if !f.rgb {
+		c, _ := newConverter(f.dt)
+		p.conv, p.vals = *c, make([]float64, f.w)
+	}
+	return p
+}
+
+// nativeF32 reports whether the values are float32 in the machine's order.
+func (p *painter) nativeF32() bool {
+	return p.conv.dt.Kind == ndarray.KindFloat && p.conv.dt.ItemSize == 4 && !p.conv.swap
+}
+
+// extentF32 is extentOf for float32 values in the machine's order in raw.
+func extentF32(raw []byte) (lo, hi float64, missing bool) {
+	l, h := float32(math.Inf(1)), float32(math.Inf(-1))
+	for j := 0; j+4 <= len(raw); j += 4 {
+		v := math.Float32frombits(binary.NativeEndian.Uint32(raw[j:]))
+		if v-v != 0 { // NaN, infinite
+			missing = true
+			continue
+		}
+		l, h = min(l, v), max(h, v)
+	}
+	return float64(l), float64(h), missing
 }
 
 // CheckImage reports whether EncodePNG can draw an array of dtype dt and
@@ -58,34 +95,32 @@ func checkImage(dt ndarray.DType, shape []int, o Options) (rgb int, err error) {
 		}
 		return 0, errorf(ErrUnsupported, "a %d-D array of shape %s (%s): an image is drawn from a 2-D array%s", len(shape), ndarray.FormatShape(shape), dt, more)
 	}
-	if shape[0] == 0 || shape[1] == 0 {
+	if shape[0] <= 0 || shape[1] <= 0 {
 		return 0, errorf(ErrUnsupported, "an array of shape %s has no elements to draw", ndarray.FormatShape(shape))
 	}
-	if shape[0] > math.MaxInt32 || shape[1] > math.MaxInt32 {
-		return 0, errorf(ErrUnsupported, "shape %s: a PNG is at most %d pixels on a side", ndarray.FormatShape(shape), math.MaxInt32)
+	if shape[0] > MaxSide || shape[1] > MaxSide || int64(shape[0])*int64(shape[1]) > MaxPixels {
+		return 0, errorf(ErrTooLarge, "shape %s: a PNG is drawn up to %d pixels on a side and %d in all (65536 x 65536)", ndarray.FormatShape(shape), MaxSide, MaxPixels)
 	}
 	return rgb, nil
 }
 
-// prepare finds the scale a is drawn with.
-func prepare(a *ndarray.Array, o Options) (*frame, error) {
-	if err := a.Validate(); err != nil {
-		return nil, err
-	}
-	rgb, err := checkImage(a.DType, a.Shape, o)
+// prepare finds the scale s is drawn with: a pass over its values, unless
+// o gives the range and no value can lack a level.
+func prepare(s Source, o Options) (*frame, error) {
+	rgb, err := checkImage(s.DType, s.Shape, o)
 	if err != nil {
 		return nil, err
 	}
-	f := &frame{a: a, cmap: o.Colormap, h: a.Shape[0], w: a.Shape[1], rgb: rgb > 0, channels: rgb}
+	f := &frame{src: s, dt: s.DType, cmap: o.Colormap, h: s.Shape[0], w: s.Shape[1], rgb: rgb > 0, channels: rgb}
+	f.rowBytes = f.w * s.DType.ItemSize
 	if f.rgb {
+		f.rowBytes = f.w * rgb
 		return f, nil
 	}
-	conv, err := newConverter(a.DType)
+	lo, hi, missing, err := f.extent(o)
 	if err != nil {
 		return nil, err
 	}
-	f.conv, f.vals = conv, make([]float64, f.w)
-	lo, hi, missing := f.extent(o)
 	f.sc = newScale(lo, hi, o.Log)
 	f.channels = 1
 	if o.Colormap != Gray {
@@ -99,27 +134,40 @@ func prepare(a *ndarray.Array, o Options) (*frame, error) {
 
 // extent finds the ends of the scale (as logarithms with o.Log) and
 // whether any value has no level.
-func (f *frame) extent(o Options) (lo, hi float64, missing bool) {
+func (f *frame) extent(o Options) (lo, hi float64, missing bool, err error) {
 	lo, hi = math.Inf(1), math.Inf(-1)
-	rowBytes := f.w * f.a.DType.ItemSize
-	canMiss := o.Log || f.a.DType.Kind == ndarray.KindFloat || f.a.DType.Kind == ndarray.KindComplex
+	canMiss := o.Log || f.dt.Kind == ndarray.KindFloat || f.dt.Kind == ndarray.KindComplex
 	if o.Range != [2]float64{} && !canMiss {
 		lo, hi = o.Range[0], o.Range[1]
 		if o.Log {
 			lo, hi = math.Log10(lo), math.Log10(hi)
 		}
-		return lo, hi, false
+		return lo, hi, false, nil
 	}
-	for i := range f.h {
-		f.conv.convert(f.vals, f.a.Data[i*rowBytes:])
-		for _, v := range f.vals {
-			switch {
-			case v-v != 0, o.Log && !(v > 0): // NaN, infinite, no logarithm
-				missing = true
-			default:
-				lo, hi = min(lo, v), max(hi, v)
-			}
+	painters := make([]*painter, max(1, runtime.GOMAXPROCS(0)))
+	err = pipeline(f.src, f.h, f.rowBytes, chunkRows(f.rowBytes), len(painters), false, func(w int, c *chunk) {
+		if painters[w] == nil {
+			painters[w] = f.painter()
 		}
+		p := painters[w]
+		c.lo, c.hi, c.missing = math.Inf(1), math.Inf(-1), false
+		if p.nativeF32() && !o.Log {
+			// The common camera frame, without converting it first.
+			l, h, m := extentF32(c.raw[:c.n*f.rowBytes])
+			c.lo, c.hi, c.missing = l, h, m
+			return
+		}
+		for i := range c.n {
+			p.conv.convert(p.vals, c.raw[i*f.rowBytes:])
+			l, h, m := extentOf(p.vals, o.Log)
+			c.lo, c.hi, c.missing = min(c.lo, l), max(c.hi, h), c.missing || m
+		}
+	}, func(c *chunk) error {
+		lo, hi, missing = min(lo, c.lo), max(hi, c.hi), missing || c.missing
+		return nil
+	})
+	if err != nil {
+		return 0, 0, false, err
 	}
 	if o.Range != [2]float64{} {
 		lo, hi = o.Range[0], o.Range[1]
@@ -129,23 +177,63 @@ func (f *frame) extent(o Options) (lo, hi float64, missing bool) {
 	if o.Log && lo <= hi && lo > 0 {
 		lo, hi = math.Log10(lo), math.Log10(hi)
 	}
+	return lo, hi, missing, nil
+}
+
+// extentOf returns the least and greatest of vs that have a level, and
+// whether some have none.
+func extentOf(vs []float64, log bool) (lo, hi float64, missing bool) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	if !log {
+		for _, v := range vs {
+			if v-v != 0 { // NaN, infinite
+				missing = true
+				continue
+			}
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		return lo, hi, missing
+	}
+	for _, v := range vs {
+		switch {
+		case v-v != 0, !(v > 0): // NaN, infinite, no logarithm
+			missing = true
+		default:
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
 	return lo, hi, missing
 }
 
-// row fills dst (w*channels bytes) with the pixels of row i.
-func (f *frame) row(i int, dst []byte) {
+// row fills dst (w*channels bytes) with the pixels of the row whose bytes
+// are raw.
+func (p *painter) row(raw []byte, dst []byte) {
+	f := p.f
 	if f.rgb {
-		n := f.w * f.channels
-		copy(dst, f.a.Data[i*n:(i+1)*n])
+		copy(dst, raw[:f.w*f.channels])
 		return
 	}
-	f.conv.convert(f.vals, f.a.Data[i*f.w*f.a.DType.ItemSize:])
+	if f.channels == 1 && !f.sc.log && !f.sc.half && p.nativeF32() {
+		// The common camera frame, without converting it first.
+		lo, k := f.sc.lo, f.sc.k*255
+		dst = dst[:f.w]
+		raw = raw[:4*f.w]
+		for j := range dst {
+			x := (float64(math.Float32frombits(binary.NativeEndian.Uint32(raw[4*j:]))) - lo) * k
+			if !(x > 0) {
+				x = 0
+			}
+			dst[j] = uint8(min(x, 255) + 0.5)
+		}
+		return
+	}
+	p.conv.convert(p.vals, raw)
 	switch {
 	case f.channels == 1 && !f.sc.log && !f.sc.half:
 		// The common case, kept free of calls: opaque gray.
 		lo, k := f.sc.lo, f.sc.k*255
-		dst = dst[:len(f.vals)]
-		for j, v := range f.vals {
+		dst = dst[:len(p.vals)]
+		for j, v := range p.vals {
 			x := (v - lo) * k
 			if !(x > 0) {
 				x = 0
@@ -153,7 +241,7 @@ func (f *frame) row(i int, dst []byte) {
 			dst[j] = uint8(min(x, 255) + 0.5)
 		}
 	case f.channels <= 2:
-		for j, v := range f.vals {
+		for j, v := range p.vals {
 			x, ok := f.sc.at(v)
 			l := uint8(x*255 + 0.5)
 			if f.channels == 1 {
@@ -166,16 +254,16 @@ func (f *frame) row(i int, dst []byte) {
 		}
 	default:
 		c := f.channels
-		for j, v := range f.vals {
+		for j, v := range p.vals {
 			x, ok := f.sc.at(v)
-			p := dst[c*j : c*j+c]
+			px := dst[c*j : c*j+c]
 			if !ok {
-				clear(p)
+				clear(px)
 				continue
 			}
-			p[0], p[1], p[2] = f.cmap.entry(min(int(x*256), 255))
+			px[0], px[1], px[2] = f.cmap.entry(min(int(x*256), 255))
 			if c == 4 {
-				p[3] = 255
+				px[3] = 255
 			}
 		}
 	}
@@ -185,10 +273,22 @@ func (f *frame) row(i int, dst []byte) {
 // width is the array's second axis and height its first, row 0 at the
 // top, gray (gray and alpha when some values are transparent) or, with a
 // colormap, RGB (RGBA); a uint8 array of shape (h, w, 3) or (h, w, 4) as
-// the RGB or RGBA image it is. The pixels are made and compressed one row
-// at a time: memory beyond a is a few rows and the compressor's state.
+// the RGB or RGBA image it is. The pixels are made and compressed a few
+// rows at a time, on every core: memory beyond a is a few hundred
+// kilobytes a core.
 func EncodePNG(w io.Writer, a *ndarray.Array, o Options) error {
-	f, err := prepare(a, o)
+	if err := a.Validate(); err != nil {
+		return err
+	}
+	return EncodePNGSource(w, ArraySource(a), o)
+}
+
+// EncodePNGSource is EncodePNG for an array read from s: once to find the
+// range of its values (unless o.Range gives it and no value can lack a
+// level), once to draw them. Memory is a few chunks of rows a core (about
+// 512 KiB each, or one row), however large the array.
+func EncodePNGSource(w io.Writer, s Source, o Options) error {
+	f, err := prepare(s, o)
 	if err != nil {
 		return err
 	}
@@ -199,22 +299,26 @@ func EncodePNG(w io.Writer, a *ndarray.Array, o Options) error {
 // grayscale image, an *image.NRGBA otherwise. EncodePNG writes the same
 // pixels without holding them all.
 func Image(a *ndarray.Array, o Options) (image.Image, error) {
-	f, err := prepare(a, o)
+	if err := a.Validate(); err != nil {
+		return nil, err
+	}
+	f, err := prepare(ArraySource(a), o)
 	if err != nil {
 		return nil, err
 	}
+	p := f.painter()
 	r := image.Rect(0, 0, f.w, f.h)
 	if f.channels == 1 {
 		img := image.NewGray(r)
 		for i := range f.h {
-			f.row(i, img.Pix[i*img.Stride:])
+			p.row(a.Data[i*f.rowBytes:], img.Pix[i*img.Stride:])
 		}
 		return img, nil
 	}
 	img := image.NewNRGBA(r)
 	buf := make([]byte, f.w*f.channels)
 	for i := range f.h {
-		f.row(i, buf)
+		p.row(a.Data[i*f.rowBytes:], buf)
 		out := img.Pix[i*img.Stride:]
 		for j := range f.w {
 			p, q := buf[j*f.channels:(j+1)*f.channels], out[4*j:4*j+4]
@@ -234,11 +338,29 @@ func Image(a *ndarray.Array, o Options) (image.Image, error) {
 // PNG's colour types by channel count.
 var colorTypes = [5]byte{1: 0, 2: 4, 3: 2, 4: 6}
 
-var zlibLevels = [...]int{BestSpeed: zlib.BestSpeed, DefaultCompression: zlib.DefaultCompression,
-	BestCompression: zlib.BestCompression, NoCompression: zlib.NoCompression}
+var flateLevels = [...]int{BestSpeed: flate.BestSpeed, DefaultCompression: flate.DefaultCompression,
+	BestCompression: flate.BestCompression, NoCompression: flate.NoCompression}
+
+// zlibHeaders are the two bytes that start a zlib stream of each level, as
+// compress/zlib writes them.
+var zlibHeaders = [...][2]byte{BestSpeed: {0x78, 0x01}, DefaultCompression: {0x78, 0x9c},
+	BestCompression: {0x78, 0xda}, NoCompression: {0x78, 0x01}}
+
+// encoder is one worker's state: its painter, its rows, its compressor.
+type encoder struct {
+	p               *painter
+	prev, cur, filt []byte
+	sub, paeth      []byte
+	raw             bytes.Buffer // the filtered rows of a chunk
+	zw              *flate.Writer
+	out             bytes.Buffer
+}
 
 // encode writes the PNG: signature, IHDR, the rows filtered and deflated
-// into IDAT chunks, IEND.
+// into IDAT chunks, IEND. Chunks of rows are filtered and compressed in
+// parallel, as pigz does: each into deflate blocks of its own that end on
+// a byte (a sync flush), the last with the final block, joined in order
+// into one zlib stream whose Adler-32 is combined from theirs.
 func (f *frame) encode(w io.Writer, c Compression) error {
 	cw := &chunkWriter{w: w}
 	cw.buf = append(cw.buf, "\x89PNG\r\n\x1a\n"...)
@@ -250,29 +372,82 @@ func (f *frame) encode(w io.Writer, c Compression) error {
 	if err := cw.flush(); err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(idatWriter{cw}, 256<<10)
-	zw, err := zlib.NewWriterLevel(bw, zlibLevels[c])
-	if err != nil {
-		return err
-	}
 	n := f.w * f.channels
-	cur, prev, out := make([]byte, n), make([]byte, n), make([]byte, n+1)
-	for i := range f.h {
-		f.row(i, cur)
-		filterRow(out, cur, prev, f.channels, c)
-		if _, err := zw.Write(out); err != nil {
-			return err
+	encs := make([]*encoder, max(1, runtime.GOMAXPROCS(0)))
+	sum := uint32(1)
+	head := zlibHeaders[c][:]
+	err := pipeline(f.src, f.h, f.rowBytes, chunkRows(max(f.rowBytes, n)), len(encs), true, func(wk int, ch *chunk) {
+		e := encs[wk]
+		if e == nil {
+			zw, _ := flate.NewWriter(nil, flateLevels[c])
+			e = &encoder{p: f.painter(), prev: make([]byte, n), cur: make([]byte, n), filt: make([]byte, n+1),
+				sub: make([]byte, n), paeth: make([]byte, n), zw: zw}
+			encs[wk] = e
 		}
-		cur, prev = prev, cur
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
+		if ch.above != nil {
+			e.p.row(ch.above, e.prev)
+		} else {
+			clear(e.prev)
+		}
+		e.raw.Reset()
+		for i := range ch.n {
+			e.p.row(ch.raw[i*f.rowBytes:], e.cur)
+			filterRow(e.filt, e.cur, e.prev, f.channels, c, e.sub, e.paeth)
+			e.raw.Write(e.filt)
+			e.prev, e.cur = e.cur, e.prev
+		}
+		e.out.Reset()
+		e.zw.Reset(&e.out)
+		e.zw.Write(e.raw.Bytes())
+		if ch.first+ch.n == f.h {
+			e.zw.Close()
+		} else {
+			e.zw.Flush()
+		}
+		ch.sum, ch.sumLen = adler32.Checksum(e.raw.Bytes()), e.raw.Len()
+		ch.out = append(ch.out[:0], e.out.Bytes()...)
+	}, func(ch *chunk) error {
+		data := ch.out
+		if head != nil {
+			data = append(head, data...)
+			head = nil
+		}
+		sum = adler32Combine(sum, ch.sum, ch.sumLen)
+		if ch.first+ch.n == f.h {
+			data = binary.BigEndian.AppendUint32(data, sum)
+		}
+		cw.chunk("IDAT", data)
+		return cw.flush()
+	})
+	if err != nil {
 		return err
 	}
 	cw.chunk("IEND", nil)
 	return cw.flush()
+}
+
+// adler32Combine returns the Adler-32 of the bytes whose checksum is a
+// followed by len2 bytes whose checksum is b, as zlib's adler32_combine.
+func adler32Combine(a, b uint32, len2 int) uint32 {
+	const mod = 65521
+	rem := uint32(len2 % mod)
+	s1 := a & 0xffff
+	s2 := (rem * s1) % mod
+	s1 += (b & 0xffff) + mod - 1
+	s2 += (a >> 16) + (b >> 16) + mod - rem
+	if s1 >= mod {
+		s1 -= mod
+	}
+	if s1 >= mod {
+		s1 -= mod
+	}
+	if s2 >= mod<<1 {
+		s2 -= mod << 1
+	}
+	if s2 >= mod {
+		s2 -= mod
+	}
+	return s2<<16 | s1
 }
 
 // filterRow writes into out the filter type byte and the row cur filtered
@@ -280,50 +455,49 @@ func (f *frame) encode(w io.Writer, c Compression) error {
 // nothing is filtered; otherwise each row takes whichever of Up, Sub and
 // Paeth makes its bytes smallest as signed values (libpng's heuristic;
 // Average and None rarely win): smooth images then deflate to a fraction.
-func filterRow(out, cur, prev []byte, bpp int, c Compression) {
+// The three are made in one pass, Up into out, Sub and Paeth into sub and
+// paeth (as long as cur).
+func filterRow(out, cur, prev []byte, bpp int, c Compression, sub, paeth []byte) {
 	if c == NoCompression {
 		out[0] = 0
 		copy(out[1:], cur)
 		return
 	}
-	dst := out[1:]
-	dst = dst[:len(cur)]
-	prev = prev[:len(cur)]
+	n := len(cur)
+	up := out[1 : 1+n]
+	prev, sub, paeth = prev[:n], sub[:n], paeth[:n]
 	// The first pixel has nothing to its left: Sub keeps it, Paeth and Up
 	// both predict it from above.
-	var up, sub, paeth int
-	for j := 0; j < bpp && j < len(cur); j++ {
-		u := absSigned(cur[j] - prev[j])
-		up += u
-		sub += absSigned(cur[j])
-		paeth += u
+	var su, ss, sp int
+	for j := 0; j < bpp && j < n; j++ {
+		x, d := cur[j], cur[j]-prev[j]
+		up[j], paeth[j], sub[j] = d, d, x
+		su += absSigned(d)
+		sp += absSigned(d)
+		ss += absSigned(x)
 	}
-	for j := bpp; j < len(cur); j++ {
+	for j := bpp; j < n; j++ {
 		x, a, b, cc := cur[j], cur[j-bpp], prev[j], prev[j-bpp]
-		up += absSigned(x - b)
-		sub += absSigned(x - a)
-		paeth += absSigned(x - paethPredict(a, b, cc))
+		// paethPredict(a, b, cc), by hand: the compiler does not inline it.
+		dp, dq := int(b)-int(cc), int(a)-int(cc)
+		pa, pb, pc := abs(dp), abs(dq), abs(dp+dq)
+		bc := b ^ ((b ^ cc) & byte((pc-pb)>>63))
+		pred := a ^ ((a ^ bc) & byte(((pb-pa)|(pc-pa))>>63))
+		u, s, p := x-b, x-a, x-pred
+		up[j], sub[j], paeth[j] = u, s, p
+		su += absSigned(u)
+		ss += absSigned(s)
+		sp += absSigned(p)
 	}
 	switch {
-	case up <= sub && up <= paeth:
+	case su <= ss && su <= sp:
 		out[0] = 2
-		for j := range cur {
-			dst[j] = cur[j] - prev[j]
-		}
-	case sub <= paeth:
+	case ss <= sp:
 		out[0] = 1
-		copy(dst[:bpp], cur)
-		for j := bpp; j < len(cur); j++ {
-			dst[j] = cur[j] - cur[j-bpp]
-		}
+		copy(up, sub)
 	default:
 		out[0] = 4
-		for j := 0; j < bpp && j < len(cur); j++ {
-			dst[j] = cur[j] - prev[j]
-		}
-		for j := bpp; j < len(cur); j++ {
-			dst[j] = cur[j] - paethPredict(cur[j-bpp], prev[j], prev[j-bpp])
-		}
+		copy(up, paeth)
 	}
 }
 
@@ -335,18 +509,14 @@ func absSigned(b byte) int {
 }
 
 // paethPredict is the PNG specification's Paeth predictor of a pixel from
-// the one left (a), above (b) and above-left (c).
+// the one left (a), above (b) and above-left (c): a if |p - a| is least
+// (p = a + b - c), else b if |p - b| is, else c; without branches.
 func paethPredict(a, b, c byte) byte {
-	pa := abs(int(b) - int(c))            // |p - a| where p = a + b - c
-	pb := abs(int(a) - int(c))            // |p - b|
-	pc := abs(int(a) + int(b) - 2*int(c)) // |p - c|
-	if pa <= pb && pa <= pc {
-		return a
-	}
-	if pb <= pc {
-		return b
-	}
-	return c
+	p, q := int(b)-int(c), int(a)-int(c)
+	pa, pb, pc := abs(p), abs(q), abs(p+q)      // |p - a|, |p - b|, |p - c|
+	notA := byte(((pb - pa) | (pc - pa)) >> 63) // 0xff when pb or pc is below pa
+	bc := b ^ ((b ^ c) & byte((pc-pb)>>63))     // c when pc is below pb
+	return a ^ ((a ^ bc) & notA)
 }
 
 func abs(x int) int {
@@ -372,18 +542,4 @@ func (cw *chunkWriter) flush() error {
 	_, err := cw.w.Write(cw.buf)
 	cw.buf = cw.buf[:0]
 	return err
-}
-
-// idatWriter writes each buffer it is given as one IDAT chunk.
-type idatWriter struct{ cw *chunkWriter }
-
-func (iw idatWriter) Write(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	iw.cw.chunk("IDAT", p)
-	if err := iw.cw.flush(); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }

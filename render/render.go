@@ -45,7 +45,7 @@ var (
 // Error is the error type of the package: the class of the failure (one of
 // the sentinel errors) and what exactly was wrong.
 type Error struct {
-	Err    error // ErrUnsupported or ErrOptions
+	Err    error // ErrUnsupported, ErrOptions, ErrTooLarge or ErrTruncated
 	Detail string
 }
 

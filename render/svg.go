@@ -3,6 +3,7 @@ package render
 import (
 	"bufio"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -49,43 +50,192 @@ func EncodeSVG(w io.Writer, a *ndarray.Array, p Plot) error {
 	if err := CheckPlot(a.DType, a.Shape, p); err != nil {
 		return err
 	}
-	conv, _ := newConverter(a.DType)
-	rows, n := 1, a.Shape[0]
-	if len(a.Shape) == 2 {
-		rows, n = a.Shape[0], a.Shape[1]
+	var x *Source
+	if p.X != nil {
+		xs := ArraySource(p.X)
+		x = &xs
+	}
+	return encodeSVG(w, ArraySource(a), x, p)
+}
+
+// EncodeSVGSource is EncodeSVG for an array read from s, and its x values
+// (nil: the index) read from x; p.X must be nil. It reads s twice (once
+// for the extent of the y axis, unless p.Range gives it, once to draw),
+// x once and then again for each line, and holds a few thousand values at
+// a time: a line of 10^8 values is drawn, thinned to its pixel columns,
+// in a few megabytes.
+func EncodeSVGSource(w io.Writer, s Source, x *Source, p Plot) error {
+	if p.X != nil {
+		return errorf(ErrOptions, "EncodeSVGSource takes the x values as a Source, not as Plot.X")
+	}
+	if err := CheckPlot(s.DType, s.Shape, p); err != nil {
+		return err
+	}
+	if x != nil {
+		if err := checkX(x.DType, x.Shape, s.Shape[len(s.Shape)-1]); err != nil {
+			return err
+		}
+	}
+	return encodeSVG(w, s, x, p)
+}
+
+// svgBlock is how many values a line is read in at a time.
+const svgBlock = 8192
+
+// values reads a Source's elements as float64 values, a block at a time.
+type values struct {
+	rc         io.ReadCloser
+	conv       converter
+	buf        []byte
+	vals       []float64
+	read, want int64 // bytes
+}
+
+func openValues(s Source) (*values, error) {
+	c, err := newConverter(s.DType)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := s.Open()
+	if err != nil {
+		return nil, err
+	}
+	n := int64(s.DType.ItemSize)
+	for _, d := range s.Shape {
+		n *= int64(d)
+	}
+	return &values{rc: rc, conv: *c, buf: make([]byte, svgBlock*s.DType.ItemSize), vals: make([]float64, svgBlock), want: n}, nil
+}
+
+// next returns the next k values, k at most svgBlock.
+func (v *values) next(k int) ([]float64, error) {
+	b := v.buf[:k*v.conv.dt.ItemSize]
+	n, err := io.ReadFull(v.rc, b)
+	v.read += int64(n)
+	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = truncated(v.read, v.want)
+		}
+		return nil, err
+	}
+	v.conv.convert(v.vals[:k], b)
+	return v.vals[:k], nil
+}
+
+func (v *values) close() { v.rc.Close() }
+
+// eachValue calls fn with every value of a line of n from ys and its x
+// from xs (the index when xs is nil), a block at a time.
+func eachValue(ys, xs *values, n int, fn func(x, y []float64, first int)) error {
+	var index []float64
+	if xs == nil {
+		index = make([]float64, svgBlock)
+	}
+	for first := 0; first < n; first += svgBlock {
+		k := min(svgBlock, n-first)
+		y, err := ys.next(k)
+		if err != nil {
+			return err
+		}
+		var x []float64
+		if xs != nil {
+			if x, err = xs.next(k); err != nil {
+				return err
+			}
+		} else {
+			x = index[:k]
+			for i := range x {
+				x[i] = float64(first + i)
+			}
+		}
+		fn(x, y, first)
+	}
+	return nil
+}
+
+// axis maps values between lo and hi to positions between 0 and 1 without
+// overflow, even when hi - lo is beyond the largest float64.
+type axis struct {
+	lo, hi float64
+	half   bool // hi - lo overflows: work with halves
+}
+
+func newAxis(lo, hi float64) axis {
+	return axis{lo: lo, hi: hi, half: math.IsInf(hi-lo, 0)}
+}
+
+// pos is (v - lo) / (hi - lo).
+func (a axis) pos(v float64) float64 {
+	if a.half {
+		return (v/2 - a.lo/2) / (a.hi/2 - a.lo/2)
+	}
+	return (v - a.lo) / (a.hi - a.lo)
+}
+
+// clampFloat keeps v within the finite float64 values.
+func clampFloat(v float64) float64 { return max(-math.MaxFloat64, min(v, math.MaxFloat64)) }
+
+func encodeSVG(w io.Writer, ysrc Source, xsrc *Source, p Plot) error {
+	rows, n := 1, ysrc.Shape[0]
+	if len(ysrc.Shape) == 2 {
+		rows, n = ysrc.Shape[0], ysrc.Shape[1]
 	}
 	if p.Width == 0 && p.Height == 0 {
 		p.Width, p.Height = 800, 450
 	}
-	xs := make([]float64, n)
-	if p.X == nil {
-		for i := range xs {
-			xs[i] = float64(i)
+	openX := func() (*values, error) {
+		if xsrc == nil {
+			return nil, nil
 		}
-	} else {
-		if err := p.X.Validate(); err != nil {
-			return err
-		}
-		xc, _ := newConverter(p.X.DType)
-		xc.convert(xs, p.X.Data)
+		return openValues(*xsrc)
 	}
 
 	// The extent of both axes, over the values that are drawn.
-	ys := make([]float64, n)
-	rowBytes := n * a.DType.ItemSize
-	xlo, xhi := extent(xs, false)
-	ylo, yhi := math.Inf(1), math.Inf(-1)
-	for r := range rows {
-		conv.convert(ys, a.Data[r*rowBytes:])
-		for i, y := range ys {
-			if finite(xs[i]) && finite(y) && (!p.Log || y > 0) {
-				ylo, yhi = min(ylo, y), max(yhi, y)
-			}
+	xlo, xhi := 0.0, float64(n-1)
+	if xsrc != nil {
+		xs, err := openX()
+		if err != nil {
+			return err
+		}
+		xlo, xhi = math.Inf(1), math.Inf(-1)
+		err = eachValue(xs, nil, n, func(_, x []float64, _ int) {
+			l, h := extent(x, false)
+			xlo, xhi = min(xlo, l), max(xhi, h)
+		})
+		xs.close()
+		if err != nil {
+			return err
 		}
 	}
 	fixed := p.Range != [2]float64{}
+	ylo, yhi := math.Inf(1), math.Inf(-1)
 	if fixed {
 		ylo, yhi = p.Range[0], p.Range[1]
+	} else {
+		ys, err := openValues(ysrc)
+		if err != nil {
+			return err
+		}
+		for range rows {
+			xs, err := openX()
+			if err == nil {
+				err = eachValue(ys, xs, n, func(x, y []float64, _ int) {
+					for i, v := range y {
+						if finite(x[i]) && finite(v) && (!p.Log || v > 0) {
+							ylo, yhi = min(ylo, v), max(yhi, v)
+						}
+					}
+				})
+				if xs != nil {
+					xs.close()
+				}
+			}
+			if err != nil {
+				ys.close()
+				return err
+			}
+		}
+		ys.close()
 	}
 	if p.Log && ylo <= yhi {
 		ylo, yhi = math.Log10(ylo), math.Log10(yhi)
@@ -95,8 +245,12 @@ func EncodeSVG(w io.Writer, a *ndarray.Array, p Plot) error {
 	if !fixed {
 		// A margin of 5% keeps the extremes off the frame, as matplotlib's.
 		m := (yhi - ylo) / 20
-		ylo, yhi = ylo-m, yhi+m
+		if math.IsInf(m, 0) {
+			m = (yhi/2 - ylo/2) / 10
+		}
+		ylo, yhi = clampFloat(ylo-m), clampFloat(yhi+m)
 	}
+	xa, ya := newAxis(xlo, xhi), newAxis(ylo, yhi)
 
 	// The plot area, inside margins for the tick labels and axis labels.
 	left, right, top, bottom := 72.0, 16.0, 16.0, 44.0
@@ -107,9 +261,9 @@ func EncodeSVG(w io.Writer, a *ndarray.Array, p Plot) error {
 		bottom += 18
 	}
 	pw, ph := float64(p.Width)-left-right, float64(p.Height)-top-bottom
-	px := func(x float64) float64 { return left + (x-xlo)/(xhi-xlo)*pw }
+	px := func(x float64) float64 { return left + xa.pos(x)*pw }
 	py := func(y float64) float64 {
-		v := top + ph - (y-ylo)/(yhi-ylo)*ph
+		v := top + ph - ya.pos(y)*ph
 		return min(max(v, top-4*ph), top+5*ph) // far outside the clip is as good as infinitely
 	}
 
@@ -129,7 +283,7 @@ func EncodeSVG(w io.Writer, a *ndarray.Array, p Plot) error {
 		fmt.Fprintf(bw, `<line x1="%s" y1="%s" x2="%s" y2="%s"/>`+"\n", num(x), num(top+ph), num(x), num(top+ph+5))
 	}
 	for _, t := range yt {
-		y := top + ph - (t.v-ylo)/(yhi-ylo)*ph
+		y := top + ph - ya.pos(t.v)*ph
 		fmt.Fprintf(bw, `<line x1="%s" y1="%s" x2="%s" y2="%s"/>`+"\n", num(left-5), num(y), num(left), num(y))
 	}
 	bw.WriteString("</g>\n<g text-anchor=\"middle\">\n")
@@ -138,7 +292,7 @@ func EncodeSVG(w io.Writer, a *ndarray.Array, p Plot) error {
 	}
 	bw.WriteString("</g>\n<g text-anchor=\"end\">\n")
 	for _, t := range yt {
-		y := top + ph - (t.v-ylo)/(yhi-ylo)*ph
+		y := top + ph - ya.pos(t.v)*ph
 		fmt.Fprintf(bw, `<text x="%s" y="%s">%s</text>`+"\n", num(left-8), num(y+4), escape(t.label))
 	}
 	bw.WriteString("</g>\n")
@@ -151,9 +305,13 @@ func EncodeSVG(w io.Writer, a *ndarray.Array, p Plot) error {
 
 	// The lines.
 	bw.WriteString(`<g clip-path="url(#plot-area)" fill="none" stroke-width="1.2" stroke-linejoin="round">` + "\n")
+	ys, err := openValues(ysrc)
+	if err != nil {
+		return err
+	}
+	defer ys.close()
 	var pts []byte
 	for r := range rows {
-		conv.convert(ys, a.Data[r*rowBytes:])
 		color := lineColor(r, rows)
 		open := false
 		emit := func(x, y float64) {
@@ -180,29 +338,41 @@ func EncodeSVG(w io.Writer, a *ndarray.Array, p Plot) error {
 		}
 		thin := n > MaxPoints
 		var col columnBucket
-		for i, y := range ys {
-			x := xs[i]
-			if p.Log {
-				if y > 0 {
-					y = math.Log10(y)
-				} else {
-					y = math.NaN()
+		xs, err := openX()
+		if err != nil {
+			return err
+		}
+		err = eachValue(ys, xs, n, func(xv, yv []float64, _ int) {
+			for i, y := range yv {
+				x := xv[i]
+				if p.Log {
+					if y > 0 {
+						y = math.Log10(y)
+					} else {
+						y = math.NaN()
+					}
 				}
+				if !finite(x) || !finite(y) {
+					col.flush(emit)
+					end()
+					continue
+				}
+				if !thin {
+					emit(x, y)
+					continue
+				}
+				c := int(math.Floor(px(x)))
+				if col.n > 0 && c != col.column {
+					col.flush(emit)
+				}
+				col.add(c, x, y)
 			}
-			if !finite(x) || !finite(y) {
-				col.flush(emit)
-				end()
-				continue
-			}
-			if !thin {
-				emit(x, y)
-				continue
-			}
-			c := int(math.Floor(px(x)))
-			if col.n > 0 && c != col.column {
-				col.flush(emit)
-			}
-			col.add(c, x, y)
+		})
+		if xs != nil {
+			xs.close()
+		}
+		if err != nil {
+			return err
 		}
 		col.flush(emit)
 		end()
@@ -241,12 +411,19 @@ func CheckPlot(dt ndarray.DType, shape []int, p Plot) error {
 		if err := p.X.Validate(); err != nil {
 			return err
 		}
-		if len(p.X.Shape) != 1 || p.X.Shape[0] != n {
-			return errorf(ErrOptions, "the x values are of shape %s; the array's rows are %d long", ndarray.FormatShape(p.X.Shape), n)
-		}
-		if _, err := newConverter(p.X.DType); err != nil {
-			return errorf(ErrOptions, "the x values: %s", err.(*Error).Detail)
-		}
+		return checkX(p.X.DType, p.X.Shape, n)
+	}
+	return nil
+}
+
+// checkX reports whether x values of dtype dt and shape shape can be
+// drawn against lines of n values.
+func checkX(dt ndarray.DType, shape []int, n int) error {
+	if len(shape) != 1 || shape[0] != n {
+		return errorf(ErrOptions, "the x values are of shape %s; the array's rows are %d long", ndarray.FormatShape(shape), n)
+	}
+	if _, err := newConverter(dt); err != nil {
+		return errorf(ErrOptions, "the x values: %s", err.(*Error).Detail)
 	}
 	return nil
 }
@@ -311,9 +488,7 @@ func widen(lo, hi float64) (float64, float64) {
 		return 0, 1
 	case lo == hi:
 		d := max(math.Abs(lo)/2, 0.5)
-		return lo - d, hi + d
-	case math.IsInf(hi-lo, 0):
-		return lo, hi // unreachable for finite data within half of MaxFloat64
+		return clampFloat(lo - d), clampFloat(hi + d)
 	}
 	return lo, hi
 }
@@ -336,6 +511,9 @@ func ticks(lo, hi float64, log bool) []tick {
 		return ts
 	}
 	raw := (hi - lo) / 5
+	if math.IsInf(raw, 0) {
+		raw = hi/5 - lo/5
+	}
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
 	step := mag
 	for _, m := range []float64{2, 5, 10} {
@@ -345,7 +523,7 @@ func ticks(lo, hi float64, log bool) []tick {
 	}
 	decimals := max(0, -int(math.Floor(math.Log10(step))))
 	var ts []tick
-	for k := math.Ceil(lo / step); k*step <= hi+step*1e-9 && len(ts) < 20; k++ {
+	for k := math.Ceil(lo / step); k*step <= hi+step*1e-9 && !math.IsInf(k*step, 0) && len(ts) < 20; k++ {
 		v := k * step
 		if log {
 			ts = append(ts, tick{v, strconv.FormatFloat(math.Pow(10, v), 'g', 3, 64)})

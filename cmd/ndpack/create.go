@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 
+	"github.com/ndpack/ndpack/internal/atomicfile"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 )
@@ -75,14 +77,82 @@ func runCreate(e env, args []string) error {
 	}
 	// The byte order is the user's to choose: the CLI writes no values,
 	// so a byte-swapped file is no trap here.
-	m, err := npybridge.MapOptions{Replace: *force, RawByteOrder: true}.CreateMapped(out, dt, shape...)
+	return createNPY(out, dt, shape, *force)
+}
+
+// createNPY writes the header of an array of dtype dt and shape and extends
+// the file to the data's size (a hole, read as zeros), as
+// npybridge.CreateMapped does, but without mapping it: a process whose
+// address space is limited (as batch schedulers limit it) creates files
+// larger than it could map. The file is made beside out and appears there
+// complete, or nothing appears: with force it replaces out only once
+// whole, without it an existing out is refused.
+func createNPY(out string, dt ndarray.DType, shape []int, force bool) error {
+	invalid := func(err error) error {
+		return &os.PathError{Op: "create", Path: out, Err: &npybridge.Error{Err: npybridge.ErrInvalidArray, Offset: -1, Cause: err}}
+	}
+	if err := dt.Validate(); err != nil {
+		return invalid(err)
+	}
+	if dt.IsSubarray() {
+		return invalid(fmt.Errorf("an array of the subarray dtype %s: np.save writes its shape as part of the array's", dt))
+	}
+	if dt.IsRecord() {
+		if _, err := dt.Descr(); err != nil {
+			return invalid(err)
+		}
+	}
+	n, err := ndarray.ByteSize(dt, shape)
+	if err != nil {
+		return invalid(err)
+	}
+	exists := fmt.Errorf("%s: the file exists (--force replaces it)", out)
+	if !force {
+		if _, err := os.Lstat(out); err == nil {
+			return exists
+		}
+	}
+	header := npybridge.AppendHeader(nil, dt, shape)
+	size := int64(len(header)) + int64(n)
+	fill := func(f *os.File) error {
+		if _, err := f.Write(header); err != nil {
+			return err
+		}
+		return f.Truncate(size)
+	}
+	t, err := atomicfile.Create(out, 0o666)
+	if err != nil {
+		return err
+	}
+	if err := fill(t.File); err != nil {
+		t.Abort()
+		return err
+	}
+	if force {
+		return t.Commit()
+	}
+	err = t.CommitNew()
+	switch {
+	case err == nil:
+		return t.File.Close()
+	case errors.Is(err, fs.ErrExist):
+		return exists
+	}
+	// No hard links (FAT): create it in place, where another process may
+	// see it for a moment without its header; a failure removes it.
+	f, err := os.OpenFile(out, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s: the file exists (--force replaces it)", out)
+		return exists
 	}
 	if err != nil {
 		return err
 	}
-	return m.Close()
+	if err := fill(f); err != nil {
+		f.Close()
+		os.Remove(out)
+		return err
+	}
+	return f.Close()
 }
 
 // parseShape reads "4096,1024", "(4096, 1024)", "7", "(7,)", "" or "()".

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/ndpack/ndpack/internal/atomicfile"
 	"github.com/ndpack/ndpack/ndarray"
-	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/render"
 )
 
@@ -40,6 +40,12 @@ IN is read as the other commands read it: .npy, an .npz member or a
 msgpack array (ext 110, msgpack-numpy or OpenPI) as IN:NAME, an array deep
 in a message by its path (msg.msgpack:params/0), "-" or a pipe. OUT is
 written whole or not at all; "-" writes to standard output (with --to).
+
+The array is never held: IN is read twice (the range of values, then the
+pixels or points), a few rows at a time, so that a picture of a file
+larger than memory is drawn in a few megabytes. An .npy from a pipe is
+first copied to a temporary file (up to 64 GiB), removed at once. A PNG
+is at most 1,000,000 pixels on a side and 2^32 (65536 x 65536) in all.
 
 Options:
   --colormap NAME  gray (default), or viridis, magma, inferno (matplotlib's
@@ -183,13 +189,22 @@ func runRender(e env, args []string) error {
 	return r.run(e)
 }
 
-// run reads the array and the x values, checks them, and only then opens
-// OUT: a refused array leaves nothing behind.
+// run opens the array and the x values, checks them, and only then opens
+// OUT: a refused array leaves nothing behind. An image is drawn from the
+// input a few rows at a time (render.EncodePNGSource), in memory that does
+// not grow with the array.
 func (r *renderFlags) run(e env) error {
-	a, err := readOne(e, r.in, r.from, r.member, func(src arraySource) error {
-		if r.png {
+	if r.png {
+		s, release, err := openSource(e, r.in, r.from, r.member, func(src arraySource) error {
 			return render.CheckImage(src.dtype, src.shape, r.opts)
+		})
+		if err != nil {
+			return errors.New(describe(r.in, err))
 		}
+		defer release()
+		return r.write(e, func(w io.Writer) error { return render.EncodePNGSource(w, s, r.opts) })
+	}
+	s, release, err := openSource(e, r.in, r.from, r.member, func(src arraySource) error {
 		if len(src.shape) == 2 && !r.rows {
 			return fmt.Errorf("render: a 2-D array of shape %s plots one line per row with --rows (%d lines); or draw it as an image, .png", ndarray.FormatShape(src.shape), src.shape[0])
 		}
@@ -198,30 +213,41 @@ func (r *renderFlags) run(e env) error {
 	if err != nil {
 		return errors.New(describe(r.in, err))
 	}
+	defer release()
+	var x *render.Source
 	if r.x != "" {
 		xin, xmember := splitMember(r.x, "")
 		xf, err := resolveFormat(xin, "", "from")
 		if err != nil {
 			return err
 		}
-		if r.plot.X, err = readOne(e, xin, xf, xmember, nil); err != nil {
+		n := s.Shape[len(s.Shape)-1]
+		xs, xrelease, err := openSource(e, xin, xf, xmember, func(src arraySource) error {
+			if err := render.CheckPlot(src.dtype, src.shape, render.Plot{}); err != nil {
+				return err
+			}
+			if len(src.shape) != 1 || src.shape[0] != n {
+				return fmt.Errorf("render: %w: the x values are of shape %s; the array's rows are %d long", render.ErrOptions, ndarray.FormatShape(src.shape), n)
+			}
+			return nil
+		})
+		if err != nil {
 			return errors.New(describe(xin, fmt.Errorf("--x: %w", err)))
 		}
-		if err := render.CheckPlot(a.DType, a.Shape, r.plot); err != nil {
-			return errors.New(describe(xin, fmt.Errorf("--x: %w", err)))
-		}
+		defer xrelease()
+		x = &xs
 	}
+	return r.write(e, func(w io.Writer) error { return render.EncodeSVGSource(w, s, x, r.plot) })
+}
+
+// write opens OUT, draws into it, and commits it only if draw succeeds.
+func (r *renderFlags) write(e env, draw func(w io.Writer) error) error {
 	dst, err := openOutput(e, r.out)
 	if err != nil {
 		return err
 	}
 	defer dst.abort()
-	if r.png {
-		err = render.EncodePNG(dst.w, a, r.opts)
-	} else {
-		err = render.EncodeSVG(dst.w, a, r.plot)
-	}
-	if err != nil {
+	if err := draw(dst.w); err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			return err
@@ -229,33 +255,6 @@ func (r *renderFlags) run(e env) error {
 		return errors.New(describe(r.in, err))
 	}
 	return dst.commit()
-}
-
-// readOne reads the one array of in (or its member), row-major, after
-// check (if not nil) has accepted its dtype and shape from the header.
-func readOne(e env, in string, f format, member string, check func(arraySource) error) (*ndarray.Array, error) {
-	fa, err := openArrays(in, e.stdin, f)
-	if err != nil {
-		if errors.Is(err, npybridge.ErrObjectArray) {
-			return nil, errors.New("an object array (pickled Python objects) cannot be drawn")
-		}
-		return nil, err
-	}
-	defer fa.close()
-	arrays, err := convertOptions{member: member}.pick(fa.all())
-	if err != nil {
-		return nil, err
-	}
-	if len(arrays) != 1 {
-		return nil, fmt.Errorf("%d arrays (%s): name the one to draw as IN:NAME or with --member", len(arrays), names(arrays))
-	}
-	src := arrays[0]
-	if src.err == nil && check != nil {
-		if err := check(src); err != nil {
-			return nil, err
-		}
-	}
-	return readArray(src)
 }
 
 // isImageSave reports whether yaq's --save names a PNG: FILE.png, or

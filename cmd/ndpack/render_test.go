@@ -5,6 +5,8 @@ package main
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
+	"image"
 	"image/png"
 	"io"
 	"os"
@@ -316,36 +318,97 @@ func TestYaqSavePNG(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(dir, "x.png"))
 }
 
-// render holds the array once and the picture a few rows at a time: a
-// 4096 x 4096 <f4 .npy (64 MiB, sparse so that the test writes nothing)
-// draws in less than twice its size, in C and in Fortran order.
+// sparseNPY writes an .npy of dtype dt and shape whose data is a hole (all
+// zeros, no disk space), in Fortran order if asked.
+func sparseNPY(t *testing.T, p string, dt string, fortran bool, shape ...int) {
+	t.Helper()
+	d := ndarray.MustParseDType(dt)
+	h := npybridge.AppendHeader(nil, d, shape)
+	if fortran {
+		require.Contains(t, string(h), "'fortran_order': False")
+		h = bytes.Replace(h, []byte("'fortran_order': False"), []byte("'fortran_order': True "), 1)
+	}
+	n, err := ndarray.ByteSize(d, shape)
+	require.NoError(t, err)
+	f, err := os.Create(p)
+	require.NoError(t, err)
+	_, err = f.Write(h)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(int64(len(h))+int64(n)))
+	require.NoError(t, f.Close())
+}
+
+// render draws an image a few rows at a time, reading the file twice
+// (the range, then the pixels) and never holding the array: the peak RSS
+// of a 256 MiB image is that of a 16 MiB one, under 32 MiB, in C and
+// Fortran order (before: the array and more, 72 MB for 64 MiB). A (1M, 1M)
+// image is refused at once, in one line, asking for nothing (before: it
+// asked for 1 TiB and died).
 func TestRenderMemory(t *testing.T) {
 	if raceDetector {
 		t.Skip("the race detector multiplies memory use")
 	}
 	dir := t.TempDir()
-	for _, fortran := range []bool{false, true} {
+	out := filepath.Join(dir, "big.png")
+	peaks := map[string]int64{}
+	for _, c := range []struct {
+		dt      string
+		fortran bool
+		shape   []int
+	}{
+		{"|u1", false, []int{4096, 4096}},
+		{"|u1", false, []int{8192, 16384}},
+		{"<f4", false, []int{4096, 4096}},
+		{"<f4", true, []int{4096, 4096}},
+	} {
 		p := filepath.Join(dir, "big.npy")
-		h := npybridge.AppendHeader(nil, ndarray.MustParseDType("<f4"), []int{4096, 4096})
-		if fortran {
-			require.Contains(t, string(h), "'fortran_order': False")
-			h = bytes.Replace(h, []byte("'fortran_order': False"), []byte("'fortran_order': True "), 1)
-		}
-		f, err := os.Create(p)
-		require.NoError(t, err)
-		_, err = f.Write(h)
-		require.NoError(t, err)
-		require.NoError(t, f.Truncate(int64(len(h))+64<<20))
-		require.NoError(t, f.Close())
+		sparseNPY(t, p, c.dt, c.fortran, c.shape...)
 		// Through a small Python parent (measured): a child forked from
 		// this test process would be charged the test's own peak.
-		cmd, peak := measured(t, "render", p, filepath.Join(dir, "big.png"))
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		rss := peak()
-		t.Logf("render of a 64 MiB <f4 .npy (Fortran order %v): peak RSS %d KiB", fortran, rss/1024)
-		assert.Less(t, rss, int64(128<<20))
+		res, rss := limited(t, nil, "render", p, out)
+		require.Equal(t, result{0, "", ""}, res)
+		img, err := png.Decode(bytes.NewReader(readFile(t, out)))
+		require.NoError(t, err)
+		require.Equal(t, image.Rect(0, 0, c.shape[1], c.shape[0]), img.Bounds())
+		key := fmt.Sprintf("%s %v Fortran %v", c.dt, c.shape, c.fortran)
+		peaks[key] = rss
+		t.Logf("render of a %d MiB %s: peak RSS %d KiB", int64(c.shape[0])*int64(c.shape[1])>>20, key, rss>>10)
+		assert.Less(t, rss, int64(32<<20), key)
 	}
+	assert.Less(t, peaks["|u1 [8192 16384] Fortran false"], peaks["|u1 [4096 4096] Fortran false"]+8<<20,
+		"peak RSS grows with the image")
+
+	p := filepath.Join(dir, "huge.npy")
+	sparseNPY(t, p, "|u1", false, 1<<20, 1<<20)
+	res, rss := limited(t, nil, "render", p, out)
+	assert.Equal(t, result{1, "", "ndpack: " + p + ": render: too large: shape (1048576, 1048576): a PNG is drawn up to 1000000 pixels on a side and 4294967296 in all (65536 x 65536)\n"}, res)
+	assert.Less(t, rss, int64(32<<20))
+}
+
+// A line plot reads its values a block at a time, twice, and keeps two
+// points a pixel column: the peak RSS of 2^25 <f8 values (256 MiB) is
+// that of 2^22, under 32 MiB, and the SVG stays small (before: two
+// float64 buffers the length of the line, 2.3 GB for 10^8 values).
+func TestRenderSVGMemory(t *testing.T) {
+	if raceDetector {
+		t.Skip("the race detector multiplies memory use")
+	}
+	dir := t.TempDir()
+	p, out := filepath.Join(dir, "line.npy"), filepath.Join(dir, "line.svg")
+	var peaks []int64
+	for _, n := range []int{1 << 22, 1 << 25} {
+		sparseNPY(t, p, "<f8", false, n)
+		res, rss := limited(t, nil, "render", p, out)
+		require.Equal(t, result{0, "", ""}, res)
+		t.Logf("render of %d <f8 values to an SVG: peak RSS %d KiB, %d bytes", n, rss>>10, len(readFile(t, out)))
+		lines, _ := svgPoints(t, readFile(t, out))
+		require.Len(t, lines, 1)
+		assert.LessOrEqual(t, lines[0], 2*800, "thinned to two points a pixel column")
+		assert.Less(t, len(readFile(t, out)), 64<<10)
+		assert.Less(t, rss, int64(32<<20))
+		peaks = append(peaks, rss)
+	}
+	assert.Less(t, peaks[1], peaks[0]+8<<20, "peak RSS grows with the line")
 }
 
 // yaq --watch --save FILE.png replaces the file whole on every update (a
