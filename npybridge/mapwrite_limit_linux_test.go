@@ -31,7 +31,7 @@ func TestCreateMappedUnderAddressSpaceLimit(t *testing.T) {
 			os.Exit(3)
 		}
 		for _, o := range []npybridge.MapOptions{{Replace: true}, {}} {
-			m, err := o.CreateMapped(name, ndarray.Float64, 2048, 1024, 1024)
+			m, err := o.CreateMapped(name, ndarray.DTypeOf[float64](), 2048, 1024, 1024)
 			if err == nil {
 				m.Close()
 				fmt.Println("mapped 16 GiB under a 1 GiB limit")

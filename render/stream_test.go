@@ -142,7 +142,7 @@ func firstDifference(a, b image.Image) string {
 // anything is read.
 func TestPNGSourceRefusals(t *testing.T) {
 	opened := 0
-	short := render.Source{DType: ndarray.Float32, Shape: []int{1000, 1000}, Open: func() (io.ReadCloser, error) {
+	short := render.Source{DType: ndarray.DTypeOf[float32](), Shape: []int{1000, 1000}, Open: func() (io.ReadCloser, error) {
 		opened++
 		return io.NopCloser(bytes.NewReader(make([]byte, 3_000_000))), nil
 	}}
@@ -153,7 +153,7 @@ func TestPNGSourceRefusals(t *testing.T) {
 		}
 	}
 	for _, shape := range [][]int{{1 << 20, 1 << 20}, {1, render.MaxSide + 1}, {65537, 65536}} {
-		s := render.Source{DType: ndarray.Uint8, Shape: shape, Open: func() (io.ReadCloser, error) {
+		s := render.Source{DType: ndarray.DTypeOf[uint8](), Shape: shape, Open: func() (io.ReadCloser, error) {
 			opened++
 			return nil, errors.New("opened")
 		}}

@@ -29,7 +29,7 @@ func cameraFile(b *testing.B, p string, h, w int) {
 		b.Fatal(err)
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	bw.Write(npybridge.AppendHeader(nil, ndarray.Float32, []int{h, w}))
+	bw.Write(npybridge.AppendHeader(nil, ndarray.DTypeOf[float32](), []int{h, w}))
 	rng := rand.New(rand.NewPCG(1, 2))
 	row := make([]byte, 4*w)
 	for i := range h {
