@@ -62,7 +62,7 @@ func FuzzPickle(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		opts := Options{MaxDepth: 64, MaxStack: 4096, MaxItems: 1 << 16, MaxAlloc: 1<<20 + 64*int64(len(in))}
+		opts := Options{MaxDepth: 64, MaxStack: 4096, MaxSize: 1 << 20, MaxAlloc: 1<<20 + 64*int64(len(in))}
 		v, err := Decode(in, opts)
 		if err != nil {
 			return
