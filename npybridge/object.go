@@ -156,8 +156,10 @@ func objectRefusal(at int64, descr string, allowed bool) error {
 // then the pickle after it, up to the pickle's STOP (bytes after it are not
 // read, as np.load does not read them). o.AllowObjects must be set.
 //
-// Nothing in the pickle is run. It is read into memory in growing chunks,
-// never past its end, and what it builds is bounded: nesting to 1000
+// Nothing in the pickle is run. It is read into memory at once when r
+// says it holds at most 64 MiB more, else in growing chunks, which stop
+// soon after its STOP (a pickle.Scanner finds it as the bytes arrive),
+// and what it builds is bounded: nesting to 1000
 // levels, and the pickle's bytes, its values' memory and their size
 // written out (each value the pickle shares counted at every place it
 // appears) by o.MaxObjectsSize, by default DefaultObjectsFactor times the
@@ -175,8 +177,8 @@ func (o ReadOptions) ReadObjects(r io.Reader) (*ObjectArray, error) {
 	}
 	r = sizedReader(r)
 	first := int64(firstPickleChunk)
-	if l, ok := r.(interface{ Len() int }); ok {
-		first = min(first, int64(l.Len()))
+	if l, ok := r.(interface{ Len() int }); ok && l.Len() <= wholePickle {
+		first = int64(l.Len()) // all of it, at once
 	}
 	return o.readPickle(h, r, first, -1)
 }
@@ -247,8 +249,13 @@ const (
 )
 
 // firstPickleChunk is the bytes of a pickle read at first; each further
-// read doubles what was read, so that reading stops soon after STOP.
-const firstPickleChunk = 64 << 10
+// read doubles what was read, so that reading stops soon after STOP. An
+// input that says it holds at most wholePickle bytes after the header is
+// read whole at once.
+const (
+	firstPickleChunk = 64 << 10
+	wholePickle      = 64 << 20
+)
 
 // objectsLimit is MaxObjectsSize, or its default for a pickle that takes
 // stored bytes of the input.
@@ -263,11 +270,13 @@ func (o ReadOptions) objectsLimit(stored int64) int64 {
 }
 
 // readPickle reads the pickle after the header h from r, first bytes at
-// first and then doubling, until it decodes up to its STOP. stored is the
-// bytes the pickle takes in the input, for the default limit (-1: the
-// bytes read).
+// first and then doubling what it has, up to the pickle's STOP (found by
+// pickle.Scanner as the bytes arrive, so that the pickle is decoded once),
+// and decodes it. stored is the bytes the pickle takes in the input, for
+// the default limit (-1: the bytes read).
 func (o ReadOptions) readPickle(h *Header, r io.Reader, first, stored int64) (*ObjectArray, error) {
 	var buf []byte
+	var sc pickle.Scanner
 	want := max(first, 1)
 	for {
 		if o.MaxObjectsSize > 0 {
@@ -282,17 +291,17 @@ func (o ReadOptions) readPickle(h *Header, r io.Reader, first, stored int64) (*O
 		if err != nil && !ended {
 			return nil, err
 		}
+		end, done := sc.Scan(buf)
 		in := stored
 		if in < 0 {
 			in = int64(len(buf))
 		}
 		limit := o.objectsLimit(in)
-		a, derr := h.decodeObjects(buf, limit)
-		if derr == nil || !errors.Is(derr, ErrTruncated) {
-			return a, derr
-		}
-		if ended {
-			return nil, derr
+		if done || ended {
+			if done {
+				buf = buf[:end]
+			}
+			return h.decodeObjects(buf, limit)
 		}
 		if int64(len(buf)) >= limit {
 			return nil, &Error{Err: ErrPickle, Offset: h.DataOffset, Cause: codecerr.ErrTooLarge,

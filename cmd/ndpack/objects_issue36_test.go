@@ -265,6 +265,7 @@ open(sys.argv[1], "wb").write(msgpack.packb({"a": a, "b": np.arange(3.0)}, defau
 		require.NoError(t, err)
 		if i == 0 {
 			first = b
+			assert.Equal(t, []byte{0x82, 0xa1, 'a'}, b[:3], "a map of 2, a first")
 		} else {
 			assert.Equal(t, first, b, "run %d", i)
 		}
