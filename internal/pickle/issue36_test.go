@@ -83,3 +83,41 @@ func TestSharedValuesCountBySize(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 4<<20*8-1, v.(*ObjectArray).Values[0].(*big.Int).BitLen())
 }
+
+// A numeric array whose byte count overflows said it "holds 0 bytes, not
+// 0"; it says why.
+func TestNumericOverflowMessage(t *testing.T) {
+	in := cat("\x80\x02cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85C\x01b\x87R",
+		"(K\x01\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x20\x85cnumpy\ndtype\nX\x02\x00\x00\x00f8\x89\x88\x87R(K\x03X\x01\x00\x00\x00<NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tb\x89C\x00tb.")
+	_, err := Decode(in, Options{})
+	assert.ErrorIs(t, err, ErrMalformed)
+	assert.NotContains(t, err.Error(), "holds 0 bytes, not 0")
+	assert.ErrorContains(t, err, "an array of shape (2305843009213693952,) and dtype <f8: ")
+	assert.ErrorContains(t, err, "overflows int")
+}
+
+// The Scanner stops where each pickle ends, whichever way its bytes
+// arrive, and at once at an opcode it cannot skip.
+func TestScannerFindsSTOP(t *testing.T) {
+	for _, c := range hostile.ObjectCases(true) {
+		in := append(append([]byte{}, c.Data...), "trailing bytes"...)
+		var sc Scanner
+		var end int
+		var done bool
+		for n := 1; n <= len(in) && !done; n += 7 {
+			end, done = sc.Scan(in[:n])
+		}
+		if !done {
+			end, done = sc.Scan(in)
+		}
+		assert.True(t, done, c.Name)
+		assert.Equal(t, len(c.Data), end, c.Name)
+	}
+	var sc Scanner
+	end, done := sc.Scan([]byte("\x80\x02N\x00more"))
+	assert.True(t, done)
+	assert.Equal(t, 8, end, "an unknown opcode: Decode says so")
+	sc = Scanner{}
+	_, done = sc.Scan([]byte("\x80\x02X\xff\xff\xff\x00abc"))
+	assert.False(t, done, "a str of 16 MiB is still arriving")
+}
