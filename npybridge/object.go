@@ -230,7 +230,11 @@ func (z *NPZ) ReadObjects(name string) (*ObjectArray, error) {
 	// Memory grows as the pickle decompresses, never to a size the
 	// directory merely claims, and the allowance is the compressed
 	// member's: deflate's 1000:1 does not multiply it.
-	a, err := z.opts.readPickle(h, m, firstPickleChunk, int64(e.csize))
+	first := int64(firstPickleChunk)
+	if rest := int64(e.usize) - h.DataOffset; rest <= wholePickle {
+		first = rest // all of it, at once
+	}
+	a, err := z.opts.readPickle(h, m, first, int64(e.csize))
 	if err != nil && errors.Is(err, io.ErrUnexpectedEOF) {
 		err = truncated(err, h.DataOffset, "the pickle")
 	}

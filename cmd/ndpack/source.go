@@ -160,7 +160,7 @@ func (fa *fileArrays) npyFile(file *os.File) error {
 	h, err := npybridge.ReadHeader(bufio.NewReader(file))
 	if fa.objects && errors.Is(err, npybridge.ErrObjectArray) {
 		fa.arrays = []arraySource{{err: err, objects: func() (*npybridge.ObjectArray, error) {
-			return fa.objectOptions().ReadObjects(io.NewSectionReader(file, 0, fa.size))
+			return fa.objectOptions().ReadObjects(sizedSection{io.NewSectionReader(file, 0, fa.size)})
 		}}}
 		return nil
 	}
