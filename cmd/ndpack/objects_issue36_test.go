@@ -288,6 +288,19 @@ print(z.files, [list(d.items()) if isinstance(d, dict) else d for d in z["a"]], 
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "  a:\n    not read  dialect: object array (pickle)")
 	assert.Contains(t, r.stdout, "  b:\n    dtype     <f8")
+
+	// A lone one is refused as a lone object .npy is, and read with
+	// --objects, the dialect named.
+	lone := filepath.Join(dir, "lone.msgpack")
+	pypeer.Run(t, `
+import sys, msgpack, numpy as np, msgpack_numpy
+open(sys.argv[1], "wb").write(msgpack.packb(np.array(["x", 1], dtype=object), default=msgpack_numpy.encode))
+`, nil, lone)
+	oneLineError(t, cli(t, nil, "inspect", lone), "(--objects reads it, running nothing in the pickle)")
+	r = cli(t, nil, "inspect", "--objects", lone)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, ": msgpack (msgpack-numpy), 1 array(s)\n")
+	assert.Contains(t, r.stdout, "first     ['x', 1]")
 }
 
 // convert --objects --append said the input "is read only with --objects"

@@ -269,6 +269,7 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 		}
 		h, err := dialect.DecodeHeader(b[at:])
 		if errors.Is(err, dialect.ErrPickle) {
+			fa.noteDialect(dialect.MsgpackNumpy.String())
 			maxObjects := fa.maxObjects
 			if !fa.objects {
 				maxObjects = -1
@@ -283,6 +284,9 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 	}
 	if len(b) > 0 && (isExtHeader(b[0]) || dialect.IsArray(b)) {
 		a, n, err := describe("", 0)
+		if err == nil && a.err != nil && a.objects == nil {
+			err = a.err // a lone object array, without --objects: as a lone .npy of one
+		}
 		if err != nil {
 			return err
 		}
