@@ -24,6 +24,8 @@
 // pickle reader that builds data and runs nothing (internal/pickle):
 // strings, numbers, lists, dicts, nested arrays, as np.load(allow_pickle=
 // True) would return them, and any other Python global refused by name.
+// What a pickle may cost (its bytes, its values, their size written out
+// with shared values repeated) is bounded by ReadOptions.MaxObjectsSize.
 // WriteObjects writes them as np.save does.
 //
 // Arrays always come back row-major: a fortran_order file is transposed on

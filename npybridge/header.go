@@ -56,6 +56,15 @@ type ReadOptions struct {
 	// np.load followed by an in-place byteswap does; without it the
 	// file's byte order is kept.
 	NativeOrder bool
+	// MaxObjectsSize bounds, in bytes, what reading an object array's
+	// pickle may cost: the pickle's bytes read, the memory its values
+	// take, and their size written out, each value the pickle shares
+	// counted at every place it appears (a 1 MiB str referred to 200,000
+	// times is 200 GiB of output, and refused). 0 means
+	// DefaultObjectsFactor times the bytes the pickle takes in the input
+	// (in an .npz, compressed), plus DefaultObjectsSlack. A refusal wraps
+	// ErrTooLarge.
+	MaxObjectsSize int64
 }
 
 func (o ReadOptions) maxHeader() int {

@@ -1,15 +1,16 @@
 package npybridge
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/ndpack/ndpack/internal/atomicfile"
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/pickle"
 	"github.com/ndpack/ndpack/ndarray"
 )
@@ -152,15 +153,20 @@ func objectRefusal(at int64, descr string, allowed bool) error {
 }
 
 // ReadObjects reads an NPY file holding an object array from r: its header,
-// then the pickle after it, up to the pickle's end (bytes after it are not
-// looked at, as np.load does not). o.AllowObjects must be set.
+// then the pickle after it, up to the pickle's STOP (bytes after it are not
+// read, as np.load does not read them). o.AllowObjects must be set.
 //
-// Nothing in the pickle is run. It is read into memory whole, and what it
-// builds is bounded by its size: nesting to 1000 levels, values to 24
-// bytes per pickle byte, and items reachable through shared lists to 16
-// per pickle byte, so a memo bomb or a hostile length is refused, with
-// ErrPickle, before it costs more. The pickle must build a numpy object
-// array of the header's shape.
+// Nothing in the pickle is run. It is read into memory at once when r
+// says it holds at most 64 MiB more, else in growing chunks, which stop
+// soon after its STOP (a pickle.Scanner finds it as the bytes arrive),
+// and what it builds is bounded: nesting to 1000
+// levels, and the pickle's bytes, its values' memory and their size
+// written out (each value the pickle shares counted at every place it
+// appears) by o.MaxObjectsSize, by default DefaultObjectsFactor times the
+// pickle's bytes plus DefaultObjectsSlack, so that a memo bomb or a
+// hostile length is refused, with ErrPickle and ErrTooLarge, before it
+// costs more. The pickle must build a numpy object array of the header's
+// shape.
 func (o ReadOptions) ReadObjects(r io.Reader) (*ObjectArray, error) {
 	h, err := o.readHeader(r, o.AllowObjects)
 	if err != nil {
@@ -169,11 +175,12 @@ func (o ReadOptions) ReadObjects(r io.Reader) (*ObjectArray, error) {
 	if !h.objects {
 		return nil, errAt(ErrUnsupported, -1, "the array is %s, not an object array: Read reads it", h.DType)
 	}
-	data, err := readRest(sizedReader(r))
-	if err != nil {
-		return nil, err
+	r = sizedReader(r)
+	first := int64(firstPickleChunk)
+	if l, ok := r.(interface{ Len() int }); ok && l.Len() <= wholePickle {
+		first = int64(l.Len()) // all of it, at once
 	}
-	return h.decodeObjects(data)
+	return o.readPickle(h, r, first, -1)
 }
 
 // ReadObjectsFile reads the NPY file name, which holds an object array;
@@ -221,30 +228,98 @@ func (z *NPZ) ReadObjects(name string) (*ObjectArray, error) {
 		return nil, memberError(name, errAt(ErrTruncated, -1, "the member's %d bytes end inside its header", e.usize))
 	}
 	// Memory grows as the pickle decompresses, never to a size the
-	// directory merely claims; the member reader fails if it ends short.
-	data, err := readRest(m)
-	if err != nil {
-		return nil, memberError(name, truncated(err, h.DataOffset, "the pickle"))
+	// directory merely claims, and the allowance is the compressed
+	// member's: deflate's 1000:1 does not multiply it.
+	first := int64(firstPickleChunk)
+	if rest := int64(e.usize) - h.DataOffset; rest <= wholePickle {
+		first = rest // all of it, at once
 	}
-	a, err := h.decodeObjects(data)
+	a, err := z.opts.readPickle(h, m, first, int64(e.csize))
+	if err != nil && errors.Is(err, io.ErrUnexpectedEOF) {
+		err = truncated(err, h.DataOffset, "the pickle")
+	}
 	return a, memberError(name, err)
 }
 
-// readRest reads r to its end, at once if it says how much is left.
-func readRest(r io.Reader) ([]byte, error) {
-	var buf bytes.Buffer
-	if l, ok := r.(interface{ Len() int }); ok {
-		buf.Grow(l.Len() + 1)
+// Defaults of ReadOptions.MaxObjectsSize.
+const (
+	// DefaultObjectsFactor and DefaultObjectsSlack make the default
+	// bound: DefaultObjectsFactor times the bytes the pickle takes in the
+	// input, plus DefaultObjectsSlack. The densest pickle numpy writes,
+	// an object array of None (one byte each, an interface of 16 bytes
+	// once read), needs 16 times.
+	DefaultObjectsFactor = 24
+	DefaultObjectsSlack  = 64 << 20
+)
+
+// firstPickleChunk is the bytes of a pickle read at first; each further
+// read doubles what was read, so that reading stops soon after STOP. An
+// input that says it holds at most wholePickle bytes after the header is
+// read whole at once.
+const (
+	firstPickleChunk = 64 << 10
+	wholePickle      = 64 << 20
+)
+
+// objectsLimit is MaxObjectsSize, or its default for a pickle that takes
+// stored bytes of the input.
+func (o ReadOptions) objectsLimit(stored int64) int64 {
+	if o.MaxObjectsSize > 0 {
+		return o.MaxObjectsSize
 	}
-	if _, err := buf.ReadFrom(r); err != nil {
-		return nil, err
+	if stored > (math.MaxInt64-DefaultObjectsSlack)/DefaultObjectsFactor {
+		return math.MaxInt64
 	}
-	return buf.Bytes(), nil
+	return DefaultObjectsFactor*stored + DefaultObjectsSlack
+}
+
+// readPickle reads the pickle after the header h from r, first bytes at
+// first and then doubling what it has, up to the pickle's STOP (found by
+// pickle.Scanner as the bytes arrive, so that the pickle is decoded once),
+// and decodes it. stored is the bytes the pickle takes in the input, for
+// the default limit (-1: the bytes read).
+func (o ReadOptions) readPickle(h *Header, r io.Reader, first, stored int64) (*ObjectArray, error) {
+	var buf []byte
+	var sc pickle.Scanner
+	want := max(first, 1)
+	for {
+		if o.MaxObjectsSize > 0 {
+			want = min(want, o.MaxObjectsSize)
+		}
+		if int64(cap(buf)) < want {
+			buf = append(make([]byte, 0, want), buf...)
+		}
+		n, err := io.ReadFull(r, buf[len(buf):want])
+		buf = buf[:len(buf)+n]
+		ended := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !ended {
+			return nil, err
+		}
+		end, done := sc.Scan(buf)
+		in := stored
+		if in < 0 {
+			in = int64(len(buf))
+		}
+		limit := o.objectsLimit(in)
+		if done || ended {
+			if done {
+				buf = buf[:end]
+			}
+			return h.decodeObjects(buf, limit)
+		}
+		if int64(len(buf)) >= limit {
+			return nil, &Error{Err: ErrPickle, Offset: h.DataOffset, Cause: codecerr.ErrTooLarge,
+				Detail: fmt.Sprintf("the pickle is longer than %d bytes (ReadOptions.MaxObjectsSize)", limit)}
+		}
+		want = min(2*int64(len(buf)), limit)
+	}
 }
 
 // decodeObjects reads the pickle that follows the object array header h.
-func (h *Header) decodeObjects(data []byte) (*ObjectArray, error) {
+func (h *Header) decodeObjects(data []byte, limit int64) (*ObjectArray, error) {
 	v, _, err := pickle.DecodePrefix(data, pickle.Options{
+		MaxAlloc:    limit,
+		MaxSize:     limit,
 		ObjectArray: func(shape []int, values []any) any { return &ObjectArray{Shape: shape, Values: values} },
 	})
 	if err != nil {
@@ -256,7 +331,10 @@ func (h *Header) decodeObjects(data []byte) (*ObjectArray, error) {
 		if errors.Is(pe, ErrTruncated) {
 			class = ErrTruncated
 		}
-		return nil, &Error{Err: class, Offset: h.DataOffset + pe.Offset, Detail: pe.Detail, Cause: pe.Err}
+		// The reader's limits are, here, MaxObjectsSize.
+		detail := strings.NewReplacer("Options.MaxSize", "ReadOptions.MaxObjectsSize",
+			"Options.MaxAlloc", "ReadOptions.MaxObjectsSize").Replace(pe.Detail)
+		return nil, &Error{Err: class, Offset: h.DataOffset + pe.Offset, Detail: detail, Cause: pe.Err}
 	}
 	a, ok := v.(*ObjectArray)
 	if !ok {

@@ -77,7 +77,13 @@ Options:
                        running nothing in the pickle: into an .npy or .npz
                        they go as np.save writes them; into msgpack their
                        elements go as plain msgpack values, nested by shape
-                       instead
+                       instead (dicts keep their order and keys)
+  --max-objects-size SIZE  with --objects, refuse an object array whose
+                       pickle, values in memory, or output (a value the
+                       pickle shares counted at every place) would pass
+                       SIZE bytes (a number, or with K, M, G or T for KiB,
+                       MiB ...; default 24 times the pickle's stored bytes,
+                       compressed in an .npz, plus 64M)
   --quiet              no progress on standard error
 
 Examples:
@@ -99,8 +105,9 @@ type convertOptions struct {
 	compress         bool
 	member, name     string
 	quiet            bool
-	wait             bool // --append waits for another appender
-	objects          bool // read object arrays (pickles) as data
+	wait             bool  // --append waits for another appender
+	objects          bool  // read object arrays (pickles) as data
+	maxObjects       int64 // --max-objects-size; 0 is the default
 }
 
 func runConvert(e env, args []string) error {
@@ -114,6 +121,8 @@ func runConvert(e env, args []string) error {
 	quiet := fs.Bool("quiet", false, "")
 	appendRows := fs.Bool("append", false, "")
 	objects := fs.Bool("objects", false, "")
+	var maxObjects byteSize
+	fs.Var(&maxObjects, "max-objects-size", "")
 	wait := fs.Bool("wait", false, "")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -123,7 +132,7 @@ func runConvert(e env, args []string) error {
 		return usageError("want IN and OUT, got %d arguments", len(pos))
 	}
 	in, out := pos[0], pos[1]
-	o := convertOptions{allowNonstandard: *allow, compress: *compress, member: *member, name: *name, quiet: *quiet, objects: *objects}
+	o := convertOptions{allowNonstandard: *allow, compress: *compress, member: *member, name: *name, quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects)}
 	in, o.member = splitMember(in, o.member)
 	if o.from, err = resolveFormat(in, *from, "from"); err != nil {
 		return err
@@ -144,6 +153,8 @@ func runConvert(e env, args []string) error {
 		return usageError("--name names the member of an .npz; OUT is %s", o.to)
 	case o.member != "" && o.from == formatNPY:
 		return usageError("--member picks an array of an .npz or a msgpack map; IN is npy")
+	case *appendRows && o.objects:
+		return usageError("--append adds rows of numbers to an .npy; an object array (--objects) is not appended")
 	case *wait && !*appendRows:
 		return usageError("--wait waits for another appender; it goes with --append")
 	case *appendRows && (o.to != formatNPY || isStdout(out)):
@@ -347,7 +358,7 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 			return withInput(e, in, func(r io.Reader) error { return opts.Ext110ToNPY(w, r) })
 		}
 	}
-	fa, err := openArraysWith(in, e.stdin, o.from, o.objects)
+	fa, err := openArraysWith(in, e.stdin, o.from, o.objects, o.maxObjects)
 	if err != nil {
 		return err
 	}
@@ -582,45 +593,50 @@ func hasObjects(arrays []arraySource) bool {
 // beside them as --to says (ext 110 or a dialect).
 func (o convertOptions) writeObjectsMessage(w io.Writer, arrays []arraySource) error {
 	msg := ndpack.MessageOptions{Encoding: o.toDialect, AllowNonstandard: o.allowNonstandard}
-	encode := func(a arraySource) ([]byte, error) {
-		var v any
+	enc := ext110.Options{AllowNonstandard: o.allowNonstandard}.Append
+	if o.toDialect != 0 {
+		enc = o.toDialect.Append
+	}
+	// write writes a's value after key (its name in the map, or nothing),
+	// once it is known to be writable.
+	write := func(a arraySource, key func() error) error {
 		if a.objects != nil {
 			oa, err := a.objects()
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if v, err = plainValue(oa); err != nil {
-				return nil, err
+			p := newPlainWriter(w, enc)
+			if err := p.checkArray(oa); err != nil {
+				return err
 			}
-		} else {
-			arr, err := readArray(a)
-			if err != nil {
-				return nil, err
+			if err := key(); err != nil {
+				return err
 			}
-			v = arr
+			return p.writeChecked(oa)
 		}
-		return msg.MarshalMessage(v)
+		arr, err := readArray(a)
+		if err != nil {
+			return err
+		}
+		b, err := msg.MarshalMessage(arr)
+		if err != nil {
+			return err
+		}
+		if err := key(); err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
 	}
 	if len(arrays) == 1 && (arrays[0].name == "" || o.member != "") {
-		b, err := encode(arrays[0])
-		if err == nil {
-			_, err = w.Write(b)
-		}
-		return err
+		return write(arrays[0], func() error { return nil })
 	}
 	if err := writeMapHeader(w, len(arrays)); err != nil {
 		return err
 	}
 	for _, a := range arrays {
-		b, err := encode(a)
-		if err != nil {
+		if err := write(a, func() error { return writeString(w, a.name) }); err != nil {
 			return fmt.Errorf("array %q: %w", a.name, err)
-		}
-		if err := writeString(w, a.name); err != nil {
-			return err
-		}
-		if _, err := w.Write(b); err != nil {
-			return err
 		}
 	}
 	return nil

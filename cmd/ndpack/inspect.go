@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 )
@@ -38,6 +39,11 @@ Options:
   --objects  read object arrays (numpy dtype O, a pickle): their element
            types and first values, read as data; nothing in the pickle
            runs (without it they are listed as not read)
+  --max-objects-size SIZE  with --objects, refuse an object array whose
+           pickle, values in memory, or values written out (a value the
+           pickle shares counted at every place) would pass SIZE bytes
+           (a number, or with K, M, G or T: KiB, MiB ...; default 24 times
+           the pickle's stored bytes plus 64M)
   --preview  draw each 1-D or 2-D array below its statistics: 2-D as
            Unicode half blocks in 24-bit colour (viridis), fitted to the
            terminal, 1-D as a sparkline; 2-D arrays are drawn whenever
@@ -85,6 +91,8 @@ func runInspect(e env, args []string) error {
 	asJSON := fs.Bool("json", false, "")
 	quiet := fs.Bool("quiet", false, "")
 	objects := fs.Bool("objects", false, "")
+	var maxObjects byteSize
+	fs.Var(&maxObjects, "max-objects-size", "")
 	pf := addPreviewFlags(fs) // preview.go
 	files, err := parseFlags(fs, args)
 	if err != nil {
@@ -104,7 +112,7 @@ func runInspect(e env, args []string) error {
 	}
 	failed := 0
 	for _, name := range files {
-		err := inspectEach(e, name, *quiet, *objects, out, func(a arrayReport) {
+		err := inspectEach(e, name, *quiet, objectsFlags{*objects, int64(maxObjects)}, out, func(a arrayReport) {
 			if a.Error != "" && !a.notArray {
 				failed++
 				// Reported in the listing, and as every failure is, on
@@ -140,7 +148,7 @@ var errReported = errors.New("failures reported")
 // inspectFile reads every array of the file name and returns the report.
 func inspectFile(e env, name string, quiet bool) (fileReport, error) {
 	c := &collectReports{}
-	if err := inspectEach(e, name, quiet, false, c, func(arrayReport) {}); err != nil {
+	if err := inspectEach(e, name, quiet, objectsFlags{}, c, func(arrayReport) {}); err != nil {
 		return fileReport{File: name}, err
 	}
 	return *c.r, nil
@@ -149,8 +157,8 @@ func inspectFile(e env, name string, quiet bool) (fileReport, error) {
 // inspectEach reads every array of the file name and hands out the file's
 // report and then each array's, as they are made; seen is called with
 // each array's too.
-func inspectEach(e env, name string, quiet, objects bool, out reportWriter, seen func(arrayReport)) error {
-	fa, err := openArraysWith(name, e.stdin, formatOf(name), objects)
+func inspectEach(e env, name string, quiet bool, objects objectsFlags, out reportWriter, seen func(arrayReport)) error {
+	fa, err := openArraysWith(name, e.stdin, formatOf(name), objects.read, objects.maxSize)
 	if err != nil {
 		return err
 	}
@@ -317,7 +325,7 @@ func inspectArray(src arraySource, prog *progress, buf *[]byte) arrayReport {
 	if src.err != nil {
 		r.Error = describe("", src.err)
 		r.notArray = errors.Is(src.err, npybridge.ErrUnsupported) || errors.Is(src.err, npybridge.ErrNotArray) ||
-			errors.Is(src.err, errNotArray)
+			errors.Is(src.err, errNotArray) || errors.Is(src.err, dialect.ErrPickle)
 		return r
 	}
 	dt := src.dtype

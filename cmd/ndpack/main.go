@@ -212,6 +212,9 @@ func describe(name string, err error) string {
 			msg += " (--objects reads it, running nothing in the pickle)"
 		}
 	}
+	// The object arrays' limit is a flag too.
+	msg = strings.NewReplacer("ReadOptions.MaxObjectsSize", "--max-objects-size",
+		"Options.MaxSize", "--max-objects-size", "Options.MaxAlloc", "--max-objects-size").Replace(msg)
 	if name == "" || name == "-" {
 		return msg
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -23,19 +22,31 @@ import (
 // or as plain msgpack values nested by the array's shape.
 
 // pickledObjects describes the msgpack-numpy map at b (kind b'O', its data a
-// pickle of the object array) as an object array source. why is the
-// dialect's refusal, which commands without --objects report.
-func pickledObjects(name string, b []byte, why error) (arraySource, int, error) {
+// pickle of the object array) as an object array source, read within
+// maxSize bytes (0: npybridge's default for a pickle of its size; -1: not
+// read, only listed, as without --objects). why is the dialect's refusal,
+// which commands without --objects report.
+func pickledObjects(name string, b []byte, why error, maxSize int64) (arraySource, int, error) {
 	n, err := mpwalk.Len(b, mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth})
 	if err != nil {
 		return arraySource{}, 0, err
+	}
+	if maxSize < 0 {
+		// Listed as not read, as an npz member of objects is.
+		return arraySource{name: name, err: why}, n, nil
 	}
 	data, ok := mapBytes(b[:n], "data")
 	if !ok {
 		return arraySource{}, 0, why
 	}
 	return arraySource{name: name, err: why, objects: func() (*npybridge.ObjectArray, error) {
+		limit := maxSize
+		if limit <= 0 {
+			limit = npybridge.DefaultObjectsFactor*int64(len(data)) + npybridge.DefaultObjectsSlack
+		}
 		v, err := pickle.Decode(data, pickle.Options{
+			MaxAlloc:    limit,
+			MaxSize:     limit,
 			ObjectArray: func(shape []int, values []any) any { return &npybridge.ObjectArray{Shape: shape, Values: values} },
 		})
 		if err != nil {
@@ -188,7 +199,7 @@ func pythonRepr(v any, depth int) string {
 	case int64:
 		return strconv.FormatInt(x, 10)
 	case *big.Int:
-		return x.String()
+		return pyInt(x)
 	case float64:
 		switch {
 		case math.IsNaN(x):
@@ -248,98 +259,31 @@ func pyQuote(s string) string {
 	return "'" + strings.ReplaceAll(inner, "'", `\'`) + "'"
 }
 
-// plainValue turns an object array into plain msgpack values nested by its
-// shape: lists of lists, its elements as msgpack has them (None nil, str
-// str, bytes bin, lists and tuples arrays, dicts maps, numeric arrays
-// arrays); what msgpack cannot hold (an integer over 64 bits, a complex
-// number, a set) is an error naming it.
-func plainValue(a *npybridge.ObjectArray) (any, error) {
-	values := make([]any, len(a.Values))
-	for i, v := range a.Values {
-		p, err := plainElement(v, 0)
-		if err != nil {
-			return nil, fmt.Errorf("object array element %d: %w", i, err)
-		}
-		values[i] = p
-	}
-	return nest(values, a.Shape), nil
+// objectsFlags are --objects and --max-objects-size.
+type objectsFlags struct {
+	read    bool
+	maxSize int64
 }
 
-// errNotPlain: an element msgpack has no type for.
-var errNotPlain = errors.New("has no msgpack type")
+// byteSize is a flag of a size in bytes: a number, or one with the suffix
+// K, M, G or T (KiB, MiB, GiB, TiB; "KiB" and "KB" are read the same).
+type byteSize int64
 
-func plainElement(v any, depth int) (any, error) {
-	if depth > ext110.DefaultMaxDepth {
-		return nil, fmt.Errorf("nested more than %d deep", ext110.DefaultMaxDepth)
-	}
-	items := func(xs []any) (any, error) {
-		out := make([]any, len(xs))
-		for i, x := range xs {
-			p, err := plainElement(x, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = p
-		}
-		return out, nil
-	}
-	switch x := v.(type) {
-	case nil, bool, int64, float64, string, []byte, *ndarray.Array:
-		return x, nil
-	case *big.Int:
-		switch {
-		case x.IsInt64():
-			return x.Int64(), nil
-		case x.IsUint64():
-			return x.Uint64(), nil
-		}
-		return nil, fmt.Errorf("the int %s %w (msgpack integers have 64 bits)", x, errNotPlain)
-	case []any:
-		return items(x)
-	case npybridge.Tuple:
-		return items(x)
-	case npybridge.Dict:
-		m := make(map[any]any, len(x))
-		for _, it := range x {
-			k, err := plainElement(it.Key, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			if _, ok := k.([]any); ok {
-				return nil, fmt.Errorf("a dict key that is a tuple %w as a map key here", errNotPlain)
-			}
-			if b, ok := k.([]byte); ok {
-				k = string(b)
-			}
-			val, err := plainElement(it.Value, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			m[k] = val
-		}
-		return m, nil
-	case *npybridge.ObjectArray:
-		return plainValue(x)
-	}
-	return nil, fmt.Errorf("a %s %w", pythonType(v), errNotPlain)
-}
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
 
-// nest arranges row-major values as lists nested by shape; a 0-d array is
-// its one value.
-func nest(values []any, shape []int) any {
-	if len(shape) == 0 {
-		if len(values) == 1 {
-			return values[0]
+func (b *byteSize) Set(s string) error {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	shift := 0
+	if t != "" {
+		if i := strings.IndexByte("KMGT", t[len(t)-1]); i >= 0 {
+			shift, t = 10*(i+1), t[:len(t)-1]
 		}
-		return nil
 	}
-	if len(shape) == 1 {
-		return values
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64>>shift {
+		return fmt.Errorf("%q is not a size in bytes (a positive number, or one with K, M, G or T)", s)
 	}
-	n := len(values) / max(shape[0], 1)
-	out := make([]any, shape[0])
-	for i := range out {
-		out[i] = nest(values[i*n:(i+1)*n], shape[1:])
-	}
-	return out
+	*b = byteSize(n << shift)
+	return nil
 }

@@ -59,6 +59,14 @@ type fileArrays struct {
 	// objects says to read object arrays (--objects): their sources get
 	// an objects reader instead of failing.
 	objects bool
+	// maxObjects bounds what reading an object array may cost
+	// (--max-objects-size); 0 is npybridge's default.
+	maxObjects int64
+}
+
+// objectOptions are the options object arrays are read with.
+func (fa *fileArrays) objectOptions() npybridge.ReadOptions {
+	return npybridge.ReadOptions{AllowObjects: true, MaxObjectsSize: fa.maxObjects}
 }
 
 // len returns the number of arrays.
@@ -91,14 +99,15 @@ func (fa *fileArrays) all() []arraySource {
 // openArrays opens the input name ("-" for standard input) and describes its
 // arrays without reading their data. f is the format if known, else "".
 func openArrays(name string, stdin io.Reader, f format) (*fileArrays, error) {
-	return openArraysWith(name, stdin, f, false)
+	return openArraysWith(name, stdin, f, false, 0)
 }
 
 // openArraysWith is openArrays that, with objects, also describes object
-// arrays (pickles), to be read with their sources' objects readers.
-func openArraysWith(name string, stdin io.Reader, f format, objects bool) (*fileArrays, error) {
+// arrays (pickles), to be read with their sources' objects readers
+// within maxObjects bytes (0: the default).
+func openArraysWith(name string, stdin io.Reader, f format, objects bool, maxObjects int64) (*fileArrays, error) {
 	if name == "-" {
-		return stdinArrays(stdin, f, objects)
+		return stdinArrays(stdin, f, objects, maxObjects)
 	}
 	file, err := os.Open(name)
 	if err != nil {
@@ -115,7 +124,7 @@ func openArraysWith(name string, stdin io.Reader, f format, objects bool) (*file
 	}
 	if !fi.Mode().IsRegular() {
 		// A pipe, a FIFO, <(...), a terminal: read once, front to back.
-		fa, err := stdinArrays(file, f, objects)
+		fa, err := stdinArrays(file, f, objects, maxObjects)
 		if err != nil {
 			file.Close()
 			return nil, err
@@ -130,7 +139,7 @@ func openArraysWith(name string, stdin io.Reader, f format, objects bool) (*file
 			return nil, err
 		}
 	}
-	fa := &fileArrays{format: f, size: fi.Size(), close: func() { file.Close() }, objects: objects}
+	fa := &fileArrays{format: f, size: fi.Size(), close: func() { file.Close() }, objects: objects, maxObjects: maxObjects}
 	switch f {
 	case formatNPY:
 		err = fa.npyFile(file)
@@ -151,7 +160,7 @@ func (fa *fileArrays) npyFile(file *os.File) error {
 	h, err := npybridge.ReadOptions{}.ReadHeader(bufio.NewReader(file))
 	if fa.objects && errors.Is(err, npybridge.ErrObjectArray) {
 		fa.arrays = []arraySource{{err: err, objects: func() (*npybridge.ObjectArray, error) {
-			return npybridge.ReadOptions{AllowObjects: true}.ReadObjects(io.NewSectionReader(file, 0, fa.size))
+			return fa.objectOptions().ReadObjects(sizedSection{io.NewSectionReader(file, 0, fa.size)})
 		}}}
 		return nil
 	}
@@ -187,7 +196,9 @@ func headerSource(name string, h *npybridge.Header, open func() (io.ReadCloser, 
 }
 
 func (fa *fileArrays) npzFile(r io.ReaderAt, size int64) error {
-	z, err := npybridge.ReadOptions{AllowObjects: fa.objects}.OpenNPZ(r, size)
+	opts := fa.objectOptions()
+	opts.AllowObjects = fa.objects
+	z, err := opts.OpenNPZ(r, size)
 	if err != nil {
 		return err
 	}
@@ -257,8 +268,13 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 			return src(h.DType, h.Shape, h.DataOffset, h.DataLen, nil), h.Len, nil
 		}
 		h, err := dialect.DecodeHeader(b[at:])
-		if fa.objects && errors.Is(err, dialect.ErrPickle) {
-			return pickledObjects(name, b[at:], err)
+		if errors.Is(err, dialect.ErrPickle) {
+			fa.noteDialect(dialect.MsgpackNumpy.String())
+			maxObjects := fa.maxObjects
+			if !fa.objects {
+				maxObjects = -1
+			}
+			return pickledObjects(name, b[at:], err, maxObjects)
 		}
 		if err != nil {
 			return arraySource{}, 0, err
@@ -268,6 +284,9 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 	}
 	if len(b) > 0 && (isExtHeader(b[0]) || dialect.IsArray(b)) {
 		a, n, err := describe("", 0)
+		if err == nil && a.err != nil && a.objects == nil {
+			err = a.err // a lone object array, without --objects: as a lone .npy of one
+		}
 		if err != nil {
 			return err
 		}
@@ -326,7 +345,7 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 		if err != nil {
 			return err
 		}
-		if a.err != nil && isContainer(b, at) {
+		if a.err != nil && !errors.Is(a.err, dialect.ErrPickle) && isContainer(b, at) {
 			// A list or map under this key: the arrays inside it are
 			// members too, named by their paths.
 			_, valueAt, _ := mapKey(b, at)
@@ -550,19 +569,19 @@ func mapKey(b []byte, at int) (string, int, error) {
 
 // stdinArrays reads standard input: an .npy streams; the other formats need
 // random access and are held in memory.
-func stdinArrays(stdin io.Reader, f format, objects bool) (*fileArrays, error) {
+func stdinArrays(stdin io.Reader, f format, objects bool, maxObjects int64) (*fileArrays, error) {
 	br := bufio.NewReaderSize(stdin, 1<<16)
 	if f == "" {
 		head, _ := br.Peek(6)
 		f = sniffBytes(head)
 	}
-	fa := &fileArrays{format: f, close: func() {}, objects: objects}
+	fa := &fileArrays{format: f, close: func() {}, objects: objects, maxObjects: maxObjects}
 	if f == formatNPY {
 		var header bytes.Buffer // kept to read an object array from its start
 		h, err := npybridge.ReadOptions{}.ReadHeader(io.TeeReader(br, &header))
 		if objects && errors.Is(err, npybridge.ErrObjectArray) {
 			fa.arrays = []arraySource{{err: err, objects: func() (*npybridge.ObjectArray, error) {
-				return npybridge.ReadOptions{AllowObjects: true}.ReadObjects(io.MultiReader(&header, br))
+				return fa.objectOptions().ReadObjects(io.MultiReader(&header, br))
 			}}}
 			return fa, nil
 		}

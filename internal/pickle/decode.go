@@ -23,11 +23,11 @@ const (
 	// never has more than a batch of 1000 items and a few entries per
 	// level of nesting on it.
 	DefaultMaxStack = 1 << 16
-	// DefaultItemsFactor and DefaultItemsSlack make the default limit on the
-	// items reachable in the result: a stream without shared containers
-	// has fewer items than bytes.
-	DefaultItemsFactor = 16
-	DefaultItemsSlack  = 1 << 16
+	// DefaultSizeFactor and DefaultSizeSlack make the default limit on
+	// the size of the result written out (Options.MaxSize): a stream
+	// without shared values is about as large as what it holds.
+	DefaultSizeFactor = 16
+	DefaultSizeSlack  = 64 << 20
 )
 
 // Py2Strings says how Python 2 str values (the STRING, BINSTRING and
@@ -53,11 +53,13 @@ type Options struct {
 	// MaxAlloc bounds, in bytes, the memory the decoded values take; 0
 	// means DefaultAllocFactor times the input plus DefaultAllocSlack.
 	MaxAlloc int64
-	// MaxItems bounds the items reachable in the result, a container
-	// counted once for every place it appears (a memo bomb shares one list
-	// in many places); 0 means DefaultItemsFactor times the input plus
-	// DefaultItemsSlack.
-	MaxItems int64
+	// MaxSize bounds, in bytes, the size of the result written out
+	// (about its size as msgpack: a str or bytes its length plus 5, a
+	// number 9, a container 5 plus its items, a numeric array its data
+	// plus 64), each shared value counted once for every place it appears
+	// (a memo bomb shares one list or one long str in many places); 0
+	// means DefaultSizeFactor times the input plus DefaultSizeSlack.
+	MaxSize int64
 	// MaxStack bounds the entries on the stack, and the marks; 0 means
 	// DefaultMaxStack.
 	MaxStack int
@@ -131,8 +133,8 @@ func DecodePrefix(data []byte, opts Options) (any, int, error) {
 	if d.opts.MaxAlloc <= 0 {
 		d.opts.MaxAlloc = DefaultAllocFactor*int64(len(data)) + DefaultAllocSlack
 	}
-	if d.opts.MaxItems <= 0 {
-		d.opts.MaxItems = DefaultItemsFactor*int64(len(data)) + DefaultItemsSlack
+	if d.opts.MaxSize <= 0 {
+		d.opts.MaxSize = DefaultSizeFactor*int64(len(data)) + DefaultSizeSlack
 	}
 	if d.opts.MaxStack <= 0 {
 		d.opts.MaxStack = DefaultMaxStack
@@ -255,7 +257,8 @@ type (
 	}
 	tupleObj struct {
 		node
-		items []any
+		items      []any
+		unhashable bool // it holds a list, dict, set or array
 	}
 	// globalObj is a global the stream named, one of the allowed
 	// functions and classes; it is never a value of the result.
@@ -271,7 +274,7 @@ type node struct {
 	at    int
 	state uint8 // 0 new, 1 being frozen, 2 frozen
 	value any
-	items int64 // reachable items, counted through shared containers
+	size  int64 // the size written out, shared values counted at each place
 }
 
 type decoder struct {
@@ -603,8 +606,10 @@ func (d *decoder) run() (any, error) {
 					if !ok || set.frozen {
 						return nil, d.fail(ErrMalformed, "ADDITEMS to %s, not a set", typeName(s))
 					}
-					if err = d.charge(16 * int64(len(items))); err == nil {
-						set.items = append(set.items, items...)
+					if err = d.hashables(items, "a set element"); err == nil {
+						if err = d.charge(16 * int64(len(items))); err == nil {
+							set.items = append(set.items, items...)
+						}
 					}
 				}
 			}
@@ -720,8 +725,17 @@ func (d *decoder) container(v any) error {
 		n = len(c.items)
 	case *tupleObj:
 		n = len(c.items)
+		for _, x := range c.items {
+			if !hashable(x) {
+				c.unhashable = true
+				break
+			}
+		}
 	case *setObj:
 		n = len(c.items)
+		if err := d.hashables(c.items, "a set element"); err != nil {
+			return err
+		}
 	case *dictObj:
 		n = 2 * len(c.items)
 	}
@@ -756,9 +770,49 @@ func (d *decoder) setItems(t any, items []any, op string) error {
 		return err
 	}
 	for i := 0; i < len(items); i += 2 {
+		if !hashable(items[i]) {
+			return d.unhashable(items[i], "a dict key")
+		}
+	}
+	for i := 0; i < len(items); i += 2 {
 		dict.items = append(dict.items, DictItem{items[i], items[i+1]})
 	}
 	return nil
+}
+
+// hashable reports whether Python could hash v, as a dict key or a set
+// element must be: not a list, dict, set, array, or a tuple holding one.
+// (A tuple's answer is found once, when it is made.)
+func hashable(v any) bool {
+	switch o := v.(type) {
+	case *listObj, *dictObj, *arrayObj:
+		return false
+	case *setObj:
+		return o.frozen
+	case *tupleObj:
+		return !o.unhashable
+	}
+	return true
+}
+
+// hashables refuses the first of items that is not hashable.
+func (d *decoder) hashables(items []any, what string) error {
+	for _, x := range items {
+		if !hashable(x) {
+			return d.unhashable(x, what)
+		}
+	}
+	return nil
+}
+
+// unhashable is the error for a dict key or set element Python could not
+// hash: Python's pickle.load fails there ("unhashable type").
+func (d *decoder) unhashable(v any, what string) error {
+	t := typeName(v)
+	if tu, ok := v.(*tupleObj); ok && tu.unhashable {
+		t = "a tuple holding a list, dict, set or array"
+	}
+	return d.fail(ErrMalformed, "%s is %s, which Python cannot hash (unhashable type): it refuses this pickle", what, t)
 }
 
 // listChunk is the size past which a list grows in chunks rather than by

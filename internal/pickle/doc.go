@@ -34,8 +34,10 @@
 //
 // Everything is bounded by the input: each stack and memo entry costs at
 // least one input byte, allocations are counted against Options.MaxAlloc,
-// nesting against Options.MaxDepth, and the items reachable in the result
-// (a list shared through the memo counts once for each place it appears)
-// against Options.MaxItems, so that a memo bomb is refused rather than
-// handed to a caller who walks it.
+// nesting against Options.MaxDepth, and the size of the result written out
+// (a value shared through the memo counts once for each place it appears,
+// a long str as much as a list) against Options.MaxSize, so that a memo
+// bomb is refused rather than handed to a caller who walks or writes it.
+// A dict key or set element Python could not hash (a list, dict, set or
+// array) is refused, as Python's pickle.load refuses it.
 package pickle

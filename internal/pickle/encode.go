@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ndpack/ndpack/ndarray"
 )
@@ -32,7 +33,7 @@ type EncodeOptions struct {
 // character, numpy's builtin dtypes), which is how a pickler's memo sees
 // them.
 func AppendObjectArray(dst []byte, shape []int, values []any, opts EncodeOptions) ([]byte, error) {
-	e := &encoder{buf: dst, opts: opts, memo: map[string]int{}}
+	e := &encoder{buf: dst, opts: opts, memo: map[any]int{}}
 	e.buf = append(e.buf, opProto, 3)
 	if err := e.objectArray(shape, values, 0); err != nil {
 		return dst, err
@@ -44,8 +45,21 @@ func AppendObjectArray(dst []byte, shape []int, values []any, opts EncodeOptions
 type encoder struct {
 	buf  []byte
 	opts EncodeOptions
-	memo map[string]int // the objects CPython shares, by a key naming them
+	// memo holds the objects written once and then referred to: those
+	// CPython shares, by a string naming them, and the lists, dicts and
+	// tuples shared among the values (as the reader returns those a pickle
+	// shared), by their identity, so that a value shared a million times
+	// is written once, as Python's pickler writes it.
+	memo map[any]int
 	next int
+}
+
+// identity names a non-empty list, dict or tuple by its first element and
+// length: the same Go value in two places is the same Python object.
+type identity struct {
+	kind byte
+	p    unsafe.Pointer
+	n    int
 }
 
 func (e *encoder) fail(format string, args ...any) error {
@@ -54,8 +68,8 @@ func (e *encoder) fail(format string, args ...any) error {
 
 // put memoizes the object just written, as the pickler memoizes every
 // str, bytes, tuple, list, dict, global and reduced object.
-func (e *encoder) put(key string) {
-	if key != "" {
+func (e *encoder) put(key any) {
+	if key != nil && key != "" {
 		e.memo[key] = e.next
 	}
 	if e.next < 256 {
@@ -68,7 +82,10 @@ func (e *encoder) put(key string) {
 }
 
 // get writes a reference to a shared object already written.
-func (e *encoder) get(key string) bool {
+func (e *encoder) get(key any) bool {
+	if key == nil {
+		return false
+	}
 	i, ok := e.memo[key]
 	if !ok {
 		return false
@@ -184,6 +201,15 @@ func (e *encoder) bytes(b []byte) {
 // tuple writes a tuple of items written by each, as save_tuple does: ()
 // alone, up to three items with TUPLE1..3, more between MARK and TUPLE.
 func (e *encoder) tuple(n int, each func(i int) error) error {
+	return e.tupleOf(nil, n, each)
+}
+
+// tupleOf is tuple for a tuple of the values, memoized by its identity key
+// (nil: none).
+func (e *encoder) tupleOf(key any, n int, each func(i int) error) error {
+	if e.get(key) {
+		return nil
+	}
 	if n == 0 {
 		e.buf = append(e.buf, opEmptyTuple)
 		return nil
@@ -201,8 +227,17 @@ func (e *encoder) tuple(n int, each func(i int) error) error {
 	} else {
 		e.buf = append(e.buf, opTuple1+byte(n-1))
 	}
-	e.put("")
+	e.put(key)
 	return nil
+}
+
+// shared returns the identity key of a non-empty slice, nil for an empty
+// one (which has none).
+func shared[T any](kind byte, s []T) any {
+	if len(s) == 0 {
+		return nil
+	}
+	return identity{kind, unsafe.Pointer(unsafe.SliceData(s)), len(s)}
 }
 
 // batched writes the items of a list or dict after its EMPTY_LIST or
@@ -232,8 +267,16 @@ func (e *encoder) batched(n int, one, many byte, each func(i int) error) error {
 }
 
 func (e *encoder) list(items []any, depth int) error {
+	return e.listOf(nil, items, depth)
+}
+
+// listOf is list memoized by its identity key (nil: none).
+func (e *encoder) listOf(key any, items []any, depth int) error {
+	if e.get(key) {
+		return nil
+	}
 	e.buf = append(e.buf, opEmptyList)
-	e.put("")
+	e.put(key)
 	return e.batched(len(items), opAppend, opAppends, func(i int) error { return e.value(items[i], depth+1) })
 }
 
@@ -288,12 +331,16 @@ func (e *encoder) value(v any, depth int) error {
 	case []byte:
 		e.bytes(v)
 	case []any:
-		return e.list(v, depth)
+		return e.listOf(shared('l', v), v, depth)
 	case Tuple:
-		return e.tuple(len(v), func(i int) error { return e.value(v[i], depth+1) })
+		return e.tupleOf(shared('t', v), len(v), func(i int) error { return e.value(v[i], depth+1) })
 	case Dict:
+		key := shared('d', v)
+		if e.get(key) {
+			return nil
+		}
 		e.buf = append(e.buf, opEmptyDict)
-		e.put("")
+		e.put(key)
 		return e.batched(len(v), opSetItem, opSetItems, func(i int) error {
 			if err := e.value(v[i].Key, depth+1); err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"github.com/ndpack/ndpack/internal/testutil/pycanon"
 	"os"
 	"testing"
@@ -62,10 +63,24 @@ func FuzzPickle(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		opts := Options{MaxDepth: 64, MaxStack: 4096, MaxItems: 1 << 16, MaxAlloc: 1<<20 + 64*int64(len(in))}
-		v, err := Decode(in, opts)
+		opts := Options{MaxDepth: 64, MaxStack: 4096, MaxSize: 1 << 20, MaxAlloc: 1<<20 + 64*int64(len(in))}
+		v, used, err := DecodePrefix(in, opts)
+		// The Scanner finds the same end, fed the bytes in two parts.
+		var sc Scanner
+		end, done := sc.Scan(in[:len(in)/2])
+		if !done {
+			end, done = sc.Scan(in)
+		}
 		if err != nil {
+			if done && end < len(in) && errors.Is(err, ErrTruncated) {
+				if _, _, err2 := DecodePrefix(in[:end], opts); err2 == nil {
+					t.Fatalf("the Scanner stops at %d, where a pickle decodes, but all %d bytes do not: %v", end, len(in), err)
+				}
+			}
 			return
+		}
+		if !done || end != used {
+			t.Fatalf("the pickle ends at %d; the Scanner says %d (done %v)", used, end, done)
 		}
 		a, ok := v.(*ObjectArray)
 		if !ok {

@@ -75,11 +75,11 @@ func hostileCases() []hostileCase {
 		{"memo get never put", cat("\x80\x02j", u32(1<<31), "."), ErrMalformed, "memo entry 2147483648 was never put"},
 		{"object array claiming 2**40 elements", cat("\x80\x02cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85C\x01b\x87R",
 			"(K\x01\x8a\x06\x00\x00\x00\x00\x00\x01\x85cnumpy\ndtype\nX\x02\x00\x00\x00O8\x89\x88\x87R(K\x03X\x01\x00\x00\x00|NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK?tb\x89]tb."),
-			ErrMalformed, "an object array of shape (1099511627776,) has 0 elements, not 1099511627776"},
+			ErrMalformed, "an object array of shape (1099511627776,) is built from a list of 0 elements, not 1099511627776"},
 		{"numeric array claiming 2**40 elements", cat("\x80\x02cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85C\x01b\x87R",
 			"(K\x01\x8a\x06\x00\x00\x00\x00\x00\x01\x85cnumpy\ndtype\nX\x02\x00\x00\x00f8\x89\x88\x87R(K\x03X\x01\x00\x00\x00<NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tb\x89C\x00tb."),
-			ErrMalformed, "holds 8796093022208 bytes, not 0"},
-		{"memo bomb", memoBomb(100), ErrTooLarge, "(Options.MaxItems): shared containers would repeat"},
+			ErrMalformed, "needs 8796093022208 bytes; its data holds 0"},
+		{"memo bomb", memoBomb(100), ErrTooLarge, "shared ones repeated where they appear (Options.MaxSize)"},
 		{"deep lists", deepLists(100000), ErrTooLarge, "containers nested deeper than 1000 (Options.MaxDepth)"},
 		{"deep tuples", append(append([]byte("\x80\x02)"), bytes.Repeat([]byte{0x85}, 10000)...), '.'), ErrTooLarge, "nested deeper than 1000"},
 		{"10 million Nones on the stack", append(bytes.Repeat([]byte("N"), 10000000), '.'), ErrTooLarge, "more than 65536 entries on the stack"},
@@ -146,9 +146,9 @@ func TestLimits(t *testing.T) {
 	assert.ErrorContains(t, err, "nested deeper than 10")
 	_, err = Decode(deepLists(20), Options{MaxDepth: 30})
 	assert.NoError(t, err)
-	_, err = Decode(memoBomb(10), Options{MaxItems: 1000})
-	assert.ErrorContains(t, err, "more than 1000 items")
-	_, err = Decode(memoBomb(10), Options{MaxItems: 4000})
+	_, err = Decode(memoBomb(10), Options{MaxSize: 1000})
+	assert.ErrorContains(t, err, "more than 1000 bytes written out")
+	_, err = Decode(memoBomb(10), Options{MaxSize: 11000})
 	assert.NoError(t, err)
 	_, err = Decode(append(bytes.Repeat([]byte("]0"), 1000), 'N', '.'), Options{MaxAlloc: 1000})
 	assert.ErrorContains(t, err, "more than 1000 bytes (Options.MaxAlloc)")

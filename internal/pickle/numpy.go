@@ -92,6 +92,7 @@ type arrayObj struct {
 	value  any      // *ndarray.Array of a numeric array
 	shape  []int    // of an object array
 	values *listObj // of an object array, row-major
+	count  int      // its elements: the list's items when it was built
 }
 
 // dtypeObj is a numpy.dtype made by numpy.dtype(typecode, align, copy),
@@ -235,6 +236,9 @@ func (d *decoder) reduce(f, args any) (any, error) {
 				return nil, bad("a list of elements")
 			}
 			s.items = append([]any{}, l.all()...)
+			if err := d.hashables(s.items, "a set element"); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, bad("a list of elements")
 		}
@@ -349,8 +353,11 @@ func (d *decoder) shape(v any) ([]int, error) {
 // fortran.
 func (d *decoder) numeric(dt ndarray.DType, shape []int, fortran bool, data []byte) (*ndarray.Array, error) {
 	n, err := ndarray.ByteSize(dt, shape)
-	if err != nil || n != len(data) {
-		return nil, d.fail(ErrMalformed, "an array of shape %s and dtype %s holds %d bytes, not %d",
+	if err != nil {
+		return nil, d.fail(ErrMalformed, "an array of shape %s and dtype %s: %v", ndarray.FormatShape(shape), dt, err)
+	}
+	if n != len(data) {
+		return nil, d.fail(ErrMalformed, "an array of shape %s and dtype %s needs %d bytes; its data holds %d",
 			ndarray.FormatShape(shape), dt, n, len(data))
 	}
 	if err := d.charge(128 + int64(n)); err != nil {
@@ -419,8 +426,15 @@ func (d *decoder) buildArray(o *arrayObj, state any) error {
 			return d.fail(ErrMalformed, "an object array's data is %s, not a list", typeName(s[3]))
 		}
 		// numpy pickles an object array's elements in C order, whatever
-		// its own order.
-		o.shape, o.values, o.built = shape, l, true
+		// its own order. It takes them when it is built: the list must
+		// hold them all then (numpy fails otherwise), and what is
+		// appended to it afterwards is not the array's.
+		count, _ := ndarray.NumElements(shape)
+		if l.n != count {
+			return d.fail(ErrMalformed, "an object array of shape %s is built from a list of %d elements, not %d",
+				ndarray.FormatShape(shape), l.n, count)
+		}
+		o.shape, o.values, o.count, o.built = shape, l, count, true
 		return nil
 	}
 	data, ok := d.asBytes(s[3], true)
@@ -531,7 +545,38 @@ type freezer struct {
 	d *decoder
 }
 
-// freeze returns v's result and the items reachable from it (v included).
+// Sizes of values written out, for Options.MaxSize: about their size as
+// msgpack.
+const (
+	sizeScalar    = 9  // a number
+	sizeHeader    = 5  // of a str, bytes, int or container
+	sizeArrayHead = 64 // of a numeric array
+)
+
+// leafSize is the size of a value that holds no other.
+func leafSize(v any) int64 {
+	switch x := v.(type) {
+	case string:
+		return sizeHeader + int64(len(x))
+	case []byte:
+		return sizeHeader + int64(len(x))
+	case *big.Int:
+		return sizeHeader + int64(len(x.Bits()))*8
+	case complex128:
+		return 2 * sizeScalar
+	case *ndarray.Array:
+		return sizeArrayHead + int64(len(x.Data))
+	case nil, bool:
+		return 1
+	case int64:
+		if x >= -32 && x < 128 {
+			return 1 // msgpack's fixint
+		}
+	}
+	return sizeScalar
+}
+
+// freeze returns v's result and its size written out (Options.MaxSize).
 func (f *freezer) freeze(v any, depth int, at int) (any, int64, error) {
 	d := f.d
 	if depth > d.opts.MaxDepth {
@@ -540,7 +585,7 @@ func (f *freezer) freeze(v any, depth int, at int) (any, int64, error) {
 	var n *node
 	switch o := v.(type) {
 	case nil, bool, int64, *big.Int, float64, complex128, string, []byte, *ndarray.Array:
-		return v, 1, nil
+		return v, leafSize(v), nil
 	case py2str:
 		if d.opts.Strings != ASCII {
 			if err := d.charge(2 * int64(len(o))); err != nil {
@@ -549,20 +594,20 @@ func (f *freezer) freeze(v any, depth int, at int) (any, int64, error) {
 		}
 		switch d.opts.Strings {
 		case Bytes:
-			return []byte(o), 1, nil
+			return []byte(o), sizeHeader + int64(len(o)), nil
 		case Latin1:
 			r := make([]rune, 0, len(o))
 			for i := 0; i < len(o); i++ {
 				r = append(r, rune(o[i]))
 			}
-			return string(r), 1, nil
+			return string(r), sizeHeader + 2*int64(len(o)), nil
 		}
 		for i := 0; i < len(o); i++ {
 			if o[i] >= 0x80 {
 				return nil, 0, errAt(ErrMalformed, at, "a Python 2 str holds the non-ASCII byte 0x%02x (decode it as latin-1 or bytes: Options.Strings)", o[i])
 			}
 		}
-		return string(o), 1, nil
+		return string(o), leafSize(string(o)), nil
 	case *globalObj:
 		return nil, 0, errAt(ErrNotData, at, "the global %s.%s is a value, not data that is read", o.module, o.name)
 	case *dtypeObj:
@@ -584,14 +629,14 @@ func (f *freezer) freeze(v any, depth int, at int) (any, int64, error) {
 	case 1:
 		return nil, 0, errAt(ErrNotData, n.at, "a container that holds itself is not read")
 	case 2:
-		return n.value, n.items, nil
+		return n.value, n.size, nil
 	}
 	n.state = 1
-	total := int64(1)
+	total := int64(sizeHeader)
 	add := func(k int64) error {
 		total += k
-		if total > d.opts.MaxItems {
-			return errAt(ErrTooLarge, n.at, "more than %d items are reachable (Options.MaxItems): shared containers would repeat", d.opts.MaxItems)
+		if total > d.opts.MaxSize {
+			return errAt(ErrTooLarge, n.at, "the values would be more than %d bytes written out, shared ones repeated where they appear (Options.MaxSize)", d.opts.MaxSize)
 		}
 		return nil
 	}
@@ -654,25 +699,23 @@ func (f *freezer) freeze(v any, depth int, at int) (any, int64, error) {
 		case o.value != nil:
 			out = o.value
 		default:
-			count, _ := ndarray.NumElements(o.shape)
-			if count != o.values.n {
-				return nil, 0, errAt(ErrMalformed, o.at, "an object array of shape %s has %d elements, not %d",
-					ndarray.FormatShape(o.shape), o.values.n, count)
-			}
 			vals, k, err := f.freeze(o.values, depth, n.at)
 			if err != nil {
 				return nil, 0, err
 			}
-			if err := add(k - 1); err != nil {
+			if err := add(k); err != nil {
 				return nil, 0, err
 			}
+			// Items appended to the list after the array was built are
+			// not the array's.
+			elems := vals.([]any)[:o.count:o.count]
 			if d.opts.ObjectArray != nil {
-				out = d.opts.ObjectArray(o.shape, vals.([]any))
+				out = d.opts.ObjectArray(o.shape, elems)
 			} else {
-				out = &ObjectArray{Shape: o.shape, Values: vals.([]any)}
+				out = &ObjectArray{Shape: o.shape, Values: elems}
 			}
 		}
 	}
-	n.state, n.value, n.items = 2, out, total
+	n.state, n.value, n.size = 2, out, total
 	return out, total, nil
 }
