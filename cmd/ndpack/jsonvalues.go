@@ -67,3 +67,23 @@ func arrayValues(a *ndarray.Array) any {
 	}
 	return nest(flat, a.Shape)
 }
+
+// nest arranges row-major values as lists nested by shape; a 0-d array is
+// its one value.
+func nest(values []any, shape []int) any {
+	if len(shape) == 0 {
+		if len(values) == 1 {
+			return values[0]
+		}
+		return nil
+	}
+	if len(shape) == 1 {
+		return values
+	}
+	n := len(values) / max(shape[0], 1)
+	out := make([]any, shape[0])
+	for i := range out {
+		out[i] = nest(values[i*n:(i+1)*n], shape[1:])
+	}
+	return out
+}
