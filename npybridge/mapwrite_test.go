@@ -381,8 +381,8 @@ func TestMappedWritableTruncated(t *testing.T) {
 		return nil
 	})
 	assert.ErrorIs(t, err, ErrTruncated)
-	assert.EqualError(t, err, fmt.Sprintf("read %s: npybridge: truncated input at byte 8192: another process truncated the file while it was being read: "+
-		"it now holds 8192 bytes, and bytes 0 to %d were being read", p, 128+3<<20))
+	assert.EqualError(t, err, fmt.Sprintf("access %s: npybridge: truncated input at byte 8192: another process truncated the file while it was being read or written: "+
+		"it now holds 8192 bytes, and bytes 0 to %d were being read or written", p, 128+3<<20))
 }
 
 // Filling 1 GiB through a shared map: BenchmarkMapFill1GiB2Procs (two

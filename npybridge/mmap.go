@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/ndpack/ndpack/internal/filesection"
 	"github.com/ndpack/ndpack/ndarray"
@@ -103,7 +104,7 @@ func (m *Mapped) Guard(fn func() error) error {
 	if name == "" {
 		name = "the mapped file"
 	}
-	return m.writeFault(mappedError(filesection.Guard(name, m.mapping, m.off, fn)))
+	return m.writeFault(mappedError(filesection.Guard(name, m.mapping, m.off, fn), m.file != nil))
 }
 
 // WriteTo writes the array's data to w, under Guard: a file truncated while
@@ -124,14 +125,21 @@ func (m *Mapped) WriteTo(w io.Writer) (int64, error) {
 
 // mappedError gives a file truncated while being read through a mapping
 // this package's error class.
-func mappedError(err error) error {
+func mappedError(err error, writable bool) error {
 	var fe *filesection.Error
 	var pe *os.PathError
 	if !errors.As(err, &fe) || fe.Err != filesection.ErrTruncated || !errors.As(err, &pe) {
 		return err
 	}
-	return &os.PathError{Op: pe.Op, Path: pe.Path, Err: &Error{Err: ErrTruncated, Offset: fe.Offset,
-		Detail: "another process truncated the file while it was being read: " + fe.Detail}}
+	op, how, detail := pe.Op, "read", fe.Detail
+	if writable {
+		// Under Guard, a read-write map's pages may have been written as
+		// well as read.
+		op, how = "access", "read or written"
+		detail = strings.Replace(detail, "were being read", "were being read or written", 1)
+	}
+	return &os.PathError{Op: op, Path: pe.Path, Err: &Error{Err: ErrTruncated, Offset: fe.Offset,
+		Detail: "another process truncated the file while it was being " + how + ": " + detail}}
 }
 
 // Aliased reports whether Array.Data is the file's mapped pages (true) or a
