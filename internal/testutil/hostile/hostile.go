@@ -37,7 +37,9 @@ type Input struct {
 }
 
 // The bounds every entry point must keep on every Input, as the hostile-input
-// issue sets them.
+// issue sets them. MaxTime bounds the CPU time the process spends on one
+// (CPUTime), which a loaded machine does not stretch as it does the wall
+// clock.
 const (
 	MaxTime       = time.Second
 	AllocPerByte  = 4       // at most this many bytes allocated per input byte,
