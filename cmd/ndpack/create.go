@@ -30,7 +30,9 @@ While it is being filled, 'ndpack inspect OUT.npy' shows what has been
 written so far (zeros elsewhere).
 
 Options:
-  --dtype DTYPE  a NumPy typestr: <f8, <i4, |u1, |b1, >c16, <M8[ns], ...
+  --dtype DTYPE  as np.dtype takes it: float64, f8, <i4, uint8, bool,
+                 >c16, datetime64[ns], a typestr, or a record:
+                 'x:<f4,y:<f4,id:<u2' or "[('x', '<f4'), ('y', '<f4')]"
                  ("=" is this machine's byte order)
   --shape SHAPE  dimensions separated by commas: 4096,1024; "" or () is a
                  0-d array; a tuple as numpy prints it, (4096, 1024), too
@@ -38,7 +40,8 @@ Options:
 
 Examples:
   ndpack create frames.npy --dtype '<u2' --shape 1000,2048,2048
-  ndpack create --force out.npy --dtype '<f8' --shape 4096,1024
+  ndpack create --force out.npy --dtype float64 --shape 4096,1024
+  ndpack create points.npy --dtype 'x:<f4,y:<f4,id:<u2' --shape 1000000
 `
 
 func runCreate(e env, args []string) error {
@@ -56,7 +59,7 @@ func runCreate(e env, args []string) error {
 	case len(files) != 1:
 		return usageError("name one output file")
 	case *dtype == "":
-		return usageError("--dtype is required (a typestr such as <f8)")
+		return usageError("--dtype is required (such as float64, <f8 or 'x:<f4,y:<f4')")
 	case !shapeSet:
 		return usageError("--shape is required (such as 4096,1024)")
 	}
@@ -67,7 +70,7 @@ func runCreate(e env, args []string) error {
 	if f := formatOf(out); f != "" && f != formatNPY {
 		return usageError("create makes .npy files, not %s", f)
 	}
-	dt, err := ndarray.ParseDType(*dtype)
+	dt, err := parseDTypeSpec(*dtype)
 	if err != nil {
 		return usageError("--dtype %s: %v", *dtype, err)
 	}

@@ -39,6 +39,19 @@ func TestCreate(t *testing.T) {
 
 	entries, _ := os.ReadDir(dir)
 	assert.Len(t, entries, 2, "no temporary files left")
+
+	// numpy's names and record specs, as np.dtype takes them.
+	for spec, want := range map[string]string{"float64": "<f8", "uint8": "|u1", ">i2": ">i2",
+		"x:<f4,y:<f4,id:<u2": "[('x', '<f4'), ('y', '<f4'), ('id', '<u2')]"} {
+		p := filepath.Join(dir, "named.npy")
+		r := cli(t, nil, "create", "--force", "--dtype", spec, "--shape", "2", p)
+		require.Equal(t, result{0, "", ""}, r, spec)
+		dt, err := parseDTypeSpec(want)
+		require.NoError(t, err)
+		assert.Equal(t, string(npybridge.AppendHeader(nil, dt, []int{2})), string(readFile(t, p)[:len(npybridge.AppendHeader(nil, dt, []int{2}))]), spec)
+	}
+	r = cli(t, nil, "create", "--dtype", "float65", "--shape", "2", filepath.Join(dir, "bad.npy"))
+	assert.Equal(t, 2, r.code, r.stderr)
 }
 
 func TestCreateUsage(t *testing.T) {
