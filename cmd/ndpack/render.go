@@ -261,19 +261,26 @@ func (r *renderFlags) write(e env, draw func(w io.Writer) error) error {
 // FILE.png:FIELD to pick one field of the result.
 func isImageSave(spec string) bool {
 	name, _ := splitImageSave(spec)
-	return strings.EqualFold(filepath.Ext(name), ".png")
+	return isPictureExt(name)
+}
+
+// isPictureExt says whether name is a picture's: .png, or .svg for a plot.
+func isPictureExt(name string) bool {
+	ext := filepath.Ext(name)
+	return strings.EqualFold(ext, ".png") || strings.EqualFold(ext, ".svg")
 }
 
 func splitImageSave(spec string) (name, field string) {
-	if i := strings.LastIndexByte(spec, ':'); i > 0 && strings.EqualFold(filepath.Ext(spec[:i]), ".png") {
+	if i := strings.LastIndexByte(spec, ':'); i > 0 && isPictureExt(spec[:i]) {
 		return spec[:i], spec[i+1:]
 	}
 	return spec, ""
 }
 
-// saveImage writes the image of a yaq result to spec (FILE.png or
-// FILE.png:FIELD): the result itself if it is an array, else the field
-// named, else the one field that is an image (2-D, or RGB/RGBA uint8).
+// saveImage writes the picture of a yaq result to spec (FILE.png or
+// FILE.png:FIELD, FILE.svg or FILE.svg:FIELD): the result itself if it is
+// an array, else the field named, else the one field that can be drawn (a
+// PNG: 2-D, or RGB/RGBA uint8; an SVG: a 1-D line plot, a spectrum).
 // The file is replaced atomically, so that a viewer reloading it on change
 // while --watch rewrites it never sees half an image.
 func saveImage(spec, method string, result any) error {
@@ -292,7 +299,7 @@ func saveImage(spec, method string, result any) error {
 		}
 		var images []string
 		for k, v := range x {
-			if arr, ok := v.(*ndarray.Array); ok && render.CheckImage(arr.DType, arr.Shape, render.Options{}) == nil {
+			if arr, ok := v.(*ndarray.Array); ok && drawable(name, arr) {
 				images, a = append(images, k), arr
 			}
 		}
@@ -301,6 +308,9 @@ func saveImage(spec, method string, result any) error {
 			return fmt.Errorf("%s answered %d images (%s): pick one as --save %s:NAME", method, len(images), strings.Join(images, ", "), name)
 		}
 	}
+	if a == nil && isSVG(name) {
+		return fmt.Errorf("%s answered no 1-D array to save as a plot", method)
+	}
 	if a == nil {
 		return fmt.Errorf("%s answered no 2-D array to save as an image", method)
 	}
@@ -308,7 +318,11 @@ func saveImage(spec, method string, result any) error {
 	if err != nil {
 		return err
 	}
-	if err := render.EncodePNG(f.File, a, render.Options{}); err != nil {
+	encode := func() error { return render.EncodePNG(f.File, a, render.Options{}) }
+	if isSVG(name) {
+		encode = func() error { return render.EncodeSVG(f.File, a, render.Plot{}) }
+	}
+	if err := encode(); err != nil {
 		f.Abort()
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -317,4 +331,14 @@ func saveImage(spec, method string, result any) error {
 		return fmt.Errorf("--save %s: %s: %w", name, method, err)
 	}
 	return f.Commit()
+}
+
+func isSVG(name string) bool { return strings.EqualFold(filepath.Ext(name), ".svg") }
+
+// drawable says whether a can be drawn as the picture name asks for.
+func drawable(name string, a *ndarray.Array) bool {
+	if isSVG(name) {
+		return len(a.Shape) == 1 && render.CheckPlot(a.DType, a.Shape, render.Plot{}) == nil
+	}
+	return render.CheckImage(a.DType, a.Shape, render.Options{}) == nil
 }

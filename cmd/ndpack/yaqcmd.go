@@ -36,8 +36,9 @@ arrays summarised as 'ndpack inspect' shows them. A bare PORT means
 Options:
   --save FILE     write the result's arrays to FILE: .npz (one member per
                   array, named by its key), or .npy for a single array;
-                  .png draws the 2-D array of the answer (FILE.png:NAME
-                  picks one), rewritten atomically on each --watch update
+                  .png draws the 2-D array of the answer, .svg plots a
+                  1-D one (FILE.png:NAME picks one), rewritten atomically
+                  on each --watch update
   --watch D       call again every D (1s, 500ms) and show the values as
                   they change, until Ctrl-C (on a terminal the screen is
                   redrawn)
@@ -97,7 +98,7 @@ func runYaq(e env, args []string) error {
 	case *save != "" && len(pos) == 0:
 		return usageError("--save writes the result of a call: name a METHOD")
 	case *save != "" && formatOf(*save) != formatNPY && formatOf(*save) != formatNPZ && !isImageSave(*save):
-		return usageError("--save needs a .npy or .npz file name (or .png for an image), got %q", *save)
+		return usageError("--save needs a .npy or .npz file name (or .png for an image, .svg for a 1-D plot), got %q", *save)
 	case set["watch"] && *watch <= 0:
 		return usageError("--watch %s: the interval must be positive", *watch)
 	case *watch > 0 && len(pos) == 0:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,7 @@ const testProtocol = `{"protocol": "testcam", "traits": ["is-daemon", "is-sensor
   "get_measured": {"doc": "The image.", "request": [], "response": {"type": "map", "values": ["int", "double", "ndarray"]}},
   "set_position": {"request": [{"name": "position", "type": "double"}], "response": "null"},
   "get_position": {"request": [], "response": "double"},
+  "get_spectrum": {"request": [], "response": "ndarray"},
   "get_config": {"request": [], "response": "string"}}}`
 
 // testDaemon serves testProtocol: a 2048x2048 <u2 image, a position.
@@ -50,6 +52,12 @@ func testDaemon(t *testing.T) string {
 	}))
 	require.NoError(t, d.Handle("set_position", func(_ context.Context, p []any) (any, error) { position = p[0].(float64); return nil, nil }))
 	require.NoError(t, d.Handle("get_position", func(context.Context, []any) (any, error) { position += 1; return position, nil }))
+	spectrum := make([]float64, 100)
+	for i := range spectrum {
+		spectrum[i] = float64(i * i)
+	}
+	sp, _ := ndarray.FromSlice(spectrum)
+	require.NoError(t, d.Handle("get_spectrum", func(context.Context, []any) (any, error) { return sp, nil }))
 	require.NoError(t, d.Handle("get_config", func(context.Context, []any) (any, error) {
 		return "[cam]\nport = 39111\nmake = \"fake\"\n", nil
 	}))
@@ -288,4 +296,23 @@ func TestYaqNamesOtherPeers(t *testing.T) {
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "speaks yaq-RPC (msgpack, YEP-100), not yaq's Avro RPC")
 	assert.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+}
+
+// --save FILE.svg plots a 1-D answer, as render draws a spectrum; a 2-D
+// one is refused for a plot, a 1-D one for an image.
+func TestYaqSavesPlots(t *testing.T) {
+	addr := testDaemon(t)
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "spectrum.svg")
+	r := cli(t, nil, "yaq", "--save", svg, addr, "get_spectrum")
+	require.Equal(t, 0, r.code, r.stderr)
+	b, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(b), "<svg ") || strings.HasPrefix(string(b), "<?xml"), string(b[:40]))
+	assert.Contains(t, string(b), "<polyline")
+	r = cli(t, nil, "yaq", "--save", filepath.Join(dir, "image.svg"), addr, "get_measured")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "answered no 1-D array to save as a plot")
+	r = cli(t, nil, "yaq", "--save", filepath.Join(dir, "s.png"), addr, "get_spectrum")
+	assert.Equal(t, 1, r.code, r.stderr)
 }
