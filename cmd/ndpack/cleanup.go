@@ -10,9 +10,31 @@ import (
 // cleanups are what must be undone if the process is interrupted: the
 // temporary files of outputs not yet complete.
 type cleanups struct {
-	mu   sync.Mutex
-	next int
-	fns  map[int]func()
+	// making is held while a file is made and its cleanup registered, and
+	// by run: a signal in between waits, so that no file is made that no
+	// cleanup knows of.
+	making sync.Mutex
+	mu     sync.Mutex
+	next   int
+	fns    map[int]func()
+}
+
+// make runs create, which makes a file and returns what removes it, and
+// registers that removal before any interrupt can run the cleanups; it
+// returns the function that unregisters it once the file is complete. On
+// a nil *cleanups (a command run in a test) it only runs create.
+func (c *cleanups) make(create func() (undo func(), err error)) (remove func(), err error) {
+	if c == nil {
+		_, err := create()
+		return func() {}, err
+	}
+	c.making.Lock()
+	defer c.making.Unlock()
+	undo, err := create()
+	if err != nil {
+		return nil, err
+	}
+	return c.add(undo), nil
 }
 
 // add registers f and returns a function that unregisters it. On a nil
@@ -37,6 +59,7 @@ func (c *cleanups) add(f func()) (remove func()) {
 }
 
 func (c *cleanups) run() {
+	c.making.Lock() // a file being made is registered first; it is never released: the process exits
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for id, f := range c.fns {

@@ -80,7 +80,7 @@ func runCreate(e env, args []string) error {
 	}
 	// The byte order is the user's to choose: the CLI writes no values,
 	// so a byte-swapped file is no trap here.
-	return createNPY(out, dt, shape, *force)
+	return createNPY(e.cleanup, out, dt, shape, *force)
 }
 
 // createNPY writes the header of an array of dtype dt and shape and extends
@@ -90,7 +90,7 @@ func runCreate(e env, args []string) error {
 // larger than it could map. The file is made beside out and appears there
 // complete, or nothing appears: with force it replaces out only once
 // whole, without it an existing out is refused.
-func createNPY(out string, dt ndarray.DType, shape []int, force bool) error {
+func createNPY(c *cleanups, out string, dt ndarray.DType, shape []int, force bool) error {
 	invalid := func(err error) error {
 		return &os.PathError{Op: "create", Path: out, Err: &npybridge.Error{Err: npybridge.ErrInvalidArray, Offset: -1, Cause: err}}
 	}
@@ -123,10 +123,18 @@ func createNPY(out string, dt ndarray.DType, shape []int, force bool) error {
 		}
 		return f.Truncate(size)
 	}
-	t, err := atomicfile.Create(out, 0o666)
+	var t *atomicfile.File
+	remove, err := c.make(func() (func(), error) {
+		var err error
+		if t, err = atomicfile.Create(out, 0o666); err != nil {
+			return nil, err
+		}
+		return t.Abort, nil
+	})
 	if err != nil {
 		return err
 	}
+	defer remove()
 	if err := fill(t.File); err != nil {
 		t.Abort()
 		return err

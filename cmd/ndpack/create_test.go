@@ -61,10 +61,10 @@ func TestCreateUsage(t *testing.T) {
 		args []string
 		err  string
 	}{
-		{[]string{p, "--shape", "3"}, "--dtype is required (a typestr such as <f8)"},
+		{[]string{p, "--shape", "3"}, "--dtype is required (such as float64, <f8 or 'x:<f4,y:<f4')"},
 		{[]string{p, "--dtype", "<f8"}, "--shape is required (such as 4096,1024)"},
 		{[]string{"--dtype", "<f8", "--shape", "3"}, "name one output file"},
-		{[]string{p, "--dtype", "<q8", "--shape", "3"}, `--dtype <q8: ndarray: invalid dtype: typestr "<q8": unknown kind 'q'`},
+		{[]string{p, "--dtype", "<q8", "--shape", "3"}, `--dtype <q8: "<q8" is not a dtype numpy names (float64, f8, <i2, uint8, bool, complex64, U5, datetime64[ns], ...)`},
 		{[]string{p, "--dtype", "<f8", "--shape", "3,-1"}, `--shape "3,-1": dimension 1 is "-1", not a count`},
 		{[]string{"-", "--dtype", "<f8", "--shape", "3"}, "create writes a file to be mapped, not standard output"},
 		{[]string{filepath.Join(dir, "x.npz"), "--dtype", "<f8", "--shape", "3"}, "create makes .npy files, not npz"},

@@ -252,7 +252,7 @@ open(sys.argv[1], "wb").write(msgpack.packb({"a": a, "b": np.arange(3.0)}, defau
 `, nil, mp)
 	r := cli(t, nil, "inspect", "--objects", mp)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "2 array(s)")
+	assert.Contains(t, r.stdout, "2 arrays")
 	assert.Equal(t, 1, strings.Count(r.stdout, "  a:\n"), r.stdout)
 	assert.Contains(t, r.stdout, "first     [{b'a': 1, 'a': 2, 'z': 3, 'b': 4}, 'x']")
 
@@ -299,7 +299,7 @@ open(sys.argv[1], "wb").write(msgpack.packb(np.array(["x", 1], dtype=object), de
 	oneLineError(t, cli(t, nil, "inspect", lone), "(--objects reads it, running nothing in the pickle)")
 	r = cli(t, nil, "inspect", "--objects", lone)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, ": msgpack (msgpack-numpy), 1 array(s)\n")
+	assert.Contains(t, r.stdout, ": msgpack (msgpack-numpy), 1 array\n")
 	assert.Contains(t, r.stdout, "first     ['x', 1]")
 }
 

@@ -48,11 +48,17 @@ func openOutput(e env, name string) (*output, error) {
 			return err
 		}, abort: func() { f.Close() }}, nil
 	}
-	dst, err := atomicfile.Create(name, 0o666)
+	var dst *atomicfile.File
+	remove, err := e.cleanup.make(func() (func(), error) {
+		var err error
+		if dst, err = atomicfile.Create(name, 0o666); err != nil {
+			return nil, err
+		}
+		return dst.Abort, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	remove := e.cleanup.add(dst.Abort)
 	return &output{w: &outputWriter{w: dst.File, name: name}, commit: func() error {
 		defer remove()
 		return dst.Commit()
