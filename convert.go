@@ -33,6 +33,17 @@ type ConvertOptions struct {
 // Fortran-order file is read whole into memory and transposed, since ext
 // 110 data is row-major. If r is a file shorter than its header announces,
 // nothing is written.
+//
+// It fails with the errors of package npybridge for the header (ErrNotNPY,
+// ErrHeader, ErrHeaderTooLarge, ErrUnsupported, ...) and with its
+// ErrTruncated, whose Offset is the first data byte, when r holds fewer
+// data bytes than the header announces (or a mapped file is truncated by
+// another process while it is read: then inside an *os.PathError naming the
+// file). A dtype or size ext 110 cannot carry fails with the errors of
+// package ext110 (ErrNonstandard unless Ext110.AllowNonstandard is set,
+// ErrMalformed, ErrTooLarge for a payload over ext32's 4 GiB). The errors
+// of r and w are returned as they are; after one of w's, w holds part of an
+// object.
 func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 	h, err := o.Read.ReadHeader(r)
 	if err != nil {
@@ -88,6 +99,13 @@ func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 // is then moved from the file as NPYToExt110 moves it: memory
 // stays bounded whatever the size. Any other reader is decoded into memory
 // first.
+//
+// It fails with the errors of package ext110 when r is not one ext 110
+// object (ErrNotExt110, ErrTruncated, ErrMalformed, ErrStrided, ErrOffset:
+// see ext110.Unmarshal), including ErrMalformed for an empty r and for
+// bytes after the object; a file truncated by another process while it is
+// read fails with ErrTruncated inside an *os.PathError. The errors of r (or
+// of mapping the file) and of w are returned as they are.
 func (o ConvertOptions) Ext110ToNPY(w io.Writer, r io.Reader) error {
 	if f, size, ok := regularFile(r); ok && size > 0 {
 		return ext110FileToNPY(w, f, size)

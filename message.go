@@ -56,16 +56,28 @@ func (o MessageOptions) codec() ext110.MessageOptions {
 }
 
 // UnmarshalMessage decodes one whole msgpack message that fills data into
-// v, as msgpack.Unmarshal would, with ext 110 values (and, with Dialects,
-// the dialects' array maps) becoming *ndarray.Array, after the checks of
-// ext110.MessageOptions.UnmarshalMessage.
+// v, as msgpack.Unmarshal would, with ext 110 values (and, unless
+// NoDialects, the dialects' array maps) becoming *ndarray.Array, after the
+// checks of ext110.MessageOptions.UnmarshalMessage.
+//
+// It fails as ext110.MessageOptions.UnmarshalMessage does, with errors of
+// package ext110 (ErrTruncated, ErrTooDeep, ErrTooLarge, ErrMalformed, its
+// *Error). A dialect's map that is not a valid array fails with the error
+// of package dialect instead (its ErrMalformed, ErrPickle or ErrStructured,
+// which are not ext110's, or the shared ErrTruncated), whose *Error has an
+// Offset counted from the map's first byte.
 func (o MessageOptions) UnmarshalMessage(data []byte, v any) error {
 	return o.codec().UnmarshalMessage(data, v)
 }
 
 // MarshalMessage encodes v as msgpack, as msgpack.Marshal would, with arrays
 // (*ndarray.Array and ndarray.Array values) written as o.Encoding says: ext
-// 110 when it is zero, or maps of that dialect.
+// 110 when it is zero, or maps of that dialect. It fails as
+// ext110.MessageOptions.MarshalMessage does: an array o.Encoding's dialect
+// cannot carry with the error of package dialect (ErrUnsupported,
+// ErrStructured, ErrMalformed), one ext 110 cannot with ext110's
+// (ErrNonstandard, ErrMalformed, ErrTooLarge), and a value msgpack cannot
+// encode with the msgpack library's error, which matches no sentinel.
 func (o MessageOptions) MarshalMessage(v any) ([]byte, error) {
 	return o.codec().MarshalMessage(v)
 }
@@ -86,7 +98,8 @@ func NewMessageDecoder(r io.Reader) *MessageDecoder {
 }
 
 // Decode reads the next message into v; at the end of the stream it
-// returns io.EOF. See ext110.MessageDecoder.Decode.
+// returns io.EOF. See ext110.MessageDecoder.Decode. Otherwise it fails as
+// that does, with the dialects' errors as UnmarshalMessage has them.
 func (d *MessageDecoder) Decode(v any) error {
 	d.d.Options = d.Options.codec()
 	return d.d.Decode(v)

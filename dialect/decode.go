@@ -26,14 +26,23 @@ type Header struct {
 }
 
 // Unmarshal decodes one array map of either dialect that fills b, and says
-// which dialect it was. The returned Array owns a copy of its data.
+// which dialect it was. The returned Array owns a copy of its data. It
+// fails with an error matching ErrNotArray when b does not start with a map
+// holding a marker key of either dialect, ErrTruncated when b ends inside
+// the map, ErrPickle for an object array, ErrStructured for a descr list
+// where the dialect carries none (OpenPI, a numpy scalar), or ErrMalformed
+// when the map is not a valid array or bytes follow it (a typestr, shape or
+// data that makes no array also matches ndarray's ErrDType, ErrShape,
+// ErrDataLength or ErrType); errors.As finds the *Error, whose Offset is
+// where in b the fault was found.
 func Unmarshal(b []byte) (*ndarray.Array, Dialect, error) { return unmarshal(b, false) }
 
 // UnmarshalNoCopy is Unmarshal without the copy: the Array's Data aliases
 // b, which must not change while the Array is in use, and its cost does not
 // depend on the size of the array, when the data lies in b aligned for its
 // items (ndarray.Array.Aligned). Data that does not is copied once,
-// aligned, so that typed access never copies it again.
+// aligned, so that typed access never copies it again. It fails as
+// Unmarshal does.
 func UnmarshalNoCopy(b []byte) (*ndarray.Array, Dialect, error) { return unmarshal(b, true) }
 
 func unmarshal(b []byte, alias bool) (*ndarray.Array, Dialect, error) {
@@ -114,7 +123,7 @@ func IsMarker(key string) bool {
 
 // DecodeHeader checks one array map of either dialect at the start of b, as
 // Unmarshal does, without copying its data, and says where the data lies.
-// Bytes after the map are allowed.
+// Bytes after the map are allowed; otherwise it fails as Unmarshal does.
 func DecodeHeader(b []byte) (Header, error) {
 	p := parser{b: b}
 	n, err := p.mapHeader()

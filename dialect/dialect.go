@@ -72,7 +72,9 @@ func (d Dialect) String() string {
 }
 
 // Parse returns the dialect a name ("msgpack-numpy" or "openpi", as String
-// returns them) stands for.
+// returns them) stands for. It also takes "msgpack_numpy", the Python
+// module's name. Any other name fails, with an error that names the two and
+// matches no sentinel.
 func Parse(name string) (Dialect, error) {
 	switch name {
 	case "msgpack-numpy", "msgpack_numpy":

@@ -10,11 +10,17 @@ import (
 	"github.com/ndpack/ndpack/ndarray"
 )
 
-// Marshal returns a encoded as a map of dialect d.
+// Marshal returns a encoded as a map of dialect d. It fails with an error
+// matching ErrMalformed for an Array that is nil or not valid (wrapping
+// Validate's ndarray error) or of a subarray dtype, ErrStructured for a
+// record in OpenPI, or ErrUnsupported for what the dialect's packer refuses
+// (OpenPI: complex and void arrays; msgpack-numpy: datetimes, timedeltas
+// and records whose fields overlap) or a d that is neither dialect.
 func (d Dialect) Marshal(a *ndarray.Array) ([]byte, error) { return d.Append(nil, a) }
 
 // Append appends a encoded as a map of dialect d to dst, growing it at most
-// once, to the exact size.
+// once, to the exact size. It fails as Marshal does, and then returns dst
+// unchanged.
 func (d Dialect) Append(dst []byte, a *ndarray.Array) ([]byte, error) {
 	l, err := d.layoutOfArray(a)
 	if err != nil {
@@ -26,7 +32,7 @@ func (d Dialect) Append(dst []byte, a *ndarray.Array) ([]byte, error) {
 
 // Size returns the length of a encoded as a map of dialect d, as Append
 // would write it, without writing it: a message holding the array can be
-// sized before any of it is copied.
+// sized before any of it is copied. It fails as Marshal does.
 func (d Dialect) Size(a *ndarray.Array) (int, error) {
 	l, err := d.layoutOfArray(a)
 	if err != nil {
@@ -141,7 +147,8 @@ type Encoder struct {
 // NewEncoder returns an Encoder writing maps of dialect d to w.
 func NewEncoder(w io.Writer, d Dialect) *Encoder { return &Encoder{d: d, w: w} }
 
-// Encode writes a.
+// Encode writes a. It fails as Dialect.Marshal does, before writing
+// anything, or with the writer's error as it is.
 func (e *Encoder) Encode(a *ndarray.Array) error {
 	if a == nil {
 		return errAt(ErrMalformed, -1, "cannot encode a nil *ndarray.Array")
@@ -154,7 +161,12 @@ func (e *Encoder) Encode(a *ndarray.Array) error {
 
 // EncodeFrom writes an array of dtype dt and the given shape whose
 // row-major data is read from r: exactly the shape's byte count is copied,
-// so memory does not grow with the array. It fails if r ends early.
+// so memory does not grow with the array. It fails with an error matching
+// ErrMalformed when dt is not valid or shape has no byte count, as
+// Dialect.Marshal does for the dtype otherwise (before writing anything),
+// or with the writer's or r's error as it is; when r ends early the error
+// matches io.ErrUnexpectedEOF (not ErrTruncated, which is for input being
+// decoded). After a read or write error the stream holds part of a map.
 func (e *Encoder) EncodeFrom(dt ndarray.DType, shape []int, r io.Reader) error {
 	n, err := ndarray.ByteSize(dt, shape)
 	if err != nil {

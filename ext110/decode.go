@@ -14,7 +14,14 @@ import (
 )
 
 // Unmarshal decodes one ext 110 object that fills b exactly. The returned
-// Array owns a copy of its data.
+// Array owns a copy of its data. It fails with an error matching
+// ErrNotExt110 when b does not start with an ext header of type 110,
+// ErrTruncated when b ends inside the object, ErrStrided for non-nil
+// strides, ErrOffset for a non-zero offset, or ErrMalformed when the
+// payload is not a valid YEP-110 array map or bytes follow the object (a
+// typestr, shape or data length that makes no array also matches ndarray's
+// ErrDType, ErrShape or ErrDataLength); errors.As finds the *Error, whose
+// Offset is the byte at fault.
 func Unmarshal(b []byte) (*ndarray.Array, error) { return unmarshal(b, false) }
 
 // UnmarshalNoCopy is Unmarshal without the copy: the returned Array's Data
@@ -22,7 +29,7 @@ func Unmarshal(b []byte) (*ndarray.Array, error) { return unmarshal(b, false) }
 // cost does not depend on the size of the array, when the data lies in b
 // aligned for its items (Array.Aligned). Data that does not is copied
 // once, aligned, so that typed access (ndarray.Values) never copies it
-// again.
+// again. It fails as Unmarshal does.
 func UnmarshalNoCopy(b []byte) (*ndarray.Array, error) { return unmarshal(b, true) }
 
 func unmarshal(b []byte, alias bool) (*ndarray.Array, error) {
@@ -55,7 +62,8 @@ type Header struct {
 // Unmarshal does, without copying its data, and returns where the data
 // lies. Bytes after the object are allowed. Run over a memory-mapped file, it
 // touches only the pages that hold the framing, so that the data can then be
-// moved by other means (a kernel copy between files).
+// moved by other means (a kernel copy between files). It fails as Unmarshal
+// does, but for bytes after the object.
 func DecodeHeader(b []byte) (Header, error) {
 	p := parser{b: b}
 	start, n, err := p.extHeader()

@@ -27,13 +27,19 @@ type Options struct {
 	AllowNonstandard bool
 }
 
-// Size returns the exact length of the ext 110 encoding of a.
+// Size returns the exact length of the ext 110 encoding of a. It fails,
+// with an error matching ErrMalformed or ErrTooLarge, where Marshal with
+// AllowNonstandard would.
 func Size(a *ndarray.Array) (int, error) {
 	l, err := Options{AllowNonstandard: true}.layoutOf(a)
 	return l.total, err
 }
 
-// Marshal returns the ext 110 encoding of a.
+// Marshal returns the ext 110 encoding of a. It fails with an error
+// matching ErrNonstandard for a dtype outside the standard kinds without
+// AllowNonstandard, ErrMalformed for an Array that is not valid (wrapping
+// Validate's ndarray error), a subarray dtype or a record whose fields
+// overlap, or ErrTooLarge when the payload would pass MaxPayload.
 func (o Options) Marshal(a *ndarray.Array) ([]byte, error) {
 	l, err := o.layoutOf(a)
 	if err != nil {
@@ -43,7 +49,8 @@ func (o Options) Marshal(a *ndarray.Array) ([]byte, error) {
 }
 
 // Append appends the ext 110 encoding of a to dst and returns the extended
-// slice; dst is grown at most once, to the exact size.
+// slice; dst is grown at most once, to the exact size. It fails as Marshal
+// does, and then returns dst unchanged.
 func (o Options) Append(dst []byte, a *ndarray.Array) ([]byte, error) {
 	l, err := o.layoutOf(a)
 	if err != nil {

@@ -89,6 +89,12 @@ func (o MessageOptions) limits() mpwalk.Limits {
 // claimed counts and recurses once per level, so five hostile bytes can ask
 // it for gigabytes and a deep message overflows the stack; after the walk,
 // what it allocates is bounded by the bytes the message really holds.
+//
+// An ext 110 object that does not decode fails as Unmarshal does (its
+// Offset counts from the payload's first byte, not the message's), a value
+// that does not fit v fails with ErrMalformed wrapping the msgpack
+// library's error, and MapDecoder's errors are returned as they are.
+// errors.As finds the *Error of all others.
 func (o MessageOptions) UnmarshalMessage(data []byte, v any) error {
 	if o.MaxSize > 0 && int64(len(data)) > o.MaxSize {
 		return newError(ErrTooLarge, -1, fmt.Sprintf("message of %d bytes exceeds the limit of %d", len(data), o.MaxSize), nil)
@@ -152,7 +158,9 @@ func NewMessageDecoder(r io.Reader) *MessageDecoder { return &MessageDecoder{r: 
 // io.EOF. A message over the size limit fails with ErrTooLarge as soon as a
 // length claims more than the limit leaves, before it is read: memory grows
 // only with the bytes received. After any error other than a decoding error
-// of a well-formed message, the stream cannot be resynchronised.
+// of a well-formed message, the stream cannot be resynchronised. Otherwise
+// it fails as UnmarshalMessage does, with ErrTruncated when the stream ends
+// inside a message, or with the reader's error as it is.
 func (d *MessageDecoder) Decode(v any) error {
 	max := d.Options.MaxSize
 	if max <= 0 {

@@ -18,6 +18,11 @@ import (
 // is written again into one buffer of exactly the size counted, so that an
 // 8 MiB array costs one allocation and one copy, not a growing buffer's
 // several.
+//
+// It fails as Options.Marshal does for an array it cannot encode
+// (ErrMalformed, ErrNonstandard, ErrTooLarge), returns ArrayEncoder's and
+// ArraySize's errors as they are, and the msgpack library's error, which
+// matches no sentinel, for a value msgpack cannot encode (a chan, a func).
 func (o MessageOptions) MarshalMessage(v any) ([]byte, error) {
 	w := &arrayWriter{enc: o.ArrayEncoder, size: o.ArraySize, drafting: true}
 	enc := msgpack.GetEncoder()

@@ -23,7 +23,8 @@ type Encoder struct {
 func NewEncoder(w io.Writer) *Encoder { return &Encoder{w: w} }
 
 // Encode writes the ext 110 encoding of a. The array's data is handed to the
-// writer as it is, without a copy.
+// writer as it is, without a copy. It fails as Options.Marshal does, before
+// writing anything, or with the writer's error as it is.
 func (e *Encoder) Encode(a *ndarray.Array) error {
 	l, err := e.Options.layoutOf(a)
 	if err != nil {
@@ -35,7 +36,13 @@ func (e *Encoder) Encode(a *ndarray.Array) error {
 // EncodeFrom writes an ext 110 object for an array of dtype dt and the
 // given shape whose row-major data is read from r: exactly the shape's byte
 // count is copied with io.Copy, through r's own WriteTo when r is an
-// io.WriterTo whose Len is exactly that count. It fails if r ends early.
+// io.WriterTo whose Len is exactly that count. It fails with an error
+// matching ErrMalformed when dt is not valid or shape has no byte count,
+// as Options.Marshal does for the dtype otherwise (before writing
+// anything), or with the writer's or r's error as it is; when r ends early
+// the error matches io.ErrUnexpectedEOF (not ErrTruncated, which is for
+// input being decoded). After a read or write error the stream holds part
+// of an object.
 func (e *Encoder) EncodeFrom(dt ndarray.DType, shape []int, r io.Reader) error {
 	if err := dt.Validate(); err != nil {
 		return newError(ErrMalformed, -1, "cannot encode", err)
@@ -107,7 +114,9 @@ func buffered(r io.Reader) *bufio.Reader {
 
 // Decode reads the next ext 110 object. At the end of the stream it returns
 // io.EOF; a stream that ends inside an object gives ErrTruncated. The
-// returned Array owns its data.
+// returned Array owns its data. Otherwise it fails as Unmarshal does
+// (Offset counting from the first byte the Decoder read), with ErrTooLarge
+// for a payload over MaxSize, or with the reader's error as it is.
 func (d *Decoder) Decode() (*ndarray.Array, error) {
 	start := d.off
 	c, err := d.r.ReadByte()

@@ -24,7 +24,10 @@ type Array struct {
 
 // New returns an Array of the given dtype and shape holding data, after
 // checking that they fit together. The Array keeps data (no copy) and a copy
-// of shape.
+// of shape. It fails with an error matching ErrDType when dt is not a valid
+// dtype, ErrShape when shape has more than MaxDims dimensions, a negative
+// one, or an element or byte count that overflows int, or ErrDataLength
+// when len(data) is not the byte count of dt and shape.
 func New(dt DType, shape []int, data []byte) (*Array, error) {
 	a := &Array{DType: dt, Shape: append([]int{}, shape...), Data: data}
 	if err := a.Validate(); err != nil {
@@ -39,7 +42,9 @@ func New(dt DType, shape []int, data []byte) (*Array, error) {
 func (a Array) IsZero() bool { return a.DType == DType{} && a.Shape == nil && a.Data == nil }
 
 // Zeros returns a new Array of the given dtype and shape whose bytes are all
-// zero.
+// zero. It fails with an error matching ErrDType when dt is not a valid
+// dtype, or ErrShape when shape has more than MaxDims dimensions, a
+// negative one, or an element or byte count that overflows int.
 func Zeros(dt DType, shape ...int) (*Array, error) {
 	if err := dt.Validate(); err != nil {
 		return nil, err
@@ -52,7 +57,11 @@ func Zeros(dt DType, shape ...int) (*Array, error) {
 }
 
 // Validate checks the dtype, the shape (no negative dimension, no overflow)
-// and that the data length is exactly the element count times the item size.
+// and that the data length is exactly the element count times the item
+// size. The error matches ErrDType when the dtype is not valid, ErrShape
+// when a is nil or its shape has more than MaxDims dimensions, a negative
+// one, or an element or byte count that overflows int, and ErrDataLength
+// when the length of Data is wrong.
 func (a *Array) Validate() error {
 	if a == nil {
 		return newError(ErrShape, "nil *Array")
@@ -86,7 +95,7 @@ const MaxDims = 32
 // the product of the dimensions, 1 for the empty shape. It fails on more
 // than MaxDims dimensions, a negative dimension, or, as NumPy does, when the
 // product of the non-zero dimensions does not fit in an int, even if
-// another dimension is 0.
+// another dimension is 0. The error matches ErrShape.
 func NumElements(shape []int) (int, error) {
 	_, n, err := elementCounts(shape)
 	return n, err
@@ -119,7 +128,8 @@ func elementCounts(shape []int) (nonZero, n int, err error) {
 
 // ByteSize returns the number of data bytes of an array of the given dtype
 // and shape, failing where NumElements fails or where, as NumPy checks it,
-// the item size times the product of the non-zero dimensions overflows.
+// the item size times the product of the non-zero dimensions overflows. The
+// error matches ErrShape, or ErrDType for a negative item size.
 func ByteSize(dt DType, shape []int) (int, error) {
 	nonZero, n, err := elementCounts(shape)
 	if err != nil {
@@ -148,7 +158,10 @@ func (a *Array) Len() int {
 func (a *Array) NDim() int { return len(a.Shape) }
 
 // Offset returns the byte offset in Data of the element at the given
-// row-major index, with one coordinate per dimension.
+// row-major index, with one coordinate per dimension. It fails with an
+// error matching ErrIndex when the number of coordinates is not a's number
+// of dimensions or a coordinate is out of its dimension's range (a negative
+// coordinate does not count from the end).
 func (a *Array) Offset(index ...int) (int, error) {
 	if len(index) != len(a.Shape) {
 		return 0, newError(ErrIndex, fmt.Sprintf("%d coordinates for a %d-d array", len(index), len(a.Shape)))
@@ -163,7 +176,8 @@ func (a *Array) Offset(index ...int) (int, error) {
 	return flat * a.DType.ItemSize, nil
 }
 
-// Item returns the bytes of one element, aliasing Data.
+// Item returns the bytes of one element, aliasing Data. It fails as Offset
+// does, with ErrIndex.
 func (a *Array) Item(index ...int) ([]byte, error) {
 	off, err := a.Offset(index...)
 	if err != nil {

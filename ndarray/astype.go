@@ -104,6 +104,10 @@ func safeCast(from, to DType) bool {
 // AsType returns a new Array holding a's values converted to dtype dt, if
 // c allows it (ErrType otherwise). It always copies. Converting between
 // byte orders of one dtype is always allowed.
+//
+// It fails with ErrType also when either dtype is a record or subarray
+// dtype, and with Validate's error (ErrDType, ErrShape or ErrDataLength)
+// when a, or ErrDType when dt, is not valid.
 func (c Casting) AsType(a *Array, dt DType) (*Array, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
@@ -136,7 +140,9 @@ func (c Casting) AsType(a *Array, dt DType) (*Array, error) {
 // ValuesAs returns a's values converted to T, as SameKind.AsType(a, DTypeOf[T]())
 // would, in a new slice: unlike Values, it always copies, and it refuses
 // what SameKind refuses (ErrType): use Unsafe.AsType then Values for
-// those.
+// those. Its errors are AsType's: ErrType for a conversion SameKind refuses
+// or a record dtype, Validate's error (ErrDType, ErrShape or ErrDataLength)
+// for an invalid a.
 func ValuesAs[T Element](a *Array) ([]T, error) {
 	conv, err := SameKind.AsType(a, DTypeOf[T]())
 	if err != nil {

@@ -14,4 +14,9 @@
 //
 // Typed access goes through generic functions: FromSlice builds an Array from
 // a Go slice, Values reads one back, and At reads a single element.
+//
+// Every error the package returns is an *Error whose Err is one of the
+// sentinels ErrDType, ErrShape, ErrDataLength, ErrType and ErrIndex: test
+// the class with errors.Is; the message says which input was wrong. Each
+// function's documentation names the classes it can fail with.
 package ndarray

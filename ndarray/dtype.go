@@ -99,6 +99,9 @@ const maxItemSize = 1 << 31
 // items whose order does not matter (one-byte numbers, S and V) any order
 // character is accepted and stored as "|", as NumPy does; for the others "|"
 // is refused, since it would leave the byte order to a guess.
+//
+// It fails with an error matching ErrDType, quoting s and saying what is
+// wrong, for any string that is not such a typestr.
 func ParseDType(s string) (DType, error) {
 	bad := func(why string) (DType, error) {
 		return DType{}, newError(ErrDType, fmt.Sprintf("typestr %q: %s", s, why))
@@ -267,7 +270,8 @@ func (dt DType) MarshalText() ([]byte, error) {
 }
 
 // UnmarshalText parses a typestr into dt (encoding.TextUnmarshaler), so a
-// DType can be a field of JSON or other text formats.
+// DType can be a field of JSON or other text formats. It fails as
+// ParseDType does, with ErrDType, and then leaves dt unchanged.
 func (dt *DType) UnmarshalText(text []byte) error {
 	parsed, err := ParseDType(string(text))
 	if err != nil {
@@ -289,7 +293,8 @@ func (dt DType) IsStandard() bool {
 
 // Validate reports whether dt is a dtype ParseDType could have returned, in
 // canonical form. It lets codecs check a DType built by hand, and costs no
-// allocation on success.
+// allocation on success. The error matches ErrDType and says which part is
+// wrong.
 func (dt DType) Validate() error {
 	if dt == (DType{}) {
 		return newError(ErrDType, "the zero DType (an unset field?) is not a dtype")

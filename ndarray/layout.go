@@ -3,7 +3,8 @@ package ndarray
 // FromColumnMajor returns a new row-major Array of the given dtype and
 // logical shape from data laid out in column-major (Fortran) order, as in an
 // NPY file with fortran_order True. The bytes are copied and transposed;
-// data is not kept.
+// data is not kept. It fails as New does: ErrDType, ErrShape or
+// ErrDataLength when dt, shape and data do not fit together.
 func FromColumnMajor(dt DType, shape []int, data []byte) (*Array, error) {
 	a := &Array{DType: dt, Shape: append([]int{}, shape...), Data: data}
 	if err := a.Validate(); err != nil {
@@ -15,7 +16,8 @@ func FromColumnMajor(dt DType, shape []int, data []byte) (*Array, error) {
 }
 
 // ColumnMajorData returns a copy of the array's bytes in column-major
-// (Fortran) order, the inverse of FromColumnMajor.
+// (Fortran) order, the inverse of FromColumnMajor. It fails with Validate's
+// error (ErrDType, ErrShape or ErrDataLength) when a is not valid.
 func (a *Array) ColumnMajorData() ([]byte, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err

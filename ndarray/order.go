@@ -10,7 +10,8 @@ import (
 // ToOrder returns the array with its elements in byte order o (LittleEndian
 // or BigEndian). When no byte has to move (the order is already o, or the
 // items have no order) it returns a itself; otherwise it returns a new Array
-// with swapped copies of the bytes.
+// with swapped copies of the bytes. It fails, with ErrDType, only when o is
+// neither LittleEndian nor BigEndian; a itself is not validated.
 func (a *Array) ToOrder(o ByteOrder) (*Array, error) {
 	if o != LittleEndian && o != BigEndian {
 		return nil, newError(ErrDType, fmt.Sprintf("target byte order %q is not '<' or '>'", byte(o)))
@@ -34,7 +35,8 @@ func (a *Array) ToOrder(o ByteOrder) (*Array, error) {
 // BigEndian) in place, in a's own Data, and sets its DType to match: the
 // conversion ToOrder makes into a copy, for an array whose memory the
 // caller owns (one just read from a file). Fields of a record already in
-// order o are left as they are.
+// order o are left as they are. It fails, with ErrDType and a left
+// unchanged, only when o is neither LittleEndian nor BigEndian.
 func (a *Array) SetOrder(o ByteOrder) error {
 	if o != LittleEndian && o != BigEndian {
 		return newError(ErrDType, fmt.Sprintf("target byte order %q is not '<' or '>'", byte(o)))
@@ -52,7 +54,8 @@ func (a *Array) SetOrder(o ByteOrder) error {
 	return nil
 }
 
-// ToNativeOrder is ToOrder(NativeOrder()).
+// ToNativeOrder is ToOrder(NativeOrder()). Its error is always nil: the
+// machine's order is a valid target.
 func (a *Array) ToNativeOrder() (*Array, error) { return a.ToOrder(nativeOrder) }
 
 // SwapBytes reverses, in place, the byte order of every scalar in data,

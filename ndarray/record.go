@@ -186,6 +186,9 @@ func recordError(format string, args ...any) error {
 // Nesting is bounded by MaxRecordDepth and the fields, over every level,
 // by MaxRecordFields. Names must be valid UTF-8; numpy allows the empty
 // name (a list descr [(”, '<i4')] reads as such a field).
+//
+// It fails with an error matching ErrDType, naming the field at fault, when
+// any of these rules or bounds is broken or a field's DType is not valid.
 func NewRecord(fields []Field, itemSize int) (DType, error) {
 	if len(fields) > MaxRecordFields {
 		return DType{}, recordError("%d fields, more than the %d allowed (MaxRecordFields)", len(fields), MaxRecordFields)
@@ -269,7 +272,11 @@ func NewRecord(fields []Field, itemSize int) (DType, error) {
 // elements of base, one item. An empty shape returns base itself, as
 // numpy's np.dtype((base, ())) does. Arrays of a subarray dtype are not
 // written by any codec (numpy folds the shape into the array's); the dtype
-// exists for a record field whose elements are themselves subarrays.
+// exists for a record field whose elements are themselves subarrays. It
+// fails with an error matching ErrDType when base is not valid, the item
+// size would be out of range or the nesting deeper than MaxRecordDepth, and
+// ErrShape when shape has more than MaxDims dimensions, a negative one, or
+// an element or byte count that overflows int.
 func NewSubarray(base DType, shape []int) (DType, error) {
 	if err := base.Validate(); err != nil {
 		return DType{}, err
@@ -353,7 +360,7 @@ func (dt DType) validateLayout() error {
 // numpy.lib.format.dtype_to_descr writes it into a .npy header. Like
 // numpy's it fails for a record whose fields overlap or are out of offset
 // order. For a plain dtype it returns numpy's [(”, typestr)], and for a
-// subarray dtype numpy's [(”, '|Vn')].
+// subarray dtype numpy's [(”, '|Vn')]. The error matches ErrDType.
 func (dt DType) Descr() ([]DescrItem, error) {
 	if !dt.IsRecord() {
 		if dt.IsSubarray() {
@@ -393,7 +400,10 @@ func (it DescrItem) IsPadding() bool {
 // describes, as numpy.lib.format.descr_to_dtype builds it: fields one after
 // another, padding entries skipped but advancing the offset, the item size
 // the end of the last entry. Each item's Shape, if set, makes a subarray
-// field. NewRecord's rules and bounds apply.
+// field. NewRecord's rules and bounds apply. It fails with an error
+// matching ErrDType, naming the entry at fault, for an invalid dtype or an
+// out-of-range size or shape in an entry (a negative dimension included),
+// and where NewRecord fails.
 func RecordFromDescr(items []DescrItem) (DType, error) {
 	if len(items) > MaxRecordFields {
 		return DType{}, recordError("%d descr entries, more than the %d allowed (MaxRecordFields)", len(items), MaxRecordFields)

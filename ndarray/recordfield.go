@@ -40,7 +40,8 @@ type FieldView struct {
 // a's records. A path "outer.inner" names a field of a nested record,
 // through any subarray of such records; a name that itself holds a dot is
 // found first. a's dtype must be a record (ErrType), and the field must
-// exist (ErrIndex).
+// exist (ErrIndex). It fails with Validate's error (ErrDType, ErrShape or
+// ErrDataLength) when a is not valid.
 func (a *Array) Field(path string) (*FieldView, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
@@ -117,7 +118,9 @@ func (v *FieldView) Len() int {
 }
 
 // Item returns the bytes of one element, in the field's byte order,
-// aliasing the array's Data.
+// aliasing the array's Data. It fails with an error matching ErrIndex when
+// the number of coordinates is not the view's number of dimensions or a
+// coordinate is out of its dimension's range.
 func (v *FieldView) Item(index ...int) ([]byte, error) {
 	if len(index) != len(v.Shape) {
 		return nil, newError(ErrIndex, fmt.Sprintf("%d coordinates for field %s of shape %s", len(index), strconv.Quote(v.Path), FormatShape(v.Shape)))
@@ -135,7 +138,8 @@ func (v *FieldView) Item(index ...int) ([]byte, error) {
 
 // Array returns a new, contiguous Array of the view's dtype and shape
 // holding a copy of its elements, in the field's byte order: numpy's
-// np.ascontiguousarray(a[path]).
+// np.ascontiguousarray(a[path]). It fails (ErrShape or ErrDType) only for a
+// view whose Shape or DType was changed after Field made it.
 func (v *FieldView) Array() (*Array, error) {
 	size, err := ByteSize(v.DType, v.Shape)
 	if err != nil {
@@ -149,7 +153,9 @@ func (v *FieldView) Array() (*Array, error) {
 // Set writes the elements of src, in row-major order, into the view's
 // elements: numpy's a[path] = src. src must hold as many elements as the
 // view (ErrDataLength), of the view's dtype or, for a plain dtype, the same
-// dtype in another byte order, which is converted (ErrType otherwise).
+// dtype in another byte order, which is converted (ErrType otherwise). It
+// fails with Validate's error (ErrDType, ErrShape or ErrDataLength) when
+// src is not a valid Array. It writes nothing when it fails.
 func (v *FieldView) Set(src *Array) error {
 	if err := src.Validate(); err != nil {
 		return err
@@ -174,7 +180,9 @@ func (v *FieldView) Set(src *Array) error {
 // of every record of a as a []T, row-major over the records and then the
 // field's subarray, in the machine's byte order: what Values would give of
 // the view's Array, in one copy. T must match the field's kind and item
-// size (ErrType).
+// size (ErrType). It fails as Array.Field does when a is not valid or has
+// no such field (ErrType for a dtype that is not a record, ErrIndex for a
+// missing field).
 func FieldValues[T Element](a *Array, path string) ([]T, error) {
 	v, err := a.Field(path)
 	if err != nil {
@@ -194,7 +202,9 @@ func FieldValues[T Element](a *Array, path string) ([]T, error) {
 // SetFieldValues writes values, row-major as FieldValues returns them,
 // into the field at path of every record of a, in the field's byte order:
 // numpy's a[path] = values. T must match the field's kind and item size
-// (ErrType) and len(values) must be the view's Len (ErrDataLength).
+// (ErrType) and len(values) must be the view's Len (ErrDataLength). It
+// fails as Array.Field does when a is not valid or has no such field, and
+// writes nothing when it fails.
 func SetFieldValues[T Element](a *Array, path string, values []T) error {
 	v, err := a.Field(path)
 	if err != nil {

@@ -195,7 +195,8 @@ func (g *goRecord) dtype() (DType, error) {
 // no bytes ([0]int32, struct{}) and numpy does not.
 //
 // It fails (ErrType) listing every field of T that has no dtype, or with
-// NewRecord's error (ErrDType) when the layout breaks its bounds.
+// NewRecord's error (ErrDType) when the layout breaks its bounds. A T that
+// is not a struct type fails with ErrType too.
 func RecordDTypeOf[T any]() (DType, error) {
 	g, err := goRecordOf(reflect.TypeFor[T]())
 	if err != nil {
@@ -389,6 +390,10 @@ func recordPlan[T any](dt DType, write bool) (*goRecord, *plan, error) {
 // through either are seen by both. Otherwise the result is a new slice, the
 // fields copied (and byte-swapped where needed) by a plan made once per
 // call; fields of T that are not record fields are left zero.
+//
+// It fails with ErrType also when T has no record dtype (see RecordDTypeOf)
+// or a's dtype is not a record, and with Validate's error (ErrDType,
+// ErrShape or ErrDataLength) when a is not valid.
 func RecordsOf[T any](a *Array) ([]T, error) {
 	g, p, err := recordPlan[T](a.DType, false)
 	if err != nil {
@@ -412,7 +417,8 @@ func RecordsOf[T any](a *Array) ([]T, error) {
 // CopyRecords copies records of a into dst, as RecordsOf reads them, and
 // returns how many it copied: the lesser of len(dst) and a's record count,
 // as copy() does. It lets a caller reuse one []T, and never aliases.
-// Fields of T that are not record fields are left as they were in dst.
+// Fields of T that are not record fields are left as they were in dst. It
+// fails as RecordsOf does, and then copies nothing.
 func CopyRecords[T any](dst []T, a *Array) (int, error) {
 	g, p, err := recordPlan[T](a.DType, false)
 	if err != nil {
@@ -444,7 +450,11 @@ func copyRecords[T any](g *goRecord, p *plan, dst []T, src []byte, n int) {
 // holding a copy of records, as FromSlice does for scalars: 1-d of
 // len(records) with no shape, otherwise of the given shape, whose element
 // count must be len(records). The bytes between fields (Go's padding) are
-// zero, as numpy's are in np.zeros(n, np.dtype(..., align=True)).
+// zero, as numpy's are in np.zeros(n, np.dtype(..., align=True)). It fails
+// as RecordDTypeOf does when T has no record dtype (ErrType, or ErrDType),
+// with ErrShape when shape has more than MaxDims dimensions, a negative
+// one, or an element or byte count that overflows int, or with
+// ErrDataLength when its element count is not len(records).
 func FromRecords[T any](records []T, shape ...int) (*Array, error) {
 	dt, err := RecordDTypeOf[T]()
 	if err != nil {
@@ -457,7 +467,11 @@ func FromRecords[T any](records []T, shape ...int) (*Array, error) {
 // fields out otherwise than T does: packed as numpy's default, in another
 // order or byte order. Every field of dt must have a field of T and every
 // field of T a field of dt, with the same kind, item size and shape
-// (ErrType lists the mismatches otherwise). Bytes of no field are zero.
+// (ErrType lists the mismatches otherwise). Bytes of no field are zero. It
+// fails with ErrType also when dt is not a record dtype or T has no record
+// dtype, with ErrShape when shape has more than MaxDims dimensions, a
+// negative one, or an element or byte count that overflows int, or with
+// ErrDataLength when its element count is not len(records).
 func FromRecordsAs[T any](dt DType, records []T, shape ...int) (*Array, error) {
 	g, p, err := recordPlan[T](dt, true)
 	if err != nil {

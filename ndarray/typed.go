@@ -37,7 +37,10 @@ func DTypeOf[T Element]() DType {
 // FromSlice returns a new Array of T's dtype in the machine's byte order
 // holding a copy of values. With no shape the array is 1-d of len(values);
 // otherwise the shape's element count must equal len(values). Use Scalar for
-// a 0-d array.
+// a 0-d array. It fails with an error matching ErrShape when shape has more
+// than MaxDims dimensions, a negative one, or an element count that
+// overflows int, or ErrDataLength when its element count is not
+// len(values).
 func FromSlice[T Element](values []T, shape ...int) (*Array, error) {
 	dt, shape, n, err := sliceShape[T](len(values), shape)
 	if err != nil {
@@ -80,7 +83,8 @@ func sliceShape[T Element](count int, shape []int) (DType, []int, int, error) {
 // ext110.Marshal) sends the slice's bytes as they are. With no shape the
 // array is 1-d of len(values); otherwise the shape's element count must
 // equal len(values). Changing values changes the array, and the other way
-// round.
+// round. It fails as FromSlice does: ErrShape for an invalid shape,
+// ErrDataLength for one whose element count is not len(values).
 func View[T Element](values []T, shape ...int) (*Array, error) {
 	dt, shape, n, err := sliceShape[T](len(values), shape)
 	if err != nil {
@@ -160,7 +164,8 @@ func Values[T Element](a *Array) ([]T, error) {
 }
 
 // At returns the element at the given row-major index as a T, in the
-// machine's byte order.
+// machine's byte order. It fails with an error matching ErrType when T does
+// not match the dtype's kind and item size, or ErrIndex as Offset does.
 func At[T Element](a *Array, index ...int) (T, error) {
 	var v T
 	if err := checkType[T](a); err != nil {
@@ -216,7 +221,9 @@ func FromRows[T Element](rows [][]T) (*Array, error) {
 
 // Rows returns the elements of a 2-d array as one []T per row, in the
 // machine's byte order; the rows share one backing slice, which aliases
-// a.Data when Values would. T must match the dtype as for Values.
+// a.Data when Values would. T must match the dtype as for Values. It fails
+// with an error matching ErrShape when a is not 2-d, or ErrType when T does
+// not match.
 func Rows[T Element](a *Array) ([][]T, error) {
 	if len(a.Shape) != 2 {
 		return nil, newError(ErrShape, fmt.Sprintf("Rows needs a 2-d array, got shape %s", FormatShape(a.Shape)))

@@ -78,7 +78,9 @@ type DialOptions struct {
 // reconnects when the daemon has closed the connection while no call was
 // in progress (daemons close connections idle for long, see
 // Server.IdleTimeout), before it sends the next request, so that no request
-// is ever sent twice.
+// is ever sent twice. It fails with the dialer's error as it is: a
+// *net.OpError, which matches ctx.Err() under errors.Is when ctx ends
+// first.
 func Dial(ctx context.Context, addr string, o *DialOptions) (*Client, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
@@ -156,6 +158,23 @@ func (c *Client) reconnectIfClosed(ctx context.Context) error {
 //
 // Arrays in the result are the caller's to keep: each response is read into
 // memory of its own. CallReusing reads responses into the same memory.
+//
+// A result that does not fit result fails with an error wrapping ndpack's
+// decoding error (matching ext110.ErrMalformed, for one), and the client
+// stays usable. So does a client made by Dial that cannot connect again:
+// the call fails with an error wrapping the dialer's, and the next tries
+// again.
+//
+// Other failures end the client, and every later call fails with the same
+// error: a connection that ends (the daemon hung up, which matches io.EOF;
+// the network failed; a request write was cut part-way), a response over
+// DialOptions.MaxSize or nested more than 512 levels deep, or bytes that
+// are no response. The error says which, wrapping the net or io error
+// where there is one, and matches none of the module's sentinels. A daemon
+// that will not read a request (one over its size limit) answers with an
+// *Error and closes: that *Error is then the call's and the later calls'
+// error. After Close, calls fail with ErrClosed (which matches
+// os.ErrClosed), unless the client had failed before.
 func (c *Client) Call(ctx context.Context, method string, params any, result any) error {
 	return c.call(ctx, method, params, result, nil)
 }
@@ -171,7 +190,8 @@ type ResultBuffer struct {
 // CallReusing is Call with the response read into buf's memory when it has
 // the room (else into new memory, which buf keeps for the next call). The
 // result's arrays then alias buf: they are valid until the next call with
-// buf, which overwrites them; clone what must outlive it.
+// buf, which overwrites them; clone what must outlive it. It fails as Call
+// does.
 func (c *Client) CallReusing(ctx context.Context, method string, params any, result any, buf *ResultBuffer) error {
 	return c.call(ctx, method, params, result, buf)
 }
@@ -453,6 +473,14 @@ func (c *Client) forget(id int64) {
 }
 
 // Notify sends a notification: the daemon runs method and sends no answer.
+// It fails with ctx.Err() when ctx ends before the notification is sent or
+// while it is written, with an error wrapping the encoding error when
+// params cannot be encoded (nothing is sent then), with the write's error
+// (a write cut part-way ends the client, as for Call), or, for a client
+// made by Dial that cannot connect again, with an error wrapping the
+// dialer's. It does not look at whether the client has failed or been
+// closed: on such a client it fails with the closed connection's error
+// (matching net.ErrClosed), not ErrClosed.
 func (c *Client) Notify(ctx context.Context, method string, params any) error {
 	if err := c.reconnectIfClosed(ctx); err != nil {
 		return err
@@ -519,7 +547,10 @@ func (c *Client) send(ctx context.Context, req request, answered bool) error {
 	return err
 }
 
-// Close closes the connection; pending calls fail with ErrClosed.
+// Close closes the connection; pending calls fail with ErrClosed. It
+// returns the connection's Close error, which matches net.ErrClosed when
+// the connection was closed already (by an earlier Close, or when the
+// client failed).
 func (c *Client) Close() error {
 	c.fail(ErrClosed)
 	c.mu.Lock()

@@ -181,9 +181,9 @@ func (s *Server) Handle(method string, h Handler) error {
 
 // Serve accepts connections on l and serves each on its own goroutine until
 // Close, under the Server's connection limits. It returns ErrClosed
-// after Close, or an accept error that does not pass by itself (such as
-// the listener closed by someone else); running out of descriptors, buffers
-// or memory only pauses accepting.
+// after Close or Shutdown, or an accept error that does not pass by itself
+// (such as the listener closed by someone else); running out of
+// descriptors, buffers or memory only pauses accepting.
 func (s *Server) Serve(l net.Listener) error {
 	lim := connset.Limits{MaxConns: s.MaxConnections, IdleTimeout: s.IdleTimeout,
 		ReadTimeout: s.ReadTimeout, WriteTimeout: s.WriteTimeout}
@@ -191,7 +191,8 @@ func (s *Server) Serve(l net.Listener) error {
 }
 
 // Close stops the listeners, closes every connection, cancels the
-// handlers' context and waits for the connection goroutines to end.
+// handlers' context and waits for the connection goroutines to end. Its
+// error is always nil; closing twice does nothing.
 func (s *Server) Close() error {
 	s.ready().Close()
 	return nil
@@ -201,7 +202,8 @@ func (s *Server) Close() error {
 // connections, lets each request in hand be answered, then closes as Close
 // does. A handler may start it (in a goroutine) to stop the server once its
 // own answer is sent, as a shutdown method does. If ctx ends first, the
-// rest is closed at once and ctx.Err() returned.
+// rest is closed at once and ctx.Err() returned. Otherwise its error is
+// nil.
 func (s *Server) Shutdown(ctx context.Context) error { return s.ready().Shutdown(ctx) }
 
 func (s *Server) logf(format string, args ...any) {
