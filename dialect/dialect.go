@@ -108,6 +108,10 @@ var (
 	// (OpenPI: complex; msgpack-numpy: datetime, timedelta, a record whose
 	// fields overlap, which has no descr list).
 	ErrUnsupported = errors.New("not sendable in this dialect")
+	// ErrTooLarge: encoding an array whose data is over the 4 GiB a
+	// msgpack bin holds. It is the same value as the other codecs'
+	// ErrTooLarge.
+	ErrTooLarge = codecerr.ErrTooLarge
 )
 
 // Error is a decoding or encoding failure: its class (one of the sentinel

@@ -3,6 +3,7 @@ package dialect
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/ndpack/ndpack/internal/mpdescr"
@@ -70,6 +71,11 @@ var (
 func (d Dialect) layout(dt ndarray.DType, shape []int, dataLen int) (layout, error) {
 	if err := d.check(dt); err != nil {
 		return layout{}, err
+	}
+	if uint64(dataLen) > math.MaxUint32 {
+		// msgpack's bin32 holds 2^32-1 bytes; a longer length would be cut
+		// to 32 bits and the map would lie about its data.
+		return layout{}, errAt(ErrTooLarge, -1, "%d bytes of data, more than the 4294967295 a msgpack bin holds", dataLen)
 	}
 	typestr, _ := dt.AppendText(nil)
 	var l layout

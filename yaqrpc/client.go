@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/ndarray"
 
 	"github.com/ndpack/ndpack"
@@ -214,6 +215,9 @@ func (c *Client) call(ctx context.Context, method string, params any, result any
 	c.mu.Unlock()
 	if err := c.send(ctx, request{Version, id, method, params}, true); err != nil {
 		c.forget(id)
+		if errors.Is(err, errEncoding) {
+			return err // nothing was written: the client is as it was
+		}
 		// A daemon that refuses a request it will not read (too large)
 		// answers and closes: its answer says more than the broken write.
 		if cerr := c.closedErr(); cerr != nil {
@@ -448,7 +452,35 @@ func (c *Client) connError(doing string, err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("yaqrpc: %s: the daemon closed the connection in the middle of a response: %w", c.conn.RemoteAddr(), err)
 	}
+	if class := overLimit(err); class != nil {
+		err = classedError{class, err}
+	}
 	return fmt.Errorf("yaqrpc: %s: connection ended while %s: %w", c.conn.RemoteAddr(), doing, err)
+}
+
+// classedError is err, matching class under errors.Is too.
+type classedError struct{ class, err error }
+
+func (e classedError) Error() string   { return e.err.Error() }
+func (e classedError) Unwrap() []error { return []error{e.class, e.err} }
+
+// overLimit is the shared sentinel of a response past the client's
+// limits, read by the bounded walk: ext110.ErrTooDeep for nesting,
+// ext110.ErrTooLarge (the module's one ErrTooLarge) for size and the
+// memory decoding would take; nil for other errors.
+func overLimit(err error) error {
+	var (
+		depth  *mpwalk.DepthError
+		budget *mpwalk.BudgetError
+		expand *mpwalk.ExpansionError
+	)
+	switch {
+	case errors.As(err, &depth):
+		return ext110.ErrTooDeep
+	case errors.As(err, &budget), errors.As(err, &expand):
+		return ext110.ErrTooLarge
+	}
+	return nil
 }
 
 // readRefusal reads, after a request could not be written, the answer a
@@ -478,14 +510,18 @@ func (c *Client) forget(id int64) {
 // params cannot be encoded (nothing is sent then), with the write's error
 // (a write cut part-way ends the client, as for Call), or, for a client
 // made by Dial that cannot connect again, with an error wrapping the
-// dialer's. It does not look at whether the client has failed or been
-// closed: on such a client it fails with the closed connection's error
-// (matching net.ErrClosed), not ErrClosed.
+// dialer's; on a closed client with ErrClosed, and on one that has failed
+// with the error it failed with, as Call does.
 func (c *Client) Notify(ctx context.Context, method string, params any) error {
 	if err := c.reconnectIfClosed(ctx); err != nil {
 		return err
 	}
 	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return err
+	}
 	c.lastUsed = time.Now()
 	c.mu.Unlock()
 	return c.send(ctx, request{Version, nil, method, params}, false)
@@ -504,7 +540,7 @@ func (c *Client) send(ctx context.Context, req request, answered bool) error {
 	}
 	c.out.reset()
 	if err := encodeRequest(&c.out, req); err != nil {
-		return fmt.Errorf("yaqrpc: %s: encoding the request: %w", req.Method, err)
+		return fmt.Errorf("yaqrpc: %s: encoding the request: %w", req.Method, errors.Join(errEncoding, err))
 	}
 	total := c.out.total
 	c.wbufs = c.out.buffers()
@@ -547,17 +583,28 @@ func (c *Client) send(ctx context.Context, req request, answered bool) error {
 	return err
 }
 
-// Close closes the connection; pending calls fail with ErrClosed. It
-// returns the connection's Close error, which matches net.ErrClosed when
-// the connection was closed already (by an earlier Close, or when the
-// client failed).
+// Close closes the connection; pending and later calls fail with
+// ErrClosed (or, on a client that had failed, with what it failed with).
+// It returns the connection's Close error; closing a client
+// closed already (or one whose connection failed and was closed) returns
+// nil.
 func (c *Client) Close() error {
+	c.mu.Lock()
+	closedAlready := c.err != nil
+	c.mu.Unlock()
 	c.fail(ErrClosed)
 	c.mu.Lock()
 	conn := c.conn // as reconnectIfClosed may replace it
 	c.mu.Unlock()
-	return conn.Close()
+	if err := conn.Close(); err != nil && !(closedAlready && errors.Is(err, net.ErrClosed)) {
+		return err
+	}
+	return nil
 }
+
+// errEncoding marks a request that could not be encoded (a parameter of a
+// type msgpack has none for): nothing was written.
+var errEncoding = errors.New("the request could not be encoded")
 
 func (c *Client) closedErr() error {
 	c.mu.Lock()
