@@ -411,8 +411,8 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 	z := npybridge.NewNPZWriter(w, o.compress)
 	for _, a := range arrays {
 		name := a.name
-		if name == "" {
-			name = o.lonelyName(in)
+		if name == "" || (o.name != "" && len(arrays) == 1) {
+			name = o.lonelyName(in) // --name names the one array put in, a picked member too
 		}
 		if a.objects != nil {
 			oa, err := a.objects()

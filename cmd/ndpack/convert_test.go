@@ -325,3 +325,22 @@ func TestConvertDialects(t *testing.T) {
 		assert.Contains(t, r.stdout, "msgpack ("+to+"), 2 arrays")
 	}
 }
+
+// --name names the member even when the array was picked from an archive
+// (it was ignored for run.npz:image and --member).
+func TestConvertNameRenamesAPickedMember(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := ndarray.FromSlice([]float64{1, 2})
+	src := filepath.Join(dir, "run.npz")
+	require.NoError(t, npybridge.WriteNPZFile(src, []npybridge.NamedArray{{Name: "image", Array: a}, {Name: "other", Array: a}}, false))
+	for _, args := range [][]string{{src + ":image"}, {"--member", "image", src}} {
+		out := filepath.Join(dir, "o.npz")
+		r := cli(t, nil, append(append([]string{"convert", "--name", "foo"}, args...), out)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		z, err := npybridge.ReadOptions{}.OpenNPZFile(out)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"foo"}, z.Names(), "%v", args)
+		z.Close()
+		os.Remove(out)
+	}
+}

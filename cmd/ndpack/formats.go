@@ -72,5 +72,8 @@ func resolveFormat(name, flagValue, flagName string) (format, error) {
 			return "", nil
 		}
 	}
+	if i := strings.LastIndexByte(name, ':'); i > 0 && formatOf(name[:i]) == formatNPY {
+		return "", usageError("%q: NAME in IN:NAME picks an array of an .npz or a msgpack map; an .npy holds one array (its rows: --rows START:STOP)", name)
+	}
 	return "", usageError("cannot tell the format of %q from its extension (.npy, .npz, .msgpack, .mpk); use --%s", name, flagName)
 }

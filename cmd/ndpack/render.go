@@ -114,10 +114,9 @@ func runRender(e env, args []string) error {
 	r.in, r.member = splitMember(pos[0], *member)
 	r.out = pos[1]
 
-	// What is drawn, and how: the errors the issue lists as bad input
-	// (an unknown colormap, a range the wrong way round, an extension
-	// that is neither .png nor .svg) exit 1 with no output, as a bad array
-	// does.
+	// What is drawn, and how: a flag that makes no sense (an unknown
+	// colormap, a range the wrong way round, an OUT that is neither .png
+	// nor .svg) is a usage error, exit 2, with no output.
 	kind := strings.ToLower(strings.TrimPrefix(*to, "."))
 	if kind == "" {
 		if isStdout(r.out) {
@@ -132,17 +131,21 @@ func runRender(e env, args []string) error {
 		r.png = true
 	case "svg":
 	default:
-		return fmt.Errorf("%s: render writes .png (an image) or .svg (a line plot), not %q", r.out, filepath.Ext(r.out))
+		hint := ""
+		if strings.Contains(filepath.Base(r.out), ":") {
+			hint = " (IN:NAME picks an array of IN; a frame of a stack is --rows N:N+1)"
+		}
+		return usageError("%s: render writes .png (an image) or .svg (a line plot), not %q%s", r.out, filepath.Ext(r.out), hint)
 	}
 	if r.opts.Colormap, err = render.ParseColormap(*colormap); err != nil {
-		return err
+		return usageError("--colormap %s: %v", *colormap, strings.TrimPrefix(err.Error(), "render: "))
 	}
 	if *rng != "" {
 		lo, hi, ok := strings.Cut(*rng, ",")
 		l, err1 := strconv.ParseFloat(strings.TrimSpace(lo), 64)
 		h, err2 := strconv.ParseFloat(strings.TrimSpace(hi), 64)
 		if !ok || err1 != nil || err2 != nil {
-			return fmt.Errorf("--range %q: want LO,HI, two numbers", *rng)
+			return usageError("--range %q: want LO,HI, two numbers", *rng)
 		}
 		r.opts.Range = [2]float64{l, h}
 	}
@@ -150,11 +153,11 @@ func runRender(e env, args []string) error {
 	level, ok := map[string]render.Compression{"fast": render.BestSpeed, "default": render.DefaultCompression,
 		"best": render.BestCompression, "none": render.NoCompression}[strings.ToLower(*compress)]
 	if !ok {
-		return fmt.Errorf("--compress %q: want fast, default, best or none", *compress)
+		return usageError("--compress %q: want fast, default, best or none", *compress)
 	}
 	r.opts.Compression = level
 	if err := r.opts.Validate(); err != nil {
-		return err
+		return usageError("%s", strings.TrimPrefix(err.Error(), "render: "))
 	}
 	pngOnly, svgOnly := []string{"colormap", "compress"}, []string{"rows", "x", "xlabel", "ylabel", "size"}
 	wrong := svgOnly

@@ -249,6 +249,24 @@ np.save(d + '/ok.npy', np.arange(6.0).reshape(2, 3))
 		args []string
 		says string
 	}{
+		{[]string{"--range", "5,5", in("ok.npy"), in("out.png")}, "low end must be below"},
+		{[]string{"--range", "9,1", in("ok.npy"), in("keep.png")}, "low end must be below"},
+		{[]string{"--range", "a,b", in("ok.npy"), in("out.png")}, "--range"},
+		{[]string{"--colormap", "jet", in("ok.npy"), in("out.png")}, `unknown colormap "jet"`},
+		{[]string{in("ok.npy"), in("out.jpg")}, `not ".jpg"`},
+		{[]string{in("ok.npy"), in("out")}, "render writes .png"},
+	} {
+		// Flags and names that make no sense are usage errors.
+		r := cli(t, nil, append([]string{"render"}, c.args...)...)
+		assert.Equal(t, 2, r.code, "%v: %s", c.args, r.stderr)
+		assert.True(t, strings.HasPrefix(r.stderr, "ndpack render: ") && strings.HasSuffix(r.stderr, "Run 'ndpack help render' for usage.\n"), "%v: %q", c.args, r.stderr)
+		assert.Contains(t, r.stderr, c.says, c.args)
+		assert.Equal(t, before, dirNames(t, dir), "%v left a file", c.args)
+	}
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
 		{[]string{in("zero_d.npy"), in("out.png")}, "0-D array"},
 		{[]string{in("four_d.npy"), in("out.png")}, "4-D array"},
 		{[]string{in("four_d.npy"), in("out.svg")}, "4-D array"},
@@ -256,12 +274,6 @@ np.save(d + '/ok.npy', np.arange(6.0).reshape(2, 3))
 		{[]string{in("objects.npy"), in("out.png")}, "object array"},
 		{[]string{in("strings.npy"), in("out.png")}, "not a number"},
 		{[]string{in("empty.npy"), in("out.png")}, "no elements"},
-		{[]string{"--range", "5,5", in("ok.npy"), in("out.png")}, "low end must be below"},
-		{[]string{"--range", "9,1", in("ok.npy"), in("keep.png")}, "low end must be below"},
-		{[]string{"--range", "a,b", in("ok.npy"), in("out.png")}, "--range"},
-		{[]string{"--colormap", "jet", in("ok.npy"), in("out.png")}, `unknown colormap "jet"`},
-		{[]string{in("ok.npy"), in("out.jpg")}, `not ".jpg"`},
-		{[]string{in("ok.npy"), in("out")}, "render writes .png"},
 		{[]string{in("missing.npy"), in("out.png")}, "no such file"},
 	} {
 		r := cli(t, nil, append([]string{"render"}, c.args...)...)
@@ -435,4 +447,22 @@ func TestYaqWatchSavePNG(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	assert.Len(t, inodes, 3, "the file was not replaced on each update")
+}
+
+// A flag that makes no sense is a usage error (exit 2) with the usage
+// hint, and IN:NAME on an .npy explains what NAME picks (#34).
+func TestRenderUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "img.npy")
+	a, _ := ndarray.FromSlice(make([]float64, 12), 3, 4)
+	require.NoError(t, npybridge.WriteFile(in, a))
+	for _, args := range [][]string{{"--colormap", "jet"}, {"--range", "0"}, {"--range", "1,0"}, {"--compress", "bogus"}} {
+		r := cli(t, nil, append(append([]string{"render"}, args...), in, filepath.Join(dir, "x.png"))...)
+		assert.Equal(t, 2, r.code, "%v: %s", args, r.stderr)
+		assert.Contains(t, r.stderr, "Run 'ndpack help render' for usage.", args)
+		assert.NoFileExists(t, filepath.Join(dir, "x.png"))
+	}
+	r := cli(t, nil, "render", in+":0", filepath.Join(dir, "x.png"))
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "an .npy holds one array (its rows: --rows START:STOP)")
 }
