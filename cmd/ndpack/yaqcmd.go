@@ -59,13 +59,37 @@ Examples:
   ndpack yaq --watch 1s 127.0.0.1:39115 get_position
 `
 
+// yaqCommand is a checked yaq command line.
+type yaqCommand struct {
+	addr     string
+	method   string // "" to describe the daemon
+	params   []any
+	save     string
+	watch    time.Duration
+	timeout  time.Duration
+	asJSON   bool
+	dialOpts yaq.DialOptions
+}
+
 func runYaq(e env, args []string) error {
+	y, err := parseYaq(args)
+	if err != nil {
+		return err
+	}
+	return y.run(e)
+}
+
+// parseYaq checks the whole command line before the daemon is called: a
+// call may move an instrument, and must not happen for a command that
+// then fails.
+func parseYaq(args []string) (*yaqCommand, error) {
 	fs := flag.NewFlagSet("yaq", flag.ContinueOnError)
-	save := fs.String("save", "", "")
-	watch := fs.Duration("watch", 0, "")
-	timeout := fs.Duration("timeout", 10*time.Second, "")
+	y := &yaqCommand{}
+	fs.StringVar(&y.save, "save", "", "")
+	fs.DurationVar(&y.watch, "watch", 0, "")
+	fs.DurationVar(&y.timeout, "timeout", 10*time.Second, "")
 	maxSize := fs.String("max-size", "", "")
-	asJSON := fs.Bool("json", false, "")
+	fs.BoolVar(&y.asJSON, "json", false, "")
 	// Arguments after the method are JSON values, some of which ("-1")
 	// look like flags: only what comes before HOST:PORT is parsed, and
 	// after it the command's own flags spelled in full ("--save FILE",
@@ -73,129 +97,138 @@ func runYaq(e env, args []string) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			return err
+			return nil, err
 		}
-		return usageError("%v", err)
+		return nil, usageError("%v", err)
 	}
 	pos, late := splitLateFlags(fs.Args())
 	if len(late) > 0 {
 		if err := fs.Parse(late); err != nil {
-			return usageError("%v", err)
+			return nil, usageError("%v", err)
 		}
 	}
 	if len(pos) == 0 {
-		return usageError("name the daemon as HOST:PORT, or PORT on 127.0.0.1")
+		return nil, usageError("name the daemon as HOST:PORT, or PORT on 127.0.0.1")
 	}
-	addr, pos := pos[0], pos[1:]
-	if _, err := strconv.ParseUint(addr, 10, 16); err == nil {
-		addr = "127.0.0.1:" + addr // as yaqc takes a bare port
+	y.addr, pos = pos[0], pos[1:]
+	if _, err := strconv.ParseUint(y.addr, 10, 16); err == nil {
+		y.addr = "127.0.0.1:" + y.addr // as yaqc takes a bare port
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	// Everything is checked before the daemon is called: a call may move
-	// an instrument, and must not happen for a command that then fails.
 	switch {
-	case *save != "" && len(pos) == 0:
-		return usageError("--save writes the result of a call: name a METHOD")
-	case *save != "" && formatOf(*save) != formatNPY && formatOf(*save) != formatNPZ && !isImageSave(*save):
-		return usageError("--save needs a .npy or .npz file name (or .png for an image, .svg for a 1-D plot), got %q", *save)
-	case set["watch"] && *watch <= 0:
-		return usageError("--watch %s: the interval must be positive", *watch)
-	case *watch > 0 && len(pos) == 0:
-		return usageError("--watch repeats a call: name a METHOD")
-	case *timeout < 0:
-		return usageError("--timeout %s: want a positive duration, or 0 for none", *timeout)
+	case y.save != "" && len(pos) == 0:
+		return nil, usageError("--save writes the result of a call: name a METHOD")
+	case y.save != "" && formatOf(y.save) != formatNPY && formatOf(y.save) != formatNPZ && !isImageSave(y.save):
+		return nil, usageError("--save needs a .npy or .npz file name (or .png for an image, .svg for a 1-D plot), got %q", y.save)
+	case set["watch"] && y.watch <= 0:
+		return nil, usageError("--watch %s: the interval must be positive", y.watch)
+	case y.watch > 0 && len(pos) == 0:
+		return nil, usageError("--watch repeats a call: name a METHOD")
+	case y.timeout < 0:
+		return nil, usageError("--timeout %s: want a positive duration, or 0 for none", y.timeout)
 	}
-	var dialOpts yaq.DialOptions
 	if set["max-size"] {
 		n, err := parseByteSize(*maxSize)
 		if err != nil {
-			return usageError("--max-size %s: %v", *maxSize, err)
+			return nil, usageError("--max-size %s: %v", *maxSize, err)
 		}
-		dialOpts.MaxSize = n
+		y.dialOpts.MaxSize = n
 	}
-	if *save != "" {
-		if fi, err := os.Stat(filepath.Dir(*save)); err != nil || !fi.IsDir() {
-			return fmt.Errorf("--save %s: its directory does not exist", *save)
-		}
-	}
-	var params []any
-	if len(pos) > 1 {
-		for i, a := range pos[1:] {
-			dec := json.NewDecoder(strings.NewReader(a))
-			dec.UseNumber()
-			var v any
-			if err := dec.Decode(&v); err != nil {
-				return usageError("argument %d (%q) is not a JSON value (a string needs its quotes: '\"text\"')", i+1, a)
-			}
-			params = append(params, yaqtoml.FromJSON(v)) // a misfit named in Avro's words: a double, not a json.Number
+	if y.save != "" {
+		if fi, err := os.Stat(filepath.Dir(y.save)); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("--save %s: its directory does not exist", y.save)
 		}
 	}
-	withTimeout := func() (context.Context, context.CancelFunc) {
-		if *timeout == 0 {
-			return context.WithCancel(context.Background())
-		}
-		return context.WithTimeout(context.Background(), *timeout)
+	if len(pos) > 0 {
+		y.method = pos[0]
 	}
-	ctx, cancel := withTimeout()
-	c, err := yaq.Dial(ctx, addr, &dialOpts)
+	for i, a := range pos[min(1, len(pos)):] {
+		dec := json.NewDecoder(strings.NewReader(a))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, usageError("argument %d (%q) is not a JSON value (a string needs its quotes: '\"text\"')", i+1, a)
+		}
+		y.params = append(y.params, yaqtoml.FromJSON(v)) // a misfit named in Avro's words: a double, not a json.Number
+	}
+	return y, nil
+}
+
+// withTimeout is the context of one exchange with the daemon.
+func (y *yaqCommand) withTimeout() (context.Context, context.CancelFunc) {
+	if y.timeout == 0 {
+		return context.WithCancel(context.Background())
+	}
+	return context.WithTimeout(context.Background(), y.timeout)
+}
+
+// run describes the daemon, or calls the method (every --watch interval).
+func (y *yaqCommand) run(e env) error {
+	ctx, cancel := y.withTimeout()
+	c, err := yaq.Dial(ctx, y.addr, &y.dialOpts)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("%s: %w", addr, awaited(err, "its handshake", *timeout))
+		return fmt.Errorf("%s: %w", y.addr, awaited(err, "its handshake", y.timeout))
 	}
 	defer c.Close()
-	if len(pos) == 0 {
-		return describeDaemon(e.stdout, c, withTimeout)
+	if y.method == "" {
+		return describeDaemon(e.stdout, c, y.withTimeout)
 	}
-	method := pos[0]
 	for first := true; ; first = false {
 		if !first {
-			time.Sleep(*watch)
+			time.Sleep(y.watch)
 		}
-		ctx, cancel := withTimeout()
-		var result any
-		err := c.Call(ctx, method, params, &result)
-		cancel()
-		if errors.Is(err, avro.ErrTooLarge) {
-			return fmt.Errorf("%s: %w (raise the limit with --max-size)", addr, err)
+		if err := y.callOnce(e, c); err != nil {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", addr, awaited(err, "the answer to "+method, *timeout))
-		}
-		var out bytes.Buffer
-		if *watch > 0 {
-			if e.stdoutTerminal {
-				out.WriteString("\x1b[H\x1b[2J")
-			}
-			fmt.Fprintf(&out, "%s %s every %s, %s\n", addr, method, *watch, time.Now().Format("15:04:05.000"))
-		}
-		if *asJSON {
-			if err := writeJSONLine(&out, result); err != nil {
-				return fmt.Errorf("%s: %s: %w", addr, method, err)
-			}
-		} else if text, ok := result.(string); ok && strings.Contains(text, "\n") {
-			// A text answer (get_config's TOML, a doc) is printed as the
-			// daemon wrote it, to be read or saved as it is.
-			out.WriteString(text)
-			if !strings.HasSuffix(text, "\n") {
-				out.WriteByte('\n')
-			}
-		} else {
-			printValue(&out, result, "")
-		}
-		e.stdout.Write(out.Bytes())
-		if *save != "" {
-			if err := saveArrays(*save, method, result); err != nil {
-				return err
-			}
-		}
-		if *watch == 0 {
+		if y.watch == 0 {
 			return nil
 		}
-		if !e.stdoutTerminal && !*asJSON {
+		if !e.stdoutTerminal && !y.asJSON {
 			fmt.Fprintln(e.stdout)
 		}
 	}
+}
+
+// callOnce calls the method, prints the result and saves it (--save).
+func (y *yaqCommand) callOnce(e env, c *yaq.Client) error {
+	ctx, cancel := y.withTimeout()
+	var result any
+	err := c.Call(ctx, y.method, y.params, &result)
+	cancel()
+	if errors.Is(err, avro.ErrTooLarge) {
+		return fmt.Errorf("%s: %w (raise the limit with --max-size)", y.addr, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", y.addr, awaited(err, "the answer to "+y.method, y.timeout))
+	}
+	var out bytes.Buffer
+	if y.watch > 0 {
+		if e.stdoutTerminal {
+			out.WriteString("\x1b[H\x1b[2J")
+		}
+		fmt.Fprintf(&out, "%s %s every %s, %s\n", y.addr, y.method, y.watch, time.Now().Format("15:04:05.000"))
+	}
+	if y.asJSON {
+		if err := writeJSONLine(&out, result); err != nil {
+			return fmt.Errorf("%s: %s: %w", y.addr, y.method, err)
+		}
+	} else if text, ok := result.(string); ok && strings.Contains(text, "\n") {
+		// A text answer (get_config's TOML, a doc) is printed as the
+		// daemon wrote it, to be read or saved as it is.
+		out.WriteString(text)
+		if !strings.HasSuffix(text, "\n") {
+			out.WriteByte('\n')
+		}
+	} else {
+		printValue(&out, result, "")
+	}
+	e.stdout.Write(out.Bytes())
+	if y.save != "" {
+		return saveArrays(y.save, y.method, result)
+	}
+	return nil
 }
 
 // awaited says what a call that ran out of time waited for, from whom
