@@ -175,25 +175,52 @@ func (a axis) pos(v float64) float64 {
 // clampFloat keeps v within the finite float64 values.
 func clampFloat(v float64) float64 { return max(-math.MaxFloat64, min(v, math.MaxFloat64)) }
 
-func encodeSVG(w io.Writer, ysrc Source, xsrc *Source, p Plot) error {
-	rows, n := 1, ysrc.Shape[0]
-	if len(ysrc.Shape) == 2 {
-		rows, n = ysrc.Shape[0], ysrc.Shape[1]
-	}
-	if p.Width == 0 && p.Height == 0 {
-		p.Width, p.Height = 800, 450
-	}
-	openX := func() (*values, error) {
-		if xsrc == nil {
-			return nil, nil
-		}
-		return openValues(*xsrc)
-	}
+// svgPlot is one plot being drawn: its sources, its axes and the plot
+// area inside the margins.
+type svgPlot struct {
+	p                  Plot
+	ysrc               Source
+	xsrc               *Source
+	rows, n            int
+	xlo, xhi, ylo, yhi float64
+	xa, ya             axis
+	left, top, pw, ph  float64
+}
 
-	// The extent of both axes, over the values that are drawn.
+func encodeSVG(w io.Writer, ysrc Source, xsrc *Source, p Plot) error {
+	sp := &svgPlot{p: p, ysrc: ysrc, xsrc: xsrc, rows: 1, n: ysrc.Shape[0]}
+	if len(ysrc.Shape) == 2 {
+		sp.rows, sp.n = ysrc.Shape[0], ysrc.Shape[1]
+	}
+	if sp.p.Width == 0 && sp.p.Height == 0 {
+		sp.p.Width, sp.p.Height = 800, 450
+	}
+	if err := sp.extent(); err != nil {
+		return err
+	}
+	sp.layout()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	sp.writeFrame(bw)
+	if err := sp.writeLines(bw); err != nil {
+		return err
+	}
+	bw.WriteString("</g>\n</svg>\n")
+	return bw.Flush()
+}
+
+func (sp *svgPlot) openX() (*values, error) {
+	if sp.xsrc == nil {
+		return nil, nil
+	}
+	return openValues(*sp.xsrc)
+}
+
+// extent finds the extent of both axes, over the values that are drawn.
+func (sp *svgPlot) extent() error {
+	p, n := sp.p, sp.n
 	xlo, xhi := 0.0, float64(n-1)
-	if xsrc != nil {
-		xs, err := openX()
+	if sp.xsrc != nil {
+		xs, err := sp.openX()
 		if err != nil {
 			return err
 		}
@@ -212,12 +239,12 @@ func encodeSVG(w io.Writer, ysrc Source, xsrc *Source, p Plot) error {
 	if fixed {
 		ylo, yhi = p.Range[0], p.Range[1]
 	} else {
-		ys, err := openValues(ysrc)
+		ys, err := openValues(sp.ysrc)
 		if err != nil {
 			return err
 		}
-		for range rows {
-			xs, err := openX()
+		for range sp.rows {
+			xs, err := sp.openX()
 			if err == nil {
 				err = eachValue(ys, xs, n, func(x, y []float64, _ int) {
 					for i, v := range y {
@@ -250,24 +277,35 @@ func encodeSVG(w io.Writer, ysrc Source, xsrc *Source, p Plot) error {
 		}
 		ylo, yhi = clampFloat(ylo-m), clampFloat(yhi+m)
 	}
-	xa, ya := newAxis(xlo, xhi), newAxis(ylo, yhi)
+	sp.xlo, sp.xhi, sp.ylo, sp.yhi = xlo, xhi, ylo, yhi
+	sp.xa, sp.ya = newAxis(xlo, xhi), newAxis(ylo, yhi)
+	return nil
+}
 
-	// The plot area, inside margins for the tick labels and axis labels.
+// layout places the plot area inside margins for the tick labels and
+// axis labels.
+func (sp *svgPlot) layout() {
 	left, right, top, bottom := 72.0, 16.0, 16.0, 44.0
-	if p.YLabel != "" {
+	if sp.p.YLabel != "" {
 		left += 18
 	}
-	if p.XLabel != "" {
+	if sp.p.XLabel != "" {
 		bottom += 18
 	}
-	pw, ph := float64(p.Width)-left-right, float64(p.Height)-top-bottom
-	px := func(x float64) float64 { return left + xa.pos(x)*pw }
-	py := func(y float64) float64 {
-		v := top + ph - ya.pos(y)*ph
-		return min(max(v, top-4*ph), top+5*ph) // far outside the clip is as good as infinitely
-	}
+	sp.left, sp.top = left, top
+	sp.pw, sp.ph = float64(sp.p.Width)-left-right, float64(sp.p.Height)-top-bottom
+}
 
-	bw := bufio.NewWriterSize(w, 64<<10)
+func (sp *svgPlot) px(x float64) float64 { return sp.left + sp.xa.pos(x)*sp.pw }
+
+func (sp *svgPlot) py(y float64) float64 {
+	v := sp.top + sp.ph - sp.ya.pos(y)*sp.ph
+	return min(max(v, sp.top-4*sp.ph), sp.top+5*sp.ph) // far outside the clip is as good as infinitely
+}
+
+// writeFrame writes the SVG's head, the frame, ticks and labels.
+func (sp *svgPlot) writeFrame(bw *bufio.Writer) {
+	p, left, top, pw, ph := sp.p, sp.left, sp.top, sp.pw, sp.ph
 	fmt.Fprintf(bw, `<?xml version="1.0" encoding="UTF-8"?>
 <svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">
 <rect width="100%%" height="100%%" fill="white"/>
@@ -277,22 +315,22 @@ func encodeSVG(w io.Writer, ysrc Source, xsrc *Source, p Plot) error {
 	// Axes and ticks.
 	fmt.Fprintf(bw, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="black"/>`+"\n", num(left), num(top), num(pw), num(ph))
 	bw.WriteString(`<g stroke="black">` + "\n")
-	xt, yt := ticks(xlo, xhi, false), ticks(ylo, yhi, p.Log)
+	xt, yt := ticks(sp.xlo, sp.xhi, false), ticks(sp.ylo, sp.yhi, p.Log)
 	for _, t := range xt {
-		x := px(t.v)
+		x := sp.px(t.v)
 		fmt.Fprintf(bw, `<line x1="%s" y1="%s" x2="%s" y2="%s"/>`+"\n", num(x), num(top+ph), num(x), num(top+ph+5))
 	}
 	for _, t := range yt {
-		y := top + ph - ya.pos(t.v)*ph
+		y := top + ph - sp.ya.pos(t.v)*ph
 		fmt.Fprintf(bw, `<line x1="%s" y1="%s" x2="%s" y2="%s"/>`+"\n", num(left-5), num(y), num(left), num(y))
 	}
 	bw.WriteString("</g>\n<g text-anchor=\"middle\">\n")
 	for _, t := range xt {
-		fmt.Fprintf(bw, `<text x="%s" y="%s">%s</text>`+"\n", num(px(t.v)), num(top+ph+18), escape(t.label))
+		fmt.Fprintf(bw, `<text x="%s" y="%s">%s</text>`+"\n", num(sp.px(t.v)), num(top+ph+18), escape(t.label))
 	}
 	bw.WriteString("</g>\n<g text-anchor=\"end\">\n")
 	for _, t := range yt {
-		y := top + ph - ya.pos(t.v)*ph
+		y := top + ph - sp.ya.pos(t.v)*ph
 		fmt.Fprintf(bw, `<text x="%s" y="%s">%s</text>`+"\n", num(left-8), num(y+4), escape(t.label))
 	}
 	bw.WriteString("</g>\n")
@@ -302,17 +340,21 @@ func encodeSVG(w io.Writer, ysrc Source, xsrc *Source, p Plot) error {
 	if p.YLabel != "" {
 		fmt.Fprintf(bw, `<text transform="translate(16 %s) rotate(-90)" text-anchor="middle">%s</text>`+"\n", num(top+ph/2), escape(p.YLabel))
 	}
+}
 
-	// The lines.
+// writeLines writes one polyline per row (more where values are missing),
+// thinned to the min and max of each pixel column when there are more
+// values than MaxPoints.
+func (sp *svgPlot) writeLines(bw *bufio.Writer) error {
 	bw.WriteString(`<g clip-path="url(#plot-area)" fill="none" stroke-width="1.2" stroke-linejoin="round">` + "\n")
-	ys, err := openValues(ysrc)
+	ys, err := openValues(sp.ysrc)
 	if err != nil {
 		return err
 	}
 	defer ys.close()
 	var pts []byte
-	for r := range rows {
-		color := lineColor(r, rows)
+	for r := range sp.rows {
+		color := lineColor(r, sp.rows)
 		open := false
 		emit := func(x, y float64) {
 			if !open {
@@ -321,9 +363,9 @@ func encodeSVG(w io.Writer, ysrc Source, xsrc *Source, p Plot) error {
 			} else {
 				pts = append(pts, ' ')
 			}
-			pts = strconv.AppendFloat(pts, px(x), 'f', 2, 64)
+			pts = strconv.AppendFloat(pts, sp.px(x), 'f', 2, 64)
 			pts = append(pts, ',')
-			pts = strconv.AppendFloat(pts, py(y), 'f', 2, 64)
+			pts = strconv.AppendFloat(pts, sp.py(y), 'f', 2, 64)
 			if len(pts) > 32<<10 {
 				bw.Write(pts)
 				pts = pts[:0]
@@ -336,49 +378,57 @@ func encodeSVG(w io.Writer, ysrc Source, xsrc *Source, p Plot) error {
 				open = false
 			}
 		}
-		thin := n > MaxPoints
-		var col columnBucket
-		xs, err := openX()
-		if err != nil {
+		if err := sp.eachPoint(ys, emit, end); err != nil {
 			return err
 		}
-		err = eachValue(ys, xs, n, func(xv, yv []float64, _ int) {
-			for i, y := range yv {
-				x := xv[i]
-				if p.Log {
-					if y > 0 {
-						y = math.Log10(y)
-					} else {
-						y = math.NaN()
-					}
-				}
-				if !finite(x) || !finite(y) {
-					col.flush(emit)
-					end()
-					continue
-				}
-				if !thin {
-					emit(x, y)
-					continue
-				}
-				c := int(math.Floor(px(x)))
-				if col.n > 0 && c != col.column {
-					col.flush(emit)
-				}
-				col.add(c, x, y)
-			}
-		})
-		if xs != nil {
-			xs.close()
-		}
-		if err != nil {
-			return err
-		}
-		col.flush(emit)
-		end()
 	}
-	bw.WriteString("</g>\n</svg>\n")
-	return bw.Flush()
+	return nil
+}
+
+// eachPoint hands the next row's points to emit, thinned, calling end
+// where a line breaks (a value that cannot be drawn) and at the row's end.
+func (sp *svgPlot) eachPoint(ys *values, emit func(x, y float64), end func()) error {
+	thin := sp.n > MaxPoints
+	var col columnBucket
+	xs, err := sp.openX()
+	if err != nil {
+		return err
+	}
+	err = eachValue(ys, xs, sp.n, func(xv, yv []float64, _ int) {
+		for i, y := range yv {
+			x := xv[i]
+			if sp.p.Log {
+				if y > 0 {
+					y = math.Log10(y)
+				} else {
+					y = math.NaN()
+				}
+			}
+			if !finite(x) || !finite(y) {
+				col.flush(emit)
+				end()
+				continue
+			}
+			if !thin {
+				emit(x, y)
+				continue
+			}
+			c := int(math.Floor(sp.px(x)))
+			if col.n > 0 && c != col.column {
+				col.flush(emit)
+			}
+			col.add(c, x, y)
+		}
+	})
+	if xs != nil {
+		xs.close()
+	}
+	if err != nil {
+		return err
+	}
+	col.flush(emit)
+	end()
+	return nil
 }
 
 // CheckPlot reports whether EncodeSVG can draw an array of dtype dt and
