@@ -447,9 +447,7 @@ func (d *decoder) run() (any, error) {
 		}
 		op := d.data[d.pos]
 		d.pos++
-		var err error
-		switch op {
-		case opStop:
+		if op == opStop {
 			v, err := d.pop("STOP")
 			if err != nil {
 				return nil, err
@@ -457,257 +455,288 @@ func (d *decoder) run() (any, error) {
 			// Python ignores what is left on the stack, and so does this.
 			d.stopAt = d.opStart
 			return v, nil
-		case opProto:
-			b, err := d.need(1, "PROTO")
-			if err != nil {
-				return nil, err
-			}
-			if b[0] > 5 {
-				return nil, d.fail(ErrMalformed, "protocol %d; Python's highest is 5", b[0])
-			}
-			d.proto = int(b[0])
-		case opFrame:
-			b, err := d.need(8, "FRAME")
-			if err != nil {
-				return nil, err
-			}
-			if n := binary.LittleEndian.Uint64(b); n > uint64(len(d.data)-d.pos) {
-				return nil, d.fail(ErrTruncated, "FRAME claims %d bytes, %d remain", n, len(d.data)-d.pos)
-			}
-		case opMark:
-			d.marks = append(d.marks, len(d.stack))
-		case opPop:
-			_, err = d.pop("POP")
-		case opPopMark:
-			_, err = d.popMark("POP_MARK")
-		case opDup:
-			var v any
-			if v, err = d.top("DUP"); err == nil {
-				d.push(v)
-			}
-		case opNone:
-			d.push(nil)
-		case opNewTrue:
-			d.push(true)
-		case opNewFalse:
-			d.push(false)
-		case opBinInt1:
-			var b []byte
-			if b, err = d.need(1, "BININT1"); err == nil {
-				d.push(int64(b[0]))
-			}
-		case opBinInt2:
-			var b []byte
-			if b, err = d.need(2, "BININT2"); err == nil {
-				d.push(int64(binary.LittleEndian.Uint16(b)))
-			}
-		case opBinInt:
-			var b []byte
-			if b, err = d.need(4, "BININT"); err == nil {
-				d.push(int64(int32(binary.LittleEndian.Uint32(b))))
-			}
-		case opLong1:
-			var b []byte
-			if b, err = d.need(1, "LONG1"); err == nil {
-				err = d.long(int(b[0]))
-			}
-		case opLong4:
-			var b []byte
-			if b, err = d.need(4, "LONG4"); err == nil {
-				n := int32(binary.LittleEndian.Uint32(b))
-				if n < 0 {
-					return nil, d.fail(ErrMalformed, "LONG4 of negative length %d", n)
-				}
-				err = d.long(int(n))
-			}
-		case opBinFloat:
-			var b []byte
-			if b, err = d.need(8, "BINFLOAT"); err == nil {
-				d.push(math.Float64frombits(binary.BigEndian.Uint64(b)))
-			}
-		case opShortBinUni:
-			err = d.unicode(1)
-		case opBinUnicode:
-			err = d.unicode(4)
-		case opBinUnicode8:
-			err = d.unicode(8)
-		case opShortBinBytes:
-			err = d.bytes(1, false)
-		case opBinBytes:
-			err = d.bytes(4, false)
-		case opBinBytes8:
-			err = d.bytes(8, false)
-		case opByteArray8:
-			err = d.bytes(8, true)
-		case opShortBinString:
-			err = d.py2String(1)
-		case opBinString:
-			err = d.py2String(4)
-		case opEmptyList:
-			err = d.container(&listObj{node: node{at: d.opStart}})
-		case opEmptyDict:
-			err = d.container(&dictObj{node: node{at: d.opStart}})
-		case opEmptySet:
-			err = d.container(&setObj{node: node{at: d.opStart}})
-		case opEmptyTuple:
-			err = d.container(&tupleObj{node: node{at: d.opStart}})
-		case opList:
-			var items []any
-			if items, err = d.popMark("LIST"); err == nil {
-				err = d.container(&listObj{node: node{at: d.opStart}, items: d.copyItems(items), n: len(items)})
-			}
-		case opTuple:
-			var items []any
-			if items, err = d.popMark("TUPLE"); err == nil {
-				err = d.container(&tupleObj{node: node{at: d.opStart}, items: d.copyItems(items)})
-			}
-		case opFrozenSet:
-			var items []any
-			if items, err = d.popMark("FROZENSET"); err == nil {
-				err = d.container(&setObj{node: node{at: d.opStart}, items: d.copyItems(items), frozen: true})
-			}
-		case opDict:
-			var items []any
-			if items, err = d.popMark("DICT"); err == nil {
-				dict := &dictObj{node: node{at: d.opStart}}
-				if err = d.setItems(dict, items, "DICT"); err == nil {
-					err = d.container(dict)
-				}
-			}
-		case opTuple1, opTuple2, opTuple3:
-			n := int(op-opTuple1) + 1
-			if len(d.stack) < n || (len(d.marks) > 0 && len(d.stack)-n < d.marks[len(d.marks)-1]) {
-				return nil, d.fail(ErrMalformed, "TUPLE%d needs %d items on the stack", n, n)
-			}
-			items := d.copyItems(d.stack[len(d.stack)-n:])
-			d.stack = d.stack[:len(d.stack)-n]
-			err = d.container(&tupleObj{node: node{at: d.opStart}, items: items})
-		case opAppend:
-			var v, l any
-			if v, err = d.pop("APPEND"); err == nil {
-				if l, err = d.top("APPEND"); err == nil {
-					err = d.appendItems(l, []any{v}, "APPEND")
-				}
-			}
-		case opAppends:
-			var items []any
-			var l any
-			if items, err = d.popMark("APPENDS"); err == nil {
-				if l, err = d.top("APPENDS"); err == nil {
-					err = d.appendItems(l, items, "APPENDS")
-				}
-			}
-		case opAddItems:
-			var items []any
-			var s any
-			if items, err = d.popMark("ADDITEMS"); err == nil {
-				if s, err = d.top("ADDITEMS"); err == nil {
-					set, ok := s.(*setObj)
-					if !ok || set.frozen {
-						return nil, d.fail(ErrMalformed, "ADDITEMS to %s, not a set", typeName(s))
-					}
-					if err = d.hashables(items, "a set element"); err == nil {
-						if err = d.charge(16 * int64(len(items))); err == nil {
-							set.items = append(set.items, items...)
-						}
-					}
-				}
-			}
-		case opSetItem:
-			var k, v, t any
-			if v, err = d.pop("SETITEM"); err == nil {
-				if k, err = d.pop("SETITEM"); err == nil {
-					if t, err = d.top("SETITEM"); err == nil {
-						err = d.setItems(t, []any{k, v}, "SETITEM")
-					}
-				}
-			}
-		case opSetItems:
-			var items []any
-			var t any
-			if items, err = d.popMark("SETITEMS"); err == nil {
-				if t, err = d.top("SETITEMS"); err == nil {
-					err = d.setItems(t, items, "SETITEMS")
-				}
-			}
-		case opBinPut:
-			var b []byte
-			if b, err = d.need(1, "BINPUT"); err == nil {
-				err = d.memoPut(uint32(b[0]))
-			}
-		case opLongBinPut:
-			var b []byte
-			if b, err = d.need(4, "LONG_BINPUT"); err == nil {
-				err = d.memoPut(binary.LittleEndian.Uint32(b))
-			}
-		case opMemoize:
-			if d.memo.len() >= math.MaxUint32 {
-				return nil, d.fail(ErrTooLarge, "MEMOIZE beyond 2**32 entries")
-			}
-			err = d.memoPut(uint32(d.memo.len()))
-		case opBinGet:
-			var b []byte
-			if b, err = d.need(1, "BINGET"); err == nil {
-				err = d.memoGet(uint32(b[0]))
-			}
-		case opLongBinGet:
-			var b []byte
-			if b, err = d.need(4, "LONG_BINGET"); err == nil {
-				err = d.memoGet(binary.LittleEndian.Uint32(b))
-			}
-		case opGlobal:
-			var mod, name string
-			if mod, err = d.line("GLOBAL's module"); err == nil {
-				if name, err = d.line("GLOBAL's name"); err == nil {
-					err = d.global(mod, name)
-				}
-			}
-		case opStackGlobal:
-			var mod, name any
-			if name, err = d.pop("STACK_GLOBAL"); err == nil {
-				if mod, err = d.pop("STACK_GLOBAL"); err == nil {
-					ms, ok1 := mod.(string)
-					ns, ok2 := name.(string)
-					if !ok1 || !ok2 {
-						return nil, d.fail(ErrMalformed, "STACK_GLOBAL of %s and %s, not two str", typeName(mod), typeName(name))
-					}
-					err = d.global(ms, ns)
-				}
-			}
-		case opReduce:
-			var f, args any
-			if args, err = d.pop("REDUCE"); err == nil {
-				if f, err = d.pop("REDUCE"); err == nil {
-					var v any
-					if v, err = d.reduce(f, args); err == nil {
-						d.push(v)
-					}
-				}
-			}
-		case opBuild:
-			var state, obj any
-			if state, err = d.pop("BUILD"); err == nil {
-				if obj, err = d.top("BUILD"); err == nil {
-					err = d.build(obj, state)
-				}
-			}
-		default:
-			if name, ok := opNames[op]; ok {
-				switch op {
-				case opFloat, opInt, opLong, opString, opUnicode, opGet, opPut, opDict, opList:
-					return nil, d.fail(ErrMalformed, "opcode %s of protocol 0, which np.save never writes, is not read", name)
-				}
-				return nil, d.fail(ErrNotData, "opcode %s would run code or needs a Python object, and is never run", name)
-			}
-			return nil, d.fail(ErrMalformed, "unknown opcode 0x%02x", op)
 		}
-		if err != nil {
+		if err := d.stepValue(op); err != nil {
 			return nil, err
 		}
 		if err := d.checkStack(); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// stepValue runs one opcode of the stack machine and its scalar values
+// (numbers, strings, bytes), handing the others on.
+func (d *decoder) stepValue(op byte) error {
+	var err error
+	switch op {
+	case opProto:
+		b, err := d.need(1, "PROTO")
+		if err != nil {
+			return err
+		}
+		if b[0] > 5 {
+			return d.fail(ErrMalformed, "protocol %d; Python's highest is 5", b[0])
+		}
+		d.proto = int(b[0])
+	case opFrame:
+		b, err := d.need(8, "FRAME")
+		if err != nil {
+			return err
+		}
+		if n := binary.LittleEndian.Uint64(b); n > uint64(len(d.data)-d.pos) {
+			return d.fail(ErrTruncated, "FRAME claims %d bytes, %d remain", n, len(d.data)-d.pos)
+		}
+	case opMark:
+		d.marks = append(d.marks, len(d.stack))
+	case opPop:
+		_, err = d.pop("POP")
+	case opPopMark:
+		_, err = d.popMark("POP_MARK")
+	case opDup:
+		var v any
+		if v, err = d.top("DUP"); err == nil {
+			d.push(v)
+		}
+	case opNone:
+		d.push(nil)
+	case opNewTrue:
+		d.push(true)
+	case opNewFalse:
+		d.push(false)
+	case opBinInt1:
+		var b []byte
+		if b, err = d.need(1, "BININT1"); err == nil {
+			d.push(int64(b[0]))
+		}
+	case opBinInt2:
+		var b []byte
+		if b, err = d.need(2, "BININT2"); err == nil {
+			d.push(int64(binary.LittleEndian.Uint16(b)))
+		}
+	case opBinInt:
+		var b []byte
+		if b, err = d.need(4, "BININT"); err == nil {
+			d.push(int64(int32(binary.LittleEndian.Uint32(b))))
+		}
+	case opLong1:
+		var b []byte
+		if b, err = d.need(1, "LONG1"); err == nil {
+			err = d.long(int(b[0]))
+		}
+	case opLong4:
+		var b []byte
+		if b, err = d.need(4, "LONG4"); err == nil {
+			n := int32(binary.LittleEndian.Uint32(b))
+			if n < 0 {
+				return d.fail(ErrMalformed, "LONG4 of negative length %d", n)
+			}
+			err = d.long(int(n))
+		}
+	case opBinFloat:
+		var b []byte
+		if b, err = d.need(8, "BINFLOAT"); err == nil {
+			d.push(math.Float64frombits(binary.BigEndian.Uint64(b)))
+		}
+	case opShortBinUni:
+		err = d.unicode(1)
+	case opBinUnicode:
+		err = d.unicode(4)
+	case opBinUnicode8:
+		err = d.unicode(8)
+	case opShortBinBytes:
+		err = d.bytes(1, false)
+	case opBinBytes:
+		err = d.bytes(4, false)
+	case opBinBytes8:
+		err = d.bytes(8, false)
+	case opByteArray8:
+		err = d.bytes(8, true)
+	case opShortBinString:
+		err = d.py2String(1)
+	case opBinString:
+		err = d.py2String(4)
+	default:
+		return d.stepContainer(op)
+	}
+	return err
+}
+
+// stepContainer runs an opcode that makes or fills a list, tuple, dict
+// or set.
+func (d *decoder) stepContainer(op byte) error {
+	var err error
+	switch op {
+	case opEmptyList:
+		err = d.container(&listObj{node: node{at: d.opStart}})
+	case opEmptyDict:
+		err = d.container(&dictObj{node: node{at: d.opStart}})
+	case opEmptySet:
+		err = d.container(&setObj{node: node{at: d.opStart}})
+	case opEmptyTuple:
+		err = d.container(&tupleObj{node: node{at: d.opStart}})
+	case opList:
+		var items []any
+		if items, err = d.popMark("LIST"); err == nil {
+			err = d.container(&listObj{node: node{at: d.opStart}, items: d.copyItems(items), n: len(items)})
+		}
+	case opTuple:
+		var items []any
+		if items, err = d.popMark("TUPLE"); err == nil {
+			err = d.container(&tupleObj{node: node{at: d.opStart}, items: d.copyItems(items)})
+		}
+	case opFrozenSet:
+		var items []any
+		if items, err = d.popMark("FROZENSET"); err == nil {
+			err = d.container(&setObj{node: node{at: d.opStart}, items: d.copyItems(items), frozen: true})
+		}
+	case opDict:
+		var items []any
+		if items, err = d.popMark("DICT"); err == nil {
+			dict := &dictObj{node: node{at: d.opStart}}
+			if err = d.setItems(dict, items, "DICT"); err == nil {
+				err = d.container(dict)
+			}
+		}
+	case opTuple1, opTuple2, opTuple3:
+		n := int(op-opTuple1) + 1
+		if len(d.stack) < n || (len(d.marks) > 0 && len(d.stack)-n < d.marks[len(d.marks)-1]) {
+			return d.fail(ErrMalformed, "TUPLE%d needs %d items on the stack", n, n)
+		}
+		items := d.copyItems(d.stack[len(d.stack)-n:])
+		d.stack = d.stack[:len(d.stack)-n]
+		err = d.container(&tupleObj{node: node{at: d.opStart}, items: items})
+	case opAppend:
+		var v, l any
+		if v, err = d.pop("APPEND"); err == nil {
+			if l, err = d.top("APPEND"); err == nil {
+				err = d.appendItems(l, []any{v}, "APPEND")
+			}
+		}
+	case opAppends:
+		var items []any
+		var l any
+		if items, err = d.popMark("APPENDS"); err == nil {
+			if l, err = d.top("APPENDS"); err == nil {
+				err = d.appendItems(l, items, "APPENDS")
+			}
+		}
+	case opAddItems:
+		var items []any
+		var s any
+		if items, err = d.popMark("ADDITEMS"); err == nil {
+			if s, err = d.top("ADDITEMS"); err == nil {
+				set, ok := s.(*setObj)
+				if !ok || set.frozen {
+					return d.fail(ErrMalformed, "ADDITEMS to %s, not a set", typeName(s))
+				}
+				if err = d.hashables(items, "a set element"); err == nil {
+					if err = d.charge(16 * int64(len(items))); err == nil {
+						set.items = append(set.items, items...)
+					}
+				}
+			}
+		}
+	case opSetItem:
+		var k, v, t any
+		if v, err = d.pop("SETITEM"); err == nil {
+			if k, err = d.pop("SETITEM"); err == nil {
+				if t, err = d.top("SETITEM"); err == nil {
+					err = d.setItems(t, []any{k, v}, "SETITEM")
+				}
+			}
+		}
+	case opSetItems:
+		var items []any
+		var t any
+		if items, err = d.popMark("SETITEMS"); err == nil {
+			if t, err = d.top("SETITEMS"); err == nil {
+				err = d.setItems(t, items, "SETITEMS")
+			}
+		}
+	default:
+		return d.stepMemoOrCode(op)
+	}
+	return err
+}
+
+// stepMemoOrCode runs the memo's opcodes and those that name code
+// (globals, REDUCE, BUILD), which are read as data or refused.
+func (d *decoder) stepMemoOrCode(op byte) error {
+	var err error
+	switch op {
+	case opBinPut:
+		var b []byte
+		if b, err = d.need(1, "BINPUT"); err == nil {
+			err = d.memoPut(uint32(b[0]))
+		}
+	case opLongBinPut:
+		var b []byte
+		if b, err = d.need(4, "LONG_BINPUT"); err == nil {
+			err = d.memoPut(binary.LittleEndian.Uint32(b))
+		}
+	case opMemoize:
+		if d.memo.len() >= math.MaxUint32 {
+			return d.fail(ErrTooLarge, "MEMOIZE beyond 2**32 entries")
+		}
+		err = d.memoPut(uint32(d.memo.len()))
+	case opBinGet:
+		var b []byte
+		if b, err = d.need(1, "BINGET"); err == nil {
+			err = d.memoGet(uint32(b[0]))
+		}
+	case opLongBinGet:
+		var b []byte
+		if b, err = d.need(4, "LONG_BINGET"); err == nil {
+			err = d.memoGet(binary.LittleEndian.Uint32(b))
+		}
+	case opGlobal:
+		var mod, name string
+		if mod, err = d.line("GLOBAL's module"); err == nil {
+			if name, err = d.line("GLOBAL's name"); err == nil {
+				err = d.global(mod, name)
+			}
+		}
+	case opStackGlobal:
+		var mod, name any
+		if name, err = d.pop("STACK_GLOBAL"); err == nil {
+			if mod, err = d.pop("STACK_GLOBAL"); err == nil {
+				ms, ok1 := mod.(string)
+				ns, ok2 := name.(string)
+				if !ok1 || !ok2 {
+					return d.fail(ErrMalformed, "STACK_GLOBAL of %s and %s, not two str", typeName(mod), typeName(name))
+				}
+				err = d.global(ms, ns)
+			}
+		}
+	case opReduce:
+		var f, args any
+		if args, err = d.pop("REDUCE"); err == nil {
+			if f, err = d.pop("REDUCE"); err == nil {
+				var v any
+				if v, err = d.reduce(f, args); err == nil {
+					d.push(v)
+				}
+			}
+		}
+	case opBuild:
+		var state, obj any
+		if state, err = d.pop("BUILD"); err == nil {
+			if obj, err = d.top("BUILD"); err == nil {
+				err = d.build(obj, state)
+			}
+		}
+	default:
+		if name, ok := opNames[op]; ok {
+			switch op {
+			case opFloat, opInt, opLong, opString, opUnicode, opGet, opPut, opDict, opList:
+				return d.fail(ErrMalformed, "opcode %s of protocol 0, which np.save never writes, is not read", name)
+			}
+			return d.fail(ErrNotData, "opcode %s would run code or needs a Python object, and is never run", name)
+		}
+		return d.fail(ErrMalformed, "unknown opcode 0x%02x", op)
+	}
+	return err
 }
 
 // copyItems copies stack items into a container's own slice.
