@@ -114,32 +114,45 @@ func (d *decoder) reduce(f, args any) (any, error) {
 	if !ok {
 		return nil, d.fail(ErrMalformed, "REDUCE of %s.%s with %s, not a tuple of arguments", g.module, g.name, typeName(args))
 	}
-	a := t.items
-	bad := func(want string) error {
-		types := make([]string, len(a))
-		for i, v := range a {
-			types[i] = typeName(v)
-		}
-		return d.fail(ErrMalformed, "%s.%s(%s): want %s", g.module, g.name, strings.Join(types, ", "), want)
+	switch g.fn {
+	case fnReconstruct, fnReconstructor, clsDtype, fnScalar, fnFromBuffer:
+		return d.reduceNumpy(g, t.items)
+	case fnEncode, fnBytes, fnByteArray, fnComplex, fnSet, fnFrozenSet:
+		return d.reduceBuiltin(g, t.items)
 	}
+	return nil, d.fail(ErrNotData, "REDUCE calls %s.%s, which only appears as an argument", g.module, g.name)
+}
+
+// badArgs is the error for g called with arguments a where it wants want.
+func (d *decoder) badArgs(g *globalObj, a []any, want string) error {
+	types := make([]string, len(a))
+	for i, v := range a {
+		types[i] = typeName(v)
+	}
+	return d.fail(ErrMalformed, "%s.%s(%s): want %s", g.module, g.name, strings.Join(types, ", "), want)
+}
+
+// reduceNumpy reads numpy's constructors: an array, a dtype, a scalar,
+// frombuffer.
+func (d *decoder) reduceNumpy(g *globalObj, a []any) (any, error) {
 	switch g.fn {
 	case fnReconstruct:
 		if len(a) != 3 || !isGlobal(a[0], clsNdarray) {
-			return nil, bad("(numpy.ndarray, shape, typecode)")
+			return nil, d.badArgs(g, a, "(numpy.ndarray, shape, typecode)")
 		}
 		return d.newArray()
 	case fnReconstructor:
 		if len(a) != 3 || !isGlobal(a[0], clsNdarray) || !(isGlobal(a[1], clsNdarray) || isGlobal(a[1], clsObject)) {
-			return nil, bad("(numpy.ndarray, numpy.ndarray, state)")
+			return nil, d.badArgs(g, a, "(numpy.ndarray, numpy.ndarray, state)")
 		}
 		return d.newArray()
 	case clsDtype:
 		if len(a) != 3 {
-			return nil, bad("(typecode, align, copy)")
+			return nil, d.badArgs(g, a, "(typecode, align, copy)")
 		}
 		code, ok := asText(a[0])
 		if !ok {
-			return nil, bad("a str typecode")
+			return nil, d.badArgs(g, a, "a str typecode")
 		}
 		if err := d.charge(64); err != nil {
 			return nil, err
@@ -150,18 +163,18 @@ func (d *decoder) reduce(f, args any) (any, error) {
 			if len(a) == 1 {
 				return nil, d.fail(ErrNotData, "numpy scalar of one argument (an object scalar without a value) is not read")
 			}
-			return nil, bad("(dtype, data)")
+			return nil, d.badArgs(g, a, "(dtype, data)")
 		}
 		dt, ok := a[0].(*dtypeObj)
 		if !ok || !dt.built {
-			return nil, bad("a numpy.dtype and its bytes")
+			return nil, d.badArgs(g, a, "a numpy.dtype and its bytes")
 		}
 		if dt.object {
 			return a[1], nil
 		}
 		data, ok := d.asBytes(a[1], true)
 		if !ok || len(data) != dt.dt.ItemSize {
-			return nil, bad(fmt.Sprintf("the %d bytes of one %s", dt.dt.ItemSize, dt.dt))
+			return nil, d.badArgs(g, a, fmt.Sprintf("the %d bytes of one %s", dt.dt.ItemSize, dt.dt))
 		}
 		if err := d.charge(128); err != nil {
 			return nil, err
@@ -169,32 +182,40 @@ func (d *decoder) reduce(f, args any) (any, error) {
 		return &ndarray.Array{DType: dt.dt, Shape: []int{}, Data: data}, nil
 	case fnFromBuffer:
 		if len(a) != 4 {
-			return nil, bad("(buffer, dtype, shape, order)")
+			return nil, d.badArgs(g, a, "(buffer, dtype, shape, order)")
 		}
 		buf, ok1 := d.asBytes(a[0], true)
 		dt, ok2 := a[1].(*dtypeObj)
 		order, ok3 := asText(a[3])
 		if !ok1 || !ok2 || !dt.built || dt.object || !ok3 || (order != "C" && order != "F") {
-			return nil, bad("(bytes, a numeric numpy.dtype, shape, 'C' or 'F')")
+			return nil, d.badArgs(g, a, "(bytes, a numeric numpy.dtype, shape, 'C' or 'F')")
 		}
 		shape, err := d.shape(a[2])
 		if err != nil {
 			return nil, err
 		}
 		return d.numeric(dt.dt, shape, order == "F", buf)
+	}
+	return nil, d.fail(ErrNotData, "REDUCE calls %s.%s, which only appears as an argument", g.module, g.name)
+}
+
+// reduceBuiltin reads the builtins np.save's pickles call: codecs.encode,
+// bytes, bytearray, complex, set and frozenset.
+func (d *decoder) reduceBuiltin(g *globalObj, a []any) (any, error) {
+	switch g.fn {
 	case fnEncode:
 		if len(a) != 2 {
-			return nil, bad("(str, 'latin1')")
+			return nil, d.badArgs(g, a, "(str, 'latin1')")
 		}
 		s, ok1 := a[0].(string)
 		enc, ok2 := asText(a[1])
 		if !ok1 || !ok2 || (enc != "latin1" && enc != "latin-1") {
-			return nil, bad("(str, 'latin1')")
+			return nil, d.badArgs(g, a, "(str, 'latin1')")
 		}
 		return d.latin1(s)
 	case fnBytes:
 		if len(a) != 0 {
-			return nil, bad("no arguments (protocol 2's b'')")
+			return nil, d.badArgs(g, a, "no arguments (protocol 2's b'')")
 		}
 		return []byte{}, nil
 	case fnByteArray:
@@ -215,15 +236,15 @@ func (d *decoder) reduce(f, args any) (any, error) {
 				return d.latin1(s)
 			}
 		}
-		return nil, bad("(), (bytes) or (str, 'latin-1')")
+		return nil, d.badArgs(g, a, "(), (bytes) or (str, 'latin-1')")
 	case fnComplex:
 		if len(a) != 2 {
-			return nil, bad("(real, imag)")
+			return nil, d.badArgs(g, a, "(real, imag)")
 		}
 		re, ok1 := asFloat(a[0])
 		im, ok2 := asFloat(a[1])
 		if !ok1 || !ok2 {
-			return nil, bad("(real, imag) numbers")
+			return nil, d.badArgs(g, a, "(real, imag) numbers")
 		}
 		return complex(re, im), nil
 	case fnSet, fnFrozenSet:
@@ -233,14 +254,14 @@ func (d *decoder) reduce(f, args any) (any, error) {
 		case len(a) == 1:
 			l, ok := a[0].(*listObj)
 			if !ok {
-				return nil, bad("a list of elements")
+				return nil, d.badArgs(g, a, "a list of elements")
 			}
 			s.items = append([]any{}, l.all()...)
 			if err := d.hashables(s.items, "a set element"); err != nil {
 				return nil, err
 			}
 		default:
-			return nil, bad("a list of elements")
+			return nil, d.badArgs(g, a, "a list of elements")
 		}
 		if err := d.charge(64 + 16*int64(len(s.items))); err != nil {
 			return nil, err
@@ -576,6 +597,58 @@ func leafSize(v any) int64 {
 	return sizeScalar
 }
 
+// freezeStr is a Python 2 str as Options.Strings reads it, and its size
+// written out.
+func (f *freezer) freezeStr(o py2str, at int) (any, int64, error) {
+	d := f.d
+	if d.opts.Strings != ASCII {
+		if err := d.charge(2 * int64(len(o))); err != nil {
+			return nil, 0, err
+		}
+	}
+	switch d.opts.Strings {
+	case Bytes:
+		return []byte(o), sizeHeader + int64(len(o)), nil
+	case Latin1:
+		r := make([]rune, 0, len(o))
+		for i := 0; i < len(o); i++ {
+			r = append(r, rune(o[i]))
+		}
+		return string(r), sizeHeader + 2*int64(len(o)), nil
+	}
+	for i := 0; i < len(o); i++ {
+		if o[i] >= 0x80 {
+			return nil, 0, errAt(ErrMalformed, at, "a Python 2 str holds the non-ASCII byte 0x%02x (decode it as latin-1 or bytes: Options.Strings)", o[i])
+		}
+	}
+	return string(o), leafSize(string(o)), nil
+}
+
+// freezeArray is an object array's result, its elements' sizes counted
+// through add.
+func (f *freezer) freezeArray(o *arrayObj, depth int, add func(int64) error) (any, error) {
+	switch {
+	case !o.built:
+		return nil, errAt(ErrMalformed, o.at, "a numpy.ndarray never given its state (BUILD)")
+	case o.value != nil:
+		return o.value, nil
+	}
+	vals, k, err := f.freeze(o.values, depth, o.at)
+	if err != nil {
+		return nil, err
+	}
+	if err := add(k); err != nil {
+		return nil, err
+	}
+	// Items appended to the list after the array was built are not the
+	// array's.
+	elems := vals.([]any)[:o.count:o.count]
+	if f.d.opts.ObjectArray != nil {
+		return f.d.opts.ObjectArray(o.shape, elems), nil
+	}
+	return &ObjectArray{Shape: o.shape, Values: elems}, nil
+}
+
 // freeze returns v's result and its size written out (Options.MaxSize).
 func (f *freezer) freeze(v any, depth int, at int) (any, int64, error) {
 	d := f.d
@@ -587,27 +660,7 @@ func (f *freezer) freeze(v any, depth int, at int) (any, int64, error) {
 	case nil, bool, int64, *big.Int, float64, complex128, string, []byte, *ndarray.Array:
 		return v, leafSize(v), nil
 	case py2str:
-		if d.opts.Strings != ASCII {
-			if err := d.charge(2 * int64(len(o))); err != nil {
-				return nil, 0, err
-			}
-		}
-		switch d.opts.Strings {
-		case Bytes:
-			return []byte(o), sizeHeader + int64(len(o)), nil
-		case Latin1:
-			r := make([]rune, 0, len(o))
-			for i := 0; i < len(o); i++ {
-				r = append(r, rune(o[i]))
-			}
-			return string(r), sizeHeader + 2*int64(len(o)), nil
-		}
-		for i := 0; i < len(o); i++ {
-			if o[i] >= 0x80 {
-				return nil, 0, errAt(ErrMalformed, at, "a Python 2 str holds the non-ASCII byte 0x%02x (decode it as latin-1 or bytes: Options.Strings)", o[i])
-			}
-		}
-		return string(o), leafSize(string(o)), nil
+		return f.freezeStr(o, at)
 	case *globalObj:
 		return nil, 0, errAt(ErrNotData, at, "the global %s.%s is a value, not data that is read", o.module, o.name)
 	case *dtypeObj:
@@ -693,27 +746,9 @@ func (f *freezer) freeze(v any, depth int, at int) (any, int64, error) {
 			out = Dict{}
 		}
 	case *arrayObj:
-		switch {
-		case !o.built:
-			return nil, 0, errAt(ErrMalformed, o.at, "a numpy.ndarray never given its state (BUILD)")
-		case o.value != nil:
-			out = o.value
-		default:
-			vals, k, err := f.freeze(o.values, depth, n.at)
-			if err != nil {
-				return nil, 0, err
-			}
-			if err := add(k); err != nil {
-				return nil, 0, err
-			}
-			// Items appended to the list after the array was built are
-			// not the array's.
-			elems := vals.([]any)[:o.count:o.count]
-			if d.opts.ObjectArray != nil {
-				out = d.opts.ObjectArray(o.shape, elems)
-			} else {
-				out = &ObjectArray{Shape: o.shape, Values: elems}
-			}
+		var err error
+		if out, err = f.freezeArray(o, depth, add); err != nil {
+			return nil, 0, err
 		}
 	}
 	n.state, n.value, n.size = 2, out, total
