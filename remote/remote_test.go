@@ -31,12 +31,12 @@ type server struct {
 	requests, bytes atomic.Int64
 	ranges          []string // the Range headers of GETs
 
-	ignoreRange bool          // answer 200 with the whole body
-	cutAfter    int           // cut each of the next cuts bodies after this many bytes
-	cuts        int           // how many bodies to cut
-	changeAfter int           // after this many GETs, the object changes
+	ignoreRange bool // answer 200 with the whole body
+	cutAfter    int  // cut each of the next cuts bodies after this many bytes
+	cuts        int  // how many bodies to cut
+	changeAfter int  // after this many GETs, the object changes
 	gets        atomic.Int64
-	status      int           // answer every request with this status
+	status      int // answer every request with this status
 }
 
 func newServer(t *testing.T, data []byte) *server {
