@@ -45,6 +45,9 @@ func newS3Client(ctx context.Context, name string) (*s3.Client, error) {
 		cfg.Region = "us-east-1" // what S3-compatible stores accept, and S3 redirects from
 	}
 	return s3.NewFromConfig(cfg, func(o *s3.Options) {
+		// Stores other than AWS often send no checksum; saying so on
+		// standard error for every read is noise, not a fault.
+		o.DisableLogOutputChecksumValidationSkipped = true
 		if o.BaseEndpoint != nil && *o.BaseEndpoint != "" {
 			o.UsePathStyle = true
 		}
