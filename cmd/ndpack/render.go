@@ -50,6 +50,9 @@ Options:
                    left out, as NaN is
   --compress LEVEL PNG compression: fast (default), default, best, none
   --rows           SVG: draw each row of a 2-D array as a line
+  --rows=START:STOP  draw only these rows of an .npy or .npz member (the
+                   first axis; Python slice rules, no step), read alone;
+                   the "=" is needed, --rows alone being the flag above
   --x FILE[:NAME]  SVG: the x value of each element, a 1-D array as long
                    as a row (a spectrometer's wavelengths)
   --xlabel TEXT    SVG: the x axis label
@@ -74,6 +77,7 @@ type renderFlags struct {
 	opts     render.Options
 	plot     render.Plot
 	rows     bool
+	rowRange *rowRange // --rows=START:STOP
 	x        string
 	from     format
 	member   string
@@ -88,7 +92,9 @@ func runRender(e env, args []string) error {
 	rng := fs.String("range", "", "")
 	logScale := fs.Bool("log", false, "")
 	compress := fs.String("compress", "fast", "")
-	rows := fs.Bool("rows", false, "")
+	rowsFlag := &renderRows{}
+	fs.Var(rowsFlag, "rows", "")
+	rows := &rowsFlag.lines
 	x := fs.String("x", "", "")
 	xlabel := fs.String("xlabel", "", "")
 	ylabel := fs.String("ylabel", "", "")
@@ -103,8 +109,14 @@ func runRender(e env, args []string) error {
 	if len(pos) != 2 {
 		return usageError("want IN and OUT, got %d arguments", len(pos))
 	}
-	r := renderFlags{flagsSet: map[string]bool{}}
+	if rowsFlag.err != nil {
+		return rowsFlag.err
+	}
+	r := renderFlags{flagsSet: map[string]bool{}, rowRange: rowsFlag.rng}
 	fs.Visit(func(f *flag.Flag) { r.flagsSet[f.Name] = true })
+	if !rowsFlag.lines {
+		delete(r.flagsSet, "rows") // --rows=START:STOP, not lines
+	}
 	r.in, r.member = splitMember(pos[0], *member)
 	r.out = pos[1]
 
@@ -186,7 +198,7 @@ func runRender(e env, args []string) error {
 // run reads the array and the x values, checks them, and only then opens
 // OUT: a refused array leaves nothing behind.
 func (r *renderFlags) run(e env) error {
-	a, err := readOne(e, r.in, r.from, r.member, func(src arraySource) error {
+	a, err := readOne(e, r.in, r.from, r.member, r.rowRange, func(src arraySource) error {
 		if r.png {
 			return render.CheckImage(src.dtype, src.shape, r.opts)
 		}
@@ -204,7 +216,7 @@ func (r *renderFlags) run(e env) error {
 		if err != nil {
 			return err
 		}
-		if r.plot.X, err = readOne(e, xin, xf, xmember, nil); err != nil {
+		if r.plot.X, err = readOne(e, xin, xf, xmember, nil, nil); err != nil {
 			return errors.New(describe(xin, fmt.Errorf("--x: %w", err)))
 		}
 		if err := render.CheckPlot(a.DType, a.Shape, r.plot); err != nil {
@@ -233,7 +245,7 @@ func (r *renderFlags) run(e env) error {
 
 // readOne reads the one array of in (or its member), row-major, after
 // check (if not nil) has accepted its dtype and shape from the header.
-func readOne(e env, in string, f format, member string, check func(arraySource) error) (*ndarray.Array, error) {
+func readOne(e env, in string, f format, member string, rows *rowRange, check func(arraySource) error) (*ndarray.Array, error) {
 	fa, err := openArrays(in, e.stdin, f)
 	if err != nil {
 		if errors.Is(err, npybridge.ErrObjectArray) {
@@ -242,6 +254,7 @@ func readOne(e env, in string, f format, member string, check func(arraySource) 
 		return nil, err
 	}
 	defer fa.close()
+	fa.withRows(rows)
 	arrays, err := convertOptions{member: member}.pick(fa.all())
 	if err != nil {
 		return nil, err
@@ -318,4 +331,30 @@ func saveImage(spec, method string, result any) error {
 		return fmt.Errorf("--save %s: %s: %w", name, method, err)
 	}
 	return f.Commit()
+}
+
+// renderRows is render's --rows: alone, draw each row as a line (a bool
+// flag, as it always was); --rows=START:STOP, draw only those rows.
+type renderRows struct {
+	lines bool
+	rng   *rowRange
+	err   error // a usage error, reported after parsing
+}
+
+func (r *renderRows) String() string { return "" }
+
+// IsBoolFlag lets --rows stand alone.
+func (r *renderRows) IsBoolFlag() bool { return true }
+
+func (r *renderRows) Set(s string) error {
+	switch s {
+	case "true":
+		r.lines = true
+		return nil
+	case "false":
+		r.lines = false
+		return nil
+	}
+	r.rng, r.err = parseRows(s)
+	return nil
 }
