@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -16,8 +17,11 @@ import (
 // memory of one part: the object appears under its key only when Close
 // completes the upload. Any error, Abort, or the end of the context given
 // to Create aborts the upload, so that no partial object is ever visible.
-// A Writer is not for concurrent use.
+// Write and Close are not for concurrent use; Abort may be called from
+// another goroutine at any time (a signal handler).
 type Writer struct {
+	mu          sync.Mutex // guards uploadID and aborted, for Abort
+	aborted     bool
 	ctx         context.Context
 	client      *s3.Client
 	bucket, key string
@@ -68,6 +72,9 @@ func (w *Writer) Write(p []byte) (int, error) {
 	if w.done {
 		return 0, fmt.Errorf("remote: %s: write after Close", w.name)
 	}
+	if w.isAborted() {
+		return 0, w.fail("UploadPart", errAborted)
+	}
 	n := 0
 	for len(p) > 0 {
 		k := copy(w.buf[len(w.buf):cap(w.buf)], p)
@@ -88,19 +95,26 @@ func (w *Writer) flush() error {
 	if err := w.ctx.Err(); err != nil {
 		return w.fail("UploadPart", err)
 	}
-	if w.uploadID == nil {
+	id := w.id()
+	if id == nil {
 		out, err := w.client.CreateMultipartUpload(w.ctx, &s3.CreateMultipartUploadInput{Bucket: &w.bucket, Key: &w.key})
 		if err != nil {
 			return w.fail("CreateMultipartUpload", err)
 		}
-		w.uploadID = out.UploadId
+		w.mu.Lock()
+		w.uploadID, id = out.UploadId, out.UploadId
+		aborted := w.aborted
+		w.mu.Unlock()
+		if aborted {
+			return w.fail("UploadPart", errAborted)
+		}
 	}
 	num := int32(len(w.parts) + 1)
 	if num > 10000 {
 		return w.fail("UploadPart", errors.New("more than S3's 10,000 parts: raise the part size"))
 	}
 	out, err := w.client.UploadPart(w.ctx, &s3.UploadPartInput{
-		Bucket: &w.bucket, Key: &w.key, UploadId: w.uploadID,
+		Bucket: &w.bucket, Key: &w.key, UploadId: id,
 		PartNumber: aws.Int32(num), Body: bytes.NewReader(w.buf),
 		ContentLength: aws.Int64(int64(len(w.buf))),
 	})
@@ -119,14 +133,25 @@ func (w *Writer) fail(op string, err error) error {
 	return w.err
 }
 
+// id returns the upload's ID, nil before it began or once aborted.
+func (w *Writer) id() *string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.uploadID
+}
+
+// errAborted is the cause of the errors after Abort.
+var errAborted = errors.New("the upload was aborted")
+
 // abort ends the multipart upload, if one was begun, even after ctx ended.
 func (w *Writer) abort() error {
-	w.buf = nil
-	if w.uploadID == nil {
+	w.mu.Lock()
+	id := w.uploadID
+	w.uploadID, w.aborted = nil, true
+	w.mu.Unlock()
+	if id == nil {
 		return nil
 	}
-	id := w.uploadID
-	w.uploadID = nil
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), abortTimeout)
 	defer cancel()
 	if _, err := w.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &w.bucket, Key: &w.key, UploadId: id}); err != nil {
@@ -149,7 +174,10 @@ func (w *Writer) Close() error {
 	if err := w.ctx.Err(); err != nil {
 		return w.fail("CompleteMultipartUpload", err)
 	}
-	if w.uploadID == nil {
+	if w.isAborted() {
+		return w.fail("CompleteMultipartUpload", errAborted)
+	}
+	if w.id() == nil {
 		_, err := w.client.PutObject(w.ctx, &s3.PutObjectInput{
 			Bucket: &w.bucket, Key: &w.key, Body: bytes.NewReader(w.buf),
 			ContentLength: aws.Int64(int64(len(w.buf))),
@@ -165,28 +193,35 @@ func (w *Writer) Close() error {
 			return err
 		}
 	}
+	id := w.id()
+	if id == nil {
+		return w.fail("CompleteMultipartUpload", errAborted)
+	}
 	_, err := w.client.CompleteMultipartUpload(w.ctx, &s3.CompleteMultipartUploadInput{
-		Bucket: &w.bucket, Key: &w.key, UploadId: w.uploadID,
+		Bucket: &w.bucket, Key: &w.key, UploadId: id,
 		MultipartUpload: &types.CompletedMultipartUpload{Parts: w.parts},
 	})
 	if err != nil {
 		return w.fail("CompleteMultipartUpload", err)
 	}
+	w.mu.Lock()
 	w.uploadID, w.buf = nil, nil
+	w.mu.Unlock()
 	return nil
 }
 
 // Abort discards what was written: the upload is aborted and nothing
-// appears under the key. It does nothing after a successful Close.
+// appears under the key; Write and Close fail after it. It does nothing
+// once Close has completed the upload. It may be called while another
+// goroutine writes.
 func (w *Writer) Abort() error {
-	if w.done && w.err == nil {
-		return nil
-	}
-	w.done = true
-	if w.err == nil {
-		w.err = fmt.Errorf("remote: %s: the upload was aborted", w.name)
-	}
 	return w.abort()
+}
+
+func (w *Writer) isAborted() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.aborted
 }
 
 // Name returns the object's URL.

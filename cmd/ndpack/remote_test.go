@@ -3,14 +3,18 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ndpack/ndpack/internal/testutil/s3fake"
 	"github.com/ndpack/ndpack/ndarray"
@@ -171,4 +175,55 @@ func mustSlice[T ndarray.Element](t *testing.T, v []T, shape ...int) *ndarray.Ar
 		t.Fatal(err)
 	}
 	return a
+}
+
+// Ctrl-C during a conversion to S3, once parts were uploaded, aborts the
+// upload: no object appears.
+func TestS3ConvertInterrupted(t *testing.T) {
+	s := s3fake.Start(t, "lab")
+	cmd := exec.Command(ndpackBin, "convert", "--part-size", "5", "--from", "npy", "-", "s3://lab/slow.msgpack")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	// 16 MiB announced, 6 MiB given: one part goes up, then it waits.
+	stdin.Write(npybridge.AppendHeader(nil, ndarray.Float64, []int{2 << 20}))
+	stdin.Write(make([]byte, 6<<20))
+	uploaded := func() bool {
+		for _, c := range s.Calls() {
+			if strings.HasPrefix(c, "PUT ") && strings.Contains(c, "partNumber=1") {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !uploaded() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !uploaded() {
+		t.Fatalf("no part was uploaded: %q", s.Calls())
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v (%s)", err, stderr.String())
+	}
+	aborted := false
+	for _, c := range s.Calls() {
+		aborted = aborted || strings.HasPrefix(c, "DELETE ") && strings.Contains(c, "uploadId=")
+	}
+	if !aborted {
+		t.Errorf("the upload was not aborted: %q", s.Calls())
+	}
+	if _, ok := s.Get(t, "lab", "slow.msgpack"); ok {
+		t.Error("an interrupted conversion left an object")
+	}
 }
