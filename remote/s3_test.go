@@ -6,89 +6,31 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
+	"github.com/ndpack/ndpack/internal/testutil/s3fake"
 	"github.com/ndpack/ndpack/remote"
 )
 
-// fakeS3 is an S3-protocol server on 127.0.0.1, in the test process,
-// reached through the SDK's standard configuration (the environment), and
-// counting requests and bytes served.
-type fakeS3 struct {
-	backend         *s3mem.Backend
-	srv             *httptest.Server
-	requests, bytes atomic.Int64
-	methods         []string // "METHOD QUERY" of each request
-}
-
-func newFakeS3(t *testing.T, bucket string) *fakeS3 {
-	f := &fakeS3{backend: s3mem.New()}
-	h := gofakes3.New(f.backend).Server()
-	var mu = make(chan struct{}, 1)
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.requests.Add(1)
-		mu <- struct{}{}
-		f.methods = append(f.methods, r.Method+" "+r.URL.RawQuery)
-		<-mu
-		h.ServeHTTP(countingWriter{w, &f.bytes}, r)
-	}))
-	t.Cleanup(f.srv.Close)
-	if err := f.backend.CreateBucket(bucket); err != nil {
-		t.Fatal(err)
-	}
-	S3Env(t, f.srv.URL)
-	return f
-}
-
-// S3Env points the SDK's standard configuration at endpoint, with test
-// credentials, and away from any configuration of the machine's user.
-func S3Env(t *testing.T, endpoint string) {
-	for k, v := range map[string]string{
-		"AWS_ENDPOINT_URL":            endpoint,
-		"AWS_ACCESS_KEY_ID":           "AKIATESTKEY",
-		"AWS_SECRET_ACCESS_KEY":       "test-secret-do-not-show",
-		"AWS_REGION":                  "us-east-1",
-		"AWS_CONFIG_FILE":             "/nonexistent/config",
-		"AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials",
-		"AWS_EC2_METADATA_DISABLED":   "true",
-		"AWS_PROFILE":                 "",
-	} {
-		t.Setenv(k, v)
-	}
-}
-
-func (f *fakeS3) put(t *testing.T, bucket, key string, data []byte) {
-	t.Helper()
-	if _, err := f.backend.PutObject(bucket, key, nil, bytes.NewReader(data), int64(len(data)), nil); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestS3ReadAt(t *testing.T) {
-	f := newFakeS3(t, "arrays")
+	f := s3fake.Start(t, "arrays")
 	data := testData(300000)
-	f.put(t, "arrays", "dir/a.npy", data)
+	f.Put(t, "arrays", "dir/a.npy", data)
 	o := open(t, "s3://arrays/dir/a.npy")
 	if o.Size() != int64(len(data)) {
 		t.Fatalf("size %d", o.Size())
 	}
-	before := f.bytes.Load()
+	before := f.Bytes.Load()
 	p := make([]byte, 5000)
 	if n, err := o.ReadAt(p, 123456); n != len(p) || err != nil || !bytes.Equal(p, data[123456:128456]) {
 		t.Fatalf("ReadAt: %d, %v", n, err)
 	}
-	if got := f.bytes.Load() - before; got != 5000 {
+	if got := f.Bytes.Load() - before; got != 5000 {
 		t.Errorf("%d bytes served for a read of 5000", got)
 	}
-	if f.requests.Load() != 2 {
-		t.Errorf("%d requests, want 2 (HeadObject, GetObject)", f.requests.Load())
+	if f.Requests.Load() != 2 {
+		t.Errorf("%d requests, want 2 (HeadObject, GetObject)", f.Requests.Load())
 	}
 	s := o.Stream(0, int64(len(data)))
 	got, err := io.ReadAll(s)
@@ -99,10 +41,10 @@ func TestS3ReadAt(t *testing.T) {
 }
 
 func TestS3Changed(t *testing.T) {
-	f := newFakeS3(t, "arrays")
-	f.put(t, "arrays", "a", testData(1000))
+	f := s3fake.Start(t, "arrays")
+	f.Put(t, "arrays", "a", testData(1000))
 	o := open(t, "s3://arrays/a")
-	f.put(t, "arrays", "a", bytes.ToUpper(testData(1000)))
+	f.Put(t, "arrays", "a", bytes.ToUpper(testData(1000)))
 	_, err := o.ReadAt(make([]byte, 10), 0)
 	if !errors.Is(err, remote.ErrChanged) {
 		t.Fatalf("read of a replaced object: %v, want ErrChanged", err)
@@ -110,7 +52,7 @@ func TestS3Changed(t *testing.T) {
 }
 
 func TestS3NotFound(t *testing.T) {
-	newFakeS3(t, "arrays")
+	s3fake.Start(t, "arrays")
 	_, err := remote.Options{}.Open(context.Background(), "s3://arrays/none.npy")
 	if !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), "remote: HeadObject s3://arrays/none.npy: 404") {
 		t.Fatalf("missing object: %v", err)
@@ -121,7 +63,7 @@ func TestS3NotFound(t *testing.T) {
 }
 
 func TestS3Writer(t *testing.T) {
-	f := newFakeS3(t, "out")
+	f := s3fake.Start(t, "out")
 	data := testData(remote.MinPartSize*2 + 12345)
 	w, err := remote.Options{PartSize: remote.MinPartSize}.Create(context.Background(), "s3://out/x.bin")
 	if err != nil {
@@ -132,7 +74,7 @@ func TestS3Writer(t *testing.T) {
 		if _, err := w.Write(data[off:min(len(data), off+1<<20)]); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.backend.HeadObject("out", "x.bin"); err == nil {
+		if _, err := f.Backend.HeadObject("out", "x.bin"); err == nil {
 			t.Fatalf("the object is visible after %d bytes, before Close", off)
 		}
 	}
@@ -145,18 +87,18 @@ func TestS3Writer(t *testing.T) {
 		t.Fatalf("read back: %d bytes, %v", len(got), err)
 	}
 	var parts int
-	for _, m := range f.methods {
+	for _, m := range f.Calls() {
 		if strings.HasPrefix(m, "PUT ") && strings.Contains(m, "partNumber=") {
 			parts++
 		}
 	}
 	if parts != 3 {
-		t.Errorf("%d parts uploaded, want 3: %q", parts, f.methods)
+		t.Errorf("%d parts uploaded, want 3: %q", parts, f.Calls())
 	}
 }
 
 func TestS3WriterAborts(t *testing.T) {
-	f := newFakeS3(t, "out")
+	f := s3fake.Start(t, "out")
 	data := testData(remote.MinPartSize + 100)
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := remote.Options{PartSize: remote.MinPartSize}.Create(ctx, "s3://out/y.bin")
@@ -170,15 +112,15 @@ func TestS3WriterAborts(t *testing.T) {
 	if err := w.Close(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Close after cancel: %v", err)
 	}
-	if _, err := f.backend.HeadObject("out", "y.bin"); err == nil {
+	if _, err := f.Backend.HeadObject("out", "y.bin"); err == nil {
 		t.Fatal("a cancelled upload left an object")
 	}
 	aborted := false
-	for _, m := range f.methods {
+	for _, m := range f.Calls() {
 		aborted = aborted || (strings.HasPrefix(m, "DELETE ") && strings.Contains(m, "uploadId="))
 	}
 	if !aborted {
-		t.Errorf("no AbortMultipartUpload: %q", f.methods)
+		t.Errorf("no AbortMultipartUpload: %q", f.Calls())
 	}
 	// Abort discards too, and a small object is never sent.
 	w, err = remote.Options{}.Create(context.Background(), "s3://out/z.bin")
@@ -192,7 +134,7 @@ func TestS3WriterAborts(t *testing.T) {
 	if err := w.Close(); err == nil {
 		t.Fatal("Close after Abort succeeded")
 	}
-	if _, err := f.backend.HeadObject("out", "z.bin"); err == nil {
+	if _, err := f.Backend.HeadObject("out", "z.bin"); err == nil {
 		t.Fatal("an aborted upload left an object")
 	}
 	if _, err := (remote.Options{PartSize: 1 << 20}).Create(context.Background(), "s3://out/z.bin"); err == nil {

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -59,10 +60,12 @@ func Start(t testing.TB, buckets ...string) *Server {
 		"AWS_CONFIG_FILE":             "/nonexistent/config",
 		"AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials",
 		"AWS_EC2_METADATA_DISABLED":   "true",
-		"AWS_PROFILE":                 "",
 	} {
 		t.Setenv(k, v)
 	}
+	// No profile: set and then unset, so that the test restores it.
+	t.Setenv("AWS_PROFILE", "")
+	os.Unsetenv("AWS_PROFILE")
 	return s
 }
 
