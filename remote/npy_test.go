@@ -291,3 +291,30 @@ func pypeerAvailable(t *testing.T) bool {
 var _ = context.Background
 var _ = time.Second
 var _ = remote.IsURL
+
+// TestNPZLargeDirectory lists an archive whose directory is larger than
+// the 64 KiB tail read first: one more request reads all of it.
+func TestNPZLargeDirectory(t *testing.T) {
+	pypeer.Require(t)
+	dir := t.TempDir()
+	pypeer.Run(t, `
+import sys, os
+import numpy as np
+np.savez(os.path.join(sys.argv[1], 'many.npz'), **{'member_with_a_long_name_%05d' % i: np.arange(i % 7) for i in range(1500)})
+`, nil, dir)
+	fs := serveDir(t, dir)
+	obj := open(t, fs.url+"/many.npz")
+	r0, _ := fs.counts()
+	z, err := npybridge.ReadOptions{}.OpenNPZ(obj, obj.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, _ := fs.counts()
+	if len(z.Names()) != 1500 || r1-r0 != 2 {
+		t.Errorf("%d members in %d requests; want 1500 in 2", len(z.Names()), r1-r0)
+	}
+	a, err := z.Read("member_with_a_long_name_01000")
+	if err != nil || fmt.Sprint(a.Shape) != "[6]" {
+		t.Errorf("a member: %v, %v", a, err)
+	}
+}

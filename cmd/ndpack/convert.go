@@ -374,12 +374,21 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 	if isRegularFile(in) {
 		fi, _ := os.Stat(in)
 		total = fi.Size()
-	} else if remote.IsURL(in) && o.from == formatNPY && o.rows == nil {
+	} else if remote.IsURL(in) && o.from == formatNPY && o.rows == nil && o.to == formatMsgpack && o.toDialect == 0 && !o.objects {
 		var err error
 		if obj, err = remoteOptions(0).Open(context.Background(), in); err != nil {
 			return err
 		}
 		total = obj.Size()
+	}
+	var fa *fileArrays // opened before the progress for a remote IN, whose size it learns
+	if remote.IsURL(in) && obj == nil {
+		var err error
+		if fa, err = openArraysWith(in, e.stdin, o.from, o.objects); err != nil {
+			return err
+		}
+		defer fa.close()
+		total = fa.size
 	}
 	prog := e.startProgress("convert "+remote.Redact(in), total, o.quiet)
 	defer prog.finish()
@@ -400,11 +409,13 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 			return withInput(e, in, func(r io.Reader) error { return opts.Ext110ToNPY(w, r) })
 		}
 	}
-	fa, err := openArraysWith(in, e.stdin, o.from, o.objects)
-	if err != nil {
-		return err
+	if fa == nil {
+		var err error
+		if fa, err = openArraysWith(in, e.stdin, o.from, o.objects); err != nil {
+			return err
+		}
+		defer fa.close()
 	}
-	defer fa.close()
 	fa.withRows(o.rows)
 	arrays, err := o.pick(fa.all())
 	if err != nil {
