@@ -54,7 +54,18 @@ func (h *httpSource) head(ctx context.Context) (int64, version, error) {
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, version{}, &statusError{op: "HEAD", url: h.name, status: resp.StatusCode}
+		headErr := &statusError{op: "HEAD", url: h.name, status: resp.StatusCode}
+		if resp.StatusCode == http.StatusNotFound {
+			return 0, version{}, headErr
+		}
+		// Some servers refuse HEAD (405, 501), and a URL signed for GET
+		// alone (an S3 presigned URL) is refused it (403): ask for the
+		// first byte instead, whose Content-Range gives the size.
+		size, v, err := h.firstByte(ctx)
+		if err != nil {
+			return 0, version{}, headErr
+		}
+		return size, v, nil
 	}
 	if resp.ContentLength < 0 {
 		return 0, version{}, fmt.Errorf("remote: HEAD %s: the server gives no Content-Length", h.name)
@@ -109,4 +120,35 @@ func contentRangeStart(s string) (int64, error) {
 		return 0, fmt.Errorf("not a byte range")
 	}
 	return strconv.ParseInt(first, 10, 64)
+}
+
+// firstByte learns the size and version of the object from a GET of its
+// first byte.
+func (h *httpSource) firstByte(ctx context.Context) (int64, version, error) {
+	req, err := h.request(ctx, http.MethodGet)
+	if err != nil {
+		return 0, version{}, err
+	}
+	req.Header.Set("Range", "bytes=0-0")
+	resp, err := h.do(req)
+	if err != nil {
+		return 0, version{}, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusPartialContent:
+		cr := resp.Header.Get("Content-Range")
+		_, total, ok := strings.Cut(cr, "/")
+		size, err := strconv.ParseInt(total, 10, 64)
+		if !ok || err != nil || size < 0 {
+			return 0, version{}, fmt.Errorf("remote: GET %s: Content-Range %q gives no size", h.name, cr)
+		}
+		return size, responseVersion(resp), nil
+	case http.StatusOK:
+		if resp.ContentLength < 0 {
+			return 0, version{}, fmt.Errorf("remote: GET %s: the server gives no Content-Length", h.name)
+		}
+		return resp.ContentLength, responseVersion(resp), nil
+	}
+	return 0, version{}, &statusError{op: "GET", url: h.name, status: resp.StatusCode}
 }

@@ -36,7 +36,8 @@ type server struct {
 	cuts        int  // how many bodies to cut
 	changeAfter int  // after this many GETs, the object changes
 	gets        atomic.Int64
-	status      int // answer every request with this status
+	status      int  // answer every request with this status
+	noHead      bool // answer HEAD with 405
 }
 
 func newServer(t *testing.T, data []byte) *server {
@@ -61,8 +62,12 @@ func (w countingWriter) Write(p []byte) (int, error) {
 
 func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
-	if s.status != 0 {
-		http.Error(w, "no", s.status)
+	if s.status != 0 || s.noHead && r.Method == http.MethodHead {
+		status := s.status
+		if status == 0 {
+			status = http.StatusMethodNotAllowed
+		}
+		http.Error(w, "no", status)
 		return
 	}
 	s.mu.Lock()
@@ -285,5 +290,24 @@ func TestRedact(t *testing.T) {
 		if got := remote.Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A server that refuses HEAD (or a URL signed for GET only) is opened by a
+// GET of its first byte.
+func TestHTTPNoHead(t *testing.T) {
+	data := testData(5000)
+	s := newServer(t, data)
+	s.noHead = true
+	o := open(t, s.url())
+	p := make([]byte, 100)
+	if o.Size() != 5000 {
+		t.Fatalf("size %d", o.Size())
+	}
+	if n, err := o.ReadAt(p, 4900); n != 100 || err != nil || !bytes.Equal(p, data[4900:]) {
+		t.Fatalf("ReadAt: %d, %v", n, err)
+	}
+	if fmt.Sprint(s.ranges) != "[bytes=0-0 bytes=4900-4999]" {
+		t.Errorf("ranges %q", s.ranges)
 	}
 }
