@@ -392,6 +392,7 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 	}
 	prog := e.startProgress("convert "+remote.Redact(in), total, o.quiet)
 	defer prog.finish()
+	uncounted := w
 	w = countingWriter{w, prog}
 	opts := ndpack.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}}
 
@@ -399,10 +400,11 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 	if (isRegularFile(in) || o.from == formatNPY) && o.toDialect == 0 && !o.objects && o.rows == nil {
 		switch {
 		case o.from == formatNPY && o.to == formatMsgpack && obj != nil:
-			// One request streams the whole object.
+			// One request streams the whole object, counted as it is
+			// read: the output's ReadFrom would count it only at the end.
 			rc := obj.Stream(0, obj.Size())
 			defer rc.Close()
-			return opts.NPYToExt110(w, rc)
+			return opts.NPYToExt110(uncounted, io.TeeReader(rc, prog))
 		case o.from == formatNPY && o.to == formatMsgpack:
 			return withInput(e, in, func(r io.Reader) error { return opts.NPYToExt110(w, r) })
 		case o.from == formatMsgpack && o.to == formatNPY && o.member == "" && isRegularFile(in) && startsWithExt(in):

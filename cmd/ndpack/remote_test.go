@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -225,5 +227,44 @@ func TestS3ConvertInterrupted(t *testing.T) {
 	}
 	if _, ok := s.Get(t, "lab", "slow.msgpack"); ok {
 		t.Error("an interrupted conversion left an object")
+	}
+}
+
+// slowSeeker is a file's bytes handed out slowly, for a server.
+type slowSeeker struct {
+	*bytes.Reader
+	delay time.Duration
+}
+
+func (s *slowSeeker) Read(p []byte) (int, error) {
+	time.Sleep(s.delay)
+	return s.Reader.Read(p[:min(len(p), 64<<10)])
+}
+
+// On a terminal, a remote conversion shows its progress against the
+// object's size, naming the URL without its credentials.
+func TestRemoteConvertProgress(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := ndarray.Zeros(ndarray.Float64, 1<<20)
+	in := filepath.Join(dir, "a.npy")
+	if err := npybridge.WriteFile(in, a); err != nil {
+		t.Fatal(err)
+	}
+	data := readFile(t, in)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "a.npy", time.Unix(0, 0), &slowSeeker{bytes.NewReader(data), 2 * time.Millisecond})
+	}))
+	defer srv.Close()
+	url := strings.Replace(srv.URL, "http://", "http://user:hunter2@", 1) + "/a.npy"
+	for _, out := range []string{"a.msgpack", "a.npz"} { // the streaming path, and the arrays'
+		var stderr bytes.Buffer
+		e := env{stdin: bytes.NewReader(nil), stdout: io.Discard, stderr: &stderr, terminal: true, progressAfter: time.Millisecond}
+		if code := run(e, []string{"convert", url, filepath.Join(dir, out)}); code != 0 {
+			t.Fatalf("convert: %d %s", code, stderr.String())
+		}
+		want := regexp.MustCompile(`\rndpack: convert ` + regexp.QuoteMeta(srv.URL) + `/a.npy: \d+(\.\d)? [KM]iB of 8\.0 MiB \(\d+%\), [\d.]+ [KM]?i?B/s\x1b\[K`)
+		if !want.MatchString(stderr.String()) || strings.Contains(stderr.String(), "hunter2") {
+			t.Errorf("%s: progress %q", out, stderr.String())
+		}
 	}
 }
