@@ -402,9 +402,15 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 		case o.from == formatNPY && o.to == formatMsgpack && obj != nil:
 			// One request streams the whole object, counted as it is
 			// read: the output's ReadFrom would count it only at the end.
+			// Written through a 1 MiB buffer, which reads the body in
+			// large pieces too.
 			rc := obj.Stream(0, obj.Size())
 			defer rc.Close()
-			return opts.NPYToExt110(uncounted, io.TeeReader(rc, prog))
+			bw := bufio.NewWriterSize(uncounted, 1<<20)
+			if err := opts.NPYToExt110(bw, io.TeeReader(rc, prog)); err != nil {
+				return err
+			}
+			return bw.Flush()
 		case o.from == formatNPY && o.to == formatMsgpack:
 			return withInput(e, in, func(r io.Reader) error { return opts.NPYToExt110(w, r) })
 		case o.from == formatMsgpack && o.to == formatNPY && o.member == "" && isRegularFile(in) && startsWithExt(in):
