@@ -37,10 +37,6 @@ var (
 	// ErrNotMappable: an .npz member whose data cannot be memory-mapped
 	// (compressed, Fortran order, misaligned); the error says which.
 	ErrNotMappable = errors.New("cannot be mapped")
-	// ErrNotRowMajor: rows asked of a Fortran-order array of more than
-	// one dimension, whose rows are spread over all its data
-	// (ReadOptions.ReadRowsAt, NPZ.ReadRows): read the whole array.
-	ErrNotRowMajor = errors.New("rows of a Fortran-order array")
 	// ErrOverlap: an .npz archive whose members' bytes (local header and
 	// data) overlap each other or the zip directory, or lie beyond the
 	// archive: a directory whose entries all point at one member would

@@ -186,10 +186,6 @@ func (r *rowRange) apply(src arraySource) arraySource {
 	case len(src.shape) == 0:
 		src.err = errors.New("--rows: a 0-d array has no rows")
 		return src
-	case src.fortran:
-		src.err = fmt.Errorf("--rows: %w: shape %s: its rows are spread over all its data; convert it whole first",
-			npybridge.ErrNotRowMajor, ndarray.FormatShape(src.shape))
-		return src
 	}
 	first, count := r.span(src.shape[0])
 	rowBytes := int64(0)
@@ -197,6 +193,7 @@ func (r *rowRange) apply(src arraySource) arraySource {
 		rowBytes = src.size / int64(src.shape[0])
 	}
 	read, start, stop := src.rows, r.start, r.stop
+	src.fortran = false // the rows are read row-major
 	src.shape = append([]int{count}, src.shape[1:]...)
 	src.size = int64(count) * rowBytes
 	src.dataOffset += int64(first) * rowBytes
