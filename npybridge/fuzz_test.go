@@ -102,3 +102,32 @@ func FuzzReadNPZ(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadRows reads rows of any input: no panic, and where the whole
+// array reads too, the rows are its rows, as Python slices them.
+func FuzzReadRows(f *testing.F) {
+	for i, s := range npySeeds() {
+		f.Add(s, i%5-2, 3-i%7)
+	}
+	f.Fuzz(func(t *testing.T, in []byte, start, stop int) {
+		rows, err := ReadOptions{}.ReadRowsAt(bytes.NewReader(in), int64(len(in)), start, stop)
+		if err != nil {
+			return
+		}
+		if err := rows.Validate(); err != nil {
+			t.Fatalf("read invalid rows: %v", err)
+		}
+		a, err := ReadOptions{}.Read(bytes.NewReader(in))
+		if err != nil {
+			t.Fatalf("rows %d:%d read, the whole array does not: %v", start, stop, err)
+		}
+		first, count := rowSpan(a.Shape[0], start, stop)
+		rowBytes := 0
+		if a.Shape[0] > 0 {
+			rowBytes = len(a.Data) / a.Shape[0]
+		}
+		if rows.Shape[0] != count || !bytes.Equal(rows.Data, a.Data[first*rowBytes:(first+count)*rowBytes]) {
+			t.Fatalf("rows %d:%d of shape %v: got %d rows that differ from the array's", start, stop, a.Shape, rows.Shape[0])
+		}
+	})
+}

@@ -43,6 +43,14 @@ type NPZ struct {
 // OpenNPZ opens the .npz archive of size bytes that r holds. It reads the
 // zip directory and nothing else; r must stay readable while the NPZ is in
 // use. Its memory is that of the directory's names.
+//
+// r is read in few, large pieces, so that a remote object (remote.Object,
+// one request per ReadAt) costs few requests: the archive's last 64 KiB,
+// which hold the directory of up to about 700 members; then, for a member,
+// one read of at most 4 KiB for its local header and NPY header; then its
+// data. When r also has a method Stream(off, n int64) io.ReadCloser, as
+// remote.Object does, a larger directory and each member's data are read
+// through it, each in one request.
 func (o ReadOptions) OpenNPZ(r io.ReaderAt, size int64) (*NPZ, error) {
 	if size < 0 {
 		return nil, errAt(ErrNotNPZ, -1, "negative archive size %d", size)

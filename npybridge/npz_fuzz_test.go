@@ -70,6 +70,16 @@ func FuzzNPZ(f *testing.F) {
 				if ndarray.FormatShape(a.Shape) != ndarray.FormatShape(h.Shape) || a.DType != h.DType {
 					t.Fatalf("member %q: read %s %s, its header says %s %s", name, a.DType, ndarray.FormatShape(a.Shape), h.DType, ndarray.FormatShape(h.Shape))
 				}
+				if rows, err := z.ReadRows(name, 1, -1); err == nil {
+					first, count := rowSpan(a.Shape[0], 1, -1)
+					rowBytes := 0
+					if a.Shape[0] > 0 {
+						rowBytes = len(a.Data) / a.Shape[0]
+					}
+					if rows.Shape[0] != count || !bytes.Equal(rows.Data, a.Data[first*rowBytes:(first+count)*rowBytes]) {
+						t.Fatalf("member %q: rows 1:-1 differ from the array's", name)
+					}
+				}
 			}
 		}
 		if got, most := allocatedSoFar()-before, uint64(4<<20+3*maxInflateRatio*len(in)); got > most {

@@ -95,12 +95,19 @@ func readAtFull(r io.ReaderAt, b []byte, off int64, what string) error {
 // directory in one pass and no member's bytes; its memory is that of the
 // entries.
 func readZipDir(r io.ReaderAt, size int64) (*zipDir, error) {
-	end, err := findZipEnd(r, size)
+	tr := &tailReader{r: r}
+	end, err := findZipEnd(tr, size)
 	if err != nil {
 		return nil, err
 	}
 	d := &zipDir{dirStart: end.dirStart}
-	br := bufio.NewReaderSize(io.NewSectionReader(r, end.dirStart, int64(end.dirSize)), int(min(end.dirSize, 64<<10)))
+	// The directory is read in one pass: from the tail already read when
+	// it lies there (an archive of up to about 700 members), else in one
+	// stream when r can give one (a remote object), else through a
+	// buffer.
+	dirSrc, closeDir := rangeReader(tr, end.dirStart, int64(end.dirSize))
+	defer closeDir()
+	br := bufio.NewReaderSize(dirSrc, int(min(end.dirSize, 64<<10)))
 	var fixed [zipCentralLen]byte
 	at := end.dirStart
 	stop := end.dirStart + int64(end.dirSize)
@@ -232,6 +239,9 @@ func findZipEnd(r io.ReaderAt, size int64) (*zipEnd, error) {
 	if err := readAtFull(r, tail, size-tailLen, "the archive's last bytes"); err != nil {
 		return nil, err
 	}
+	if tr, ok := r.(*tailReader); ok {
+		tr.tail, tr.at = tail, size-tailLen
+	}
 	i := bytes.LastIndex(tail[:len(tail)-zipEndLen+4], []byte("PK\x05\x06"))
 	if i < 0 {
 		return nil, notZip(-1, "no zip end of central directory record (PK\\x05\\x06) in the last %d bytes", tailLen)
@@ -362,6 +372,8 @@ type zipMember struct {
 	n      uint64 // bytes delivered
 	err    error  // sticky
 	dataAt int64  // archive offset of the compressed data
+
+	closeSrc func() // ends the stream the data is read from
 }
 
 // inflater is a decompressor with the buffer it reads through, kept in an
@@ -383,11 +395,15 @@ func openZipMember(r io.ReaderAt, e *zipEntry, inflaters *sync.Pool) (*zipMember
 	if e.method == zipStore && e.csize != e.usize {
 		return nil, errAt(ErrNotNPZ, e.record, "a stored member of %d bytes whose directory record says it holds %d", e.csize, e.usize)
 	}
-	// The header and the name the directory expects, in one read.
-	lh := make([]byte, zipLocalHeaderLen+len(e.name))
-	if err := readAtFull(r, lh, e.local, "the local header"); err != nil {
+	// The local header, the name the directory expects, and the start of
+	// the data (an NPY header, for a stored member), in one read of at
+	// most memberPrefix bytes: one request per member for a remote
+	// archive. The prefix ends where the next member starts.
+	pre := make([]byte, max(zipLocalHeaderLen+int64(len(e.name)), min(memberPrefix, e.limit-e.local)))
+	if err := readAtFull(r, pre, e.local, "the local header"); err != nil {
 		return nil, err
 	}
+	lh := pre[:zipLocalHeaderLen+len(e.name)]
 	if u32(lh) != zipLocalSig {
 		return nil, errAt(ErrNotNPZ, e.local, "no local header (PK\\x03\\x04) where the directory points, but % x", lh[:4])
 	}
@@ -401,8 +417,17 @@ func openZipMember(r io.ReaderAt, e *zipEntry, inflaters *sync.Pool) (*zipMember
 		return nil, errAt(ErrOverlap, e.local, "its %d compressed bytes at byte %d run to byte %d, past byte %d where the next member or the directory starts",
 			e.csize, dataAt, end, e.limit)
 	}
-	sec := io.NewSectionReader(r, dataAt, int64(e.csize))
-	m := &zipMember{e: e, src: sec, dataAt: dataAt, crc: crc32.NewIEEE()}
+	// The data: what the prefix holds of it, then the rest from r.
+	inPre := min(max(0, e.local+int64(len(pre))-dataAt), int64(e.csize))
+	var sec io.Reader
+	var closeRest func()
+	if inPre > 0 {
+		rest, c := rangeReader(r, dataAt+inPre, int64(e.csize)-inPre)
+		sec, closeRest = io.MultiReader(bytes.NewReader(pre[dataAt-e.local:dataAt-e.local+inPre]), rest), c
+	} else {
+		sec, closeRest = rangeReader(r, dataAt, int64(e.csize))
+	}
+	m := &zipMember{e: e, src: sec, dataAt: dataAt, crc: crc32.NewIEEE(), closeSrc: closeRest}
 	if e.method == zipDeflate {
 		inf, _ := inflaters.Get().(*inflater)
 		if inf == nil {
@@ -506,6 +531,10 @@ func (m *zipMember) short() error {
 
 // Close returns the decompressor for the next member.
 func (m *zipMember) Close() error {
+	if m.closeSrc != nil {
+		m.closeSrc()
+		m.closeSrc = nil
+	}
 	if m.inf != nil {
 		m.inf.br.Reset(nil)
 		m.pool.Put(m.inf)
@@ -515,4 +544,49 @@ func (m *zipMember) Close() error {
 		m.err = errors.New("npybridge: read after Close")
 	}
 	return nil
+}
+
+// memberPrefix is how much of a member is read with its local header: the
+// header (30 bytes, the name, numpy's zip64 extra field) and, for a stored
+// member, its NPY header (64 bytes to a few KiB).
+const memberPrefix = 4 << 10
+
+// tailReader is an archive whose last bytes (the tail findZipEnd read) are
+// kept, so that the zip64 records and a directory that lie in them are not
+// read again.
+type tailReader struct {
+	r    io.ReaderAt
+	tail []byte
+	at   int64 // where tail starts
+}
+
+func (t *tailReader) ReadAt(p []byte, off int64) (int, error) {
+	if t.tail != nil && off >= t.at && off+int64(len(p)) <= t.at+int64(len(t.tail)) {
+		return copy(p, t.tail[off-t.at:]), nil
+	}
+	return t.r.ReadAt(p, off)
+}
+
+// streamer is an io.ReaderAt that can also read a range in one stream:
+// remote.Object fetches each ReadAt by one request, and a range read
+// through its Stream by one request in all.
+type streamer interface {
+	Stream(off, n int64) io.ReadCloser
+}
+
+// rangeReader reads the n bytes at off of r: from the tail r keeps when
+// they lie there, in one stream when r can give one, else by ReadAt calls.
+// Call the returned function when done.
+func rangeReader(r io.ReaderAt, off, n int64) (io.Reader, func()) {
+	if t, ok := r.(*tailReader); ok {
+		if t.tail != nil && off >= t.at && off+n <= t.at+int64(len(t.tail)) {
+			return bytes.NewReader(t.tail[off-t.at : off-t.at+n]), func() {}
+		}
+		r = t.r
+	}
+	if s, ok := r.(streamer); ok {
+		rc := s.Stream(off, n)
+		return rc, func() { rc.Close() }
+	}
+	return io.NewSectionReader(r, off, n), func() {}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
+	"github.com/ndpack/ndpack/remote"
 )
 
 const convertUsage = `Usage: ndpack convert [options] IN OUT
@@ -47,6 +48,14 @@ format (an .npz from a pipe is copied to a temporary file first, a zip
 being read from its end). OUT may be "-" or /dev/stdout, with --to naming
 the format; --to that contradicts OUT's extension is an error. OUT may not
 be IN (by any name or link): that would destroy what is being read.
+
+IN may be a URL of an .npy or .npz: http://, https:// or s3://BUCKET/KEY
+(with :NAME for a member, as for files), read by Range requests. OUT may be
+s3://BUCKET/KEY: written as a multipart upload in parts of --part-size MiB
+(memory stays one part), completed only when the whole output was
+written and aborted on any error or on Ctrl-C, so that no partial object
+ever appears under the key. The AWS settings honoured are listed in the
+README (AWS_ENDPOINT_URL for S3-compatible stores, path-style).
 
 Memory stays small whatever the size: data streams from IN to OUT (a
 Fortran-order array, which must be transposed, is the exception). A
@@ -84,6 +93,12 @@ Options:
                        SIZE bytes (a number, or with K, M, G or T for KiB,
                        MiB ...; default 24 times the pickle's stored bytes,
                        compressed in an .npz, plus 64M)
+  --rows START:STOP    only these rows (the first axis; Python slice rules:
+                       either bound may be left out, negative ones count
+                       from the end; no step) of an .npy or .npz member,
+                       read alone
+  --part-size MIB      the part size of an s3:// OUT's upload (default 8,
+                       at least 5)
   --quiet              no progress on standard error
 
 Examples:
@@ -96,6 +111,9 @@ Examples:
   ndpack convert --append frame.msgpack frames.npy
   ndpack convert --to openpi run.npz request.msgpack
   cat image.npy | ndpack convert --from npy --to msgpack - - | nc host 5555
+  ndpack convert https://data.example.org/big.npy big.msgpack
+  ndpack convert --rows 1000:2000 s3://lab/run.npz:image part.npy
+  ndpack convert run.npz s3://lab/run.msgpack
 `
 
 type convertOptions struct {
@@ -108,6 +126,7 @@ type convertOptions struct {
 	wait             bool  // --append waits for another appender
 	objects          bool  // read object arrays (pickles) as data
 	maxObjects       int64 // --max-objects-size; 0 is the default
+	rows             *rowRange
 }
 
 func runConvert(e env, args []string) error {
@@ -124,15 +143,24 @@ func runConvert(e env, args []string) error {
 	var maxObjects byteSize
 	fs.Var(&maxObjects, "max-objects-size", "")
 	wait := fs.Bool("wait", false, "")
+	rowsFlag := fs.String("rows", "", "")
+	partSize := fs.Int64("part-size", 0, "")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	rows, err := parseRows(*rowsFlag)
+	if err != nil {
+		return err
+	}
+	if *partSize != 0 && (*partSize < 5 || *partSize > 5<<10) {
+		return usageError("--part-size %d: S3 takes parts of 5 to 5120 MiB", *partSize)
 	}
 	if len(pos) != 2 {
 		return usageError("want IN and OUT, got %d arguments", len(pos))
 	}
 	in, out := pos[0], pos[1]
-	o := convertOptions{allowNonstandard: *allow, compress: *compress, member: *member, name: *name, quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects)}
+	o := convertOptions{allowNonstandard: *allow, compress: *compress, member: *member, name: *name, quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), rows: rows}
 	in, o.member = splitMember(in, o.member)
 	if o.from, err = resolveFormat(in, *from, "from"); err != nil {
 		return err
@@ -157,6 +185,10 @@ func runConvert(e env, args []string) error {
 		return usageError("--append adds rows of numbers to an .npy; an object array (--objects) is not appended")
 	case *wait && !*appendRows:
 		return usageError("--wait waits for another appender; it goes with --append")
+	case *partSize != 0 && !strings.HasPrefix(out, "s3://"):
+		return usageError("--part-size sets the parts of an s3:// OUT's upload; OUT is %s", out)
+	case *appendRows && remote.IsURL(out):
+		return usageError("--append adds rows to a local .npy file")
 	case *appendRows && (o.to != formatNPY || isStdout(out)):
 		return usageError("--append adds rows to an .npy file; OUT is %s", map[bool]string{true: "standard output", false: string(o.to)}[isStdout(out)])
 	}
@@ -175,7 +207,15 @@ func runConvert(e env, args []string) error {
 		return nil
 	}
 
-	dst, err := openOutput(e, out)
+	var dst *output
+	switch {
+	case strings.HasPrefix(out, "s3://"):
+		dst, err = s3Output(e, out, *partSize<<20)
+	case remote.IsURL(out):
+		return usageError("OUT %s: only s3:// objects are written; HTTP outputs are not", remote.Redact(out))
+	default:
+		dst, err = openOutput(e, out)
+	}
 	if err != nil {
 		return err
 	}
@@ -198,6 +238,7 @@ func (o convertOptions) appendTo(e env, in, out string) error {
 		return err
 	}
 	defer fa.close()
+	fa.withRows(o.rows)
 	arrays, err := o.pick(fa.all())
 	if err != nil {
 		return err
@@ -340,29 +381,61 @@ func (c countingWriter) WriteRange(f *os.File, off int64, n int) (int, error) {
 
 func (o convertOptions) convert(e env, w io.Writer, in string) error {
 	total := int64(0)
+	var obj *remote.Object // IN, when it is a URL
 	if isRegularFile(in) {
 		fi, _ := os.Stat(in)
 		total = fi.Size()
+	} else if remote.IsURL(in) && o.from == formatNPY && o.rows == nil && o.to == formatMsgpack && o.toDialect == 0 && !o.objects {
+		var err error
+		if obj, err = remoteOptions(0).Open(context.Background(), in); err != nil {
+			return err
+		}
+		total = obj.Size()
 	}
-	prog := e.startProgress("convert "+in, total, o.quiet)
+	var fa *fileArrays // opened before the progress for a remote IN, whose size it learns
+	if remote.IsURL(in) && obj == nil {
+		var err error
+		if fa, err = openArraysWith(in, e.stdin, o.from, o.objects, o.maxObjects); err != nil {
+			return err
+		}
+		defer fa.close()
+		total = fa.size
+	}
+	prog := e.startProgress("convert "+remote.Redact(in), total, o.quiet)
 	defer prog.finish()
+	uncounted := w
 	w = countingWriter{w, prog}
 	opts := ndpack.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}}
 
 	// .npy <-> ext 110 keep their own paths, measured at the speed of cp.
-	if (isRegularFile(in) || o.from == formatNPY) && o.toDialect == 0 && !o.objects {
+	if (isRegularFile(in) || o.from == formatNPY) && o.toDialect == 0 && !o.objects && o.rows == nil {
 		switch {
+		case o.from == formatNPY && o.to == formatMsgpack && obj != nil:
+			// One request streams the whole object, counted as it is
+			// read: the output's ReadFrom would count it only at the end.
+			// Written through a 1 MiB buffer, which reads the body in
+			// large pieces too.
+			rc := obj.Stream(0, obj.Size())
+			defer rc.Close()
+			bw := bufio.NewWriterSize(uncounted, 1<<20)
+			if err := opts.NPYToExt110(bw, io.TeeReader(rc, prog)); err != nil {
+				return err
+			}
+			return bw.Flush()
 		case o.from == formatNPY && o.to == formatMsgpack:
 			return withInput(e, in, func(r io.Reader) error { return opts.NPYToExt110(w, r) })
 		case o.from == formatMsgpack && o.to == formatNPY && o.member == "" && isRegularFile(in) && startsWithExt(in):
 			return withInput(e, in, func(r io.Reader) error { return opts.Ext110ToNPY(w, r) })
 		}
 	}
-	fa, err := openArraysWith(in, e.stdin, o.from, o.objects, o.maxObjects)
-	if err != nil {
-		return err
+	if fa == nil {
+		var err error
+		if fa, err = openArraysWith(in, e.stdin, o.from, o.objects, o.maxObjects); err != nil {
+			return err
+		}
+		defer fa.close()
 	}
-	defer fa.close()
+	fa.withRows(o.rows)
 	arrays, err := o.pick(fa.all())
 	if err != nil {
 		return err

@@ -102,12 +102,15 @@ type diffInput struct {
 	arrays []arraySource
 }
 
-func openDiffInput(e env, spec string) (*diffInput, error) {
+// openDiffInput opens the arrays spec names (FILE or FILE:NAME), only the
+// rows of rows if it is not nil.
+func openDiffInput(e env, spec string, rows *rowRange) (*diffInput, error) {
 	path, member := splitMember(spec, "")
 	fa, err := openArrays(path, e.stdin, formatOf(path))
 	if err != nil {
 		return nil, errors.New(describe(path, err))
 	}
+	fa.withRows(rows)
 	arrays, err := convertOptions{member: member}.pick(fa.all())
 	if err != nil {
 		fa.close()
@@ -119,12 +122,12 @@ func openDiffInput(e env, spec string) (*diffInput, error) {
 // diff compares a and b, printing what differs; it reports whether they
 // are the same.
 func (o diffOptions) diff(e env, a, b string) (bool, error) {
-	A, err := openDiffInput(e, a)
+	A, err := openDiffInput(e, a, nil)
 	if err != nil {
 		return false, err
 	}
 	defer A.fa.close()
-	B, err := openDiffInput(e, b)
+	B, err := openDiffInput(e, b, nil)
 	if err != nil {
 		return false, err
 	}

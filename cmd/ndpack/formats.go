@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ndpack/ndpack/remote"
 )
 
 // format is a kind of file ndpack reads or writes.
@@ -30,6 +32,9 @@ func parseFormat(s string) (format, error) {
 
 // formatOf returns the format a file name's extension names, or "".
 func formatOf(name string) format {
+	if remote.IsURL(name) {
+		return urlFormat(name)
+	}
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".npy":
 		return formatNPY

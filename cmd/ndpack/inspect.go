@@ -15,14 +15,16 @@ import (
 	"github.com/ndpack/ndpack/npybridge"
 )
 
-const inspectUsage = `Usage: ndpack inspect [--json] [--quiet] [--preview] FILE...
+const inspectUsage = `Usage: ndpack inspect [--json] [--quiet] [--preview] [--header] [--rows START:STOP] FILE...
 
 Show, for every array in each file: the format, dtype, shape, element count,
 byte size and byte order; for numbers the minimum, maximum and mean (with
 and without NaNs), for bools the counts of True and False, for datetimes
 the earliest and latest as ISO dates; and the first few values. The format
 follows the extension (.npy, .npz, .msgpack, .mpk) or, failing that, the
-file's first bytes. "-" is standard input.
+file's first bytes. "-" is standard input. A FILE may be a URL:
+http://, https:// or s3://BUCKET/KEY (.npy and .npz; see the README for the
+AWS settings honoured), read by ranges: only the bytes needed travel.
 
 The data is read once, in chunks: memory stays small whatever the size of
 the file. A file that cannot be read is reported and the others are still
@@ -50,11 +52,18 @@ Options:
            standard output is a terminal (--preview=false: never)
   --width N  the preview's width in columns (default: $COLUMNS, else the
            terminal's)
+  --header   dtype, shape and sizes only: no data is read (an .npz over
+           HTTP or S3: its directory and each member's headers)
+  --rows START:STOP  only these rows (the first axis; Python slice rules:
+           either bound may be left out, negative ones count from the end;
+           no step) of .npy files and .npz members, read alone
 
 Examples:
   ndpack inspect image.npy
   ndpack inspect --json run.npz | jq '.[0].arrays[].shape'
   curl -s http://daq/last.npy | ndpack inspect -
+  ndpack inspect --header s3://lab-data/run7.npz
+  ndpack inspect --rows -100: https://data.example.org/big.npy
 `
 
 // fileReport is what inspect says about one file.
@@ -93,11 +102,18 @@ func runInspect(e env, args []string) error {
 	objects := fs.Bool("objects", false, "")
 	var maxObjects byteSize
 	fs.Var(&maxObjects, "max-objects-size", "")
+	header := fs.Bool("header", false, "")
+	rowsFlag := fs.String("rows", "", "")
 	pf := addPreviewFlags(fs) // preview.go
 	files, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
+	rows, err := parseRows(*rowsFlag)
+	if err != nil {
+		return err
+	}
+	opts := inspectOpts{quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), header: *header, rows: rows}
 	if len(files) == 0 {
 		return usageError("name at least one file (or - for standard input)")
 	}
@@ -112,12 +128,12 @@ func runInspect(e env, args []string) error {
 	}
 	failed := 0
 	for _, name := range files {
-		err := inspectEach(e, name, *quiet, objectsFlags{*objects, int64(maxObjects)}, out, func(a arrayReport) {
+		err := inspectEach(e, name, opts, out, func(a arrayReport) {
 			if a.Error != "" && !a.notArray {
 				failed++
 				// Reported in the listing, and as every failure is, on
 				// standard error.
-				where := name
+				where := displayName(name)
 				if a.Name != "" {
 					where += ": " + a.Name
 				}
@@ -126,7 +142,7 @@ func runInspect(e env, args []string) error {
 		})
 		if err != nil {
 			failed++
-			r := fileReport{File: name, Error: describe(name, err)}
+			r := fileReport{File: displayName(name), Error: describe(name, err)}
 			fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(r.Error))
 			out.file(r, 0, 0)
 		}
@@ -148,7 +164,7 @@ var errReported = errors.New("failures reported")
 // inspectFile reads every array of the file name and returns the report.
 func inspectFile(e env, name string, quiet bool) (fileReport, error) {
 	c := &collectReports{}
-	if err := inspectEach(e, name, quiet, objectsFlags{}, c, func(arrayReport) {}); err != nil {
+	if err := inspectEach(e, name, inspectOpts{quiet: quiet}, c, func(arrayReport) {}); err != nil {
 		return fileReport{File: name}, err
 	}
 	return *c.r, nil
@@ -157,13 +173,15 @@ func inspectFile(e env, name string, quiet bool) (fileReport, error) {
 // inspectEach reads every array of the file name and hands out the file's
 // report and then each array's, as they are made; seen is called with
 // each array's too.
-func inspectEach(e env, name string, quiet bool, objects objectsFlags, out reportWriter, seen func(arrayReport)) error {
-	fa, err := openArraysWith(name, e.stdin, formatOf(name), objects.read, objects.maxSize)
+func inspectEach(e env, name string, o inspectOpts, out reportWriter, seen func(arrayReport)) error {
+	quiet := o.quiet
+	fa, err := openArraysWith(name, e.stdin, formatOf(name), o.objects, o.maxObjects)
 	if err != nil {
 		return err
 	}
 	defer fa.close()
-	r := fileReport{File: name, Format: string(fa.format), Version: fa.version, Encoding: fa.dialect}
+	fa.withRows(o.rows)
+	r := fileReport{File: displayName(name), Format: string(fa.format), Version: fa.version, Encoding: fa.dialect}
 	n := fa.len()
 	if out.needsCounts() {
 		others := 0
@@ -176,7 +194,7 @@ func inspectEach(e env, name string, quiet bool, objects objectsFlags, out repor
 	} else {
 		out.file(r, 0, 0)
 	}
-	prog := e.startProgress("inspect "+name, fa.size, quiet)
+	prog := e.startProgress("inspect "+displayName(name), fa.size, quiet)
 	defer prog.finish()
 	var buf []byte // one buffer for every array, the size of the largest chunk
 	for i := range n {
@@ -184,6 +202,8 @@ func inspectEach(e env, name string, quiet bool, objects objectsFlags, out repor
 		var pv *arrayPreview // drawn below the statistics (preview.go)
 		if src := fa.at(i); src.objects != nil {
 			a = inspectObjects(src)
+		} else if o.header {
+			a = headerReport(src)
 		} else {
 			pv = startPreview(out, &src)
 			a = inspectArray(src, prog, &buf)
@@ -320,7 +340,16 @@ const chunkSize = 4 << 20
 // inspectArray reads the array of src a chunk at a time into *buf, which it
 // grows to the chunk it needs: an archive of many small arrays costs the
 // largest of them, not a chunk each.
-func inspectArray(src arraySource, prog *progress, buf *[]byte) arrayReport {
+// inspectOpts are inspect's choices for each file.
+type inspectOpts struct {
+	quiet, objects bool
+	maxObjects     int64     // --max-objects-size; 0 is the default
+	header         bool      // --header: no data read
+	rows           *rowRange // --rows, or nil
+}
+
+// headerReport describes src from its header alone.
+func headerReport(src arraySource) arrayReport {
 	r := arrayReport{Name: src.name, First: []*number{}}
 	if src.err != nil {
 		r.Error = describe("", src.err)
@@ -333,6 +362,18 @@ func inspectArray(src arraySource, prog *progress, buf *[]byte) arrayReport {
 	r.DType, r.Kind, r.Standard = dt.String(), kindNames[dt.Kind], dt.IsStandard()
 	r.ByteOrder = map[ndarray.ByteOrder]string{ndarray.LittleEndian: "little", ndarray.BigEndian: "big", ndarray.NotApplicable: "not applicable"}[dt.Order]
 	r.Shape, r.Elements, r.ItemSize, r.Bytes, r.FortranOrder = append([]int{}, src.shape...), n, dt.ItemSize, src.size, src.fortran
+	if dt.IsRecord() {
+		r.Kind = "record"
+	}
+	return r
+}
+
+func inspectArray(src arraySource, prog *progress, buf *[]byte) arrayReport {
+	r := headerReport(src)
+	if src.err != nil {
+		return r
+	}
+	dt := src.dtype
 
 	acc := newAccumulator(dt)
 	first := newFirstCapture(dt, src.shape, src.fortran, firstCount)

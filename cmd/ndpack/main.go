@@ -41,6 +41,7 @@ import (
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/npybridge"
+	"github.com/ndpack/ndpack/remote"
 )
 
 // errUsage marks errors in how the command was called: exit status 2.
@@ -217,6 +218,9 @@ func describe(name string, err error) string {
 		"Options.MaxSize", "--max-objects-size", "Options.MaxAlloc", "--max-objects-size").Replace(msg)
 	if name == "" || name == "-" {
 		return msg
+	}
+	if remote.IsURL(name) {
+		name = remote.Redact(name) // no credentials in messages
 	}
 	return name + ": " + msg
 }

@@ -56,6 +56,9 @@ Options:
                    left out, as NaN is
   --compress LEVEL PNG compression: fast (default), default, best, none
   --rows           SVG: draw each row of a 2-D array as a line
+  --rows=START:STOP  draw only these rows of an .npy or .npz member (the
+                   first axis; Python slice rules, no step), read alone;
+                   the "=" is needed, --rows alone being the flag above
   --x FILE[:NAME]  SVG: the x value of each element, a 1-D array as long
                    as a row (a spectrometer's wavelengths)
   --xlabel TEXT    SVG: the x axis label
@@ -80,6 +83,7 @@ type renderFlags struct {
 	opts     render.Options
 	plot     render.Plot
 	rows     bool
+	rowRange *rowRange // --rows=START:STOP
 	x        string
 	from     format
 	member   string
@@ -94,7 +98,9 @@ func runRender(e env, args []string) error {
 	rng := fs.String("range", "", "")
 	logScale := fs.Bool("log", false, "")
 	compress := fs.String("compress", "fast", "")
-	rows := fs.Bool("rows", false, "")
+	rowsFlag := &renderRows{}
+	fs.Var(rowsFlag, "rows", "")
+	rows := &rowsFlag.lines
 	x := fs.String("x", "", "")
 	xlabel := fs.String("xlabel", "", "")
 	ylabel := fs.String("ylabel", "", "")
@@ -109,8 +115,14 @@ func runRender(e env, args []string) error {
 	if len(pos) != 2 {
 		return usageError("want IN and OUT, got %d arguments", len(pos))
 	}
-	r := renderFlags{flagsSet: map[string]bool{}}
+	if rowsFlag.err != nil {
+		return rowsFlag.err
+	}
+	r := renderFlags{flagsSet: map[string]bool{}, rowRange: rowsFlag.rng}
 	fs.Visit(func(f *flag.Flag) { r.flagsSet[f.Name] = true })
+	if !rowsFlag.lines {
+		delete(r.flagsSet, "rows") // --rows=START:STOP, not lines
+	}
 	r.in, r.member = splitMember(pos[0], *member)
 	r.out = pos[1]
 
@@ -198,7 +210,7 @@ func runRender(e env, args []string) error {
 // not grow with the array.
 func (r *renderFlags) run(e env) error {
 	if r.png {
-		s, release, err := openSource(e, r.in, r.from, r.member, func(src arraySource) error {
+		s, release, err := openSource(e, r.in, r.from, r.member, r.rowRange, func(src arraySource) error {
 			return render.CheckImage(src.dtype, src.shape, r.opts)
 		})
 		if err != nil {
@@ -207,7 +219,7 @@ func (r *renderFlags) run(e env) error {
 		defer release()
 		return r.write(e, func(w io.Writer) error { return render.EncodePNGSource(w, s, r.opts) })
 	}
-	s, release, err := openSource(e, r.in, r.from, r.member, func(src arraySource) error {
+	s, release, err := openSource(e, r.in, r.from, r.member, r.rowRange, func(src arraySource) error {
 		if len(src.shape) == 2 && !r.rows {
 			return fmt.Errorf("render: a 2-D array of shape %s plots one line per row with --rows (%d lines); or draw it as an image, .png", ndarray.FormatShape(src.shape), src.shape[0])
 		}
@@ -225,7 +237,7 @@ func (r *renderFlags) run(e env) error {
 			return err
 		}
 		n := s.Shape[len(s.Shape)-1]
-		xs, xrelease, err := openSource(e, xin, xf, xmember, func(src arraySource) error {
+		xs, xrelease, err := openSource(e, xin, xf, xmember, nil, func(src arraySource) error {
 			if err := render.CheckPlot(src.dtype, src.shape, render.Plot{}); err != nil {
 				return err
 			}
@@ -344,4 +356,30 @@ func drawable(name string, a *ndarray.Array) bool {
 		return len(a.Shape) == 1 && render.CheckPlot(a.DType, a.Shape, render.Plot{}) == nil
 	}
 	return render.CheckImage(a.DType, a.Shape, render.Options{}) == nil
+}
+
+// renderRows is render's --rows: alone, draw each row as a line (a bool
+// flag, as it always was); --rows=START:STOP, draw only those rows.
+type renderRows struct {
+	lines bool
+	rng   *rowRange
+	err   error // a usage error, reported after parsing
+}
+
+func (r *renderRows) String() string { return "" }
+
+// IsBoolFlag lets --rows stand alone.
+func (r *renderRows) IsBoolFlag() bool { return true }
+
+func (r *renderRows) Set(s string) error {
+	switch s {
+	case "true":
+		r.lines = true
+		return nil
+	case "false":
+		r.lines = false
+		return nil
+	}
+	r.rng, r.err = parseRows(s)
+	return nil
 }

@@ -23,7 +23,7 @@ const maxFortranBand = 64 << 20
 // is read in bands of rows gathered column by column from the file; from
 // a deflated .npz member, or a band of more than maxFortranBand bytes, it
 // is read whole. The returned function releases the input.
-func openSource(e env, in string, f format, member string, check func(arraySource) error) (render.Source, func(), error) {
+func openSource(e env, in string, f format, member string, rows *rowRange, check func(arraySource) error) (render.Source, func(), error) {
 	fa, err := openArrays(in, e.stdin, f)
 	if err != nil {
 		if errors.Is(err, npybridge.ErrObjectArray) {
@@ -31,6 +31,7 @@ func openSource(e env, in string, f format, member string, check func(arraySourc
 		}
 		return render.Source{}, nil, err
 	}
+	fa.withRows(rows)
 	arrays, err := convertOptions{member: member}.pick(fa.all())
 	if err == nil && len(arrays) != 1 {
 		err = fmt.Errorf("%d arrays (%s): name the one to draw as IN:NAME or with --member", len(arrays), names(arrays))

@@ -2,12 +2,10 @@ package main
 
 import (
 	"encoding/csv"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/ndpack/ndpack/ndarray"
@@ -60,11 +58,9 @@ func runShow(e env, args []string) error {
 	case *asCSV && *asJSON:
 		return usageError("--csv and --json: pick one")
 	}
-	var sel rowRange
-	if *rows != "" {
-		if sel, err = parseRows(*rows); err != nil {
-			return err
-		}
+	sel, err := parseRows(*rows)
+	if err != nil {
+		return err
 	}
 	o := numpyDefaults
 	o.precision = *precision
@@ -72,11 +68,11 @@ func runShow(e env, args []string) error {
 		o.threshold = math.MaxInt
 	}
 	for i, spec := range pos {
-		in, err := openDiffInput(e, spec)
+		in, err := openDiffInput(e, spec, sel)
 		if err != nil {
 			return err
 		}
-		err = showInput(e.stdout, in, o, sel, *rows != "", *field, *asCSV, *asJSON, len(pos) > 1 || len(in.arrays) > 1)
+		err = showInput(e.stdout, in, o, *field, *asCSV, *asJSON, len(pos) > 1 || len(in.arrays) > 1)
 		in.fa.close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", spec, err)
@@ -89,17 +85,12 @@ func runShow(e env, args []string) error {
 }
 
 // showInput prints the arrays of one input.
-func showInput(w io.Writer, in *diffInput, o printOptions, sel rowRange, rowsSet bool, field string, asCSV, asJSON, named bool) error {
+func showInput(w io.Writer, in *diffInput, o printOptions, field string, asCSV, asJSON, named bool) error {
 	values := map[string]any{}
 	for i, a := range in.arrays {
 		arr, err := readArray(a)
 		if err != nil {
 			return err
-		}
-		if rowsSet {
-			if arr, err = sel.apply(arr); err != nil {
-				return err
-			}
 		}
 		if field != "" {
 			if arr, err = fieldArray(arr, field); err != nil {
@@ -187,67 +178,4 @@ func writeCSV(w io.Writer, a *ndarray.Array) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-// rowRange is a START:STOP selection of the first axis, with Python's
-// slice rules.
-type rowRange struct {
-	start, stop       int
-	hasStart, hasStop bool
-}
-
-// parseRows reads START:STOP; a step is refused.
-func parseRows(s string) (rowRange, error) {
-	parts := strings.Split(s, ":")
-	if len(parts) != 2 {
-		if len(parts) == 3 {
-			return rowRange{}, usageError("--rows %s: a step is not taken; want START:STOP", s)
-		}
-		return rowRange{}, usageError("--rows %s: want START:STOP, such as 3:4, -10: or :100", s)
-	}
-	var r rowRange
-	for i, p := range parts {
-		if p == "" {
-			continue
-		}
-		n, err := strconv.Atoi(p)
-		if err != nil {
-			return rowRange{}, usageError("--rows %s: %q is not a whole number", s, p)
-		}
-		if i == 0 {
-			r.start, r.hasStart = n, true
-		} else {
-			r.stop, r.hasStop = n, true
-		}
-	}
-	return r, nil
-}
-
-// bounds returns the rows [lo, hi) of an axis of n, as Python slices.
-func (r rowRange) bounds(n int) (int, int) {
-	clamp := func(v int, given bool, def int) int {
-		if !given {
-			return def
-		}
-		if v < 0 {
-			v += n
-		}
-		return min(max(v, 0), n)
-	}
-	lo, hi := clamp(r.start, r.hasStart, 0), clamp(r.stop, r.hasStop, n)
-	return lo, max(lo, hi)
-}
-
-// apply returns the rows of a that r selects.
-func (r rowRange) apply(a *ndarray.Array) (*ndarray.Array, error) {
-	if len(a.Shape) == 0 {
-		return nil, errors.New("--rows: a 0-d array has no rows")
-	}
-	lo, hi := r.bounds(a.Shape[0])
-	rowBytes := a.DType.ItemSize
-	for _, d := range a.Shape[1:] {
-		rowBytes *= d
-	}
-	shape := append([]int{hi - lo}, a.Shape[1:]...)
-	return ndarray.New(a.DType, shape, a.Data[lo*rowBytes:hi*rowBytes])
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
+	"github.com/ndpack/ndpack/remote"
 )
 
 // arraySource is one array of a file as its header describes it, with its
@@ -41,6 +42,10 @@ type arraySource struct {
 	// objects reads an object array (err then says it is one), when the
 	// command was asked to read them (--objects); nil otherwise.
 	objects func() (*npybridge.ObjectArray, error)
+	// rows reads the rows start:stop alone (Python slice rules), for
+	// --rows; nil where they cannot be read alone (msgpack, standard
+	// input).
+	rows func(start, stop int) (*ndarray.Array, error)
 }
 
 // fileArrays is the arrays of one input file.
@@ -109,6 +114,10 @@ func openArraysWith(name string, stdin io.Reader, f format, objects bool, maxObj
 	if name == "-" {
 		return stdinArrays(stdin, f, objects, maxObjects)
 	}
+	if remote.IsURL(name) {
+		fa, _, err := openRemote(name, f, objects)
+		return fa, err
+	}
 	file, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -173,9 +182,14 @@ func (fa *fileArrays) npyFile(file *os.File) error {
 			Detail: fmt.Sprintf("the header announces %d data bytes (shape %s of %s), the file has %d",
 				h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, max(0, fa.size-h.DataOffset))}
 	}
-	fa.arrays = []arraySource{headerSource("", h, func() (io.ReadCloser, error) {
+	src := headerSource("", h, func() (io.ReadCloser, error) {
 		return sizedSection{io.NewSectionReader(file, h.DataOffset, h.DataLen())}, nil
-	})}
+	})
+	size := fa.size
+	src.rows = func(start, stop int) (*ndarray.Array, error) {
+		return npybridge.ReadOptions{}.ReadRowsAt(file, size, start, stop)
+	}
+	fa.arrays = []arraySource{src}
 	return nil
 }
 
@@ -213,10 +227,12 @@ func (fa *fileArrays) npzFile(r io.ReaderAt, size int64) error {
 		if err != nil {
 			return arraySource{name: member, err: err}
 		}
-		return headerSource(member, h, func() (io.ReadCloser, error) {
+		src := headerSource(member, h, func() (io.ReadCloser, error) {
 			_, rc, err := z.Open(member)
 			return rc, err
 		})
+		src.rows = func(start, stop int) (*ndarray.Array, error) { return z.ReadRows(member, start, stop) }
+		return src
 	}
 	return nil
 }

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
+	"github.com/ndpack/ndpack/remote"
+)
+
+// remoteOptions are how the commands reach remote objects: net/http with
+// a bound on the wait for an answer (a body may take as long as it takes).
+func remoteOptions(partSize int64) remote.Options {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = time.Minute
+	return remote.Options{HTTPClient: &http.Client{Transport: t}, PartSize: partSize}
+}
+
+// urlFormat is the format a URL's path names by its extension.
+func urlFormat(name string) format {
+	u, err := url.Parse(name)
+	if err != nil {
+		return ""
+	}
+	return formatOf(path.Base(u.Path))
+}
+
+// openRemote opens the object name and describes its arrays. Only .npy and
+// .npz are read remotely: a msgpack file is read through a mapping.
+func openRemote(name string, f format, objects bool) (*fileArrays, *remote.Object, error) {
+	obj, err := remoteOptions(0).Open(context.Background(), name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f == "" {
+		var magic [6]byte
+		if _, err := obj.ReadAt(magic[:], 0); err != nil && err != io.EOF {
+			return nil, nil, err
+		}
+		switch {
+		case string(magic[:]) == npybridge.Magic:
+			f = formatNPY
+		case bytes.HasPrefix(magic[:], []byte("PK")):
+			f = formatNPZ
+		default:
+			f = formatMsgpack
+		}
+	}
+	fa := &fileArrays{format: f, size: obj.Size(), close: func() {}, objects: objects}
+	switch f {
+	case formatNPY:
+		err = fa.npyRemote(obj)
+	case formatNPZ:
+		err = fa.npzFile(obj, obj.Size())
+		if err == nil {
+			// Each member's header is read once, whoever asks.
+			member, seen := fa.member, make(map[int]arraySource)
+			fa.member = func(i int) arraySource {
+				if s, ok := seen[i]; ok {
+					return s
+				}
+				s := member(i)
+				seen[i] = s
+				return s
+			}
+		}
+	default:
+		err = fmt.Errorf("a %s file is read from a local file or standard input; only .npy and .npz are read from %s", f, obj.Name())
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return fa, obj, nil
+}
+
+// npyRemote describes the array of a remote .npy: one read of 4 KiB for
+// the header (more for a longer one), the data in one stream when read.
+func (fa *fileArrays) npyRemote(obj *remote.Object) error {
+	h, err := npybridge.ReadOptions{}.ReadHeader(bufio.NewReaderSize(io.NewSectionReader(obj, 0, obj.Size()), 4<<10))
+	if err != nil {
+		return err
+	}
+	fa.version = fmt.Sprintf("%d.%d", h.Major, h.Minor)
+	if want := h.DataOffset + h.DataLen(); fa.size < want {
+		return &npybridge.Error{Err: npybridge.ErrTruncated, Offset: h.DataOffset,
+			Detail: fmt.Sprintf("the header announces %d data bytes (shape %s of %s), the object has %d",
+				h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, max(0, fa.size-h.DataOffset))}
+	}
+	src := headerSource("", h, func() (io.ReadCloser, error) {
+		return &sizedStream{obj.Stream(h.DataOffset, h.DataLen()), h.DataLen()}, nil
+	})
+	src.rows = func(start, stop int) (*ndarray.Array, error) {
+		return npybridge.ReadOptions{}.ReadRowsAt(obj, obj.Size(), start, stop)
+	}
+	fa.arrays = []arraySource{src}
+	return nil
+}
+
+// sizedStream is a remote range that was checked to be there: its Len lets
+// npybridge's ReadArray read it into one allocation.
+type sizedStream struct {
+	io.ReadCloser
+	left int64
+}
+
+func (s *sizedStream) Read(p []byte) (int, error) {
+	n, err := s.ReadCloser.Read(p)
+	s.left -= int64(n)
+	return n, err
+}
+
+// Len returns the bytes left.
+func (s *sizedStream) Len() int { return int(s.left) }
+
+// rowRange is --rows START:STOP.
+type rowRange struct {
+	start, stop int
+	text        string
+}
+
+// parseRows parses START:STOP as a Python slice without a step: either
+// bound may be left out, and negative ones count from the end.
+func parseRows(s string) (*rowRange, error) {
+	if s == "" {
+		return nil, nil
+	}
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		return nil, usageError("--rows %q: want START:STOP (either may be left out, as in Python)", s)
+	}
+	if strings.Contains(b, ":") {
+		return nil, usageError("--rows %q: a step is not supported; want START:STOP", s)
+	}
+	r := &rowRange{start: 0, stop: math.MaxInt, text: s}
+	var err error
+	if a != "" {
+		if r.start, err = strconv.Atoi(a); err != nil {
+			return nil, usageError("--rows %q: START is not an integer", s)
+		}
+	}
+	if b != "" {
+		if r.stop, err = strconv.Atoi(b); err != nil {
+			return nil, usageError("--rows %q: STOP is not an integer", s)
+		}
+	}
+	return r, nil
+}
+
+// span resolves the range on an array of n rows, as Python does.
+func (r *rowRange) span(n int) (first, count int) {
+	clamp := func(i int) int {
+		if i < 0 {
+			i = max(0, i+n)
+		}
+		return min(i, n)
+	}
+	first = clamp(r.start)
+	return first, max(0, clamp(r.stop)-first)
+}
+
+// errNoRows: --rows on an array that cannot give rows alone.
+var errNoRows = errors.New("--rows reads rows of .npy files and .npz members only")
+
+// apply makes src the rows r of it: its shape says so at once, and the
+// rows alone are read when its data is opened.
+func (r *rowRange) apply(src arraySource) arraySource {
+	if r == nil || src.err != nil {
+		return src
+	}
+	switch {
+	case src.rows == nil:
+		src.err = errNoRows
+		return src
+	case len(src.shape) == 0:
+		src.err = errors.New("--rows: a 0-d array has no rows")
+		return src
+	}
+	first, count := r.span(src.shape[0])
+	rowBytes := int64(0)
+	if src.shape[0] > 0 {
+		rowBytes = src.size / int64(src.shape[0])
+	}
+	read, start, stop := src.rows, r.start, r.stop
+	src.fortran = false // the rows are read row-major
+	src.shape = append([]int{count}, src.shape[1:]...)
+	src.size = int64(count) * rowBytes
+	src.dataOffset += int64(first) * rowBytes
+	src.open = func() (io.ReadCloser, error) {
+		a, err := read(start, stop)
+		if err != nil {
+			return nil, err
+		}
+		return &sizedStream{io.NopCloser(bytes.NewReader(a.Data)), int64(len(a.Data))}, nil
+	}
+	return src
+}
+
+// withRows makes fa's arrays the rows r of each.
+func (fa *fileArrays) withRows(r *rowRange) {
+	if r == nil {
+		return
+	}
+	if fa.member != nil {
+		member := fa.member
+		fa.member = func(i int) arraySource { return r.apply(member(i)) }
+		fa.arrays = nil
+		return
+	}
+	for i := range fa.arrays {
+		fa.arrays[i] = r.apply(fa.arrays[i])
+	}
+}
+
+// s3Output writes OUT (s3://BUCKET/KEY) as a multipart upload, completed
+// by commit and aborted by abort or by SIGINT or SIGTERM.
+func s3Output(e env, name string, partSize int64) (*output, error) {
+	w, err := remoteOptions(partSize).Create(context.Background(), name)
+	if err != nil {
+		return nil, err
+	}
+	remove := e.cleanup.add(func() { w.Abort() })
+	return &output{w: w, commit: func() error {
+		defer remove()
+		return w.Close()
+	}, abort: func() { w.Abort(); remove() }}, nil
+}
+
+// displayName is name as messages show it: a URL without credentials.
+func displayName(name string) string {
+	if remote.IsURL(name) {
+		return remote.Redact(name)
+	}
+	return name
+}

@@ -1,0 +1,111 @@
+// Package s3fake starts an S3-protocol server (gofakes3 with its memory
+// backend) on 127.0.0.1 in the test process, and points the AWS SDK's
+// standard configuration (the environment, which child processes inherit)
+// at it with test credentials, away from the user's own configuration.
+package s3fake
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+)
+
+// Secret is the secret access key the tests use: it must appear in no
+// output.
+const Secret = "test-secret-do-not-show"
+
+// Server is a running fake S3.
+type Server struct {
+	Backend *s3mem.Backend
+	URL     string
+	// Requests and Bytes count the requests served and the body bytes
+	// written.
+	Requests, Bytes atomic.Int64
+	mu              sync.Mutex
+	calls           []string // "METHOD QUERY" of each request
+}
+
+// Start starts a server holding the buckets, and sets the AWS_*
+// environment variables for the test (so t must not be parallel).
+func Start(t testing.TB, buckets ...string) *Server {
+	t.Helper()
+	s := &Server{Backend: s3mem.New()}
+	h := gofakes3.New(s.Backend).Server()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.Requests.Add(1)
+		s.mu.Lock()
+		s.calls = append(s.calls, r.Method+" "+r.URL.RawQuery)
+		s.mu.Unlock()
+		h.ServeHTTP(countingWriter{w, &s.Bytes}, r)
+	}))
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	for _, b := range buckets {
+		if err := s.Backend.CreateBucket(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, v := range map[string]string{
+		"AWS_ENDPOINT_URL":            srv.URL,
+		"AWS_ACCESS_KEY_ID":           "AKIATESTKEY",
+		"AWS_SECRET_ACCESS_KEY":       Secret,
+		"AWS_REGION":                  "us-east-1",
+		"AWS_CONFIG_FILE":             "/nonexistent/config",
+		"AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials",
+		"AWS_EC2_METADATA_DISABLED":   "true",
+	} {
+		t.Setenv(k, v)
+	}
+	// No profile: set and then unset, so that the test restores it.
+	t.Setenv("AWS_PROFILE", "")
+	os.Unsetenv("AWS_PROFILE")
+	return s
+}
+
+// Calls returns "METHOD QUERY" of each request so far.
+func (s *Server) Calls() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.calls...)
+}
+
+// Put stores an object.
+func (s *Server) Put(t testing.TB, bucket, key string, data []byte) {
+	t.Helper()
+	if _, err := s.Backend.PutObject(bucket, key, nil, bytes.NewReader(data), int64(len(data)), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Get returns an object's bytes, and whether it exists.
+func (s *Server) Get(t testing.TB, bucket, key string) ([]byte, bool) {
+	t.Helper()
+	obj, err := s.Backend.GetObject(bucket, key, nil)
+	if err != nil {
+		return nil, false
+	}
+	defer obj.Contents.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(obj.Contents); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes(), true
+}
+
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (w countingWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	w.n.Add(int64(n))
+	return n, err
+}

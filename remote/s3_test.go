@@ -1,0 +1,143 @@
+package remote_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/ndpack/ndpack/internal/testutil/s3fake"
+	"github.com/ndpack/ndpack/remote"
+)
+
+func TestS3ReadAt(t *testing.T) {
+	f := s3fake.Start(t, "arrays")
+	data := testData(300000)
+	f.Put(t, "arrays", "dir/a.npy", data)
+	o := open(t, "s3://arrays/dir/a.npy")
+	if o.Size() != int64(len(data)) {
+		t.Fatalf("size %d", o.Size())
+	}
+	before := f.Bytes.Load()
+	p := make([]byte, 5000)
+	if n, err := o.ReadAt(p, 123456); n != len(p) || err != nil || !bytes.Equal(p, data[123456:128456]) {
+		t.Fatalf("ReadAt: %d, %v", n, err)
+	}
+	if got := f.Bytes.Load() - before; got != 5000 {
+		t.Errorf("%d bytes served for a read of 5000", got)
+	}
+	if f.Requests.Load() != 2 {
+		t.Errorf("%d requests, want 2 (HeadObject, GetObject)", f.Requests.Load())
+	}
+	s := o.Stream(0, int64(len(data)))
+	got, err := io.ReadAll(s)
+	s.Close()
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("Stream: %d bytes, %v", len(got), err)
+	}
+}
+
+func TestS3Changed(t *testing.T) {
+	f := s3fake.Start(t, "arrays")
+	f.Put(t, "arrays", "a", testData(1000))
+	o := open(t, "s3://arrays/a")
+	f.Put(t, "arrays", "a", bytes.ToUpper(testData(1000)))
+	_, err := o.ReadAt(make([]byte, 10), 0)
+	if !errors.Is(err, remote.ErrChanged) {
+		t.Fatalf("read of a replaced object: %v, want ErrChanged", err)
+	}
+}
+
+func TestS3NotFound(t *testing.T) {
+	s3fake.Start(t, "arrays")
+	_, err := remote.Options{}.Open(context.Background(), "s3://arrays/none.npy")
+	if !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), "remote: HeadObject s3://arrays/none.npy: 404") {
+		t.Fatalf("missing object: %v", err)
+	}
+	if strings.Contains(err.Error(), "test-secret") || strings.Contains(err.Error(), "AKIATESTKEY") {
+		t.Errorf("error %q shows a credential", err)
+	}
+}
+
+func TestS3Writer(t *testing.T) {
+	f := s3fake.Start(t, "out")
+	data := testData(remote.MinPartSize*2 + 12345)
+	w, err := remote.Options{PartSize: remote.MinPartSize}.Create(context.Background(), "s3://out/x.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nothing is visible until Close.
+	for off := 0; off < len(data); off += 1 << 20 {
+		if _, err := w.Write(data[off:min(len(data), off+1<<20)]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Backend.HeadObject("out", "x.bin"); err == nil {
+			t.Fatalf("the object is visible after %d bytes, before Close", off)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	o := open(t, "s3://out/x.bin")
+	got, err := io.ReadAll(io.NewSectionReader(o, 0, o.Size()))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back: %d bytes, %v", len(got), err)
+	}
+	var parts int
+	for _, m := range f.Calls() {
+		if strings.HasPrefix(m, "PUT ") && strings.Contains(m, "partNumber=") {
+			parts++
+		}
+	}
+	if parts != 3 {
+		t.Errorf("%d parts uploaded, want 3: %q", parts, f.Calls())
+	}
+}
+
+func TestS3WriterAborts(t *testing.T) {
+	f := s3fake.Start(t, "out")
+	data := testData(remote.MinPartSize + 100)
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := remote.Options{PartSize: remote.MinPartSize}.Create(ctx, "s3://out/y.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // as a signal would
+	if err := w.Close(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Close after cancel: %v", err)
+	}
+	if _, err := f.Backend.HeadObject("out", "y.bin"); err == nil {
+		t.Fatal("a cancelled upload left an object")
+	}
+	aborted := false
+	for _, m := range f.Calls() {
+		aborted = aborted || (strings.HasPrefix(m, "DELETE ") && strings.Contains(m, "uploadId="))
+	}
+	if !aborted {
+		t.Errorf("no AbortMultipartUpload: %q", f.Calls())
+	}
+	// Abort discards too, and a small object is never sent.
+	w, err = remote.Options{}.Create(context.Background(), "s3://out/z.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("partial"))
+	if err := w.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err == nil {
+		t.Fatal("Close after Abort succeeded")
+	}
+	if _, err := f.Backend.HeadObject("out", "z.bin"); err == nil {
+		t.Fatal("an aborted upload left an object")
+	}
+	if _, err := (remote.Options{PartSize: 1 << 20}).Create(context.Background(), "s3://out/z.bin"); err == nil {
+		t.Fatal("a 1 MiB part size was accepted")
+	}
+}
