@@ -379,27 +379,35 @@ func (c countingWriter) WriteRange(f *os.File, off int64, n int) (int, error) {
 	return k, err
 }
 
-func (o convertOptions) convert(e env, w io.Writer, in string) error {
-	total := int64(0)
-	var obj *remote.Object // IN, when it is a URL
-	if isRegularFile(in) {
+// openInput opens IN before the progress starts, where that tells its
+// size: a local file's size; for a URL the object itself (the .npy to ext
+// 110 stream, obj) or its arrays (fa). Whatever it opened, close releases.
+func (o convertOptions) openInput(e env, in string) (total int64, obj *remote.Object, fa *fileArrays, err error) {
+	switch {
+	case isRegularFile(in):
 		fi, _ := os.Stat(in)
-		total = fi.Size()
-	} else if remote.IsURL(in) && o.from == formatNPY && o.rows == nil && o.to == formatMsgpack && o.toDialect == 0 && !o.objects {
-		var err error
+		return fi.Size(), nil, nil, nil
+	case remote.IsURL(in) && o.from == formatNPY && o.rows == nil && o.to == formatMsgpack && o.toDialect == 0 && !o.objects:
 		if obj, err = remoteOptions(0).Open(context.Background(), in); err != nil {
-			return err
+			return 0, nil, nil, err
 		}
-		total = obj.Size()
-	}
-	var fa *fileArrays // opened before the progress for a remote IN, whose size it learns
-	if remote.IsURL(in) && obj == nil {
-		var err error
+		return obj.Size(), obj, nil, nil
+	case remote.IsURL(in):
 		if fa, err = openArraysWith(in, e.stdin, o.from, o.objects, o.maxObjects); err != nil {
-			return err
+			return 0, nil, nil, err
 		}
+		return fa.size, nil, fa, nil
+	}
+	return 0, nil, nil, nil
+}
+
+func (o convertOptions) convert(e env, w io.Writer, in string) error {
+	total, obj, fa, err := o.openInput(e, in)
+	if err != nil {
+		return err
+	}
+	if fa != nil {
 		defer fa.close()
-		total = fa.size
 	}
 	prog := e.startProgress("convert "+remote.Redact(in), total, o.quiet)
 	defer prog.finish()
@@ -429,7 +437,6 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 		}
 	}
 	if fa == nil {
-		var err error
 		if fa, err = openArraysWith(in, e.stdin, o.from, o.objects, o.maxObjects); err != nil {
 			return err
 		}
