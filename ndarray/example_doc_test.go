@@ -7,10 +7,10 @@ import (
 	"github.com/ndpack/ndpack/ndarray"
 )
 
-// AsType converts as numpy's astype(casting="same_kind") does: widening
+// Casting.AsType converts as numpy's astype(casting=...) does: widening
 // and float-to-float are allowed, float to int is refused unless the
 // caller asks for it with Unsafe casting.
-func ExampleAsType() {
+func ExampleCasting_AsType() {
 	a, _ := ndarray.FromSlice([]float32{1.5, -2.25, 3})
 	wide, err := ndarray.SameKind.AsType(a, ndarray.DTypeOf[float64]())
 	v, _ := ndarray.Values[float64](wide)
