@@ -15,20 +15,21 @@ import (
 // create under an address-space limit (as batch schedulers set) makes a
 // file larger than the limit, since it never maps it; and a --force over
 // an existing file replaces it only when the new one is complete. Before,
-// create mapped the new file after renaming it into place: under a 1 GiB
-// limit it failed with exit 1 and left the 16 GiB file there, the old one
-// already gone.
+// create mapped the new file after renaming it into place: under such a
+// limit (4 GiB here: 1 GiB is too little for a Go program's threads on a
+// loaded machine) it failed with exit 1 and left the 16 GiB file there,
+// the old one already gone.
 func TestCreateUnderAddressSpaceLimit(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "big.npy")
 	old := []byte("the user's old file")
 	require.NoError(t, os.WriteFile(p, old, 0o644))
 	limited := func(args ...string) result {
-		return runCmd(t, exec.Command("prlimit", append([]string{"--as=1073741824", ndpackBin}, args...)...), nil)
+		return runCmd(t, exec.Command("prlimit", append([]string{"--as=4294967296", ndpackBin}, args...)...), nil)
 	}
 	// ndpack itself runs under the limit.
 	r := limited("create", filepath.Join(dir, "probe.npy"), "--dtype", "|u1", "--shape", "16")
-	require.Equal(t, result{0, "", ""}, r, "ndpack does not start under a 1 GiB limit")
+	require.Equal(t, result{0, "", ""}, r, "ndpack does not start under a 4 GiB limit")
 
 	r = limited("create", "--force", p, "--dtype", "<f8", "--shape", "2048,1024,1024")
 	require.Equal(t, result{0, "", ""}, r)
