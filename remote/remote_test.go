@@ -149,7 +149,7 @@ func TestHTTPReadAt(t *testing.T) {
 	if got := s.requests.Load(); got != 3 {
 		t.Errorf("%d requests, want 3", got)
 	}
-	if got := s.bytes.Load(); got != 1010 {
+	if got := s.settled(1010); got != 1010 {
 		t.Errorf("%d bytes served, want 1010", got)
 	}
 	if want := []string{"bytes=5000-5999", "bytes=99990-99999"}; fmt.Sprint(s.ranges) != fmt.Sprint(want) {
@@ -167,7 +167,7 @@ func TestHTTPStream(t *testing.T) {
 	if err != nil || !bytes.Equal(got, data[100:500100]) {
 		t.Fatalf("Stream: %d bytes, %v", len(got), err)
 	}
-	if s.requests.Load() != 2 || s.bytes.Load() != 500000 {
+	if s.settled(500000); s.requests.Load() != 2 || s.bytes.Load() != 500000 {
 		t.Errorf("%d requests, %d bytes; want 2, 500000", s.requests.Load(), s.bytes.Load())
 	}
 }
@@ -310,4 +310,15 @@ func TestHTTPNoHead(t *testing.T) {
 	if fmt.Sprint(s.ranges) != "[bytes=0-0 bytes=4900-4999]" {
 		t.Errorf("ranges %q", s.ranges)
 	}
+}
+
+// settled returns the bytes served once they reach want or 5 seconds
+// pass: the client can have every byte before the handler's count of its
+// last write is made.
+func (s *server) settled(want int64) int64 {
+	deadline := time.Now().Add(5 * time.Second)
+	for s.bytes.Load() < want && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	return s.bytes.Load()
 }
