@@ -31,8 +31,8 @@ array of shape (height, width, 3) or (height, width, 4) is written as the
 RGB or RGBA image it is.
 
 OUT.svg: a 1-D array (a spectrum) as a line plot with axes, ticks at round
-numbers and labels, against the index or the x values of --x; with --rows,
-a 2-D array as one line per row. Each line has a point per element; a line
+numbers and labels, against the index or the x values of --x; with
+--lines, a 2-D array as one line per row. Each line has a point per element; a line
 of more than 100,000 keeps the lowest and highest point of each pixel
 column, so spikes stay visible. NaN leaves a gap.
 
@@ -55,10 +55,10 @@ Options:
   --log            a logarithmic scale; values that are not positive are
                    left out, as NaN is
   --compress LEVEL PNG compression: fast (default), default, best, none
-  --rows           SVG: draw each row of a 2-D array as a line
-  --rows=START:STOP  draw only these rows of an .npy or .npz member (the
-                   first axis; Python slice rules, no step), read alone;
-                   the "=" is needed, --rows alone being the flag above
+  --lines          SVG: draw each row of a 2-D array as a line
+  --rows A:B       draw only rows A to B of an .npy or .npz member (the
+                   first axis; Python slice rules, no step), read alone:
+                   --rows 3:4 draws frame 3 of a stack
   --x FILE[:NAME]  SVG: the x value of each element, a 1-D array as long
                    as a row (a spectrometer's wavelengths)
   --xlabel TEXT    SVG: the x axis label
@@ -72,7 +72,7 @@ Examples:
   ndpack render frame.npy frame.png
   ndpack render --colormap viridis --range 0,4095 run.npz:image image.png
   ndpack render --x wavelengths.npy --xlabel 'wavelength (nm)' spectrum.npy spectrum.svg
-  ndpack render --rows --log traces.npy traces.svg
+  ndpack render --lines --log traces.npy traces.svg
   ndpack render rpc.msgpack:result/image frame.png
 `
 
@@ -83,7 +83,7 @@ type renderFlags struct {
 	opts     render.Options
 	plot     render.Plot
 	rows     bool
-	rowRange *rowRange // --rows=START:STOP
+	rowRange *rowRange // --rows START:STOP
 	x        string
 	from     format
 	member   string
@@ -98,9 +98,8 @@ func runRender(e env, args []string) error {
 	rng := fs.String("range", "", "")
 	logScale := fs.Bool("log", false, "")
 	compress := fs.String("compress", "fast", "")
-	rowsFlag := &renderRows{}
-	fs.Var(rowsFlag, "rows", "")
-	rows := &rowsFlag.lines
+	rows := fs.Bool("lines", false, "")
+	rowsText := fs.String("rows", "", "")
 	x := fs.String("x", "", "")
 	xlabel := fs.String("xlabel", "", "")
 	ylabel := fs.String("ylabel", "", "")
@@ -115,14 +114,12 @@ func runRender(e env, args []string) error {
 	if len(pos) != 2 {
 		return usageError("want IN and OUT, got %d arguments", len(pos))
 	}
-	if rowsFlag.err != nil {
-		return rowsFlag.err
+	rowRange, err := parseRows(*rowsText)
+	if err != nil {
+		return err
 	}
-	r := renderFlags{flagsSet: map[string]bool{}, rowRange: rowsFlag.rng}
+	r := renderFlags{flagsSet: map[string]bool{}, rowRange: rowRange}
 	fs.Visit(func(f *flag.Flag) { r.flagsSet[f.Name] = true })
-	if !rowsFlag.lines {
-		delete(r.flagsSet, "rows") // --rows=START:STOP, not lines
-	}
 	r.in, r.member = splitMember(pos[0], *member)
 	r.out = pos[1]
 
@@ -171,7 +168,7 @@ func runRender(e env, args []string) error {
 	if err := r.opts.Validate(); err != nil {
 		return usageError("%s", strings.TrimPrefix(err.Error(), "render: "))
 	}
-	pngOnly, svgOnly := []string{"colormap", "compress"}, []string{"rows", "x", "xlabel", "ylabel", "size"}
+	pngOnly, svgOnly := []string{"colormap", "compress"}, []string{"lines", "x", "xlabel", "ylabel", "size"}
 	wrong := svgOnly
 	if !r.png {
 		wrong = pngOnly
@@ -221,7 +218,7 @@ func (r *renderFlags) run(e env) error {
 	}
 	s, release, err := openSource(e, r.in, r.from, r.member, r.rowRange, func(src arraySource) error {
 		if len(src.shape) == 2 && !r.rows {
-			return fmt.Errorf("render: a 2-D array of shape %s plots one line per row with --rows (%d lines); or draw it as an image, .png", ndarray.FormatShape(src.shape), src.shape[0])
+			return fmt.Errorf("render: a 2-D array of shape %s plots one line per row with --lines (%d lines); or draw it as an image, .png", ndarray.FormatShape(src.shape), src.shape[0])
 		}
 		return render.CheckPlot(src.dtype, src.shape, render.Plot{Range: r.plot.Range, Log: r.plot.Log, Width: r.plot.Width, Height: r.plot.Height})
 	})
@@ -356,30 +353,4 @@ func drawable(name string, a *ndarray.Array) bool {
 		return len(a.Shape) == 1 && render.CheckPlot(a.DType, a.Shape, render.Plot{}) == nil
 	}
 	return render.CheckImage(a.DType, a.Shape, render.Options{}) == nil
-}
-
-// renderRows is render's --rows: alone, draw each row as a line (a bool
-// flag, as it always was); --rows=START:STOP, draw only those rows.
-type renderRows struct {
-	lines bool
-	rng   *rowRange
-	err   error // a usage error, reported after parsing
-}
-
-func (r *renderRows) String() string { return "" }
-
-// IsBoolFlag lets --rows stand alone.
-func (r *renderRows) IsBoolFlag() bool { return true }
-
-func (r *renderRows) Set(s string) error {
-	switch s {
-	case "true":
-		r.lines = true
-		return nil
-	case "false":
-		r.lines = false
-		return nil
-	}
-	r.rng, r.err = parseRows(s)
-	return nil
 }

@@ -41,6 +41,10 @@ func openSource(e env, in string, f format, member string, rows *rowRange, check
 		return render.Source{}, nil, err
 	}
 	src := arrays[0]
+	if rows != nil && len(src.shape) >= 3 && src.shape[0] == 1 {
+		// One row of a stack (--rows 3:4) is the frame it holds.
+		src.shape = src.shape[1:]
+	}
 	if src.err == nil && check != nil {
 		err = check(src)
 	}

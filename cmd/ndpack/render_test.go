@@ -204,7 +204,7 @@ np.save(d + '/long.npy', np.sin(np.arange(300000) / 5000.0))
 	assert.Contains(t, texts, "500")
 	assert.Contains(t, texts, "600")
 
-	r = cli(t, nil, "render", "--rows", "--size", "640x400", in("run.npz")+":traces", in("rows.svg"))
+	r = cli(t, nil, "render", "--lines", "--size", "640x400", in("run.npz")+":traces", in("rows.svg"))
 	require.Equal(t, 0, r.code, r.stderr)
 	lines, _ = svgPoints(t, readFile(t, in("rows.svg")))
 	assert.Equal(t, []int{500, 500, 500}, lines)
@@ -218,8 +218,8 @@ np.save(d + '/long.npy', np.sin(np.arange(300000) / 5000.0))
 	// A 2-D array needs --rows; --x must fit the rows.
 	r = cli(t, nil, "render", in("run.npz")+":traces", in("no.svg"))
 	assert.Equal(t, 1, r.code)
-	assert.Contains(t, r.stderr, "--rows")
-	r = cli(t, nil, "render", "--x", in("wl.npy"), "--rows", in("run.npz")+":traces", in("no.svg"))
+	assert.Contains(t, r.stderr, "--lines")
+	r = cli(t, nil, "render", "--x", in("wl.npy"), "--lines", in("run.npz")+":traces", in("no.svg"))
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "the x values are of shape (2048,); the array's rows are 500 long")
 	assert.NoFileExists(t, in("no.svg"))
@@ -284,7 +284,7 @@ np.save(d + '/ok.npy', np.arange(6.0).reshape(2, 3))
 	}
 	assert.Equal(t, "old", string(readFile(t, in("keep.png"))))
 	// Usage errors are exit 2.
-	for _, args := range [][]string{{in("ok.npy")}, {"--rows", in("ok.npy"), in("o.png")}, {"--colormap", "viridis", in("ok.npy"), in("o.svg")}, {in("ok.npy"), "-"}, {"--to", "svg", in("ok.npy"), in("o.png")}} {
+	for _, args := range [][]string{{in("ok.npy")}, {"--lines", in("ok.npy"), in("o.png")}, {"--colormap", "viridis", in("ok.npy"), in("o.svg")}, {in("ok.npy"), "-"}, {"--to", "svg", in("ok.npy"), in("o.png")}} {
 		r := cli(t, nil, append([]string{"render"}, args...)...)
 		assert.Equal(t, 2, r.code, "%v: %s", args, r.stderr)
 	}
@@ -465,4 +465,29 @@ func TestRenderUsageErrors(t *testing.T) {
 	r := cli(t, nil, "render", in+":0", filepath.Join(dir, "x.png"))
 	assert.Equal(t, 2, r.code)
 	assert.Contains(t, r.stderr, "an .npy holds one array (its rows: --rows START:STOP)")
+}
+
+// render stack.npy --rows 3:4 draws frame 3 of a stack (#34's example,
+// with a space as every flag takes): the one row is the frame it holds.
+func TestRenderRowsPicksAFrame(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "stack.npy")
+	vals := make([]uint8, 5*2*3)
+	for i := range vals {
+		vals[i] = uint8(i)
+	}
+	a, _ := ndarray.FromSlice(vals, 5, 2, 3) // five 2x3 frames
+	require.NoError(t, npybridge.WriteFile(in, a))
+	out := filepath.Join(dir, "frame3.png")
+	r := cli(t, nil, "render", "--rows", "3:4", "--range", "0,255", in, out)
+	require.Equal(t, 0, r.code, r.stderr)
+	f, err := os.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	require.NoError(t, err)
+	b := img.Bounds()
+	assert.Equal(t, []int{3, 2}, []int{b.Dx(), b.Dy()}, "a 2x3 frame")
+	g, _, _, _ := img.At(0, 0).RGBA()
+	assert.Equal(t, uint32(18), g>>8, "frame 3's first pixel, 18 on a 0,255 range")
 }
