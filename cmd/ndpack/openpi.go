@@ -17,6 +17,7 @@ import (
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
+	"github.com/ndpack/ndpack/internal/yaqtoml"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/openpi"
@@ -208,27 +209,7 @@ func jsonObject(b []byte) (map[string]any, error) {
 	if err := dec.Decode(&m); err != nil || m == nil {
 		return nil, fmt.Errorf("not a JSON object: %v", err)
 	}
-	return numbers(m).(map[string]any), nil
-}
-
-func numbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, e := range x {
-			x[k] = numbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = numbers(e)
-		}
-	}
-	return v
+	return yaqtoml.FromJSON(m).(map[string]any), nil // whole numbers as int64, others float64
 }
 
 // nestArrays makes the members of an npz a map, names with "/" nested.

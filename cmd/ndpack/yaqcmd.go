@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,7 +87,8 @@ func parseYaq(args []string) (*yaqCommand, error) {
 	fs.StringVar(&y.save, "save", "", "")
 	fs.DurationVar(&y.watch, "watch", 0, "")
 	fs.DurationVar(&y.timeout, "timeout", 10*time.Second, "")
-	maxSize := fs.String("max-size", "", "")
+	var maxSize byteSize
+	fs.Var(&maxSize, "max-size", "")
 	fs.BoolVar(&y.asJSON, "json", false, "")
 	// Arguments after the method are JSON values, some of which ("-1")
 	// look like flags: only what comes before HOST:PORT is parsed, and
@@ -128,13 +128,7 @@ func parseYaq(args []string) (*yaqCommand, error) {
 	case y.timeout < 0:
 		return nil, usageError("--timeout %s: want a positive duration, or 0 for none", y.timeout)
 	}
-	if set["max-size"] {
-		n, err := parseByteSize(*maxSize)
-		if err != nil {
-			return nil, usageError("--max-size %s: %v", *maxSize, err)
-		}
-		y.dialOpts.MaxSize = n
-	}
+	y.dialOpts.MaxSize = int64(maxSize)
 	if y.save != "" {
 		if fi, err := os.Stat(filepath.Dir(y.save)); err != nil || !fi.IsDir() {
 			return nil, fmt.Errorf("--save %s: its directory does not exist", y.save)
@@ -410,22 +404,6 @@ func splitLateFlags(args []string) (rest, flags []string) {
 		rest = append(rest, args[i])
 	}
 	return rest, flags
-}
-
-// parseByteSize reads a size in bytes: a whole number, optionally with a
-// binary unit (KiB, MiB, GiB, TiB, or K, M, G, T for the same).
-func parseByteSize(s string) (int64, error) {
-	num := strings.TrimRight(s, "KMGTiBkmgtib")
-	unit := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(s[len(num):]), "B"), "I")
-	shift, ok := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30, "T": 40}[unit]
-	n, err := strconv.ParseInt(num, 10, 64)
-	if !ok || err != nil || n <= 0 {
-		return 0, fmt.Errorf("want a positive number of bytes, such as 1048576, 512KiB or 2GiB")
-	}
-	if n > math.MaxInt64>>shift {
-		return 0, fmt.Errorf("over the largest size this machine can address")
-	}
-	return n << shift, nil
 }
 
 // asArray is v as an array: itself, or a number or boolean of an answer as

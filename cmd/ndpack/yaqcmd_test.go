@@ -217,9 +217,9 @@ func TestYaqMaxSize(t *testing.T) {
 		assert.Equal(t, 2, r.code, "%s: %s", bad, r.stderr)
 	}
 	for in, want := range map[string]int64{"1048576": 1 << 20, "512KiB": 512 << 10, "2GiB": 2 << 30, "3m": 3 << 20, "7K": 7 << 10, "10B": 10} {
-		n, err := parseByteSize(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, n, in)
+		var n byteSize
+		require.NoError(t, n.Set(in), in)
+		assert.Equal(t, want, int64(n), in)
 	}
 }
 
