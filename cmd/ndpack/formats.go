@@ -72,9 +72,9 @@ func resolveFormat(name, flagValue, flagName string) (format, error) {
 	if f := formatOf(name); f != "" {
 		return f, nil
 	}
-	if flagName == "from" && !isRegularFile(name) {
+	if flagName == "from" {
 		if _, err := os.Stat(name); err == nil {
-			return "", nil
+			return "", nil // a file (or pipe) whose first bytes will tell, as inspect reads it
 		}
 	}
 	if i := strings.LastIndexByte(name, ':'); i > 0 && formatOf(name[:i]) == formatNPY {

@@ -175,7 +175,11 @@ func inspectFile(e env, name string, quiet bool) (fileReport, error) {
 // each array's too.
 func inspectEach(e env, name string, o inspectOpts, out reportWriter, seen func(arrayReport)) error {
 	quiet := o.quiet
-	fa, err := openArraysWith(name, e.stdin, formatOf(name), o.objects, o.maxObjects)
+	f := formatOf(name)
+	if isRegularFile(name) {
+		f = "" // its first bytes tell, whatever its name says
+	}
+	fa, err := openArraysWith(name, e.stdin, f, o.objects, o.maxObjects)
 	if err != nil {
 		return err
 	}

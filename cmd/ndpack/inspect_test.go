@@ -12,6 +12,7 @@ import (
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/npybridge"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -181,4 +182,26 @@ func TestMsgpackMapOfManyArraysIsDescribedLazily(t *testing.T) {
 		assert.Equal(t, []int{1}, s.shape)
 		assert.Regexp(t, `^k\d+$`, s.name)
 	}
+}
+
+// inspect reads a file by what its first bytes say, whatever its name;
+// convert and render do so for a name with no known extension (#34: the
+// hint named --from, which inspect has not).
+func TestFormatsAreSniffed(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := ndarray.FromSlice([]float64{1, 2, 3, 4})
+	misnamed, bin := filepath.Join(dir, "misnamed.msgpack"), filepath.Join(dir, "data.bin")
+	for _, p := range []string{misnamed, bin} {
+		require.NoError(t, npybridge.WriteFile(p, a))
+	}
+	r := cli(t, nil, "inspect", misnamed)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, misnamed+": npy 1.0, 1 array\n")
+	r = cli(t, nil, "convert", bin, filepath.Join(dir, "data.msgpack"))
+	require.Equal(t, 0, r.code, r.stderr)
+	r = cli(t, nil, "render", bin, filepath.Join(dir, "d.svg"))
+	require.Equal(t, 0, r.code, r.stderr)
+	r = cli(t, nil, "convert", misnamed, filepath.Join(dir, "x.npy"))
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "looks like an NPY file: use --from npy")
 }
