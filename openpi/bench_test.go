@@ -29,17 +29,7 @@ import (
 
 // plainEcho serves a websocket that echoes each message's bytes.
 func plainEcho(b *testing.B) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer conn.CloseNow()
-		conn.SetReadLimit(-1)
+	return serveHTTP(b, wsHandler(func(r *http.Request, conn *websocket.Conn) {
 		var buf []byte
 		for {
 			typ, msg, err := readMessage(r.Context(), conn, buf)
@@ -51,10 +41,7 @@ func plainEcho(b *testing.B) string {
 				return
 			}
 		}
-	})}
-	go hs.Serve(l)
-	b.Cleanup(func() { hs.Close() })
-	return l.Addr().String()
+	}))
 }
 
 // BenchmarkRoundTripVsPlainWebsocket times the Go client's call against

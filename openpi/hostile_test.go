@@ -97,17 +97,7 @@ func TestHostileMessages(t *testing.T) {
 // text message for a string) and then reads until the client goes.
 func fakeServer(t *testing.T, msgs ...any) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer conn.CloseNow()
-		conn.SetReadLimit(-1)
+	return serveHTTP(t, wsHandler(func(r *http.Request, conn *websocket.Conn) {
 		for _, m := range msgs {
 			var err error
 			switch m := m.(type) {
@@ -122,10 +112,35 @@ func fakeServer(t *testing.T, msgs ...any) string {
 			conn.Read(r.Context()) // the observation, or the client's close
 		}
 		conn.Close(websocket.StatusNormalClosure, "")
-	})}
+	}))
+}
+
+// serveHTTP serves h on a new 127.0.0.1 listener until the test ends and
+// returns its address.
+func serveHTTP(tb testing.TB, h http.HandlerFunc) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	hs := &http.Server{Handler: h}
 	go hs.Serve(l)
-	t.Cleanup(func() { hs.Close() })
+	tb.Cleanup(func() { hs.Close() })
 	return l.Addr().String()
+}
+
+// wsHandler accepts a websocket without a size limit and hands it to
+// serve, closing it when serve returns.
+func wsHandler(serve func(r *http.Request, conn *websocket.Conn)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		conn, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer conn.CloseNow()
+		conn.SetReadLimit(-1)
+		serve(r, conn)
+	}
 }
 
 // TestHostileServer: a server sending any hostile message, as its

@@ -233,20 +233,14 @@ func TestHealthz(t *testing.T) {
 func TestAPIKeyAndHeaders(t *testing.T) {
 	got := make(chan http.Header, 1)
 	s := &Server{}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	addr := serveHTTP(t, func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case got <- r.Header.Clone():
 		default:
 		}
 		s.ServeHTTP(w, r)
-	})}
-	go hs.Serve(l)
-	defer hs.Close()
-	c := dialT(t, "ws://"+l.Addr().String()+"/", &DialOptions{APIKey: "s3cret", Header: http.Header{"X-Robot": {"arm-7"}}})
+	})
+	c := dialT(t, "ws://"+addr+"/", &DialOptions{APIKey: "s3cret", Header: http.Header{"X-Robot": {"arm-7"}}})
 	h := <-got
 	if h.Get("Authorization") != "Api-Key s3cret" || h.Get("X-Robot") != "arm-7" {
 		t.Errorf("headers %v", h)
@@ -255,14 +249,8 @@ func TestAPIKeyAndHeaders(t *testing.T) {
 }
 
 func TestNotWebsocket(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") })}
-	go hs.Serve(l)
-	defer hs.Close()
-	_, err = Dial(ctx10(t), l.Addr().String(), nil)
+	addr := serveHTTP(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") })
+	_, err := Dial(ctx10(t), addr, nil)
 	if !errors.Is(err, ErrNotWebsocket) || !strings.Contains(err.Error(), "200 OK") {
 		t.Errorf("HTTP server: got %v", err)
 	}

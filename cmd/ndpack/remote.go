@@ -92,11 +92,8 @@ func (fa *fileArrays) npyRemote(obj *remote.Object) error {
 	if err != nil {
 		return err
 	}
-	fa.version = fmt.Sprintf("%d.%d", h.Major, h.Minor)
-	if want := h.DataOffset + h.DataLen(); fa.size < want {
-		return &npybridge.Error{Err: npybridge.ErrTruncated, Offset: h.DataOffset,
-			Detail: fmt.Sprintf("the header announces %d data bytes (shape %s of %s), the object has %d",
-				h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, max(0, fa.size-h.DataOffset))}
+	if err := fa.checkNPY(h, "object"); err != nil {
+		return err
 	}
 	src := headerSource("", h, func() (io.ReadCloser, error) {
 		return &sizedStream{obj.Stream(h.DataOffset, h.DataLen()), h.DataLen()}, nil

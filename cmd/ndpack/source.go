@@ -165,6 +165,19 @@ func openArraysWith(name string, stdin io.Reader, f format, objects bool, maxObj
 	return fa, nil
 }
 
+// checkNPY notes an .npy's version and refuses one whose input (a "file",
+// an "object") is shorter than its header announces, before anything is
+// read or allocated for the data.
+func (fa *fileArrays) checkNPY(h *npybridge.Header, what string) error {
+	fa.version = fmt.Sprintf("%d.%d", h.Major, h.Minor)
+	if want := h.DataOffset + h.DataLen(); fa.size < want {
+		return &npybridge.Error{Err: npybridge.ErrTruncated, Offset: h.DataOffset,
+			Detail: fmt.Sprintf("the header announces %d data bytes (shape %s of %s), the %s has %d",
+				h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, what, max(0, fa.size-h.DataOffset))}
+	}
+	return nil
+}
+
 func (fa *fileArrays) npyFile(file *os.File) error {
 	h, err := npybridge.ReadOptions{}.ReadHeader(bufio.NewReader(file))
 	if fa.objects && errors.Is(err, npybridge.ErrObjectArray) {
@@ -176,11 +189,8 @@ func (fa *fileArrays) npyFile(file *os.File) error {
 	if err != nil {
 		return err
 	}
-	fa.version = fmt.Sprintf("%d.%d", h.Major, h.Minor)
-	if want := h.DataOffset + h.DataLen(); fa.size < want {
-		return &npybridge.Error{Err: npybridge.ErrTruncated, Offset: h.DataOffset,
-			Detail: fmt.Sprintf("the header announces %d data bytes (shape %s of %s), the file has %d",
-				h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, max(0, fa.size-h.DataOffset))}
+	if err := fa.checkNPY(h, "file"); err != nil {
+		return err
 	}
 	src := headerSource("", h, func() (io.ReadCloser, error) {
 		return sizedSection{io.NewSectionReader(file, h.DataOffset, h.DataLen())}, nil
