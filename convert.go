@@ -52,7 +52,7 @@ func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 	enc := ext110.NewEncoder(w)
 	enc.Options = o.Ext110
 	short := func(have string) error {
-		return &npybridge.Error{Err: npybridge.ErrTruncated, Offset: h.DataOffset,
+		return &ndarray.Error{Pkg: "npybridge", Err: ndarray.ErrTruncated, Offset: h.DataOffset,
 			Detail: fmt.Sprintf("the header announces %d data bytes (shape %s of %s), the file has %s",
 				h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, have)}
 	}
@@ -125,7 +125,7 @@ func (o ConvertOptions) Ext110ToNPY(w io.Writer, r io.Reader) error {
 }
 
 func notOneObject(detail string) error {
-	return &ext110.Error{Err: ext110.ErrMalformed, Offset: -1, Detail: detail}
+	return &ndarray.Error{Pkg: "ext110", Err: ext110.ErrMalformed, Offset: -1, Detail: detail}
 }
 
 // regularFile returns r as a regular file and its size.
@@ -171,7 +171,7 @@ func ext110FileToNPY(w io.Writer, f *os.File, size int64) error {
 	}
 	n, err := filesection.New(f, start+int64(h.DataOffset), int64(h.DataLen)).WriteTo(w)
 	if err == nil && n != int64(h.DataLen) {
-		err = &ext110.Error{Err: ext110.ErrTruncated, Offset: start + int64(h.DataOffset),
+		err = &ndarray.Error{Pkg: "ext110", Err: ndarray.ErrTruncated, Offset: start + int64(h.DataOffset),
 			Detail: fmt.Sprintf("the file shrank while being converted (%d of %d data bytes)", n, h.DataLen)}
 	}
 	return truncatedWhileRead(err)
@@ -186,6 +186,6 @@ func truncatedWhileRead(err error) error {
 	if !errors.As(err, &fe) || fe.Err != filesection.ErrTruncated || !errors.As(err, &pe) {
 		return err
 	}
-	return &os.PathError{Op: pe.Op, Path: pe.Path, Err: &npybridge.Error{Err: npybridge.ErrTruncated, Offset: fe.Offset,
+	return &os.PathError{Op: pe.Op, Path: pe.Path, Err: &ndarray.Error{Pkg: "npybridge", Err: ndarray.ErrTruncated, Offset: fe.Offset,
 		Detail: "another process truncated the file while it was being read: " + fe.Detail}}
 }

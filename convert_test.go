@@ -91,7 +91,7 @@ func TestConvertRefuses(t *testing.T) {
 
 	var out bytes.Buffer
 	err := ndpack.ConvertOptions{}.NPYToExt110(&out, bytes.NewReader(npy.Bytes()[:npy.Len()-1]))
-	assert.ErrorIs(t, err, npybridge.ErrTruncated)
+	assert.ErrorIs(t, err, ndarray.ErrTruncated)
 	assert.Zero(t, out.Len(), "nothing is written for a short file")
 
 	s, _ := ndarray.New(ndarray.MustParseDType("|S2"), []int{1}, []byte("ab"))
@@ -112,5 +112,5 @@ func TestConvertRefuses(t *testing.T) {
 	defer f.Close()
 	assert.ErrorContains(t, ndpack.ConvertOptions{}.Ext110ToNPY(&out, f), "89 bytes after the ext 110 object")
 	assert.ErrorContains(t, ndpack.ConvertOptions{}.Ext110ToNPY(&out, bytes.NewReader(nil)), "the input is empty")
-	assert.ErrorIs(t, ndpack.ConvertOptions{}.Ext110ToNPY(&out, bytes.NewReader(blob[:50])), ext110.ErrTruncated)
+	assert.ErrorIs(t, ndpack.ConvertOptions{}.Ext110ToNPY(&out, bytes.NewReader(blob[:50])), ndarray.ErrTruncated)
 }

@@ -41,7 +41,7 @@ func TestConvertTruncatedInput(t *testing.T) {
 		defer f.Close()
 		w := &truncatingWriter{t: t, path: p, size: 8192, after: 1 << 20}
 		err = ndpack.ConvertOptions{}.NPYToExt110(w, f)
-		assert.ErrorIs(t, err, npybridge.ErrTruncated)
+		assert.ErrorIs(t, err, ndarray.ErrTruncated)
 		assert.EqualError(t, err, fmt.Sprintf("read %s: npybridge: truncated input at byte 8192: another process truncated the file while it was being read: "+
 			"it now holds 8192 bytes, and bytes 128 to %d were being read", p, 128+len(a.Data)))
 	})
@@ -55,7 +55,7 @@ func TestConvertTruncatedInput(t *testing.T) {
 		defer f.Close()
 		w := &truncatingWriter{t: t, path: q, size: 8192, after: 1 << 20}
 		err = ndpack.ConvertOptions{}.Ext110ToNPY(w, f)
-		assert.ErrorIs(t, err, npybridge.ErrTruncated)
+		assert.ErrorIs(t, err, ndarray.ErrTruncated)
 		assert.Contains(t, err.Error(), "read "+q+": npybridge: truncated input at byte 8192: another process truncated the file while it was being read: it now holds 8192 bytes")
 	})
 }

@@ -60,10 +60,10 @@ func FuzzUnmarshalMessage(f *testing.F) {
 			}
 			return
 		}
-		var e110 *ext110.Error
-		var ed *dialect.Error
+		var e110 *ndarray.Error
+		var ed *ndarray.Error
 		if !errors.As(err, &e110) && !errors.As(err, &ed) {
-			t.Fatalf("error is neither an *ext110.Error nor a *dialect.Error: %T %v", err, err)
+			t.Fatalf("error is neither an *ndarray.Error nor a *ndarray.Error: %T %v", err, err)
 		}
 	})
 }

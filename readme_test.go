@@ -67,7 +67,7 @@ func TestReadmeGoBlocksCompile(t *testing.T) {
 }
 
 // The README's errors.Is hint holds: a truncated .npy and a truncated
-// ext 110 blob both match ext110.ErrTruncated, and a negative dimension
+// ext 110 blob both match ndarray.ErrTruncated, and a negative dimension
 // matches ndarray.ErrShape, whichever codec found them.
 func TestReadmeErrorsIsHint(t *testing.T) {
 	a, _ := ndarray.FromSlice([]float64{1, 2, 3, 4, 5, 6}, 2, 3)
@@ -79,8 +79,8 @@ func TestReadmeErrorsIsHint(t *testing.T) {
 	blob, _ := ext110.Options{}.Marshal(a)
 	_, extErr := ext110.Unmarshal(blob[:len(blob)-1])
 	for name, err := range map[string]error{"a truncated .npy": npyErr, "a truncated ext 110 blob": extErr} {
-		if !errors.Is(err, ext110.ErrTruncated) {
-			t.Errorf("%s: %v is not errors.Is ext110.ErrTruncated", name, err)
+		if !errors.Is(err, ndarray.ErrTruncated) {
+			t.Errorf("%s: %v is not errors.Is ndarray.ErrTruncated", name, err)
 		}
 	}
 	header := "{'descr': '<f8', 'fortran_order': False, 'shape': (-2, 3), }"

@@ -28,12 +28,12 @@ type Header struct {
 // Unmarshal decodes one array map of either dialect that fills b, and says
 // which dialect it was. The returned Array owns a copy of its data. It
 // fails with an error matching ErrNotArray when b does not start with a map
-// holding a marker key of either dialect, ErrTruncated when b ends inside
+// holding a marker key of either dialect, ndarray.ErrTruncated when b ends inside
 // the map, ErrPickle for an object array, ErrStructured for a descr list
 // where the dialect carries none (OpenPI, a numpy scalar), or ErrMalformed
 // when the map is not a valid array or bytes follow it (a typestr, shape or
 // data that makes no array also matches ndarray's ErrDType, ErrShape,
-// ErrDataLength or ErrType); errors.As finds the *Error, whose Offset is
+// ErrDataLength or ErrType); errors.As finds the *ndarray.Error, whose Offset is
 // where in b the fault was found.
 func Unmarshal(b []byte) (*ndarray.Array, Dialect, error) { return unmarshal(b, false) }
 
@@ -322,9 +322,9 @@ func readDescr(descr []byte, at int) (ndarray.DType, error) {
 		case e.Object:
 			class = ErrPickle
 		case e.Truncated:
-			class = ErrTruncated
+			class = ndarray.ErrTruncated
 		}
-		return dt, &Error{Err: class, Offset: int64(at + e.Offset), Detail: e.Detail, Cause: e.Cause}
+		return dt, &ndarray.Error{Pkg: "dialect", Err: class, Offset: int64(at + e.Offset), Detail: e.Detail, Cause: e.Cause}
 	}
 	if n != len(descr) {
 		return dt, errAt(ErrMalformed, at+n, "%d bytes left over in the descr list", len(descr)-n)
@@ -353,7 +353,7 @@ type scalarValue struct {
 // np.dtype(dt).type(value) would for a value that fits.
 func (v scalarValue) array(dt ndarray.DType) (*ndarray.Array, error) {
 	if !v.valid {
-		return nil, &ndarray.Error{Err: ndarray.ErrType, Detail: "the scalar's data is not a number or a bool"}
+		return nil, &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrType, Detail: "the scalar's data is not a number or a bool"}
 	}
 	var src *ndarray.Array
 	switch v.kind {
@@ -387,9 +387,9 @@ func (p *parser) wireError(err error, value, length, want string, wrongType erro
 	off, detail, truncated := mpwire.Describe(err, value, length, want)
 	class := wrongType
 	if truncated {
-		class = ErrTruncated
+		class = ndarray.ErrTruncated
 	}
-	return &Error{Err: class, Offset: int64(p.off + off), Detail: detail}
+	return &ndarray.Error{Pkg: "dialect", Err: class, Offset: int64(p.off + off), Detail: detail}
 }
 
 func (p *parser) mapHeader() (int, error) {
@@ -462,7 +462,7 @@ func (p *parser) shape() ([]int, error) {
 			return nil, err
 		}
 		if !unsigned || u > math.MaxInt {
-			return nil, wrapAt(ErrMalformed, dimAt, &ndarray.Error{Err: ndarray.ErrShape, Detail: "a dimension is negative or overflows int"})
+			return nil, wrapAt(ErrMalformed, dimAt, &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrShape, Detail: "a dimension is negative or overflows int"})
 		}
 		shape[i] = int(v)
 	}
@@ -475,7 +475,7 @@ func (p *parser) scalar() (scalarValue, error) {
 	in := p.b[p.off:]
 	switch t := mpwire.NextType(in); {
 	case len(in) == 0:
-		return scalarValue{}, errAt(ErrTruncated, p.off, "data needs 1 bytes, 0 remain")
+		return scalarValue{}, errAt(ndarray.ErrTruncated, p.off, "data needs 1 bytes, 0 remain")
 	case t == mpwire.BoolType:
 		v, err := p.boolean("data")
 		return scalarValue{kind: 'b', b: v, valid: true}, err
@@ -514,5 +514,5 @@ func (p *parser) skip() error {
 	if err == io.ErrUnexpectedEOF {
 		err = errors.New("input ended inside a value")
 	}
-	return errAt(ErrTruncated, p.off, "%v", err)
+	return errAt(ndarray.ErrTruncated, p.off, "%v", err)
 }

@@ -46,7 +46,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ndpack/ndpack/internal/codecerr"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // Dialect is a convention for an array as a msgpack map.
@@ -90,9 +90,6 @@ func Parse(name string) (Dialect, error) {
 var (
 	// ErrNotArray: the input is not a map of either dialect.
 	ErrNotArray = errors.New("not a dialect array")
-	// ErrTruncated: the input ends before the map does. It is the same
-	// value as the other codecs' ErrTruncated.
-	ErrTruncated = codecerr.ErrTruncated
 	// ErrMalformed: the map has a marker but not a valid array: missing or
 	// mistyped keys, data that does not match the shape, bytes left over.
 	ErrMalformed = errors.New("malformed array map")
@@ -108,33 +105,12 @@ var (
 	// (OpenPI: complex; msgpack-numpy: datetime, timedelta, a record whose
 	// fields overlap, which has no descr list).
 	ErrUnsupported = errors.New("not sendable in this dialect")
-	// ErrTooLarge: encoding an array whose data is over the 4 GiB a
-	// msgpack bin holds. It is the same value as the other codecs'
-	// ErrTooLarge.
-	ErrTooLarge = codecerr.ErrTooLarge
 )
 
-// Error is a decoding or encoding failure: its class (one of the sentinel
-// errors above), the byte offset in the input where it was found (-1 when
-// none applies), what was wrong, and the underlying cause if any. Its
-// message starts with "dialect: ".
-type Error struct {
-	Err    error  // the class: one of the sentinel errors
-	Offset int64  // byte offset in the input; -1 when none applies
-	Detail string // what was wrong
-	Cause  error  // the underlying error, such as an ndarray.Error; may be nil
-}
-
-// Error formats the failure as "dialect: CLASS at byte N: DETAIL: CAUSE".
-func (e *Error) Error() string { return codecerr.Format("dialect", e.Err, e.Offset, e.Detail, e.Cause) }
-
-// Unwrap returns the class and the cause, so that errors.Is matches either.
-func (e *Error) Unwrap() []error { return codecerr.Unwrap(e.Err, e.Cause) }
-
 func errAt(class error, off int, format string, args ...any) error {
-	return &Error{Err: class, Offset: int64(off), Detail: fmt.Sprintf(format, args...)}
+	return &ndarray.Error{Pkg: "dialect", Err: class, Offset: int64(off), Detail: fmt.Sprintf(format, args...)}
 }
 
 func wrapAt(class error, off int, cause error) error {
-	return &Error{Err: class, Offset: int64(off), Cause: cause}
+	return &ndarray.Error{Pkg: "dialect", Err: class, Offset: int64(off), Cause: cause}
 }

@@ -75,7 +75,7 @@ func (d Dialect) layout(dt ndarray.DType, shape []int, dataLen int) (layout, err
 	if uint64(dataLen) > math.MaxUint32 {
 		// msgpack's bin32 holds 2^32-1 bytes; a longer length would be cut
 		// to 32 bits and the map would lie about its data.
-		return layout{}, errAt(ErrTooLarge, -1, "%d bytes of data, more than the 4294967295 a msgpack bin holds", dataLen)
+		return layout{}, errAt(ndarray.ErrTooLarge, -1, "%d bytes of data, more than the 4294967295 a msgpack bin holds", dataLen)
 	}
 	typestr, _ := dt.AppendText(nil)
 	var l layout
@@ -88,7 +88,7 @@ func (d Dialect) layout(dt ndarray.DType, shape []int, dataLen int) (layout, err
 			// kind b'V' and numpy's dtype.descr for its type.
 			var err error
 			if p, err = mpdescr.Append(append(p, keyType...), dt); err != nil {
-				return layout{}, &Error{Err: ErrUnsupported, Offset: -1, Detail: "msgpack-numpy cannot send the record dtype " + dt.String(), Cause: err}
+				return layout{}, &ndarray.Error{Pkg: "dialect", Err: ErrUnsupported, Offset: -1, Detail: "msgpack-numpy cannot send the record dtype " + dt.String(), Cause: err}
 			}
 			p = append(append(p, keyKind...), 0xc4, 0x01, 'V')
 		} else {
@@ -171,7 +171,7 @@ func (e *Encoder) Encode(a *ndarray.Array) error {
 // ErrMalformed when dt is not valid or shape has no byte count, as
 // Dialect.Marshal does for the dtype otherwise (before writing anything),
 // or with the writer's or r's error as it is; when r ends early the error
-// matches io.ErrUnexpectedEOF (not ErrTruncated, which is for input being
+// matches io.ErrUnexpectedEOF (not ndarray.ErrTruncated, which is for input being
 // decoded). After a read or write error the stream holds part of a map.
 func (e *Encoder) EncodeFrom(dt ndarray.DType, shape []int, r io.Reader) error {
 	n, err := ndarray.ByteSize(dt, shape)

@@ -13,7 +13,7 @@ import (
 func TestEncodeRefusesDataOverBin32(t *testing.T) {
 	for _, d := range []Dialect{MsgpackNumpy, OpenPI} {
 		_, err := d.layout(ndarray.DTypeOf[uint8](), []int{1 << 32}, 1<<32)
-		require.ErrorIs(t, err, ErrTooLarge, d.String())
+		require.ErrorIs(t, err, ndarray.ErrTooLarge, d.String())
 		_, err = d.layout(ndarray.DTypeOf[uint8](), []int{1<<32 - 1}, 1<<32-1)
 		require.NoError(t, err, d.String())
 	}

@@ -35,8 +35,8 @@ func FuzzUnmarshal(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		a, d, err := Unmarshal(in)
 		if err != nil {
-			if _, ok := err.(*Error); !ok {
-				t.Fatalf("error is not a *dialect.Error: %v", err)
+			if _, ok := err.(*ndarray.Error); !ok {
+				t.Fatalf("error is not a *ndarray.Error: %v", err)
 			}
 			return
 		}

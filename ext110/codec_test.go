@@ -90,7 +90,7 @@ func TestEncodeRefuses(t *testing.T) {
 	// written.
 	var sink countingWriter
 	err = NewEncoder(&sink).EncodeFrom(ndarray.DTypeOf[uint8](), []int{1 << 32}, neverRead{t})
-	assert.ErrorIs(t, err, ErrTooLarge)
+	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
 	assert.Zero(t, sink.n)
 }
 
@@ -191,13 +191,13 @@ func TestDecodeRejects(t *testing.T) {
 		class error
 		msg   string
 	}{
-		{"empty", nil, ErrTruncated, "ext110: truncated input at byte 0: ext header needs 1 bytes, 0 remain"},
+		{"empty", nil, ndarray.ErrTruncated, "ext110: truncated input at byte 0: ext header needs 1 bytes, 0 remain"},
 		{"not ext", []byte{0x93, 1, 2, 3}, ErrNotExt110, "msgpack type byte 0x93 is not an ext header"},
 		{"other ext code", append([]byte{0xc7, byte(len(good) - 3), 5}, good[3:]...), ErrNotExt110, "at byte 2: ext type 5, want 110"},
 		{"negative ext code", append([]byte{0xc7, byte(len(good) - 3), 0xff}, good[3:]...), ErrNotExt110, "ext type -1, want 110"},
-		{"truncated header", []byte{0xc9, 0, 0}, ErrTruncated, "ext header needs 6 bytes"},
-		{"truncated payload", good[:len(good)-1], ErrTruncated, "ext header claims a 43-byte payload, 42 bytes remain"},
-		{"4 GiB claim in 20 bytes", append([]byte{0xc9, 0xff, 0xff, 0xff, 0xff, 110}, make([]byte, 14)...), ErrTruncated, "claims a 4294967295-byte payload"},
+		{"truncated header", []byte{0xc9, 0, 0}, ndarray.ErrTruncated, "ext header needs 6 bytes"},
+		{"truncated payload", good[:len(good)-1], ndarray.ErrTruncated, "ext header claims a 43-byte payload, 42 bytes remain"},
+		{"4 GiB claim in 20 bytes", append([]byte{0xc9, 0xff, 0xff, 0xff, 0xff, 110}, make([]byte, 14)...), ndarray.ErrTruncated, "claims a 4294967295-byte payload"},
 		{"trailing bytes", append(append([]byte{}, good...), 0xc0), ErrMalformed, "1 bytes after the ext 110 object"},
 		{"payload not a map", ext8([]byte{0x93, 1, 2, 3}), ErrMalformed, "payload is msgpack type byte 0x93, not a map"},
 		{"missing shape", ext8(without("shape")), ErrMalformed, `missing key "shape"`},
@@ -216,10 +216,10 @@ func TestDecodeRejects(t *testing.T) {
 		{"shape not array", ext8(mpMap(mpStr("data"), mpBin(data), mpStr("typestr"), mpStr("<u2"), mpStr("shape"), []byte{3})), ErrMalformed, "shape is msgpack type byte 0x03, not an array"},
 		{"float dimension", ext8(mpMap(mpStr("data"), mpBin(data), mpStr("typestr"), mpStr("<u2"), mpStr("shape"), []byte{0x91, 0xca, 0x40, 0x40, 0, 0})), ErrMalformed, "shape entry is msgpack type byte 0xca, not an integer"},
 		{"key not a string", ext8(mpMap([]byte{1}, []byte{2})), ErrMalformed, "map key is msgpack type byte 0x01, not str or bin"},
-		{"huge map claim", ext8([]byte{0xdf, 0xff, 0xff, 0xff, 0xff}), ErrTruncated, "map claims 4294967295, only 0 bytes remain"},
-		{"huge shape claim", ext8(mpMap(mpStr("shape"), []byte{0xdd, 0xff, 0xff, 0xff, 0xff})), ErrTruncated, "shape claims 4294967295"},
-		{"huge skipped array", ext8(mpMap(mpStr("x"), []byte{0xdd, 0x7f, 0xff, 0xff, 0xff})), ErrTruncated, "array claims 2147483647"},
-		{"data bin claim", ext8(mpMap(mpStr("data"), []byte{0xc6, 0xff, 0xff, 0xff, 0xff})), ErrTruncated, "data claims 4294967295"},
+		{"huge map claim", ext8([]byte{0xdf, 0xff, 0xff, 0xff, 0xff}), ndarray.ErrTruncated, "map claims 4294967295, only 0 bytes remain"},
+		{"huge shape claim", ext8(mpMap(mpStr("shape"), []byte{0xdd, 0xff, 0xff, 0xff, 0xff})), ndarray.ErrTruncated, "shape claims 4294967295"},
+		{"huge skipped array", ext8(mpMap(mpStr("x"), []byte{0xdd, 0x7f, 0xff, 0xff, 0xff})), ndarray.ErrTruncated, "array claims 2147483647"},
+		{"data bin claim", ext8(mpMap(mpStr("data"), []byte{0xc6, 0xff, 0xff, 0xff, 0xff})), ndarray.ErrTruncated, "data claims 4294967295"},
 		{"fixext 16", append([]byte{0xd8, 110}, make([]byte, 16)...), ErrMalformed, "payload is msgpack type byte 0x00, not a map"},
 	}
 	for _, c := range cases {
@@ -263,7 +263,7 @@ func TestHostileClaimAllocatesLittle(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		err := decode()
 		runtime.ReadMemStats(&after)
-		assert.ErrorIs(t, err, ErrTruncated, name)
+		assert.ErrorIs(t, err, ndarray.ErrTruncated, name)
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<10), "%s allocated too much", name)
 	}
 }
@@ -311,7 +311,7 @@ func TestDecodeHeader(t *testing.T) {
 	assert.Equal(t, data, in[h.DataOffset:h.DataOffset+h.DataLen])
 
 	_, err = DecodeHeader(arange6[:50])
-	assert.ErrorIs(t, err, ErrTruncated)
+	assert.ErrorIs(t, err, ndarray.ErrTruncated)
 }
 
 // The reference reads data from data+offset; ndpack would silently read

@@ -16,11 +16,11 @@ import (
 // Unmarshal decodes one ext 110 object that fills b exactly. The returned
 // Array owns a copy of its data. It fails with an error matching
 // ErrNotExt110 when b does not start with an ext header of type 110,
-// ErrTruncated when b ends inside the object, ErrStrided for non-nil
+// ndarray.ErrTruncated when b ends inside the object, ErrStrided for non-nil
 // strides, ErrOffset for a non-zero offset, or ErrMalformed when the
 // payload is not a valid YEP-110 array map or bytes follow the object (a
 // typestr, shape or data length that makes no array also matches ndarray's
-// ErrDType, ErrShape or ErrDataLength); errors.As finds the *Error, whose
+// ErrDType, ErrShape or ErrDataLength); errors.As finds the *ndarray.Error, whose
 // Offset is the byte at fault.
 func Unmarshal(b []byte) (*ndarray.Array, error) { return unmarshal(b, false) }
 
@@ -116,7 +116,7 @@ type parser struct {
 func (p *parser) pos() int { return p.base + p.off }
 
 func (p *parser) truncated(what string, need int) error {
-	return errAt(ErrTruncated, p.pos(), "%s needs %d bytes, %d remain", what, need, len(p.b)-p.off)
+	return errAt(ndarray.ErrTruncated, p.pos(), "%s needs %d bytes, %d remain", what, need, len(p.b)-p.off)
 }
 
 func (p *parser) byte(what string) (byte, error) {
@@ -141,7 +141,7 @@ func (p *parser) extHeader() (start, n int, err error) {
 		return 0, 0, extTypeError(typ, p.pos()-1)
 	}
 	if int64(l) > int64(len(rest)) {
-		return 0, 0, errAt(ErrTruncated, at, "ext header claims a %d-byte payload, %d bytes remain", l, len(rest))
+		return 0, 0, errAt(ndarray.ErrTruncated, at, "ext header claims a %d-byte payload, %d bytes remain", l, len(rest))
 	}
 	return p.pos(), int(l), nil
 }
@@ -155,7 +155,7 @@ func extHeaderError(err error, at int) error {
 	case e.Err == mpwire.ErrType:
 		return notExtError(e.Byte, at)
 	}
-	return errAt(ErrTruncated, at, "ext header needs %d bytes, %d remain", e.Need, e.Remain)
+	return errAt(ndarray.ErrTruncated, at, "ext header needs %d bytes, %d remain", e.Need, e.Remain)
 }
 
 func notExtError(c byte, at int) error {
@@ -174,7 +174,7 @@ func (p *parser) next(rest []byte) { p.off = len(p.b) - len(rest) }
 func (p *parser) wireError(err error, value, length, want string) error {
 	off, detail, truncated := mpwire.Describe(err, value, length, want)
 	if truncated {
-		return newError(ErrTruncated, int64(p.pos()+off), detail, nil)
+		return newError(ndarray.ErrTruncated, int64(p.pos()+off), detail, nil)
 	}
 	return newError(ErrMalformed, int64(p.pos()+off), detail, nil)
 }
@@ -351,7 +351,7 @@ func recordDType(descr []byte, at int, void ndarray.DType) (ndarray.DType, error
 		e := err.(*mpdescr.Error)
 		class := ErrMalformed
 		if e.Truncated {
-			class = ErrTruncated
+			class = ndarray.ErrTruncated
 		}
 		return dt, newError(class, int64(at+e.Offset), e.Detail, e.Cause)
 	}
@@ -391,7 +391,7 @@ func (p *parser) shape() ([]int, error) {
 			return nil, err
 		}
 		if v < 0 {
-			return nil, newError(ErrMalformed, int64(dimAt), "", &ndarray.Error{Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d is negative (%d)", i, v)})
+			return nil, newError(ErrMalformed, int64(dimAt), "", &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d is negative (%d)", i, v)})
 		}
 		shape[i] = int(v)
 	}
@@ -407,7 +407,7 @@ func (p *parser) integer(what string) (int, error) {
 			return 0, p.wireError(err, what, what, "an integer")
 		}
 		if u > math.MaxInt {
-			return 0, newError(ErrMalformed, int64(p.pos()), "", &ndarray.Error{Err: ndarray.ErrShape, Detail: fmt.Sprintf("%s %d overflows int", what, u)})
+			return 0, newError(ErrMalformed, int64(p.pos()), "", &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrShape, Detail: fmt.Sprintf("%s %d overflows int", what, u)})
 		}
 		p.next(rest)
 		return int(u), nil
@@ -433,5 +433,5 @@ func (p *parser) skip() error {
 	case errors.As(err, &invalid):
 		return errAt(ErrMalformed, p.pos(), "%v", invalid)
 	}
-	return errAt(ErrTruncated, p.pos(), "%v", err) // a claim past the end
+	return errAt(ndarray.ErrTruncated, p.pos(), "%v", err) // a claim past the end
 }

@@ -28,7 +28,7 @@ type Options struct {
 }
 
 // Size returns the exact length of the ext 110 encoding of a. It fails,
-// with an error matching ErrMalformed or ErrTooLarge, where Marshal with
+// with an error matching ErrMalformed or ndarray.ErrTooLarge, where Marshal with
 // AllowNonstandard would.
 func Size(a *ndarray.Array) (int, error) {
 	l, err := Options{AllowNonstandard: true}.layoutOf(a)
@@ -39,7 +39,7 @@ func Size(a *ndarray.Array) (int, error) {
 // matching ErrNonstandard for a dtype outside the standard kinds without
 // AllowNonstandard, ErrMalformed for an Array that is not valid (wrapping
 // Validate's ndarray error), a subarray dtype or a record whose fields
-// overlap, or ErrTooLarge when the payload would pass MaxPayload.
+// overlap, or ndarray.ErrTooLarge when the payload would pass MaxPayload.
 func (o Options) Marshal(a *ndarray.Array) ([]byte, error) {
 	l, err := o.layoutOf(a)
 	if err != nil {
@@ -116,7 +116,7 @@ func (o Options) layoutFor(dt ndarray.DType, shape []int, dataLen int) (layout, 
 		n += len("\xa5descr") + len(descr)
 	}
 	if uint64(n) > MaxPayload {
-		return layout{}, newError(ErrTooLarge, -1, fmt.Sprintf("payload of %d bytes exceeds the ext32 limit of %d", n, uint64(MaxPayload)), nil)
+		return layout{}, newError(ndarray.ErrTooLarge, -1, fmt.Sprintf("payload of %d bytes exceeds the ext32 limit of %d", n, uint64(MaxPayload)), nil)
 	}
 	l.payload = n
 	l.total = mpwire.ExtHeaderSize(n) + n

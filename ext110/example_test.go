@@ -80,7 +80,7 @@ func ExampleMessageOptions_UnmarshalMessage() {
 	var v any
 	err := ext110.MessageOptions{}.UnmarshalMessage([]byte{0xdd, 0xff, 0xff, 0xff, 0xff}, &v)
 	fmt.Println(err)
-	fmt.Println(errors.Is(err, ext110.ErrTruncated))
+	fmt.Println(errors.Is(err, ndarray.ErrTruncated))
 
 	deep := append(bytes.Repeat([]byte{0x91}, 1000), 0x00)
 	err = ext110.MessageOptions{MaxDepth: 100}.UnmarshalMessage(deep, &v)

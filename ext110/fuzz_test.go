@@ -159,9 +159,9 @@ func FuzzUnmarshalMessage(f *testing.F) {
 			t.Fatalf("accepted with dialects what the plain decode refused: %v", err)
 		}
 		if err != nil {
-			var e *Error
+			var e *ndarray.Error
 			if !errors.As(err, &e) {
-				t.Fatalf("error is not an *ext110.Error: %v", err)
+				t.Fatalf("error is not an *ndarray.Error: %v", err)
 			}
 			return
 		}

@@ -53,9 +53,9 @@ func TestUnmarshalMessageRefusesHostileInput(t *testing.T) {
 			t.Run(in.Name+"/"+name, func(t *testing.T) {
 				v := target()
 				err := checkRefused(t, in, func() error { return ext110.MessageOptions{}.UnmarshalMessage(in.Bytes, v) })
-				assert.True(t, errors.Is(err, ext110.ErrTruncated) || errors.Is(err, ext110.ErrTooDeep) ||
-					errors.Is(err, ext110.ErrTooLarge), "%v", err)
-				var e *ext110.Error
+				assert.True(t, errors.Is(err, ndarray.ErrTruncated) || errors.Is(err, ext110.ErrTooDeep) ||
+					errors.Is(err, ndarray.ErrTooLarge), "%v", err)
+				var e *ndarray.Error
 				require.ErrorAs(t, err, &e)
 				assert.Regexp(t, `^ext110: `, err.Error())
 			})
@@ -66,7 +66,7 @@ func TestUnmarshalMessageRefusesHostileInput(t *testing.T) {
 				// A stream cannot tell a lie about length from a message
 				// still arriving: a claim past the size limit is too large,
 				// one within it is cut short.
-				assert.True(t, errors.Is(err, ext110.ErrTooLarge) || errors.Is(err, ext110.ErrTruncated) ||
+				assert.True(t, errors.Is(err, ndarray.ErrTooLarge) || errors.Is(err, ndarray.ErrTruncated) ||
 					errors.Is(err, ext110.ErrTooDeep), "%v", err)
 			})
 		}
@@ -92,14 +92,14 @@ func TestUnmarshalMessageLimits(t *testing.T) {
 	assert.EqualError(t, err, "ext110: nested too deep at byte 12: arrays and maps nest more than 1 deep")
 
 	err = ext110.MessageOptions{MaxSize: int64(len(msg) - 1)}.UnmarshalMessage(msg, &m)
-	assert.ErrorIs(t, err, ext110.ErrTooLarge)
+	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
 	require.NoError(t, ext110.MessageOptions{MaxSize: int64(len(msg))}.UnmarshalMessage(msg, &m))
 
 	// Many one-entry maps would cost 117 times their bytes decoded:
 	// refused once past 48 times plus 4 MiB, unless the limit is raised.
 	tiny := hostile.TinyMapsRequest(1 << 20)
 	err = ext110.MessageOptions{}.UnmarshalMessage(tiny, &m)
-	assert.ErrorIs(t, err, ext110.ErrTooLarge)
+	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
 	assert.Regexp(t, `^ext110: too large: decoding \d+ bytes would allocate about \d+, more than 48 times as much`, err.Error())
 	require.NoError(t, ext110.MessageOptions{MaxExpansion: 200}.UnmarshalMessage(tiny, &m))
 	assert.Len(t, m["params"].([]any)[0], 1<<20)
@@ -109,8 +109,8 @@ func TestUnmarshalMessageLimits(t *testing.T) {
 	err = ext110.MessageOptions{}.UnmarshalMessage(append(msg, 0xc0), &m)
 	assert.ErrorIs(t, err, ext110.ErrMalformed)
 	assert.EqualError(t, err, fmt.Sprintf("ext110: malformed payload at byte %d: 1 bytes after the message", len(msg)))
-	assert.ErrorIs(t, ext110.MessageOptions{}.UnmarshalMessage(msg[:len(msg)-1], &m), ext110.ErrTruncated)
-	assert.ErrorIs(t, ext110.MessageOptions{}.UnmarshalMessage(nil, &m), ext110.ErrTruncated)
+	assert.ErrorIs(t, ext110.MessageOptions{}.UnmarshalMessage(msg[:len(msg)-1], &m), ndarray.ErrTruncated)
+	assert.ErrorIs(t, ext110.MessageOptions{}.UnmarshalMessage(nil, &m), ndarray.ErrTruncated)
 
 	// A bad ext 110 value inside is reported as such.
 	bad := bytes.Replace(msg, []byte("<i2"), []byte("<i3"), 1)
@@ -141,7 +141,7 @@ func TestMessageDecoderStream(t *testing.T) {
 	err := dec.Decode(&v)
 	assert.ErrorIs(t, err, ext110.ErrTooDeep)
 	// Offsets count from the start of the stream.
-	var e *ext110.Error
+	var e *ndarray.Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, deepAt+512, e.Offset)
 
@@ -151,7 +151,7 @@ func TestMessageDecoderStream(t *testing.T) {
 	dec = ext110.NewMessageDecoder(bytes.NewReader([]byte{0xc6, 0, 0, 1, 0}))
 	dec.Options.MaxSize = 100
 	err = dec.Decode(&v)
-	assert.ErrorIs(t, err, ext110.ErrTooLarge)
+	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
 	assert.EqualError(t, err, "ext110: too large at byte 0: message exceeds the limit of 100 bytes: bin claims 256, only 95 bytes remain")
 }
 

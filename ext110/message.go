@@ -34,7 +34,7 @@ type MessageOptions struct {
 	// message's size plus 4 MiB (mpwalk's slack). Zero means DefaultMaxExpansion. Ordinary
 	// data stays well under it (a list of small integers costs 16 bytes an
 	// item, the most of any real data); a message of one-entry maps would
-	// cost 117 times its size, and is refused with ErrTooLarge.
+	// cost 117 times its size, and is refused with ndarray.ErrTooLarge.
 	MaxExpansion int
 	// MapDecoder, when set, is offered every map that decoding into an
 	// interface value meets, as the bytes from the map's first byte to the
@@ -82,9 +82,9 @@ func (o MessageOptions) limits() mpwalk.Limits {
 //
 // Before the msgpack library sees the bytes, the message is walked without
 // recursion: every claimed length and count is checked against the bytes
-// that remain (ErrTruncated), nesting against MaxDepth (ErrTooDeep), the
+// that remain (ndarray.ErrTruncated), nesting against MaxDepth (ErrTooDeep), the
 // size against MaxSize and the memory decoding would take against
-// MaxExpansion (ErrTooLarge), and bytes after the message are
+// MaxExpansion (ndarray.ErrTooLarge), and bytes after the message are
 // refused (ErrMalformed). msgpack/v5 alone sizes slices and maps from
 // claimed counts and recurses once per level, so five hostile bytes can ask
 // it for gigabytes and a deep message overflows the stack; after the walk,
@@ -94,10 +94,10 @@ func (o MessageOptions) limits() mpwalk.Limits {
 // Offset counts from the payload's first byte, not the message's), a value
 // that does not fit v fails with ErrMalformed wrapping the msgpack
 // library's error, and MapDecoder's errors are returned as they are.
-// errors.As finds the *Error of all others.
+// errors.As finds the *ndarray.Error of all others.
 func (o MessageOptions) UnmarshalMessage(data []byte, v any) error {
 	if o.MaxSize > 0 && int64(len(data)) > o.MaxSize {
-		return newError(ErrTooLarge, -1, fmt.Sprintf("message of %d bytes exceeds the limit of %d", len(data), o.MaxSize), nil)
+		return newError(ndarray.ErrTooLarge, -1, fmt.Sprintf("message of %d bytes exceeds the limit of %d", len(data), o.MaxSize), nil)
 	}
 	n, err := mpwalk.Len(data, o.limits())
 	if err != nil {
@@ -126,15 +126,15 @@ func walkError(err error, base int64) error {
 	)
 	switch {
 	case errors.As(err, &expand):
-		return newError(ErrTooLarge, -1, expand.Error(), nil)
+		return newError(ndarray.ErrTooLarge, -1, expand.Error(), nil)
 	case errors.As(err, &depth):
 		return newError(ErrTooDeep, base+depth.Offset, fmt.Sprintf("arrays and maps nest more than %d deep", depth.Limit), nil)
 	case errors.As(err, &budget):
-		return newError(ErrTruncated, -1, budget.Error(), nil)
+		return newError(ndarray.ErrTruncated, -1, budget.Error(), nil)
 	case errors.As(err, &invalid):
 		return newError(ErrMalformed, -1, invalid.Error(), nil)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return newError(ErrTruncated, -1, "input ended inside the message", nil)
+		return newError(ndarray.ErrTruncated, -1, "input ended inside the message", nil)
 	}
 	return err
 }
@@ -155,11 +155,11 @@ type MessageDecoder struct {
 func NewMessageDecoder(r io.Reader) *MessageDecoder { return &MessageDecoder{r: buffered(r)} }
 
 // Decode reads the next message into v. At the end of the stream it returns
-// io.EOF. A message over the size limit fails with ErrTooLarge as soon as a
+// io.EOF. A message over the size limit fails with ndarray.ErrTooLarge as soon as a
 // length claims more than the limit leaves, before it is read: memory grows
 // only with the bytes received. After any error other than a decoding error
 // of a well-formed message, the stream cannot be resynchronised. Otherwise
-// it fails as UnmarshalMessage does, with ErrTruncated when the stream ends
+// it fails as UnmarshalMessage does, with ndarray.ErrTruncated when the stream ends
 // inside a message, or with the reader's error as it is.
 func (d *MessageDecoder) Decode(v any) error {
 	max := d.Options.MaxSize
@@ -175,7 +175,7 @@ func (d *MessageDecoder) Decode(v any) error {
 		}
 		var budget *mpwalk.BudgetError
 		if errors.As(err, &budget) {
-			return newError(ErrTooLarge, start, fmt.Sprintf("message exceeds the limit of %d bytes: %v", max, budget), nil)
+			return newError(ndarray.ErrTooLarge, start, fmt.Sprintf("message exceeds the limit of %d bytes: %v", max, budget), nil)
 		}
 		return walkError(err, start)
 	}

@@ -20,7 +20,7 @@ import (
 // several.
 //
 // It fails as Options.Marshal does for an array it cannot encode
-// (ErrMalformed, ErrNonstandard, ErrTooLarge), returns ArrayEncoder's and
+// (ErrMalformed, ErrNonstandard, ndarray.ErrTooLarge), returns ArrayEncoder's and
 // ArraySize's errors as they are, and the msgpack library's error, which
 // matches no sentinel, for a value msgpack cannot encode (a chan, a func).
 func (o MessageOptions) MarshalMessage(v any) ([]byte, error) {
@@ -188,7 +188,7 @@ func decodeFromSlice(data []byte, v any, mapDecoder func([]byte) (any, int, erro
 		if errors.As(err, &byCaller) {
 			return byCaller.err // already described by the codec that decoded the map
 		}
-		var e *Error
+		var e *ndarray.Error
 		if errors.As(err, &e) {
 			return err
 		}

@@ -113,12 +113,12 @@ func TestDecoderLimits(t *testing.T) {
 	dec := NewDecoder(bytes.NewReader(b))
 	dec.MaxSize = 100
 	_, err := dec.Decode()
-	assert.ErrorIs(t, err, ErrTooLarge)
+	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
 	assert.EqualError(t, err, "ext110: too large at byte 0: payload of 838 bytes exceeds the limit of 100")
 
 	dec = NewDecoder(bytes.NewReader(b[:len(b)-3]))
 	_, err = dec.Decode()
-	assert.ErrorIs(t, err, ErrTruncated)
+	assert.ErrorIs(t, err, ndarray.ErrTruncated)
 	assert.Contains(t, err.Error(), "stream ended inside the ext payload")
 
 	// A large object really arrives through the growing buffer.

@@ -100,7 +100,7 @@ func decodeExtPayload(d *msgpack.Decoder, v reflect.Value, extLen int) error {
 	if r, ok := d.Buffered().(*sliceReader); ok {
 		payload, ok := r.next(extLen)
 		if !ok {
-			return newError(ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", nil)
+			return newError(ndarray.ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", nil)
 		}
 		if !r.alias {
 			// One copy, the data placed 8-aligned. Appended, not made
@@ -127,17 +127,17 @@ func decodeExtPayload(d *msgpack.Decoder, v reflect.Value, extLen int) error {
 	// refused at once, instead of growing a buffer.
 	if l, ok := d.Buffered().(interface{ Len() int }); ok {
 		if l.Len() < extLen {
-			return newError(ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", io.ErrUnexpectedEOF)
+			return newError(ndarray.ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", io.ErrUnexpectedEOF)
 		}
 		payload, err := readAligned(src, extLen)
 		if err != nil {
-			return newError(ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", err)
+			return newError(ndarray.ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", err)
 		}
 		return setArray(v, payload)
 	}
 	payload, err := boundedio.ReadFull(src, extLen)
 	if err != nil {
-		return newError(ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", err)
+		return newError(ndarray.ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", err)
 	}
 	return setArray(v, payload)
 }

@@ -40,7 +40,7 @@ func (e *Encoder) Encode(a *ndarray.Array) error {
 // matching ErrMalformed when dt is not valid or shape has no byte count,
 // as Options.Marshal does for the dtype otherwise (before writing
 // anything), or with the writer's or r's error as it is; when r ends early
-// the error matches io.ErrUnexpectedEOF (not ErrTruncated, which is for
+// the error matches io.ErrUnexpectedEOF (not ndarray.ErrTruncated, which is for
 // input being decoded). After a read or write error the stream holds part
 // of an object.
 func (e *Encoder) EncodeFrom(dt ndarray.DType, shape []int, r io.Reader) error {
@@ -94,7 +94,7 @@ func (e *Encoder) write(l layout, writeData func() error) error {
 // last object it returns.
 type Decoder struct {
 	// MaxSize bounds the payload of one object; a larger one fails with
-	// ErrTooLarge before it is read. 0 means MaxPayload, the most an ext32
+	// ndarray.ErrTooLarge before it is read. 0 means MaxPayload, the most an ext32
 	// header can frame.
 	MaxSize int64
 	r       *bufio.Reader
@@ -113,9 +113,9 @@ func buffered(r io.Reader) *bufio.Reader {
 }
 
 // Decode reads the next ext 110 object. At the end of the stream it returns
-// io.EOF; a stream that ends inside an object gives ErrTruncated. The
+// io.EOF; a stream that ends inside an object gives ndarray.ErrTruncated. The
 // returned Array owns its data. Otherwise it fails as Unmarshal does
-// (Offset counting from the first byte the Decoder read), with ErrTooLarge
+// (Offset counting from the first byte the Decoder read), with ndarray.ErrTooLarge
 // for a payload over MaxSize, or with the reader's error as it is.
 func (d *Decoder) Decode() (*ndarray.Array, error) {
 	start := d.off
@@ -144,7 +144,7 @@ func (d *Decoder) Decode() (*ndarray.Array, error) {
 		return nil, extTypeError(typ, int(start)+size-1)
 	}
 	if limit := d.maxSize(); uint64(n) > uint64(limit) {
-		return nil, errAt(ErrTooLarge, int(start), "payload of %d bytes exceeds the limit of %d", n, limit)
+		return nil, errAt(ndarray.ErrTooLarge, int(start), "payload of %d bytes exceeds the limit of %d", n, limit)
 	}
 	payload, err := boundedio.ReadFull(d.r, int(n))
 	d.off += int64(len(payload))
@@ -156,7 +156,7 @@ func (d *Decoder) Decode() (*ndarray.Array, error) {
 
 func (d *Decoder) readError(err error, at int64, what string) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return newError(ErrTruncated, at, "stream ended inside the "+what, nil)
+		return newError(ndarray.ErrTruncated, at, "stream ended inside the "+what, nil)
 	}
 	return err
 }

@@ -1,6 +1,10 @@
 package ndarray
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/ndpack/ndpack/internal/codecerr"
+)
 
 // Sentinel errors. Every error the package returns wraps one of these, so
 // callers can test the class of a failure with errors.Is and still print a
@@ -22,17 +26,38 @@ var (
 	ErrIndex = errors.New("index out of range")
 )
 
-// Error is the error type of this package: what was wrong (Err, one of the
-// sentinel errors) and the detail that locates it.
+// The classes of failure that mean the same in every package of the
+// module, declared once here: whichever codec or protocol reports that its
+// input ended early or claimed more than a limit allows, errors.Is(err,
+// ndarray.ErrTruncated) or errors.Is(err, ndarray.ErrTooLarge) is true.
+var (
+	// ErrTruncated: the input ends before what it began does.
+	ErrTruncated = codecerr.ErrTruncated
+	// ErrTooLarge: a length, count or size over a limit the caller set or
+	// the format allows.
+	ErrTooLarge = codecerr.ErrTooLarge
+)
+
+// Error is the error type of this package and of every codec built on it
+// (npybridge, ext110, dialect, yaq/avro, render): which package failed,
+// the class of the failure (Err, a sentinel error for errors.Is), where in
+// the input, what, and the underlying cause. One type, so that one
+// errors.As finds the offset whichever codec read the bytes.
 type Error struct {
-	Err    error  // one of the sentinel errors above
-	Detail string // what exactly was wrong, quoting the input
+	Pkg    string // the reporting package's name: "ndarray", "npybridge", "ext110", ...
+	Err    error  // the class: one of the reporting package's sentinel errors
+	Offset int64  // byte offset in the input; -1 when none applies
+	Detail string // what exactly was wrong, quoting the input where it helps
+	Cause  error  // the underlying error, such as another *Error; may be nil
 }
 
-// Error formats the failure as "ndarray: CLASS: DETAIL".
-func (e *Error) Error() string { return "ndarray: " + e.Err.Error() + ": " + e.Detail }
+// Error formats the failure as "PKG: CLASS at byte N: DETAIL: CAUSE",
+// leaving out the offset when it is negative and the parts that are empty.
+func (e *Error) Error() string { return codecerr.Format(e.Pkg, e.Err, e.Offset, e.Detail, e.Cause) }
 
-// Unwrap returns the sentinel error, for errors.Is.
-func (e *Error) Unwrap() error { return e.Err }
+// Unwrap returns the class and the cause, so that errors.Is matches either.
+func (e *Error) Unwrap() []error { return codecerr.Unwrap(e.Err, e.Cause) }
 
-func newError(kind error, detail string) error { return &Error{Err: kind, Detail: detail} }
+func newError(kind error, detail string) error {
+	return &Error{Pkg: "ndarray", Err: kind, Offset: -1, Detail: detail}
+}

@@ -175,7 +175,7 @@ func (a *Appender) lock(ctx context.Context, f *os.File, wait bool) error {
 	}
 	if err := atomicfile.Lock(ctx, f); err != nil {
 		if ctx.Err() != nil {
-			return &Error{Err: ErrLocked, Offset: -1, Detail: "gave up waiting for the Appender that holds the file", Cause: err}
+			return &ndarray.Error{Pkg: "npybridge", Err: ErrLocked, Offset: -1, Detail: "gave up waiting for the Appender that holds the file", Cause: err}
 		}
 		return err
 	}
@@ -248,14 +248,14 @@ func (a *Appender) open() error {
 	}
 	header := make([]byte, h.DataOffset)
 	if _, err := a.f.ReadAt(header, 0); err != nil {
-		return errAt(ErrTruncated, 0, "the %d-byte header could not be read again: %v", len(header), err)
+		return errAt(ndarray.ErrTruncated, 0, "the %d-byte header could not be read again: %v", len(header), err)
 	}
 	a.useHeader(header)
 	a.rows = int64(h.Shape[0])
 	end := a.dataOff + a.rows*a.rowBytes
 	switch {
 	case fi.Size() < end:
-		return errAt(ErrTruncated, a.dataOff, "the header announces %d rows (%d bytes), the file holds %d bytes of data", a.rows, a.rows*a.rowBytes, fi.Size()-a.dataOff)
+		return errAt(ndarray.ErrTruncated, a.dataOff, "the header announces %d rows (%d bytes), the file holds %d bytes of data", a.rows, a.rows*a.rowBytes, fi.Size()-a.dataOff)
 	case fi.Size() > end:
 		// Rows a crash left uncounted: the lock says no writer is
 		// adding them.
@@ -327,7 +327,7 @@ func (a *Appender) rollback(n int64, cause error) error {
 		detail = fmt.Sprintf("%s: %s (%d bytes) were not appended; the header still counts %s, which numpy reads, "+
 			"but the bytes written after them could not be cut off (%v): the next OpenAppend drops them", what, rowsText(n), n*a.rowBytes, rowsText(a.rows), terr)
 	}
-	return &os.PathError{Op: "append", Path: a.name, Err: &Error{Err: ErrNotAppended, Offset: end, Detail: detail, Cause: cause}}
+	return &os.PathError{Op: "append", Path: a.name, Err: &ndarray.Error{Pkg: "npybridge", Err: ErrNotAppended, Offset: end, Detail: detail, Cause: cause}}
 }
 
 func rowsText(n int64) string {

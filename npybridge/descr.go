@@ -39,7 +39,7 @@ func parseDescr(s string) (ndarray.DType, error) {
 		order = '='
 	}
 	unknown := func() (ndarray.DType, error) {
-		return ndarray.DType{}, &ndarray.Error{Err: ndarray.ErrDType, Detail: fmt.Sprintf("descr %q is not a dtype numpy reads", s)}
+		return ndarray.DType{}, &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrDType, Detail: fmt.Sprintf("descr %q is not a dtype numpy reads", s)}
 	}
 	var typestr string
 	var ok bool

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ndpack/ndpack/internal/codecerr"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // Sentinel errors; every error of the package wraps one, for errors.Is.
@@ -19,15 +20,12 @@ var (
 	// types, values).
 	ErrHeader = errors.New("malformed header")
 	// ErrHeaderTooLarge: a header longer than ReadOptions.MaxHeaderSize.
-	// It wraps the ErrTooLarge that ext110 and the other codecs share.
+	// It wraps the ndarray.ErrTooLarge that ext110 and the other codecs share.
 	ErrHeaderTooLarge = fmt.Errorf("header %w", codecerr.ErrTooLarge)
 	// ErrUnsupported: a valid NPY file whose dtype ndpack does not hold as
 	// an ndarray.Array: object arrays (pickle), which ReadObjects reads
 	// with ReadOptions.AllowObjects (ErrObjectArray wraps it).
 	ErrUnsupported = errors.New("unsupported dtype")
-	// ErrTruncated: the input ends before the header or the data does. It
-	// is the same value as the other codecs' ErrTruncated.
-	ErrTruncated = codecerr.ErrTruncated
 	// ErrNotNPZ: the input is not a zip archive, or one np.load could not
 	// read (a member name twice).
 	ErrNotNPZ = errors.New("not an npz archive")
@@ -50,29 +48,10 @@ var (
 	ErrInvalidArray = errors.New("invalid array")
 )
 
-// Error is a failure of this package: its class (one of the sentinel errors
-// above), the byte offset in the input where it was found (-1 when none
-// applies), what was wrong, and the underlying cause if any. Its message
-// starts with "npybridge: ".
-type Error struct {
-	Err    error  // the class: one of the sentinel errors
-	Offset int64  // byte offset in the input; -1 when none applies
-	Detail string // what was wrong, quoting the input where it helps
-	Cause  error  // the underlying error, such as an ndarray.Error; may be nil
-}
-
-// Error formats the failure as "npybridge: CLASS at byte N: DETAIL: CAUSE".
-func (e *Error) Error() string {
-	return codecerr.Format("npybridge", e.Err, e.Offset, e.Detail, e.Cause)
-}
-
-// Unwrap returns the class and the cause, so that errors.Is matches either.
-func (e *Error) Unwrap() []error { return codecerr.Unwrap(e.Err, e.Cause) }
-
 func errAt(class error, off int64, format string, args ...any) error {
-	return &Error{Err: class, Offset: off, Detail: fmt.Sprintf(format, args...)}
+	return &ndarray.Error{Pkg: "npybridge", Err: class, Offset: off, Detail: fmt.Sprintf(format, args...)}
 }
 
 func wrapAt(class error, off int64, cause error) error {
-	return &Error{Err: class, Offset: off, Cause: cause}
+	return &ndarray.Error{Pkg: "npybridge", Err: class, Offset: off, Cause: cause}
 }

@@ -50,7 +50,7 @@ func TestOpenMapped(t *testing.T) {
 	// Truncated: refused before mapping.
 	short := writeTemp(t, "short.npy", buf.Bytes()[:buf.Len()-1])
 	_, err = ReadOptions{}.OpenMapped(short)
-	assert.ErrorIs(t, err, ErrTruncated)
+	assert.ErrorIs(t, err, ndarray.ErrTruncated)
 	assert.Contains(t, err.Error(), "short.npy")
 
 	// Fortran order: transposed into memory, not aliased.

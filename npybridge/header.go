@@ -63,7 +63,7 @@ type ReadOptions struct {
 	// times is 200 GiB of output, and refused). 0 means
 	// DefaultObjectsFactor times the bytes the pickle takes in the input
 	// (in an .npz, compressed), plus DefaultObjectsSlack. A refusal wraps
-	// ErrTooLarge.
+	// ndarray.ErrTooLarge.
 	MaxObjectsSize int64
 }
 
@@ -142,7 +142,7 @@ func (o ReadOptions) readHeader(r io.Reader, objects bool) (*Header, error) {
 
 func truncated(err error, at int64, what string) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errAt(ErrTruncated, at, "the file ends inside %s", what)
+		return errAt(ndarray.ErrTruncated, at, "the file ends inside %s", what)
 	}
 	return err
 }
@@ -211,9 +211,9 @@ func (h *Header) parse(text []byte, allow, objects bool) error {
 		case d.kind != pyInt:
 			return bad(d.at, "dimension %d of shape is %s, not an int", i, d.kind)
 		case d.negative && d.i != 0:
-			return wrapAt(ErrHeader, base+int64(d.at), &ndarray.Error{Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d of shape is negative", i)})
+			return wrapAt(ErrHeader, base+int64(d.at), &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d of shape is negative", i)})
 		case d.big || d.i > int64(maxInt):
-			return wrapAt(ErrHeader, base+int64(d.at), &ndarray.Error{Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d of shape overflows int", i)})
+			return wrapAt(ErrHeader, base+int64(d.at), &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d of shape overflows int", i)})
 		}
 		h.Shape[i] = int(d.i)
 	}

@@ -72,11 +72,11 @@ func TestReadRejects(t *testing.T) {
 		class error
 		msg   string
 	}{
-		{"empty", nil, ErrTruncated, "npybridge: truncated input at byte 0: the file ends inside the magic string"},
+		{"empty", nil, ndarray.ErrTruncated, "npybridge: truncated input at byte 0: the file ends inside the magic string"},
 		{"bad magic", []byte("\x93NUMPZ\x01\x00\x00\x00"), ErrNotNPY, `the file starts with "\x93NUMPZ"`},
 		{"version 4.0", []byte("\x93NUMPY\x04\x00\x00\x00"), ErrVersion, "at byte 6: version 4.0; only 1.0, 2.0 and 3.0 exist"},
 		{"version 1.1", []byte("\x93NUMPY\x01\x01\x00\x00"), ErrVersion, "version 1.1"},
-		{"truncated header", npyWith(1, "{'descr': '<u2', 'fortran_order': False, 'shape': (2, 3), }", nil)[:30], ErrTruncated, "the file ends inside the 59-byte header"},
+		{"truncated header", npyWith(1, "{'descr': '<u2', 'fortran_order': False, 'shape': (2, 3), }", nil)[:30], ndarray.ErrTruncated, "the file ends inside the 59-byte header"},
 		{"header too large", npyWith(2, "{"+strings.Repeat(" ", 10001)+"}", nil), ErrHeaderTooLarge, "header of 10003 bytes exceeds the limit of 10000"},
 		{"not a dict", h("[1, 2]"), ErrHeader, "the header is a list, not a dict"},
 		{"not a literal", h("{'descr': dtype('<u2')}"), ErrHeader, `name "dtype" is not a literal`},
@@ -113,7 +113,7 @@ func TestReadRejects(t *testing.T) {
 		{"surrogate", h(`{'descr': [('\ud800', '<u2')], 'fortran_order': False, 'shape': (2,)}`), ErrHeader, "lone surrogate"},
 		{"deep nesting", h("{'descr': " + strings.Repeat("(", 120) + "}"), ErrHeader, "nested deeper than 100"},
 		{"v3 not utf-8", npyWith(3, "{'descr': '<u2\xff', 'fortran_order': False, 'shape': (2, 3)}", six), ErrHeader, "must be UTF-8"},
-		{"short data", npyWith(1, "{'descr': '<u2', 'fortran_order': False, 'shape': (2, 3)}", six[:11]), ErrTruncated, "the header announces 12 data bytes (shape (2, 3) of <u2), the file has 11"},
+		{"short data", npyWith(1, "{'descr': '<u2', 'fortran_order': False, 'shape': (2, 3)}", six[:11]), ndarray.ErrTruncated, "the header announces 12 data bytes (shape (2, 3) of <u2), the file has 11"},
 		{"trailing garbage", h("{'descr': '<u2', 'fortran_order': False, 'shape': (2, 3)} x"), ErrHeader, `unexpected 'x' after the header's dict`},
 	}
 	for _, c := range cases {
@@ -154,7 +154,7 @@ func TestHugeClaimFailsAtOnce(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		_, err := ReadOptions{}.Read(r())
 		runtime.ReadMemStats(&after)
-		assert.ErrorIs(t, err, ErrTruncated, name)
+		assert.ErrorIs(t, err, ndarray.ErrTruncated, name)
 		assert.Contains(t, err.Error(), "the header announces 8000000000000 data bytes", name)
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<10), "%s: allocated too much", name)
 	}

@@ -39,7 +39,7 @@ var ErrPageNotStored = errors.New("mapped page not stored")
 // is mapped (np.save over it, an editor, `truncate`), and also if the disk
 // fills up, since the data of a new file takes no disk space until it is
 // written. Mapped.Guard turns that fault into an error (wrapping
-// ErrTruncated, or ErrPageNotStored for the full disk) for the code it
+// ndarray.ErrTruncated, or ErrPageNotStored for the full disk) for the code it
 // runs, on its goroutine; keep the file from being truncated, and the disk
 // from filling, for everything else.
 type MapOptions struct {
@@ -181,7 +181,7 @@ func fillNew(f *os.File, header []byte, size int64) error {
 // that fills part of it (see MapOptions).
 //
 // The file must hold exactly the bytes its header announces: a shorter one
-// is refused (ErrTruncated), since writing past its end would fault, and so
+// is refused (ndarray.ErrTruncated), since writing past its end would fault, and so
 // is a longer one (ErrNotMappable), whose extra bytes no reader would see.
 // Also refused with ErrNotMappable: Fortran-order files of two or more
 // dimensions, whose rows are not contiguous (numpy maps them column-major;
@@ -220,7 +220,7 @@ func (o MapOptions) openWritable(name string, f *os.File) (*Mapped, error) {
 	end := h.DataOffset + h.DataLen()
 	switch {
 	case fi.Size() < end:
-		return nil, errAt(ErrTruncated, fi.Size(), "the header announces %d data bytes from byte %d, the file holds %d bytes in all (%d of data)",
+		return nil, errAt(ndarray.ErrTruncated, fi.Size(), "the header announces %d data bytes from byte %d, the file holds %d bytes in all (%d of data)",
 			h.DataLen(), h.DataOffset, fi.Size(), max(0, fi.Size()-h.DataOffset))
 	case fi.Size() > end:
 		return nil, errAt(ErrNotMappable, end, "the file holds %d bytes after the %d data bytes its header announces, which no reader of the array would see",
@@ -325,10 +325,10 @@ func (m *Mapped) Rows(lo, hi int) (*ndarray.Array, error) {
 		return nil, &os.PathError{Op: "rows", Path: m.name, Err: os.ErrClosed}
 	}
 	if len(a.Shape) == 0 {
-		return nil, &ndarray.Error{Err: ndarray.ErrIndex, Detail: "a 0-d array has no rows"}
+		return nil, &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrIndex, Detail: "a 0-d array has no rows"}
 	}
 	if lo < 0 || hi < lo || hi > a.Shape[0] {
-		return nil, &ndarray.Error{Err: ndarray.ErrIndex, Detail: fmt.Sprintf("rows %d to %d of an array of %d rows", lo, hi, a.Shape[0])}
+		return nil, &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrIndex, Detail: fmt.Sprintf("rows %d to %d of an array of %d rows", lo, hi, a.Shape[0])}
 	}
 	rowBytes := a.DType.ItemSize
 	for _, d := range a.Shape[1:] {
@@ -343,8 +343,8 @@ func (m *Mapped) Rows(lo, hi int) (*ndarray.Array, error) {
 // holds every byte mapped, and writing into a hole of a full disk faults
 // just the same.
 func (m *Mapped) writeFault(err error) error {
-	var e *Error
-	if m.file == nil || !errors.As(err, &e) || e.Err != ErrTruncated {
+	var e *ndarray.Error
+	if m.file == nil || !errors.As(err, &e) || e.Err != ndarray.ErrTruncated {
 		return err
 	}
 	fi, serr := m.file.Stat()

@@ -233,7 +233,7 @@ func rawNPY(t *testing.T, name, descr string, fortran bool, shape string, dataOf
 func TestOpenMappedWritableRefuses(t *testing.T) {
 	short := rawNPY(t, "short.npy", "<f8", false, "(4, 3)", 128, make([]byte, 90))
 	_, err := MapOptions{}.OpenMappedWritable(short)
-	assert.ErrorIs(t, err, ErrTruncated)
+	assert.ErrorIs(t, err, ndarray.ErrTruncated)
 	assert.EqualError(t, err, "open "+short+": npybridge: truncated input at byte 218: the header announces 96 data bytes from byte 128, the file holds 218 bytes in all (90 of data)")
 
 	long := rawNPY(t, "long.npy", "<f8", false, "(4, 3)", 128, make([]byte, 100))
@@ -380,7 +380,7 @@ func TestMappedWritableTruncated(t *testing.T) {
 		}
 		return nil
 	})
-	assert.ErrorIs(t, err, ErrTruncated)
+	assert.ErrorIs(t, err, ndarray.ErrTruncated)
 	assert.EqualError(t, err, fmt.Sprintf("access %s: npybridge: truncated input at byte 8192: another process truncated the file while it was being read or written: "+
 		"it now holds 8192 bytes, and bytes 0 to %d were being read or written", p, 128+3<<20))
 }

@@ -28,7 +28,7 @@ import (
 // cut off are gone, and reading one raises SIGBUS, which ends a Go program
 // with "unexpected fault address" unless the goroutine that reads has asked
 // the runtime (debug.SetPanicOnFault) to make it a panic. WriteTo and Guard
-// do so and return an error wrapping ErrTruncated instead, naming the file
+// do so and return an error wrapping ndarray.ErrTruncated instead, naming the file
 // and the first byte that is gone. Everything else that reads Array.Data
 // (indexing it, ndarray's typed views, sums, a copy handed to another
 // goroutine) is not protected: run it inside Guard, on the goroutine that
@@ -65,7 +65,7 @@ func (o ReadOptions) OpenMapped(name string) (*Mapped, error) {
 		return nil, err
 	}
 	if end := h.DataOffset + h.DataLen(); fi.Size() < end {
-		return nil, fileError(name, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes, the file has %d",
+		return nil, fileError(name, errAt(ndarray.ErrTruncated, h.DataOffset, "the header announces %d data bytes, the file has %d",
 			h.DataLen(), max(0, fi.Size()-h.DataOffset)))
 	}
 	if (h.FortranOrder && len(h.Shape) > 1) || h.DataLen() == 0 || !canMap {
@@ -89,7 +89,7 @@ func (o ReadOptions) OpenMapped(name string) (*Mapped, error) {
 
 // Guard runs fn, which reads m.Array.Data, and turns the fault of reading
 // pages that another process has meanwhile truncated off the file into an
-// error wrapping ErrTruncated (see Mapped), where without Guard the program
+// error wrapping ndarray.ErrTruncated (see Mapped), where without Guard the program
 // would die of SIGBUS. fn must read the data on the goroutine that called
 // Guard. An error of fn's own is returned as it is, unless the file has
 // become shorter than the mapping: a write(2) from vanished pages fails
@@ -108,7 +108,7 @@ func (m *Mapped) Guard(fn func() error) error {
 }
 
 // WriteTo writes the array's data to w, under Guard: a file truncated while
-// it is written is an error wrapping ErrTruncated, not a crash. The data
+// it is written is an error wrapping ndarray.ErrTruncated, not a crash. The data
 // must be read by w on the calling goroutine (an *os.File, a
 // bufio.Writer, a bytes.Buffer do; an io.PipeWriter does not).
 func (m *Mapped) WriteTo(w io.Writer) (int64, error) {
@@ -138,7 +138,7 @@ func mappedError(err error, writable bool) error {
 		op, how = "access", "read or written"
 		detail = strings.Replace(detail, "were being read", "were being read or written", 1)
 	}
-	return &os.PathError{Op: op, Path: pe.Path, Err: &Error{Err: ErrTruncated, Offset: fe.Offset,
+	return &os.PathError{Op: op, Path: pe.Path, Err: &ndarray.Error{Pkg: "npybridge", Err: ndarray.ErrTruncated, Offset: fe.Offset,
 		Detail: "another process truncated the file while it was being " + how + ": " + detail}}
 }
 

@@ -44,7 +44,7 @@ func TestMappedTruncated(t *testing.T) {
 
 	var out bytes.Buffer
 	n, err := m.WriteTo(&out)
-	assert.ErrorIs(t, err, ErrTruncated)
+	assert.ErrorIs(t, err, ndarray.ErrTruncated)
 	assert.EqualError(t, err, want)
 	assert.Zero(t, n)
 
@@ -78,7 +78,7 @@ func TestMappedNPZMemberTruncated(t *testing.T) {
 	hostile.TruncateFile(t, p, 8192)
 	var out bytes.Buffer
 	_, err = m.WriteTo(&out)
-	assert.ErrorIs(t, err, ErrTruncated)
+	assert.ErrorIs(t, err, ndarray.ErrTruncated)
 	assert.Regexp(t, "^read "+regexp.QuoteMeta(p)+`: npybridge: truncated input at byte 8192: another process truncated the file while it was being read: `+
 		`it now holds 8192 bytes, and bytes \d+ to \d+ were being read$`, err.Error())
 }

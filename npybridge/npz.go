@@ -232,10 +232,10 @@ func (z *NPZ) openMember(name string, e *zipEntry) (*Header, *zipMember, error) 
 	case e.usize > declared:
 		err = errAt(ErrHeader, -1, "the member decompresses to %d bytes, its NPY header declares %d", e.usize, declared)
 	case declared > e.usize:
-		err = errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the member holds %d (its directory record at archive byte %d)",
+		err = errAt(ndarray.ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the member holds %d (its directory record at archive byte %d)",
 			h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, max(0, int64(e.usize)-h.DataOffset), e.record)
 	case declared > most:
-		err = errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s); %d deflated bytes decompress to at most %d",
+		err = errAt(ndarray.ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s); %d deflated bytes decompress to at most %d",
 			h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, e.csize, most)
 	}
 	if err != nil {
@@ -264,7 +264,7 @@ func (z *NPZ) Header(name string) (*Header, error) {
 // Open returns the NPY header of the member called name and a reader of its
 // data bytes as stored (column-major when Header.FortranOrder), which
 // decompresses as it is read: a member of any size is read in bounded
-// memory. The reader fails with ErrTruncated if the member ends early;
+// memory. The reader fails with ndarray.ErrTruncated if the member ends early;
 // close it when done. Its Len method gives the data bytes left to read,
 // which the member was checked to be able to hold (Header.ReadArray then
 // reads them into one allocation).
@@ -297,7 +297,7 @@ func (d *memberData) Read(p []byte) (int, error) {
 	d.left -= int64(n)
 	switch {
 	case err == io.EOF && d.left > 0:
-		err = errAt(ErrTruncated, d.h.DataOffset, "the header announces %d data bytes, the member ends %d short", d.h.DataLen(), d.left)
+		err = errAt(ndarray.ErrTruncated, d.h.DataOffset, "the header announces %d data bytes, the member ends %d short", d.h.DataLen(), d.left)
 	case err == io.EOF:
 		err = nil
 	}

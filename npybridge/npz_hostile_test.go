@@ -334,7 +334,7 @@ func TestNPZClaimBeyondTheMember(t *testing.T) {
 			require.NoError(t, err)
 			alloc := allocated(func() {
 				_, err = z.Header("a")
-				assert.ErrorIs(t, err, ErrTruncated)
+				assert.ErrorIs(t, err, ndarray.ErrTruncated)
 				assert.EqualError(t, err, c.message)
 				_, _, err = z.Open("a")
 				assert.EqualError(t, err, c.message)

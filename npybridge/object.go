@@ -31,7 +31,7 @@ var (
 	ErrObjectArray = fmt.Errorf("%w: object array", ErrUnsupported)
 	// ErrPickle: an object array's pickle is not one that is read: it
 	// names a global or uses an opcode that would run code, is malformed,
-	// exceeds the reader's limits (then it also matches ErrTooLarge), or
+	// exceeds the reader's limits (then it also matches ndarray.ErrTooLarge), or
 	// is not the array its header describes.
 	ErrPickle = errors.New("unreadable pickle")
 )
@@ -149,7 +149,7 @@ func objectRefusal(at int64, descr string, allowed bool) error {
 	if allowed {
 		how = "which only ReadObjects reads, not Read"
 	}
-	return &Error{Err: ErrObjectArray, Offset: at, Detail: fmt.Sprintf("descr %q is an object array (pickle), %s", descr, how)}
+	return &ndarray.Error{Pkg: "npybridge", Err: ErrObjectArray, Offset: at, Detail: fmt.Sprintf("descr %q is an object array (pickle), %s", descr, how)}
 }
 
 // ReadObjects reads an NPY file holding an object array from r: its header,
@@ -164,7 +164,7 @@ func objectRefusal(at int64, descr string, allowed bool) error {
 // written out (each value the pickle shares counted at every place it
 // appears) by o.MaxObjectsSize, by default DefaultObjectsFactor times the
 // pickle's bytes plus DefaultObjectsSlack, so that a memo bomb or a
-// hostile length is refused, with ErrPickle and ErrTooLarge, before it
+// hostile length is refused, with ErrPickle and ndarray.ErrTooLarge, before it
 // costs more. The pickle must build a numpy object array of the header's
 // shape.
 func (o ReadOptions) ReadObjects(r io.Reader) (*ObjectArray, error) {
@@ -214,7 +214,7 @@ func (z *NPZ) ReadObjects(name string) (*ObjectArray, error) {
 	}
 	defer m.Close()
 	if e.usize > e.maxBytes() {
-		return nil, memberError(name, errAt(ErrTruncated, -1, "the member declares %d bytes; %d deflated bytes decompress to at most %d",
+		return nil, memberError(name, errAt(ndarray.ErrTruncated, -1, "the member declares %d bytes; %d deflated bytes decompress to at most %d",
 			e.usize, e.csize, e.maxBytes()))
 	}
 	h, err := z.opts.readHeader(m, z.opts.AllowObjects)
@@ -225,7 +225,7 @@ func (z *NPZ) ReadObjects(name string) (*ObjectArray, error) {
 		return nil, memberError(name, errAt(ErrUnsupported, -1, "the array is %s, not an object array: Read reads it", h.DType))
 	}
 	if uint64(h.DataOffset) > e.usize {
-		return nil, memberError(name, errAt(ErrTruncated, -1, "the member's %d bytes end inside its header", e.usize))
+		return nil, memberError(name, errAt(ndarray.ErrTruncated, -1, "the member's %d bytes end inside its header", e.usize))
 	}
 	// Memory grows as the pickle decompresses, never to a size the
 	// directory merely claims, and the allowance is the compressed
@@ -308,7 +308,7 @@ func (o ReadOptions) readPickle(h *Header, r io.Reader, first, stored int64) (*O
 			return h.decodeObjects(buf, limit)
 		}
 		if int64(len(buf)) >= limit {
-			return nil, &Error{Err: ErrPickle, Offset: h.DataOffset, Cause: codecerr.ErrTooLarge,
+			return nil, &ndarray.Error{Pkg: "npybridge", Err: ErrPickle, Offset: h.DataOffset, Cause: codecerr.ErrTooLarge,
 				Detail: fmt.Sprintf("the pickle is longer than %d bytes (ReadOptions.MaxObjectsSize)", limit)}
 		}
 		want = min(2*int64(len(buf)), limit)
@@ -328,13 +328,13 @@ func (h *Header) decodeObjects(data []byte, limit int64) (*ObjectArray, error) {
 			return nil, err
 		}
 		class := ErrPickle
-		if errors.Is(pe, ErrTruncated) {
-			class = ErrTruncated
+		if errors.Is(pe, ndarray.ErrTruncated) {
+			class = ndarray.ErrTruncated
 		}
 		// The reader's limits are, here, MaxObjectsSize.
 		detail := strings.NewReplacer("Options.MaxSize", "ReadOptions.MaxObjectsSize",
 			"Options.MaxAlloc", "ReadOptions.MaxObjectsSize").Replace(pe.Detail)
-		return nil, &Error{Err: class, Offset: h.DataOffset + pe.Offset, Detail: detail, Cause: pe.Err}
+		return nil, &ndarray.Error{Pkg: "npybridge", Err: class, Offset: h.DataOffset + pe.Offset, Detail: detail, Cause: pe.Err}
 	}
 	a, ok := v.(*ObjectArray)
 	if !ok {

@@ -369,7 +369,7 @@ func TestObjectErrors(t *testing.T) {
 		msg    string
 	}{
 		{"posix.system", "\x80\x02cposix\nsystem\nX\x02\x00\x00\x00ls\x85R.", ErrPickle, `at byte 130: global "posix.system" is not data that is read; nothing was run: not plain data`},
-		{"truncated", "\x80\x03cnumpy.core.multiarray\n_reconstruct\n", ErrTruncated, "the pickle ends without STOP"},
+		{"truncated", "\x80\x03cnumpy.core.multiarray\n_reconstruct\n", ndarray.ErrTruncated, "the pickle ends without STOP"},
 		{"not an array", "\x80\x03]q\x00.", ErrPickle, "the pickle holds a list, not the object array the header describes"},
 		{"memo bomb", "\x80\x02]q\x000" + strings.Repeat("](h\x00h\x00eq\x000", 60) + "h\x00.", ErrPickle, "shared ones repeated where they appear (ReadOptions.MaxObjectsSize)"},
 	}

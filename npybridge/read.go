@@ -57,7 +57,7 @@ func (h *Header) readData(r io.Reader) (*ndarray.Array, error) {
 	data, err := boundedio.ReadFull(r, int(n))
 	if err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the file has %s",
+			return nil, errAt(ndarray.ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the file has %s",
 				n, ndarray.FormatShape(h.Shape), h.DType, haveBytes(r, len(data)))
 		}
 		return nil, err

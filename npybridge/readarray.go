@@ -34,7 +34,7 @@ func (h *Header) readArrayInto(r io.Reader, buf []byte, native bool) (*ndarray.A
 	}
 	if ok {
 		if have := int64(sized.Len()); have < n {
-			return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the file has %d",
+			return nil, errAt(ndarray.ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the file has %d",
 				n, ndarray.FormatShape(h.Shape), h.DType, have)
 		}
 	}
@@ -64,7 +64,7 @@ func (h *Header) readArrayInto(r io.Reader, buf []byte, native bool) (*ndarray.A
 		got, err = io.ReadFull(r, data)
 	}
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the file has only %d",
+		return nil, errAt(ndarray.ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the file has only %d",
 			n, ndarray.FormatShape(h.Shape), h.DType, got)
 	}
 	if err != nil {

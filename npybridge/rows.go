@@ -62,7 +62,7 @@ func (o ReadOptions) ReadRowsAt(r io.ReaderAt, size int64, start, stop int) (*nd
 		return nil, err
 	}
 	if end := h.DataOffset + h.DataLen(); end > size {
-		return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the file has %d",
+		return nil, errAt(ndarray.ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the file has %d",
 			h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, max(0, size-h.DataOffset))
 	}
 	off, n, out, err := h.rows(start, stop)
@@ -137,7 +137,7 @@ func (z *NPZ) ReadRows(name string, start, stop int) (*ndarray.Array, error) {
 		}
 		if _, err := io.ReadFull(d, data); err != nil {
 			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				err = memberError(name, errAt(ErrTruncated, h.DataOffset+off, "the member ends inside the rows"))
+				err = memberError(name, errAt(ndarray.ErrTruncated, h.DataOffset+off, "the member ends inside the rows"))
 			}
 			return nil, err
 		}

@@ -48,7 +48,7 @@ func WriteFrom(w io.Writer, dt ndarray.DType, shape []int, r io.Reader) error {
 	}
 	copied, err := io.CopyN(w, r, int64(n))
 	if err == io.EOF {
-		return errAt(ErrTruncated, -1, "the data source ended after %d of %d bytes", copied, n)
+		return errAt(ndarray.ErrTruncated, -1, "the data source ended after %d of %d bytes", copied, n)
 	}
 	return err
 }

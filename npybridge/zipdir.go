@@ -12,6 +12,8 @@ import (
 	"io"
 	"slices"
 	"sync"
+
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // The zip reading here replaces archive/zip's for .npz archives, because an
@@ -84,7 +86,7 @@ func readAtFull(r io.ReaderAt, b []byte, off int64, what string) error {
 		return nil
 	}
 	if err == nil || err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errAt(ErrTruncated, off, "%s needs %d bytes, the archive has %d there", what, len(b), n)
+		return errAt(ndarray.ErrTruncated, off, "%s needs %d bytes, the archive has %d there", what, len(b), n)
 	}
 	return fmt.Errorf("reading %s at archive byte %d: %w", what, off, err)
 }
@@ -178,7 +180,7 @@ func quote(s string) string { return fmt.Sprintf("%q", s) }
 // readErr describes a failure to read a part of the directory.
 func readErr(err error, at int64, what string) error {
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errAt(ErrTruncated, at, "the archive ends inside %s", what)
+		return errAt(ndarray.ErrTruncated, at, "the archive ends inside %s", what)
 	}
 	return fmt.Errorf("reading %s at archive byte %d: %w", what, at, err)
 }
@@ -508,7 +510,7 @@ func (m *zipMember) end(err error) error {
 			return errAt(ErrNotNPZ, m.dataAt+int64(ce), "the deflate data is corrupt at its byte %d, after %d bytes decompressed", int64(ce), m.n)
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return errAt(ErrTruncated, m.dataAt+int64(m.e.csize), "the deflate data (%d bytes at byte %d) ends before its end mark, after the %d bytes the directory record says it decompresses to",
+			return errAt(ndarray.ErrTruncated, m.dataAt+int64(m.e.csize), "the deflate data (%d bytes at byte %d) ends before its end mark, after the %d bytes the directory record says it decompresses to",
 				m.e.csize, m.dataAt, m.n)
 		}
 		return fmt.Errorf("reading the member's data at archive byte %d: %w", m.dataAt, err)
@@ -523,10 +525,10 @@ func (m *zipMember) end(err error) error {
 func (m *zipMember) short() error {
 	at := m.dataAt + int64(m.e.csize)
 	if m.e.method == zipDeflate {
-		return errAt(ErrTruncated, at, "the deflate data (%d bytes at byte %d) ends after %d of the %d bytes the directory record says it decompresses to",
+		return errAt(ndarray.ErrTruncated, at, "the deflate data (%d bytes at byte %d) ends after %d of the %d bytes the directory record says it decompresses to",
 			m.e.csize, m.dataAt, m.n, m.e.usize)
 	}
-	return errAt(ErrTruncated, at, "the stored data (at byte %d) ends after %d of its %d bytes", m.dataAt, m.n, m.e.usize)
+	return errAt(ndarray.ErrTruncated, at, "the stored data (at byte %d) ends after %d of its %d bytes", m.dataAt, m.n, m.e.usize)
 }
 
 // Close returns the decompressor for the next member.

@@ -25,7 +25,7 @@ type DialOptions struct {
 	// Header holds more headers for the handshake request.
 	Header http.Header
 	// MaxSize bounds each message read from the server, in bytes; 0 means
-	// ndarray.DefaultMaxSize (64 MiB). A larger message fails with ErrTooLarge.
+	// ndarray.DefaultMaxSize (64 MiB). A larger message fails with ndarray.ErrTooLarge.
 	MaxSize int64
 	// Wait makes Dial wait for a server that is not listening yet: while
 	// the connection is refused it tries again (every second at most)
@@ -238,9 +238,9 @@ func (c *Client) connError(doing string, err error) error {
 	case errors.As(err, &me):
 		return fmt.Errorf("openpi: %s: %s: %w", c.url, doing, err)
 	case errors.Is(err, websocket.ErrMessageTooBig):
-		return fmt.Errorf("openpi: %s: %s: %w: a message over the limit of %d bytes (MaxSize)", c.url, doing, ErrTooLarge, c.maxSize)
+		return fmt.Errorf("openpi: %s: %s: %w: a message over the limit of %d bytes (MaxSize)", c.url, doing, ndarray.ErrTooLarge, c.maxSize)
 	case websocket.CloseStatus(err) == websocket.StatusMessageTooBig:
-		return fmt.Errorf("openpi: %s: the server refused a message over its size limit while the client was %s: %w: %w", c.url, doing, ErrTooLarge, err)
+		return fmt.Errorf("openpi: %s: the server refused a message over its size limit while the client was %s: %w: %w", c.url, doing, ndarray.ErrTooLarge, err)
 	case websocket.CloseStatus(err) != -1, errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("openpi: %s: the server closed the connection while the client was %s: %w: %w", c.url, doing, io.EOF, err)
 	}

@@ -23,13 +23,6 @@ var (
 	// that does not hold a valid array (data that does not match its shape),
 	// bytes after the map, or text where binary was expected.
 	ErrMalformed = errors.New("malformed message")
-	// ErrTooLarge: a message over MaxSize, or nested too deeply, or whose
-	// decoding would take far more memory than its size. It is the same
-	// value as the codecs' ErrTooLarge.
-	ErrTooLarge = codecerr.ErrTooLarge
-	// ErrTruncated: a message that ends inside a value. It is the same
-	// value as the codecs' ErrTruncated.
-	ErrTruncated = codecerr.ErrTruncated
 )
 
 // msgError is a message that could not be decoded or encoded: its class

@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // hostileMessages are messages a hostile peer sends, and the class of
@@ -51,13 +52,13 @@ func hostileMessages() []struct {
 		{"an ext value", inMap([]byte{0xd4, 0x05, 0x00}), ErrMalformed},
 		{"bytes after the map", []byte{0x80, 0x80}, ErrMalformed},
 		{"the byte msgpack never uses", inMap([]byte{0xc1}), ErrMalformed},
-		{"empty", nil, ErrTruncated},
-		{"a map cut short", []byte{0x82, 0xa1, 'a', 0x01}, ErrTruncated},
-		{"a bin32 claiming 4 GiB", inMap(append([]byte{0xc6, 0xff, 0xff, 0xff, 0xff}, make([]byte, 10)...)), ErrTruncated},
-		{"a map32 claiming 2^32-1 pairs", []byte{0xdf, 0xff, 0xff, 0xff, 0xff}, ErrTruncated},
-		{"nesting 100,000 lists", inMap(hostile.Nested(100000)), ErrTooLarge},
-		{"nesting 100,000 maps", append(bytes.Repeat([]byte{0x81, 0xa0}, 100000), 0xc0), ErrTooLarge},
-		{"3 million one-entry maps", tiny, ErrTooLarge},
+		{"empty", nil, ndarray.ErrTruncated},
+		{"a map cut short", []byte{0x82, 0xa1, 'a', 0x01}, ndarray.ErrTruncated},
+		{"a bin32 claiming 4 GiB", inMap(append([]byte{0xc6, 0xff, 0xff, 0xff, 0xff}, make([]byte, 10)...)), ndarray.ErrTruncated},
+		{"a map32 claiming 2^32-1 pairs", []byte{0xdf, 0xff, 0xff, 0xff, 0xff}, ndarray.ErrTruncated},
+		{"nesting 100,000 lists", inMap(hostile.Nested(100000)), ndarray.ErrTooLarge},
+		{"nesting 100,000 maps", append(bytes.Repeat([]byte{0x81, 0xa0}, 100000), 0xc0), ndarray.ErrTooLarge},
+		{"3 million one-entry maps", tiny, ndarray.ErrTooLarge},
 	}
 }
 
@@ -205,8 +206,8 @@ func TestHostileServerHugeFrame(t *testing.T) {
 	}()
 	var derr error
 	allocated, _ := hostile.HeapCost(func() { _, derr = Dial(ctx10(t), l.Addr().String(), &DialOptions{MaxSize: 256 << 10}) })
-	if !errors.Is(derr, ErrTooLarge) {
-		t.Errorf("got %v, want ErrTooLarge", derr)
+	if !errors.Is(derr, ndarray.ErrTooLarge) {
+		t.Errorf("got %v, want ndarray.ErrTooLarge", derr)
 	}
 	if allocated > 2<<20 {
 		t.Errorf("allocated %d bytes for a message limited to 256 KiB", allocated)

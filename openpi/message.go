@@ -66,15 +66,15 @@ func walkError(err error) error {
 	)
 	switch {
 	case errors.As(err, &depth):
-		return &msgError{class: ErrTooLarge, offset: depth.Offset, detail: depth.Error()}
+		return &msgError{class: ndarray.ErrTooLarge, offset: depth.Offset, detail: depth.Error()}
 	case errors.As(err, &exp):
-		return &msgError{class: ErrTooLarge, offset: -1, detail: exp.Error()}
+		return &msgError{class: ndarray.ErrTooLarge, offset: -1, detail: exp.Error()}
 	case errors.As(err, &invalid):
 		return &msgError{class: ErrMalformed, offset: -1, detail: invalid.Error()}
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return &msgError{class: ErrTruncated, offset: -1, detail: "the message ends inside a value"}
+		return &msgError{class: ndarray.ErrTruncated, offset: -1, detail: "the message ends inside a value"}
 	}
-	return &msgError{class: ErrTruncated, offset: -1, detail: err.Error()}
+	return &msgError{class: ndarray.ErrTruncated, offset: -1, detail: err.Error()}
 }
 
 // decoder reads values from a message that mpwalk has checked: every
@@ -249,7 +249,7 @@ func appendMap(dst []byte, m map[string]any, extraKey string, extraValue any, de
 // package's MarshalMessage writes it, arrays as OpenPI maps.
 func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 	if depth > maxDepth {
-		return dst, fmt.Errorf("openpi: cannot send values nested more than %d deep (a map that holds itself?): %w", maxDepth, ErrTooLarge)
+		return dst, fmt.Errorf("openpi: cannot send values nested more than %d deep (a map that holds itself?): %w", maxDepth, ndarray.ErrTooLarge)
 	}
 	switch x := v.(type) {
 	case nil:

@@ -356,13 +356,13 @@ func TestMaxSize(t *testing.T) {
 	c := dialT(t, addr, &DialOptions{MaxSize: 2000})
 	// Over the server's limit: it closes with 1009.
 	_, err := c.Infer(ctx10(t), map[string]any{"x": make([]byte, 1500)})
-	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "MessageTooBig") {
+	if !errors.Is(err, ndarray.ErrTooLarge) || !strings.Contains(err.Error(), "MessageTooBig") {
 		t.Errorf("over the server's limit: %v", err)
 	}
 	// Over the client's limit: the echo of 1500 bytes to a client of 1000.
 	c2 := dialT(t, startServer(t, &Server{}), &DialOptions{MaxSize: 1000})
 	_, err = c2.Infer(ctx10(t), map[string]any{"x": make([]byte, 1500)})
-	if !errors.Is(err, ErrTooLarge) {
+	if !errors.Is(err, ndarray.ErrTooLarge) {
 		t.Errorf("over the client's limit: %v", err)
 	}
 }
@@ -375,7 +375,7 @@ func TestUnsendable(t *testing.T) {
 	}
 	self := map[string]any{}
 	self["me"] = self
-	if _, err := c.Infer(ctx10(t), self); !errors.Is(err, ErrTooLarge) {
+	if _, err := c.Infer(ctx10(t), self); !errors.Is(err, ndarray.ErrTooLarge) {
 		t.Errorf("a map that holds itself: %v", err)
 	}
 	// Nothing was sent: the client still works, and other Go values go

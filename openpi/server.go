@@ -175,7 +175,7 @@ func (s *Server) serveConn(ctx context.Context, conn *websocket.Conn) error {
 		in = msg[:0]
 		if err != nil {
 			if errors.Is(err, websocket.ErrMessageTooBig) {
-				return fmt.Errorf("%w: an observation over the limit of %d bytes (MaxSize)", ErrTooLarge, maxSize)
+				return fmt.Errorf("%w: an observation over the limit of %d bytes (MaxSize)", ndarray.ErrTooLarge, maxSize)
 			}
 			return ended(err)
 		}

@@ -8,7 +8,7 @@
 // opened (its ETag, else its Last-Modified): an object that changes while
 // it is read fails with ErrChanged, never yields a mix of two versions. A
 // body cut short is resumed from the byte reached, at most three times per
-// read, then fails with ErrTruncated naming the byte. A server that ignores
+// read, then fails with ndarray.ErrTruncated naming the byte. A server that ignores
 // Range and answers with the whole object is still read correctly, by
 // skipping to the bytes asked for.
 //
@@ -36,13 +36,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ndpack/ndpack/internal/codecerr"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 var (
-	// ErrTruncated is the module's shared sentinel (the same value as
-	// npybridge.ErrTruncated): a body ended early and resuming it failed.
-	ErrTruncated = codecerr.ErrTruncated
 	// ErrChanged reports an object whose ETag or Last-Modified differs
 	// from what it was when opened: the bytes read so far belong to
 	// another version.
@@ -261,7 +258,7 @@ func (s *stream) Close() error {
 
 // TruncatedError reports a body that kept ending early: resumed three
 // times, it still did not reach the bytes asked for. It matches
-// ErrTruncated under errors.Is.
+// ndarray.ErrTruncated under errors.Is.
 type TruncatedError struct {
 	URL    string // without credentials
 	Offset int64  // the first byte not received
@@ -272,8 +269,8 @@ func (e *TruncatedError) Error() string {
 	return fmt.Sprintf("remote: %s: truncated input at byte %d: the body ended early %d times (%v)", e.URL, e.Offset, maxResumes+1, e.Cause)
 }
 
-// Unwrap makes errors.Is match ErrTruncated.
-func (e *TruncatedError) Unwrap() []error { return []error{ErrTruncated, e.Cause} }
+// Unwrap makes errors.Is match ndarray.ErrTruncated.
+func (e *TruncatedError) Unwrap() []error { return []error{ndarray.ErrTruncated, e.Cause} }
 
 // statusError is an answer other than the one asked for.
 type statusError struct {

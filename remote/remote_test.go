@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/remote"
 )
 
@@ -206,8 +207,8 @@ func TestHTTPTruncatedAfterThreeResumes(t *testing.T) {
 	s.cutAfter, s.cuts = 7000, 4
 	p := make([]byte, 100000)
 	n, err := o.ReadAt(p, 1000)
-	if !errors.Is(err, remote.ErrTruncated) || n != 28000 {
-		t.Fatalf("ReadAt: %d, %v; want 28000 bytes and ErrTruncated", n, err)
+	if !errors.Is(err, ndarray.ErrTruncated) || n != 28000 {
+		t.Fatalf("ReadAt: %d, %v; want 28000 bytes and ndarray.ErrTruncated", n, err)
 	}
 	if !strings.Contains(err.Error(), "at byte 29000") || !strings.HasPrefix(err.Error(), "remote: ") {
 		t.Errorf("error %q does not name byte 29000", err)

@@ -72,7 +72,7 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("from a stream: %v, %d bytes; in memory: %v, %d bytes", serr, sb.Len(), err, b.Len())
 		}
 		if len(buf) > 0 && err == nil {
-			if serr := render.EncodePNGSource(io.Discard, stream(buf[:len(buf)-1]), o); !errors.Is(serr, render.ErrTruncated) {
+			if serr := render.EncodePNGSource(io.Discard, stream(buf[:len(buf)-1]), o); !errors.Is(serr, ndarray.ErrTruncated) {
 				t.Fatalf("a stream a byte short: %v", serr)
 			}
 		}
@@ -84,8 +84,8 @@ func FuzzRender(f *testing.F) {
 			if img.Bounds().Dx() != a.Shape[1] || img.Bounds().Dy() != a.Shape[0] {
 				t.Fatalf("a %v array drew a %v image", a.Shape, img.Bounds())
 			}
-		} else if _, ok := err.(*render.Error); !ok {
-			t.Fatalf("not a render.Error: %v", err)
+		} else if _, ok := err.(*ndarray.Error); !ok {
+			t.Fatalf("not a ndarray.Error: %v", err)
 		}
 		render.EncodeSVG(io.Discard, a, render.Plot{Range: o.Range, Log: o.Log})
 		p, err := render.NewPreview(dt, shape, opts&0x40 != 0, 1+int(opts)%100, o)

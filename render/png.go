@@ -99,7 +99,7 @@ func checkImage(dt ndarray.DType, shape []int, o Options) (rgb int, err error) {
 		return 0, errorf(ErrUnsupported, "an array of shape %s has no elements to draw", ndarray.FormatShape(shape))
 	}
 	if shape[0] > MaxSide || shape[1] > MaxSide || int64(shape[0])*int64(shape[1]) > MaxPixels {
-		return 0, errorf(ErrTooLarge, "shape %s: a PNG is drawn up to %d pixels on a side and %d in all (65536 x 65536)", ndarray.FormatShape(shape), MaxSide, MaxPixels)
+		return 0, errorf(ndarray.ErrTooLarge, "shape %s: a PNG is drawn up to %d pixels on a side and %d in all (65536 x 65536)", ndarray.FormatShape(shape), MaxSide, MaxPixels)
 	}
 	return rgb, nil
 }

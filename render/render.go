@@ -42,21 +42,8 @@ var (
 	ErrOptions = errors.New("invalid options")
 )
 
-// Error is the error type of the package: the class of the failure (one of
-// the sentinel errors) and what exactly was wrong.
-type Error struct {
-	Err    error // ErrUnsupported, ErrOptions, ErrTooLarge or ErrTruncated
-	Detail string
-}
-
-// Error formats the failure as "render: CLASS: DETAIL".
-func (e *Error) Error() string { return "render: " + e.Err.Error() + ": " + e.Detail }
-
-// Unwrap returns the class, for errors.Is.
-func (e *Error) Unwrap() error { return e.Err }
-
 func errorf(class error, format string, args ...any) error {
-	return &Error{Err: class, Detail: fmt.Sprintf(format, args...)}
+	return &ndarray.Error{Pkg: "render", Offset: -1, Err: class, Detail: fmt.Sprintf(format, args...)}
 }
 
 // Colormap is how levels become colours. Gray, the zero value, keeps the

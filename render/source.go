@@ -6,7 +6,6 @@ import (
 	"io"
 	"sync"
 
-	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -22,7 +21,7 @@ type Source struct {
 	DType ndarray.DType
 	Shape []int
 	// Open starts a new read of the data from its first byte. A reader
-	// that ends before the data does is an error wrapping ErrTruncated.
+	// that ends before the data does is an error wrapping ndarray.ErrTruncated.
 	Open func() (io.ReadCloser, error)
 }
 
@@ -204,11 +203,5 @@ func pipeline(src Source, h, rowBytes, per, workers int, above bool, work func(w
 }
 
 func truncated(at, want int64) error {
-	return &Error{Err: ErrTruncated, Detail: fmt.Sprintf("the data ends after %d of its %d bytes", at, want)}
+	return &ndarray.Error{Pkg: "render", Offset: -1, Err: ndarray.ErrTruncated, Detail: fmt.Sprintf("the data ends after %d of its %d bytes", at, want)}
 }
-
-// ErrTruncated: a Source's data ended before its shape's worth of bytes.
-var ErrTruncated = codecerr.ErrTruncated
-
-// ErrTooLarge: a picture larger than MaxSide or MaxPixels.
-var ErrTooLarge = codecerr.ErrTooLarge

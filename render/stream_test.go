@@ -148,7 +148,7 @@ func TestPNGSourceRefusals(t *testing.T) {
 	}}
 	for _, o := range []render.Options{{}, {Range: [2]float64{0, 1}}} {
 		err := render.EncodePNGSource(io.Discard, short, o)
-		if !errors.Is(err, render.ErrTruncated) || err.Error() != "render: truncated input: the data ends after 3000000 of its 4000000 bytes" {
+		if !errors.Is(err, ndarray.ErrTruncated) || err.Error() != "render: truncated input: the data ends after 3000000 of its 4000000 bytes" {
 			t.Errorf("%v: %v", o, err)
 		}
 	}
@@ -158,7 +158,7 @@ func TestPNGSourceRefusals(t *testing.T) {
 			return nil, errors.New("opened")
 		}}
 		err := render.EncodePNGSource(io.Discard, s, render.Options{})
-		if !errors.Is(err, render.ErrTooLarge) || !strings.HasPrefix(err.Error(), "render: too large: shape ") {
+		if !errors.Is(err, ndarray.ErrTooLarge) || !strings.HasPrefix(err.Error(), "render: too large: shape ") {
 			t.Errorf("%v: %v", shape, err)
 		}
 	}

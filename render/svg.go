@@ -473,7 +473,7 @@ func checkX(dt ndarray.DType, shape []int, n int) error {
 		return errorf(ErrOptions, "the x values are of shape %s; the array's rows are %d long", ndarray.FormatShape(shape), n)
 	}
 	if _, err := newConverter(dt); err != nil {
-		return errorf(ErrOptions, "the x values: %s", err.(*Error).Detail)
+		return errorf(ErrOptions, "the x values: %s", err.(*ndarray.Error).Detail)
 	}
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // Sentinels for calls that cannot be made or answered as asked, beside the
-// codec's value errors (avro.Error): a caller can act on each (fix the
+// codec's value errors (ndarray.Error): a caller can act on each (fix the
 // method name or the parameters, pass another result type, reconnect to
 // another daemon).
 var (

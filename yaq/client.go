@@ -88,7 +88,7 @@ func onlyEmptyFrames(b []byte) bool {
 type DialOptions struct {
 	// MaxSize bounds one frame, and one answer's value, read from the
 	// daemon, in bytes; 0 means ndarray.DefaultMaxSize (64 MiB). An answer
-	// over it fails with an error matching avro.ErrTooLarge, before anything is
+	// over it fails with an error matching ndarray.ErrTooLarge, before anything is
 	// allocated for it, and the next call reconnects.
 	MaxSize int64
 }
@@ -234,7 +234,7 @@ func (c *Client) handshake(clientHash [16]byte, protocol []byte, serverHash [16]
 		// Parsing a protocol takes several times its bytes; real ones
 		// are some 10 KiB.
 		if len(*s) > maxProtocolSize {
-			return 0, nil, hash, classed(avro.ErrTooLarge, "yaq: %s served a protocol of %d bytes, over the limit of %d a client parses", c.in.Peer(), len(*s), maxProtocolSize)
+			return 0, nil, hash, classed(ndarray.ErrTooLarge, "yaq: %s served a protocol of %d bytes, over the limit of %d a client parses", c.in.Peer(), len(*s), maxProtocolSize)
 		}
 		text = []byte(*s)
 	}
@@ -354,10 +354,10 @@ func (c *Client) call(ctx context.Context, method string, params []any, result a
 // inParameter says which parameter err, the codec's, is about, as the
 // client's own error: "yaq: value does not fit its schema: echo:
 // parameter "a": a string is not a ndarray". It matches what err matches
-// under errors.Is and errors.As (the *avro.Error among them).
+// under errors.Is and errors.As (the *ndarray.Error among them).
 func inParameter(err error, method, name string) error {
 	where := fmt.Sprintf("%s: parameter %q", method, name)
-	var e *avro.Error
+	var e *ndarray.Error
 	if errors.As(err, &e) {
 		return &classedError{class: err, err: errors.New(codecerr.Format("yaq", e.Err, e.Offset, where+": "+e.Detail, e.Cause))}
 	}

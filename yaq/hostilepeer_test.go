@@ -11,6 +11,7 @@ import (
 
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/internal/testutil/loopback"
+	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/yaq/avro"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -120,7 +121,7 @@ func TestClientBoundsItemsOfNoBytes(t *testing.T) {
 	require.Len(t, value, 12003)
 	err, addr, valueAt, allocated, grew := callHostile(t, `{"type": "array", "items": {"type": "array", "items": "null"}}`, value)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, avro.ErrTooLarge)
+	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
 	assert.EqualError(t, err, fmt.Sprintf("avro: too large at byte 6: array block claims 65536 items of null, which take no bytes; "+
 		"a value may hold 65536 such items in all, and 65536 came before (in the array<array<null>> value from daemon %s, which starts at byte %d of the stream)", addr, valueAt))
 	assert.Less(t, allocated, uint64(8<<20), "bytes allocated")
@@ -153,17 +154,17 @@ func TestClientChecksEveryCount(t *testing.T) {
 		detail         string
 	}{
 		{"a negative count of 2^40 ints", `{"type": "array", "items": "int"}`, append(appendVarint(nil, -(1<<40)), 0x00, 0x02, 0x00),
-			avro.ErrTooLarge, "at byte 0: array block claims 1099511627776 items, more than the 67108864 bytes a value may take"},
+			ndarray.ErrTooLarge, "at byte 0: array block claims 1099511627776 items, more than the 67108864 bytes a value may take"},
 		{"a block size of 2^40", `{"type": "array", "items": "int"}`, append(appendVarint(appendVarint(nil, -1), 1<<40), 0x02, 0x00),
-			avro.ErrTooLarge, "at byte 1: array block of 1 items claims 1099511627776 bytes, more than the 67108864 a value may take"},
+			ndarray.ErrTooLarge, "at byte 1: array block of 1 items claims 1099511627776 bytes, more than the 67108864 a value may take"},
 		{"a negative block size", `{"type": "array", "items": "null"}`, append(appendVarint(appendVarint(nil, -1), -5), 0x00),
 			avro.ErrMalformed, "at byte 1: array block of 1 items claims a negative size (-5 bytes)"},
 		{"a map of 2^40 entries", `{"type": "map", "values": "null"}`, append(appendVarint(nil, 1<<40), 0x00, 0x00),
-			avro.ErrTooLarge, "at byte 0: map block claims 1099511627776 items, more than the 67108864 bytes a value may take"},
+			ndarray.ErrTooLarge, "at byte 0: map block claims 1099511627776 items, more than the 67108864 bytes a value may take"},
 		{"2^40 dimensions", avro.ArraySchema, append(appendVarint(nil, -(1<<40)), 0x00, 0x00),
 			avro.ErrMalformed, "at byte 0: shape claims 1099511627776 more dimensions after 0 (NumPy allows 32)"},
 		{"a string of 2^40 bytes", `"string"`, appendVarint(nil, 1<<40),
-			avro.ErrTooLarge, "at byte 0: string claims 1099511627776 bytes, more than the 67108864 a value may take"},
+			ndarray.ErrTooLarge, "at byte 0: string claims 1099511627776 bytes, more than the 67108864 a value may take"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err, _, _, allocated, _ := callHostile(t, c.response, c.value)
@@ -187,7 +188,7 @@ func TestClientBoundsDecodedMemory(t *testing.T) {
 	value = append(value, 0x00)
 	err, _, _, allocated, _ := callHostile(t, `{"type": "array", "items": {"type": "record", "name": "r", "fields": [{"name": "on", "type": "boolean"}]}}`, value)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, avro.ErrTooLarge)
+	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
 	assert.Contains(t, err.Error(), fmt.Sprintf("the value would take more than %d bytes of memory, decoded from %d bytes (at most %d per byte and %d more)",
 		len(value)*decodedPerByte+decodedSlack, len(value), decodedPerByte, decodedSlack))
 	assert.Less(t, allocated, uint64(len(value)*2*decodedPerByte+decodedSlack), "bytes allocated")

@@ -10,7 +10,6 @@ import (
 
 	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/ndarray"
-	"github.com/ndpack/ndpack/yaq/avro"
 	"github.com/stretchr/testify/require"
 )
 
@@ -47,7 +46,7 @@ func TestClientMaxSize(t *testing.T) {
 	var b []byte
 	err = small.Call(ctx, "blob", []any{int64(2 << 20)}, &b)
 	require.Error(t, err)
-	require.True(t, errors.Is(err, avro.ErrTooLarge) && errors.Is(err, codecerr.ErrTooLarge), "%v", err)
+	require.True(t, errors.Is(err, ndarray.ErrTooLarge) && errors.Is(err, codecerr.ErrTooLarge), "%v", err)
 	require.NoError(t, small.Call(ctx, "blob", []any{int64(1000)}, &b), "the next call reconnects")
 	require.Len(t, b, 1000)
 
@@ -55,7 +54,7 @@ func TestClientMaxSize(t *testing.T) {
 	def, err := Dial(ctx, l.Addr().String(), nil)
 	require.NoError(t, err)
 	defer def.Close()
-	require.ErrorIs(t, def.Call(ctx, "blob", []any{int64(over)}, &b), avro.ErrTooLarge)
+	require.ErrorIs(t, def.Call(ctx, "blob", []any{int64(over)}, &b), ndarray.ErrTooLarge)
 
 	big, err := Dial(ctx, l.Addr().String(), &DialOptions{MaxSize: 2 * ndarray.DefaultMaxSize})
 	require.NoError(t, err)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
-	"github.com/ndpack/ndpack/yaq/avro"
+	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -124,7 +124,7 @@ func TestClientCapsServedProtocol(t *testing.T) {
 				}
 			})
 			require.Error(t, err)
-			assert.ErrorIs(t, err, avro.ErrTooLarge)
+			assert.ErrorIs(t, err, ndarray.ErrTooLarge)
 			want := c.want
 			if strings.Contains(want, "%d") {
 				want = fmt.Sprintf(want, maxProtocolSize+maxHandshakeSize)

@@ -70,7 +70,7 @@ type Client struct {
 type DialOptions struct {
 	// MaxSize bounds one response in bytes; 0 means ndarray.DefaultMaxSize
 	// (64 MiB). A larger one, or one nested deeper than 512 levels, ends
-	// the connection with an error matching ext110.ErrTooLarge (or
+	// the connection with an error matching ndarray.ErrTooLarge (or
 	// ErrTooDeep), before anything is allocated for it.
 	MaxSize int64
 }
@@ -466,7 +466,7 @@ func (e classedError) Unwrap() []error { return []error{e.class, e.err} }
 
 // overLimit is the shared sentinel of a response past the client's
 // limits, read by the bounded walk: ext110.ErrTooDeep for nesting,
-// ext110.ErrTooLarge (the module's one ErrTooLarge) for size and the
+// ndarray.ErrTooLarge (the module's one ErrTooLarge) for size and the
 // memory decoding would take; nil for other errors.
 func overLimit(err error) error {
 	var (
@@ -478,7 +478,7 @@ func overLimit(err error) error {
 	case errors.As(err, &depth):
 		return ext110.ErrTooDeep
 	case errors.As(err, &budget), errors.As(err, &expand):
-		return ext110.ErrTooLarge
+		return ndarray.ErrTooLarge
 	}
 	return nil
 }

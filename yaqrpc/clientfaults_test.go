@@ -11,6 +11,7 @@ import (
 
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/codecerr"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // A request that cannot be encoded fails with that, at once, and leaves
@@ -37,7 +38,7 @@ func TestCallOverLimitsMatchSentinels(t *testing.T) {
 	var v any
 	err = c.Call(ctx, "echo", []any{bytes.Repeat([]byte{1}, 4<<10)}, &v)
 	require.Error(t, err)
-	assert.True(t, errors.Is(err, ext110.ErrTooLarge) && errors.Is(err, codecerr.ErrTooLarge), "%v", err)
+	assert.True(t, errors.Is(err, ndarray.ErrTooLarge) && errors.Is(err, codecerr.ErrTooLarge), "%v", err)
 
 	// A response nested past the limit, from a daemon that sends one.
 	reply := []byte{0x83, 0xa3, 'v', 'e', 'r', 0xa3, '1', '.', '0', 0xa2, 'i', 'd', 0x01, 0xa6, 'r', 'e', 's', 'u', 'l', 't'}

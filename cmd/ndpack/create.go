@@ -92,7 +92,7 @@ func runCreate(e env, args []string) error {
 // whole, without it an existing out is refused.
 func createNPY(c *cleanups, out string, dt ndarray.DType, shape []int, force bool) error {
 	invalid := func(err error) error {
-		return &os.PathError{Op: "create", Path: out, Err: &npybridge.Error{Err: npybridge.ErrInvalidArray, Offset: -1, Cause: err}}
+		return &os.PathError{Op: "create", Path: out, Err: &ndarray.Error{Pkg: "npybridge", Err: npybridge.ErrInvalidArray, Offset: -1, Cause: err}}
 	}
 	if err := dt.Validate(); err != nil {
 		return invalid(err)

@@ -407,7 +407,7 @@ func inspectArray(src arraySource, prog *progress, buf *[]byte) arrayReport {
 		k, err := io.ReadFull(rc, chunk[:min(int64(size), src.size-done)])
 		if err != nil {
 			if err == io.ErrUnexpectedEOF || err == io.EOF {
-				err = &npybridge.Error{Err: npybridge.ErrTruncated, Offset: -1,
+				err = &ndarray.Error{Pkg: "npybridge", Err: ndarray.ErrTruncated, Offset: -1,
 					Detail: fmt.Sprintf("the data ends after %d of %d bytes", done+int64(k), src.size)}
 			}
 			r.Error = describe("", err)

@@ -171,7 +171,7 @@ func openArraysWith(name string, stdin io.Reader, f format, objects bool, maxObj
 func (fa *fileArrays) checkNPY(h *npybridge.Header, what string) error {
 	fa.version = fmt.Sprintf("%d.%d", h.Major, h.Minor)
 	if want := h.DataOffset + h.DataLen(); fa.size < want {
-		return &npybridge.Error{Err: npybridge.ErrTruncated, Offset: h.DataOffset,
+		return &ndarray.Error{Pkg: "npybridge", Err: ndarray.ErrTruncated, Offset: h.DataOffset,
 			Detail: fmt.Sprintf("the header announces %d data bytes (shape %s of %s), the %s has %d",
 				h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, what, max(0, fa.size-h.DataOffset))}
 	}
@@ -653,7 +653,7 @@ func (e *exactReader) Read(p []byte) (int, error) {
 	n, err := e.r.Read(p)
 	e.left -= int64(n)
 	if err == io.EOF && e.left > 0 {
-		return n, &npybridge.Error{Err: npybridge.ErrTruncated, Offset: e.at + e.total - e.left,
+		return n, &ndarray.Error{Pkg: "npybridge", Err: ndarray.ErrTruncated, Offset: e.at + e.total - e.left,
 			Detail: fmt.Sprintf("the header announces %d data bytes, standard input ends after %d of them", e.total, e.total-e.left)}
 	}
 	if err == io.EOF {

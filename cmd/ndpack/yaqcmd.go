@@ -20,7 +20,6 @@ import (
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/yaq"
-	"github.com/ndpack/ndpack/yaq/avro"
 )
 
 const yaqUsage = `Usage: ndpack yaq [options] [HOST:]PORT [METHOD [ARG...]]
@@ -191,7 +190,7 @@ func (y *yaqCommand) callOnce(e env, c *yaq.Client) error {
 	var result any
 	err := c.Call(ctx, y.method, y.params, &result)
 	cancel()
-	if errors.Is(err, avro.ErrTooLarge) {
+	if errors.Is(err, ndarray.ErrTooLarge) {
 		return fmt.Errorf("%s: %w (raise the limit with --max-size)", y.addr, err)
 	}
 	if err != nil {

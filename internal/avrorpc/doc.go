@@ -10,6 +10,6 @@
 // package yaq/avro's schemas and values; it is internal because only
 // package yaq reads and writes frames. Where a value spans frames, it finds the
 // value's end with yaq/avro's scanner, lent through internal/avroscan.
-// Its errors are *avro.Error, "avro: CLASS at byte N: DETAIL", matching
+// Its errors are *ndarray.Error, "avro: CLASS at byte N: DETAIL", matching
 // avro's sentinels (ErrTruncated, ErrTooLarge, ErrMalformed).
 package avrorpc

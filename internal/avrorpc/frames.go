@@ -21,7 +21,7 @@ import (
 type ReaderOptions struct {
 	// MaxSize bounds one frame, and one value however many frames it
 	// spans, in bytes; 0 means ndarray.DefaultMaxSize (64 MiB). A frame
-	// over it is refused, matching avro.ErrTooLarge, before anything is
+	// over it is refused, matching ndarray.ErrTooLarge, before anything is
 	// allocated for it.
 	MaxSize int64
 	// Peer names the other end in errors ("daemon 127.0.0.1:39111");
@@ -100,7 +100,7 @@ func (f *FrameReader) SkipEmptyFrame() (bool, error) {
 // bytes, for values a peer has no reason to make large (a handshake
 // answer, a meta map): under the frame limit alone, one such value could
 // make the reader build a map 20 times the size of a 64 MiB frame. A
-// value over limit is refused with an error wrapping avro.ErrTooLarge that names
+// value over limit is refused with an error wrapping ndarray.ErrTooLarge that names
 // what ("meta map") and the limit, before more than limit bytes of it are
 // read or decoded.
 func (f *FrameReader) CappedValue(s *avro.Schema, limit int, what string) (any, error) {
@@ -115,8 +115,8 @@ func (f *FrameReader) CappedValue(s *avro.Schema, limit int, what string) (any, 
 		switch {
 		case err == nil:
 			return f.took(v, n), nil
-		case errors.Is(err, avro.ErrTruncated):
-			return nil, errAt(avro.ErrTooLarge, int(valueAt), "%s sent a %s of more than %d bytes, the most it may take", f.Peer(), what, limit)
+		case errors.Is(err, ndarray.ErrTruncated):
+			return nil, errAt(ndarray.ErrTooLarge, int(valueAt), "%s sent a %s of more than %d bytes, the most it may take", f.Peer(), what, limit)
 		}
 		return nil, f.fail(err, s, valueAt)
 	}
@@ -171,7 +171,7 @@ func (f *FrameReader) Value(s *avro.Schema) (any, error) {
 				}
 				// Over a limit may be for want of the rest of the value's
 				// bytes, which raise the memory budget.
-				if !errors.Is(err, avro.ErrTruncated) && !errors.Is(err, avro.ErrTooLarge) {
+				if !errors.Is(err, ndarray.ErrTruncated) && !errors.Is(err, ndarray.ErrTooLarge) {
 					return nil, f.fail(err, s, valueAt)
 				}
 				scanning, first, firstLen = true, err, len(f.buf)
@@ -179,7 +179,7 @@ func (f *FrameReader) Value(s *avro.Schema) (any, error) {
 			}
 			end, err := f.scan.Resume(f.buf)
 			if err == nil {
-				if end <= firstLen && errors.Is(first, avro.ErrTooLarge) {
+				if end <= firstLen && errors.Is(first, ndarray.ErrTooLarge) {
 					// Those bytes held the whole value: it is over the
 					// limit, as decoding it again would find.
 					return nil, f.fail(first, s, valueAt)
@@ -190,7 +190,7 @@ func (f *FrameReader) Value(s *avro.Schema) (any, error) {
 				}
 				return f.took(v, n), nil
 			}
-			if !errors.Is(err, avro.ErrTruncated) {
+			if !errors.Is(err, ndarray.ErrTruncated) {
 				return nil, f.fail(err, s, valueAt)
 			}
 		}
@@ -230,10 +230,10 @@ func (f *FrameReader) readFrame(s *avro.Schema, valueAt *int64) (grew bool, err 
 	}
 	if int64(n)+int64(len(f.buf)) > int64(f.max) {
 		if f.capped != "" {
-			return false, errAt(avro.ErrTooLarge, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes before it is over the limit of %d bytes on a %s",
+			return false, errAt(ndarray.ErrTooLarge, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes before it is over the limit of %d bytes on a %s",
 				f.Peer(), n, len(f.buf), f.max, f.capped)
 		}
-		return false, errAt(avro.ErrTooLarge, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes of the value before it is over the limit of %d",
+		return false, errAt(ndarray.ErrTooLarge, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes of the value before it is over the limit of %d",
 			f.Peer(), n, len(f.buf), f.max)
 	}
 	if len(f.buf) == 0 {
@@ -278,7 +278,7 @@ func (f *FrameReader) skip(s *avro.Schema) error {
 				f.took(nil, end)
 				return nil
 			}
-			if !errors.Is(err, avro.ErrTruncated) {
+			if !errors.Is(err, ndarray.ErrTruncated) {
 				return f.fail(err, s, valueAt)
 			}
 		}
@@ -317,7 +317,7 @@ func (f *FrameReader) Peer() string {
 // fail says, of an error found in a value, which value from which peer:
 // its offsets count from the start of the value.
 func (f *FrameReader) fail(err error, s *avro.Schema, valueAt int64) error {
-	var e *avro.Error
+	var e *ndarray.Error
 	if !errors.As(err, &e) {
 		return err
 	}
@@ -353,7 +353,7 @@ func (f *FrameReader) ended(err error, s *avro.Schema, valueAt int64, got int, f
 		detail = fmt.Sprintf("%s closed the connection, where the %s value was to come", f.Peer(), s)
 		cause = io.EOF
 	}
-	return &avro.Error{Err: avro.ErrTruncated, Offset: at, Detail: detail, Cause: cause}
+	return &ndarray.Error{Pkg: "avro", Err: ndarray.ErrTruncated, Offset: at, Detail: detail, Cause: cause}
 }
 
 // valueInPlace decodes a value of s from the next frame while it lies in
@@ -393,10 +393,10 @@ func (f *FrameReader) SmallValue(s *avro.Schema) (any, error) {
 	return f.Value(s)
 }
 
-// errAt is an avro.Error of class at byte off of the stream: the framing's
+// errAt is an ndarray.Error of class at byte off of the stream: the framing's
 // errors are the codec's, "avro: CLASS at byte N: DETAIL".
 func errAt(class error, off int, format string, args ...any) error {
-	return &avro.Error{Err: class, Offset: int64(off), Detail: fmt.Sprintf(format, args...)}
+	return &ndarray.Error{Pkg: "avro", Err: class, Offset: int64(off), Detail: fmt.Sprintf(format, args...)}
 }
 
 // isText reports whether b is printable ASCII: as the length of a first

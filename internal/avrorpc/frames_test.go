@@ -159,9 +159,9 @@ func TestFramesErrorsSayWhere(t *testing.T) {
 			"avro: truncated input at byte 10: the connection from client 127.0.0.1:1 ended after 2 bytes of the string value that starts at byte 8, before its end: unexpected EOF"},
 		{"negative length", framed([]byte{0x03}), avro.ErrMalformed,
 			"avro: malformed value at byte 0: string has a negative length (-2) (in the string value from client 127.0.0.1:1, which starts at byte 4 of the stream)"},
-		{"over the limit", append(frameOf([]byte{0x0a, 'a'}), 0, 0, 1, 0), avro.ErrTooLarge,
+		{"over the limit", append(frameOf([]byte{0x0a, 'a'}), 0, 0, 1, 0), ndarray.ErrTooLarge,
 			"avro: too large at byte 6: client 127.0.0.1:1 sent a frame of 256 bytes, which with the 2 bytes of the value before it is over the limit of 100"},
-		{"a string longer than a value may be", framed([]byte{0x80, 0x02}), avro.ErrTooLarge,
+		{"a string longer than a value may be", framed([]byte{0x80, 0x02}), ndarray.ErrTooLarge,
 			"avro: too large at byte 0: string claims 128 bytes, more than the 100 a value may take (in the string value from client 127.0.0.1:1, which starts at byte 4 of the stream)"},
 	}
 	for _, c := range cases {

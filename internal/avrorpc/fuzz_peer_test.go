@@ -14,6 +14,7 @@ import (
 
 	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/ndpack/ndpack/internal/testutil/yaqrecord"
+	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/yaq/avro"
 )
 
@@ -71,7 +72,7 @@ func FuzzPeerAnswerFrames(f *testing.F) {
 				// answer.)
 				framed := framedValue(s, answer[:n])
 				if framed.err != nil {
-					if errors.Is(framed.err, avro.ErrTooLarge) && n < len(answer) {
+					if errors.Is(framed.err, ndarray.ErrTooLarge) && n < len(answer) {
 						continue
 					}
 					t.Fatalf("%s: %d bytes decode whole, but not from frames: %v", s, n, framed.err)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/internal/testutil/yaqrecord"
-	"github.com/ndpack/ndpack/yaq/avro"
+	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -77,7 +77,7 @@ func TestHandshakeRoundTrip(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, req, got)
 		_, err = readerOf(frameOf(b[:len(b)-1])).ReadHandshakeRequest()
-		assert.ErrorIs(t, err, avro.ErrTruncated)
+		assert.ErrorIs(t, err, ndarray.ErrTruncated)
 	}
 	for _, resp := range []HandshakeResponse{{Match: MatchBoth}, {Match: MatchClient, ServerProtocol: &proto, ServerHash: &[16]byte{3}}} {
 		got, err := readerOf(frameOf(resp.Append(nil))).ReadHandshakeResponse(1 << 10)
@@ -85,7 +85,7 @@ func TestHandshakeRoundTrip(t *testing.T) {
 		assert.Equal(t, resp, got)
 	}
 	_, err := readerOf(frameOf(HandshakeResponse{Match: MatchNone, ServerProtocol: &proto}.Append(nil))).ReadHandshakeResponse(8)
-	assert.ErrorIs(t, err, avro.ErrTooLarge)
+	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
 	assert.Equal(t, "HandshakeMatch(7)", HandshakeMatch(7).String())
 	assert.Equal(t, "HandshakeRequest", handshakeRequest.Name)
 }

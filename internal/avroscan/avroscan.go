@@ -19,7 +19,7 @@ type Scanner interface {
 	Start(schema any, max int)
 	// Resume scans b, the value's bytes so far (the same as before, and
 	// more), from where the last call stopped. It returns the value's
-	// length once its end is found, an *avro.Error wrapping ErrTruncated
+	// length once its end is found, an *ndarray.Error wrapping ErrTruncated
 	// while it needs more bytes, or what makes the value unreadable.
 	Resume(b []byte) (int, error)
 }

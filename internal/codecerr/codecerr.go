@@ -1,8 +1,7 @@
 // Package codecerr formats the errors of the module's codecs the same way:
 // the package, the class of the failure (a sentinel error for errors.Is),
-// where in the input, what, and the underlying cause. Each codec declares
-// its own exported Error type, so that its fields show in the codec's
-// documentation, and formats it with these functions.
+// where in the input, what, and the underlying cause. The one exported
+// error type, ndarray.Error, formats itself with these functions.
 package codecerr
 
 import (
@@ -14,9 +13,9 @@ import (
 )
 
 // The classes of failure that mean the same in every codec, so that one
-// errors.Is works whichever package reported it: each codec exports these
-// very values under its own names (ext110.ErrTruncated is
-// npybridge.ErrTruncated is yaq.ErrTruncated ...).
+// errors.Is works whichever package reported it. ndarray exports them
+// (ndarray.ErrTruncated, ndarray.ErrTooLarge); packages that cannot import
+// ndarray use them from here.
 var (
 	// ErrTruncated: the input ends before what it began does.
 	ErrTruncated = errors.New("truncated input")

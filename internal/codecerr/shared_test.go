@@ -25,14 +25,14 @@ func TestSharedSentinels(t *testing.T) {
 	_, npyErr := npybridge.ReadOptions{}.ReadHeader(bytes.NewReader([]byte("\x93NUMPY\x01\x00\x10")))
 	_, _, yaqErr := (&avro.Schema{Type: "string"}).Decode([]byte{0x10})
 	for name, err := range map[string]error{"ext110": extErr, "dialect": dialectErr, "npybridge": npyErr, "yaq": yaqErr} {
-		for _, sentinel := range []error{ext110.ErrTruncated, dialect.ErrTruncated, npybridge.ErrTruncated, avro.ErrTruncated} {
+		for _, sentinel := range []error{ndarray.ErrTruncated, ndarray.ErrTruncated, ndarray.ErrTruncated, ndarray.ErrTruncated} {
 			if !errors.Is(err, sentinel) {
 				t.Errorf("%s's %q is not errors.Is %q of every codec", name, err, sentinel)
 			}
 		}
 	}
-	if !errors.Is(npybridge.ErrHeaderTooLarge, ext110.ErrTooLarge) {
-		t.Error("npybridge.ErrHeaderTooLarge is not ext110.ErrTooLarge")
+	if !errors.Is(npybridge.ErrHeaderTooLarge, ndarray.ErrTooLarge) {
+		t.Error("npybridge.ErrHeaderTooLarge is not ndarray.ErrTooLarge")
 	}
 }
 
@@ -64,7 +64,7 @@ func TestClosedIsOneClass(t *testing.T) {
 	if yaq.ErrClosed.Error() != "yaq: closed" || yaqrpc.ErrClosed.Error() != "yaqrpc: closed" {
 		t.Errorf("messages changed: %q, %q", yaq.ErrClosed, yaqrpc.ErrClosed)
 	}
-	if errors.Is(yaq.ErrClosed, ext110.ErrTruncated) {
+	if errors.Is(yaq.ErrClosed, ndarray.ErrTruncated) {
 		t.Error("a closed error matches ErrTruncated")
 	}
 }

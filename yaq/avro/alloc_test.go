@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
+	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -106,7 +107,7 @@ func TestDecodeRefusesArraysOverBudget(t *testing.T) {
 	require.NoError(t, err)
 	allocated, _, err := decodeCost(s, b)
 	require.Error(t, err)
-	assert.True(t, errors.Is(err, ErrTooLarge), "%v", err)
+	assert.True(t, errors.Is(err, ndarray.ErrTooLarge), "%v", err)
 	budget := uint64(len(b)*decodedPerByte + decodedSlack)
 	assert.LessOrEqual(t, allocated, budget+64<<10, "bytes allocated")
 }

@@ -15,7 +15,7 @@
 //     walk. Every length and count is checked against the bytes present
 //     and nesting is bounded before anything is allocated, and the Go
 //     memory a value decodes to is bounded by a small multiple of its
-//     bytes (ErrTooLarge past it).
+//     bytes (ndarray.ErrTooLarge past it).
 //   - Protocols (.avpr), from the specification's "Protocol Declaration":
 //     ParseProtocol, with the whole JSON object kept for the attributes
 //     applications add (yaq's traits, config and state).
@@ -31,8 +31,8 @@
 //     time, so that a value split over frames is read with work linear in
 //     its bytes however it is cut.
 //
-// Errors are *Error, "avro: CLASS at byte N: DETAIL", whose class is one
-// of the sentinels (ErrTruncated, shared with the module's other codecs,
-// ErrMalformed, ErrTooLarge, ErrDoesNotFit, ErrNonstandard, ErrSchema) for
+// Errors are *ndarray.Error, "avro: CLASS at byte N: DETAIL", whose class is one
+// of the sentinels (ndarray.ErrTruncated, shared with the module's other codecs,
+// ErrMalformed, ndarray.ErrTooLarge, ErrDoesNotFit, ErrNonstandard, ErrSchema) for
 // errors.Is.
 package avro

@@ -56,7 +56,7 @@ func (o ArrayOptions) appendArrayHead(dst []byte, a *ndarray.Array, room int) ([
 		return dst, errAt(ErrMalformed, -1, "cannot encode a nil *ndarray.Array")
 	}
 	if err := a.Validate(); err != nil {
-		return dst, &Error{Err: ErrMalformed, Offset: -1, Cause: err}
+		return dst, &ndarray.Error{Pkg: "avro", Err: ErrMalformed, Offset: -1, Cause: err}
 	}
 	if !a.DType.IsPlain() {
 		// Its typestr alone (|V<n>) would arrive as opaque bytes, every
@@ -123,7 +123,7 @@ func DecodeArray(b []byte) (*ndarray.Array, int, error) {
 			return nil, 0, errAt(ErrMalformed, blockAt, "shape claims %d more dimensions after %d (NumPy allows %d)", n, len(shape), ndarray.MaxDims)
 		}
 		if n > int64(len(b)-r.off) {
-			return nil, 0, errAt(ErrTruncated, blockAt, "shape claims %d more dimensions, %d bytes remain", n, len(b)-r.off)
+			return nil, 0, errAt(ndarray.ErrTruncated, blockAt, "shape claims %d more dimensions, %d bytes remain", n, len(b)-r.off)
 		}
 		for i := int64(0); i < n; i++ {
 			dimAt := r.off
@@ -150,7 +150,7 @@ func DecodeArray(b []byte) (*ndarray.Array, int, error) {
 	}
 	dt, err := ndarray.ParseDType(string(typestr))
 	if err != nil {
-		return nil, 0, &Error{Err: ErrMalformed, Offset: int64(tsAt), Cause: err}
+		return nil, 0, &ndarray.Error{Pkg: "avro", Err: ErrMalformed, Offset: int64(tsAt), Cause: err}
 	}
 	dataAt := r.off
 	data, err := r.bytes("data")
@@ -162,7 +162,7 @@ func DecodeArray(b []byte) (*ndarray.Array, int, error) {
 	}
 	a := &ndarray.Array{DType: dt, Shape: shape, Data: data}
 	if err := a.Validate(); err != nil {
-		return nil, 0, &Error{Err: ErrMalformed, Offset: int64(dataAt), Cause: err}
+		return nil, 0, &ndarray.Error{Pkg: "avro", Err: ErrMalformed, Offset: int64(dataAt), Cause: err}
 	}
 	return a, r.off, nil
 }
@@ -182,7 +182,7 @@ func (r *reader) varintOf(what, suffix string) (int64, error) {
 	var u uint64
 	for shift := uint(0); ; shift += 7 {
 		if r.off >= len(r.b) {
-			return 0, errAt(ErrTruncated, r.off, "the input ends inside %s%s", what, suffix)
+			return 0, errAt(ndarray.ErrTruncated, r.off, "the input ends inside %s%s", what, suffix)
 		}
 		if shift >= 64 {
 			return 0, errAt(ErrMalformed, r.off, "%s%s is a varint longer than 10 bytes", what, suffix)
@@ -221,10 +221,10 @@ func (r *reader) blockCount(what string, max int) (int64, error) {
 		return 0, errAt(ErrMalformed, sizeAt, "%s block of %d items claims a negative size (%d bytes)", what, -n, size)
 	}
 	if max >= 0 && size > int64(max-r.off) {
-		return 0, errAt(ErrTooLarge, sizeAt, "%s block of %d items claims %d bytes, more than the %d a value may take", what, -n, size, max)
+		return 0, errAt(ndarray.ErrTooLarge, sizeAt, "%s block of %d items claims %d bytes, more than the %d a value may take", what, -n, size, max)
 	}
 	if size > int64(len(r.b)-r.off) {
-		return 0, errAt(ErrTruncated, sizeAt, "%s block of %d items claims %d bytes, %d remain", what, -n, size, len(r.b)-r.off)
+		return 0, errAt(ndarray.ErrTruncated, sizeAt, "%s block of %d items claims %d bytes, %d remain", what, -n, size, len(r.b)-r.off)
 	}
 	return -n, nil
 }
@@ -240,7 +240,7 @@ func (r *reader) bytes(what string) ([]byte, error) {
 		return nil, errAt(ErrMalformed, at, "%s has a negative length (%d)", what, n)
 	}
 	if n > int64(len(r.b)-r.off) {
-		return nil, errAt(ErrTruncated, at, "%s claims %d bytes, %d remain", what, n, len(r.b)-r.off)
+		return nil, errAt(ndarray.ErrTruncated, at, "%s claims %d bytes, %d remain", what, n, len(r.b)-r.off)
 	}
 	s := r.b[r.off : r.off+int(n) : r.off+int(n)]
 	r.off += int(n)

@@ -97,10 +97,10 @@ func TestArrayRecordRefusals(t *testing.T) {
 		in   []byte
 		want error
 	}{
-		"truncated":         {good[:len(good)-1], ErrTruncated},
-		"empty":             {nil, ErrTruncated},
+		"truncated":         {good[:len(good)-1], ndarray.ErrTruncated},
+		"empty":             {nil, ndarray.ErrTruncated},
 		"data too short":    {append(append([]byte{0x04, 0x04, 0x06, 0x00, 0x06, '<', 'i', '2', 0x16}, make([]byte, 11)...), 0x06), ndarray.ErrDataLength},
-		"huge data claim":   {[]byte{0x00, 0x06, '<', 'i', '2', 0xfe, 0xff, 0xff, 0xff, 0x0f}, ErrTruncated},
+		"huge data claim":   {[]byte{0x00, 0x06, '<', 'i', '2', 0xfe, 0xff, 0xff, 0xff, 0x0f}, ndarray.ErrTruncated},
 		"negative length":   {[]byte{0x00, 0x01}, ErrMalformed},
 		"negative dim":      {[]byte{0x02, 0x01, 0x00}, ErrMalformed},
 		"dims claim":        {[]byte{0xfe, 0xff, 0xff, 0xff, 0x0f}, ErrMalformed},

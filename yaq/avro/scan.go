@@ -1,6 +1,9 @@
 package avro
 
-import "github.com/ndpack/ndpack/internal/avroscan"
+import (
+	"github.com/ndpack/ndpack/internal/avroscan"
+	"github.com/ndpack/ndpack/ndarray"
+)
 
 // The scanner and takesNoBytes serve Avro RPC's framing, which reads a
 // value that spans frames (internal/avrorpc), through avroscan: they
@@ -64,10 +67,10 @@ func (sc *scanner) length(r *reader, what string) error {
 		return errAt(ErrMalformed, at, "%s has a negative length (%d)", what, n)
 	}
 	if n > int64(sc.max-r.off) {
-		return errAt(ErrTooLarge, at, "%s claims %d bytes, more than the %d a value may take", what, n, sc.max)
+		return errAt(ndarray.ErrTooLarge, at, "%s claims %d bytes, more than the %d a value may take", what, n, sc.max)
 	}
 	if n > int64(len(r.b)-r.off) {
-		return errAt(ErrTruncated, at, "%s claims %d bytes, %d remain", what, n, len(r.b)-r.off)
+		return errAt(ndarray.ErrTruncated, at, "%s claims %d bytes, %d remain", what, n, len(r.b)-r.off)
 	}
 	r.off += int(n)
 	return nil
@@ -76,7 +79,7 @@ func (sc *scanner) length(r *reader, what string) error {
 // skip skips n bytes of a fixed size.
 func skip(r *reader, n int, what string) error {
 	if len(r.b)-r.off < n {
-		return errAt(ErrTruncated, r.off, "the input ends inside %s", what)
+		return errAt(ndarray.ErrTruncated, r.off, "the input ends inside %s", what)
 	}
 	r.off += n
 	return nil
@@ -93,21 +96,21 @@ func (sc *scanner) count(r *reader, what string, elem *Schema) (int64, error) {
 	}
 	if elem != nil && elem.takesNoBytes() {
 		if n > int64(maxZeroSizeItems-sc.zero) {
-			return 0, errAt(ErrTooLarge, at, "%s block claims %d items of %s, which take no bytes; a value may hold %d such items in all, and %d came before",
+			return 0, errAt(ndarray.ErrTooLarge, at, "%s block claims %d items of %s, which take no bytes; a value may hold %d such items in all, and %d came before",
 				what, n, elem, maxZeroSizeItems, sc.zero)
 		}
 		sc.zero += int(n)
 		return n, nil
 	}
 	if n > int64(sc.max-r.off) {
-		return 0, errAt(ErrTooLarge, at, "%s block claims %d items, more than the %d bytes a value may take", what, n, sc.max)
+		return 0, errAt(ndarray.ErrTooLarge, at, "%s block claims %d items, more than the %d bytes a value may take", what, n, sc.max)
 	}
 	return n, nil
 }
 
 // Resume scans b, the value's bytes so far (the same as before, and more),
 // from where the last call stopped. It returns the value's length once its
-// end is found, an error wrapping ErrTruncated while it needs more bytes,
+// end is found, an error wrapping ndarray.ErrTruncated while it needs more bytes,
 // or what makes it unreadable.
 func (sc *scanner) Resume(b []byte) (int, error) {
 	for len(sc.stack) > 0 {

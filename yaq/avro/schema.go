@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/ndpack/ndpack/internal/codecerr"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // maxFixedSize bounds the size of a fixed: Avro declares sizes as ints.
@@ -504,7 +505,7 @@ func decodeJSON(text []byte) (any, error) {
 	dec.UseNumber() // a default of 2 is an int, 2.0 a double, as Python wrote them
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, &Error{Err: ErrSchema, Offset: -1, Cause: err}
+		return nil, &ndarray.Error{Pkg: "avro", Err: ErrSchema, Offset: -1, Cause: err}
 	}
 	return v, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -109,6 +110,6 @@ func TestParseSchemaLinearInTypes(t *testing.T) {
 	assert.True(t, s.takesNoBytes())
 	_, _, err = s.Decode(nil)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, ErrTooLarge)
+	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
 	assert.Contains(t, err.Error(), fmt.Sprintf("the value would take more than %d bytes of memory, decoded from 0 bytes", decodedSlack))
 }

@@ -49,9 +49,9 @@ const (
 // Every count and length is checked against the bytes that remain before
 // anything is sized from it, whatever its sign; the items that take no
 // bytes are bounded for the whole value, and so is the Go memory it
-// decodes to, a small multiple of len(b) (an error wrapping ErrTooLarge past
+// decodes to, a small multiple of len(b) (an error wrapping ndarray.ErrTooLarge past
 // either). A count or length that claims more bytes than remain is
-// ErrTruncated: more bytes may complete it.
+// ndarray.ErrTruncated: more bytes may complete it.
 func (s *Schema) Decode(b []byte) (any, int, error) {
 	d := valueDecoder{r: reader{b: b}, memMax: int64(len(b))*decodedPerByte + decodedSlack}
 	v, err := d.value(s, 0)
@@ -71,7 +71,7 @@ type valueDecoder struct {
 func (d *valueDecoder) spend(n int64, at int) error {
 	d.mem += n
 	if d.mem > d.memMax {
-		return errAt(ErrTooLarge, at, "the value would take more than %d bytes of memory, decoded from %d bytes (at most %d per byte and %d more)",
+		return errAt(ndarray.ErrTooLarge, at, "the value would take more than %d bytes of memory, decoded from %d bytes (at most %d per byte and %d more)",
 			d.memMax, len(d.r.b), decodedPerByte, decodedSlack)
 	}
 	return nil
@@ -127,7 +127,7 @@ func (d *valueDecoder) primitive(s *Schema) (any, error) {
 		return nil, nil
 	case "boolean":
 		if r.off >= len(r.b) {
-			return nil, errAt(ErrTruncated, at, "the input ends inside a boolean")
+			return nil, errAt(ndarray.ErrTruncated, at, "the input ends inside a boolean")
 		}
 		c := r.b[r.off]
 		r.off++
@@ -158,7 +158,7 @@ func (d *valueDecoder) primitive(s *Schema) (any, error) {
 		return v, nil
 	case "float":
 		if len(r.b)-r.off < 4 {
-			return nil, errAt(ErrTruncated, at, "the input ends inside a float")
+			return nil, errAt(ndarray.ErrTruncated, at, "the input ends inside a float")
 		}
 		if err := d.spend(costNumber, at); err != nil {
 			return nil, err
@@ -167,7 +167,7 @@ func (d *valueDecoder) primitive(s *Schema) (any, error) {
 		return math.Float32frombits(binary.LittleEndian.Uint32(r.b[at:])), nil
 	case "double":
 		if len(r.b)-r.off < 8 {
-			return nil, errAt(ErrTruncated, at, "the input ends inside a double")
+			return nil, errAt(ndarray.ErrTruncated, at, "the input ends inside a double")
 		}
 		if err := d.spend(costNumber, at); err != nil {
 			return nil, err
@@ -196,7 +196,7 @@ func (d *valueDecoder) primitive(s *Schema) (any, error) {
 		return string(b), nil
 	case "fixed":
 		if s.Size < 0 || len(r.b)-r.off < s.Size {
-			return nil, errAt(ErrTruncated, at, "the input ends inside fixed %s of %d bytes", s.Name, s.Size)
+			return nil, errAt(ndarray.ErrTruncated, at, "the input ends inside fixed %s of %d bytes", s.Name, s.Size)
 		}
 		if err := d.spend(costHeader, at); err != nil {
 			return nil, err
@@ -287,12 +287,12 @@ func (d *valueDecoder) items(s *Schema, depth int) (any, error) {
 		}
 		if zero {
 			if n > int64(maxZeroSizeItems-d.zero) {
-				return nil, errAt(ErrTooLarge, blockAt, "%s block claims %d items of %s, which take no bytes; a value may hold %d such items in all, and %d came before",
+				return nil, errAt(ndarray.ErrTooLarge, blockAt, "%s block claims %d items of %s, which take no bytes; a value may hold %d such items in all, and %d came before",
 					s.Type, n, elem, maxZeroSizeItems, d.zero)
 			}
 			d.zero += int(n)
 		} else if n > int64(len(r.b)-r.off) {
-			return nil, errAt(ErrTruncated, blockAt, "%s block claims %d items, %d bytes remain", s.Type, n, len(r.b)-r.off)
+			return nil, errAt(ndarray.ErrTruncated, blockAt, "%s block claims %d items, %d bytes remain", s.Type, n, len(r.b)-r.off)
 		}
 		if m == nil {
 			if err := d.spend(costSlot*n, blockAt); err != nil {
@@ -337,7 +337,7 @@ func (d *valueDecoder) items(s *Schema, depth int) (any, error) {
 
 // shift adds base to the offset of a codec error found in a sub-slice.
 func shift(err error, base int) error {
-	if e, ok := err.(*Error); ok && e.Offset >= 0 {
+	if e, ok := err.(*ndarray.Error); ok && e.Offset >= 0 {
 		c := *e
 		c.Offset += int64(base)
 		return &c
