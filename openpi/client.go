@@ -167,7 +167,7 @@ func (c *Client) infer(ctx context.Context, obs map[string]any, buf *ResultBuffe
 	defer c.mu.Unlock()
 	select {
 	case <-c.closed:
-		return nil, ErrClosed
+		return nil, errClosed
 	default:
 	}
 	if c.err != nil {
@@ -219,7 +219,7 @@ func (c *Client) infer(ctx context.Context, obs map[string]any, buf *ResultBuffe
 func (c *Client) fail(doing string, err error) error {
 	select {
 	case <-c.closed:
-		return ErrClosed
+		return errClosed
 	default:
 	}
 	err = c.connError(doing, err)
@@ -247,7 +247,7 @@ func (c *Client) connError(doing string, err error) error {
 	return fmt.Errorf("openpi: %s: %s: %w", c.url, doing, err)
 }
 
-// Close closes the connection; calls then fail with ErrClosed. Closing a
+// Close closes the connection; calls then fail with net.ErrClosed. Closing a
 // closed client does nothing.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {

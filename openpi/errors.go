@@ -12,9 +12,6 @@ import (
 // connection wraps one of them (or io.EOF, for a peer that closed the
 // connection), for errors.Is.
 var (
-	// ErrClosed: the Client was closed. It matches os.ErrClosed and the
-	// other packages' "used after Close" errors.
-	ErrClosed = codecerr.Closed("openpi: client closed")
 	// ErrNotWebsocket: the peer answered the handshake, but not as a
 	// websocket server does (an HTTP status other than 101, or no HTTP).
 	ErrNotWebsocket = errors.New("not a websocket server")
@@ -71,3 +68,8 @@ func (e *ServerError) LastLine() string {
 	}
 	return strings.TrimSpace(t[strings.LastIndexByte(t, '\n')+1:])
 }
+
+// errClosed is what calls on a closed Client return. Like every "used
+// after Close" error of the module it matches net.ErrClosed and
+// os.ErrClosed under errors.Is.
+var errClosed = codecerr.Closed("openpi: client closed")

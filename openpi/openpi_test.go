@@ -282,8 +282,8 @@ func TestClosed(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 	_, err := c.Infer(ctx10(t), nil)
-	if !errors.Is(err, ErrClosed) || !errors.Is(err, os.ErrClosed) {
-		t.Errorf("got %v, want ErrClosed", err)
+	if !errors.Is(err, net.ErrClosed) || !errors.Is(err, os.ErrClosed) {
+		t.Errorf("got %v, want net.ErrClosed", err)
 	}
 }
 

@@ -27,7 +27,7 @@ var (
 	ErrHandshake = errors.New("handshake failed")
 	// ErrRemote: the daemon answered the call with an error (a
 	// *RemoteError, whose Message is its text); the connection is fine.
-	// A broken connection matches io.EOF, net errors or ErrClosed instead.
+	// A broken connection matches io.EOF, net errors or net.ErrClosed instead.
 	ErrRemote = errors.New("the daemon answered with an error")
 )
 

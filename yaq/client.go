@@ -30,11 +30,10 @@ const (
 	maxProtocolSize  = 1 << 20  // the protocol a daemon serves, for a client
 )
 
-// ErrClosed is returned by calls on a closed Client, and by a Daemon's
+// errClosed is returned by calls on a closed Client, and by a Daemon's
 // Serve after Close. Like every "used after Close" error of the module
-// (yaqrpc's, npybridge's closed files) it matches the others and
-// os.ErrClosed under errors.Is.
-var ErrClosed = codecerr.Closed("yaq: closed")
+// it matches net.ErrClosed and os.ErrClosed under errors.Is.
+var errClosed = codecerr.Closed("yaq: closed")
 
 // RemoteError is an error a daemon answered a call with: the text it sent
 // (for yaqd-core daemons, the repr of the Python exception).
@@ -286,7 +285,7 @@ func (c *Client) call(ctx context.Context, method string, params []any, result a
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done {
-		return ErrClosed
+		return errClosed
 	}
 	if c.conn != nil && !c.stale && c.in.Pending() == 0 && time.Since(c.lastUsed) >= connset.ProbeIdleAfter &&
 		connset.PeerClosed(c.conn, c.br, onlyEmptyFrames) {

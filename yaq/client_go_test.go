@@ -192,7 +192,7 @@ func TestClientRemoteErrors(t *testing.T) {
 	assert.EqualValues(t, 3, calls.Load())
 
 	require.NoError(t, c.Close())
-	require.ErrorIs(t, c.Call(context.Background(), "echo", []any{a}, nil), ErrClosed)
+	require.ErrorIs(t, c.Call(context.Background(), "echo", []any{a}, nil), net.ErrClosed)
 }
 
 // A shutdown lets a call another client has in hand be answered first.

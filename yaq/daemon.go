@@ -181,7 +181,7 @@ func (d *Daemon) maxFrame() int64 {
 }
 
 // Serve accepts connections on l and serves each on its own goroutine until
-// Close, under the daemon's connection limits. It returns ErrClosed
+// Close, under the daemon's connection limits. It returns net.ErrClosed
 // after Close, or an accept error that does not pass by itself (such as
 // the listener closed by someone else); running out of descriptors, buffers
 // or memory only pauses accepting.
@@ -191,7 +191,7 @@ func (d *Daemon) Serve(l net.Listener) error {
 	}
 	lim := connset.Limits{MaxConns: d.MaxConnections, IdleTimeout: d.IdleTimeout,
 		ReadTimeout: d.ReadTimeout, WriteTimeout: d.WriteTimeout}
-	return d.conns.Serve(l, lim, d.serveConn, ErrClosed)
+	return d.conns.Serve(l, lim, d.serveConn, errClosed)
 }
 
 // Close stops the listeners, closes every connection, cancels the

@@ -23,10 +23,10 @@ import (
 // replyChans recycles the channels of calls that have been answered.
 var replyChans = sync.Pool{New: func() any { return make(chan *response, 1) }}
 
-// ErrClosed is returned by calls on a closed Client, and by a Server's
-// Serve after Close. It matches yaq.ErrClosed and os.ErrClosed under
+// errClosed is returned by calls on a closed Client, and by a Server's
+// Serve after Close. It matches net.ErrClosed and os.ErrClosed under
 // errors.Is.
-var ErrClosed = codecerr.Closed("yaqrpc: closed")
+var errClosed = codecerr.Closed("yaqrpc: closed")
 
 // Client calls a yaq-RPC daemon over one connection. Calls may be made from
 // many goroutines at once; responses are matched to calls by id.
@@ -174,7 +174,7 @@ func (c *Client) reconnectIfClosed(ctx context.Context) error {
 // where there is one, and matches none of the module's sentinels. A daemon
 // that will not read a request (one over its size limit) answers with an
 // *Error and closes: that *Error is then the call's and the later calls'
-// error. After Close, calls fail with ErrClosed (which matches
+// error. After Close, calls fail with net.ErrClosed (which matches
 // os.ErrClosed), unless the client had failed before.
 func (c *Client) Call(ctx context.Context, method string, params any, result any) error {
 	return c.call(ctx, method, params, result, nil)
@@ -510,7 +510,7 @@ func (c *Client) forget(id int64) {
 // params cannot be encoded (nothing is sent then), with the write's error
 // (a write cut part-way ends the client, as for Call), or, for a client
 // made by Dial that cannot connect again, with an error wrapping the
-// dialer's; on a closed client with ErrClosed, and on one that has failed
+// dialer's; on a closed client with net.ErrClosed, and on one that has failed
 // with the error it failed with, as Call does.
 func (c *Client) Notify(ctx context.Context, method string, params any) error {
 	if err := c.reconnectIfClosed(ctx); err != nil {
@@ -584,7 +584,7 @@ func (c *Client) send(ctx context.Context, req request, answered bool) error {
 }
 
 // Close closes the connection; pending and later calls fail with
-// ErrClosed (or, on a client that had failed, with what it failed with).
+// net.ErrClosed (or, on a client that had failed, with what it failed with).
 // It returns the connection's Close error; closing a client
 // closed already (or one whose connection failed and was closed) returns
 // nil.
@@ -592,7 +592,7 @@ func (c *Client) Close() error {
 	c.mu.Lock()
 	closedAlready := c.err != nil
 	c.mu.Unlock()
-	c.fail(ErrClosed)
+	c.fail(errClosed)
 	c.mu.Lock()
 	conn := c.conn // as reconnectIfClosed may replace it
 	c.mu.Unlock()

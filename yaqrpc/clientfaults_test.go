@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,7 +57,7 @@ func TestClosedClient(t *testing.T) {
 	c, err := Dial(context.Background(), addr, nil)
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
-	assert.ErrorIs(t, c.Notify(context.Background(), "note", []any{"x"}), ErrClosed)
-	assert.ErrorIs(t, c.Call(context.Background(), "add", []any{1, 2}, nil), ErrClosed)
+	assert.ErrorIs(t, c.Notify(context.Background(), "note", []any{"x"}), net.ErrClosed)
+	assert.ErrorIs(t, c.Call(context.Background(), "add", []any{1, 2}, nil), net.ErrClosed)
 	assert.NoError(t, c.Close(), "closing twice is no error")
 }

@@ -180,14 +180,14 @@ func (s *Server) Handle(method string, h Handler) error {
 }
 
 // Serve accepts connections on l and serves each on its own goroutine until
-// Close, under the Server's connection limits. It returns ErrClosed
+// Close, under the Server's connection limits. It returns net.ErrClosed
 // after Close or Shutdown, or an accept error that does not pass by itself
 // (such as the listener closed by someone else); running out of
 // descriptors, buffers or memory only pauses accepting.
 func (s *Server) Serve(l net.Listener) error {
 	lim := connset.Limits{MaxConns: s.MaxConnections, IdleTimeout: s.IdleTimeout,
 		ReadTimeout: s.ReadTimeout, WriteTimeout: s.WriteTimeout}
-	return s.ready().Serve(l, lim, s.serveConn, ErrClosed)
+	return s.ready().Serve(l, lim, s.serveConn, errClosed)
 }
 
 // Close stops the listeners, closes every connection, cancels the

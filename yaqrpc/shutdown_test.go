@@ -12,7 +12,7 @@ import (
 )
 
 // Shutdown lets the request in hand be answered, closes idle connections
-// and makes Serve return ErrClosed; with a context that ends first,
+// and makes Serve return net.ErrClosed; with a context that ends first,
 // it closes everything and says so.
 func TestShutdown(t *testing.T) {
 	for _, patient := range []bool{true, false} {
@@ -49,7 +49,7 @@ func TestShutdown(t *testing.T) {
 			require.ErrorIs(t, err, context.DeadlineExceeded)
 			require.Error(t, <-answer)
 		}
-		assert.ErrorIs(t, <-served, ErrClosed)
+		assert.ErrorIs(t, <-served, net.ErrClosed)
 		err = idle.Call(context.Background(), "nothing", nil, nil)
 		require.Error(t, err)
 		assert.False(t, errors.As(err, &rpcErr), "the idle connection is closed, not answered: %v", err)

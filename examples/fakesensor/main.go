@@ -17,6 +17,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -59,7 +60,7 @@ func run(args []string, stderr io.Writer) int {
 	srv.IdleTimeout, srv.ReadTimeout, srv.WriteTimeout = *idle, *readTimeout, *writeTimeout
 	srv.ErrorLog = log.New(stderr, "", log.LstdFlags)
 	srv.ErrorLog.Printf("fakesensor %q listening on %s", *name, l.Addr())
-	if err := srv.Serve(l); err != yaqrpc.ErrClosed {
+	if err := srv.Serve(l); !errors.Is(err, net.ErrClosed) {
 		fmt.Fprintf(stderr, "fakesensor: %v\n", err)
 		return 1
 	}

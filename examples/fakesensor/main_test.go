@@ -69,7 +69,7 @@ func TestSensorMethods(t *testing.T) {
 	require.NoError(t, c.Call(ctx, "shutdown", nil, nil))
 	select {
 	case err := <-done:
-		assert.ErrorIs(t, err, yaqrpc.ErrClosed)
+		assert.ErrorIs(t, err, net.ErrClosed)
 	case <-time.After(2 * time.Second):
 		t.Fatal("shutdown did not stop the daemon")
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 )
@@ -26,9 +27,10 @@ var (
 
 // Closed returns a "used after Close" error with the given message (which
 // names the package and what was closed, "yaq: client closed"). Every such
-// error matches every other under errors.Is, and os.ErrClosed, which
-// npybridge's closed files report: so errors.Is(err, os.ErrClosed), or
-// against any package's ErrClosed, works whichever package was closed.
+// error matches every other under errors.Is, net.ErrClosed (what a closed
+// connection reports) and os.ErrClosed (what npybridge's closed files
+// report): so errors.Is(err, net.ErrClosed) works whichever client or
+// server was closed, and no package needs a sentinel of its own.
 func Closed(msg string) error { return &closedError{msg} }
 
 type closedError struct{ msg string }
@@ -38,7 +40,7 @@ func (e *closedError) Error() string { return e.msg }
 // Is makes all closed errors one class.
 func (e *closedError) Is(target error) bool {
 	_, closed := target.(*closedError)
-	return closed || target == os.ErrClosed
+	return closed || target == os.ErrClosed || target == net.ErrClosed
 }
 
 // Format renders a failure as "PKG: CLASS at byte N: DETAIL: CAUSE", leaving

@@ -4,17 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
-	"github.com/ndpack/ndpack/yaq"
 	"github.com/ndpack/ndpack/yaq/avro"
-	"github.com/ndpack/ndpack/yaqrpc"
 )
 
 // A truncated input is one errors.Is whichever codec reports it, and an
@@ -36,9 +36,9 @@ func TestSharedSentinels(t *testing.T) {
 	}
 }
 
-// Whatever was closed (a yaq or yaqrpc client, a daemon or server that
-// stopped serving, an npybridge Appender), one errors.Is recognises it, and
-// each message still says which.
+// Whatever was closed (a yaq, yaqrpc or openpi client, a daemon or server
+// that stopped serving), errors.Is(err, net.ErrClosed) recognises it, and
+// each message still says which; an npybridge Appender's is os.ErrClosed.
 func TestClosedIsOneClass(t *testing.T) {
 	dir := t.TempDir()
 	a, err := npybridge.AppendOptions{}.OpenAppend(context.Background(), filepath.Join(dir, "a.npy"), ndarray.DTypeOf[float64](), 2)
@@ -48,12 +48,11 @@ func TestClosedIsOneClass(t *testing.T) {
 	a.Close()
 	appendErr := a.Sync()
 	closed := map[string]error{
-		"yaq.ErrClosed": yaq.ErrClosed, "yaqrpc.ErrClosed": yaqrpc.ErrClosed,
-		"a closed Appender's Sync": appendErr,
+		"yaq": codecerr.Closed("yaq: closed"), "yaqrpc": codecerr.Closed("yaqrpc: closed"),
 	}
 	for name, err := range closed {
-		for _, sentinel := range []error{os.ErrClosed, yaq.ErrClosed, yaqrpc.ErrClosed} {
-			if !errors.Is(err, sentinel) && name != "a closed Appender's Sync" {
+		for _, sentinel := range []error{os.ErrClosed, net.ErrClosed, closed["yaq"]} {
+			if !errors.Is(err, sentinel) {
 				t.Errorf("%s (%q) is not errors.Is %q", name, err, sentinel)
 			}
 		}
@@ -61,10 +60,10 @@ func TestClosedIsOneClass(t *testing.T) {
 	if !errors.Is(appendErr, os.ErrClosed) {
 		t.Errorf("a closed Appender's Sync gave %v, not os.ErrClosed", appendErr)
 	}
-	if yaq.ErrClosed.Error() != "yaq: closed" || yaqrpc.ErrClosed.Error() != "yaqrpc: closed" {
-		t.Errorf("messages changed: %q, %q", yaq.ErrClosed, yaqrpc.ErrClosed)
+	if closed["yaq"].Error() != "yaq: closed" {
+		t.Errorf("message changed: %q", closed["yaq"])
 	}
-	if errors.Is(yaq.ErrClosed, ndarray.ErrTruncated) {
+	if errors.Is(closed["yaq"], ndarray.ErrTruncated) {
 		t.Error("a closed error matches ErrTruncated")
 	}
 }

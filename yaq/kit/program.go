@@ -443,7 +443,7 @@ func (p *Program) serveOnce(d *Daemon, l net.Listener) (restart bool, err error)
 	}
 	err = d.Serve(l)
 	d.Close()
-	if err != nil && !errors.Is(err, yaq.ErrClosed) {
+	if err != nil && !errors.Is(err, net.ErrClosed) {
 		return false, err
 	}
 	k.mu.Lock()
