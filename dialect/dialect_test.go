@@ -149,7 +149,7 @@ func TestOpenPIPeer(t *testing.T) {
 			data := make([]byte, n)
 			for i := range data {
 				data[i] = byte(i*7 + 3)
-				if dt.Kind == ndarray.KindBool {
+				if dt.Kind == 'b' {
 					data[i] &= 1
 				}
 			}

@@ -83,7 +83,7 @@ func (d Dialect) layout(dt ndarray.DType, shape []int, dataLen int) (layout, err
 	case MsgpackNumpy:
 		p := append([]byte{0x85}, keyND...)
 		p = append(p, 0xc3)
-		if dt.Kind == ndarray.KindVoid {
+		if dt.Kind == 'V' {
 			// msgpack-numpy sends every void array, record or not, as
 			// kind b'V' and numpy's dtype.descr for its type.
 			var err error
@@ -119,9 +119,9 @@ func (d Dialect) check(dt ndarray.DType) error {
 		return errAt(ErrMalformed, -1, "cannot encode an array of the subarray dtype %s: fold its shape into the array's", dt)
 	case d == OpenPI && dt.IsRecord():
 		return errAt(ErrStructured, -1, "OpenPI cannot carry the record dtype %s: its map has a typestr only, and its packer refuses kind V", dt)
-	case d == OpenPI && dt.Kind == ndarray.KindVoid:
+	case d == OpenPI && dt.Kind == 'V':
 		return errAt(ErrUnsupported, -1, "OpenPI cannot carry void (V) arrays (%s): its packer refuses kind V", dt)
-	case d == OpenPI && dt.Kind == ndarray.KindComplex:
+	case d == OpenPI && dt.Kind == 'c':
 		return errAt(ErrUnsupported, -1, "OpenPI's packer refuses complex arrays (%s)", dt)
 	case d == MsgpackNumpy && hasTime(dt):
 		return errAt(ErrUnsupported, -1, "msgpack-numpy cannot send %s arrays (numpy refuses datetimes and timedeltas as a buffer)", dt)
@@ -140,7 +140,7 @@ func hasTime(dt ndarray.DType) bool {
 			return true
 		}
 	}
-	return dt.Kind == ndarray.KindDatetime || dt.Kind == ndarray.KindTimedelta
+	return dt.Kind == 'M' || dt.Kind == 'm'
 }
 
 // Encoder writes arrays as maps of one dialect, back to back, to an

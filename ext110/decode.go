@@ -290,7 +290,7 @@ func (p *parser) arrayMap() (*ndarray.Array, error) {
 			return nil, errAt(ErrMalformed, at, "missing key %q", k.name)
 		}
 	}
-	if descr != nil && a.DType.Kind == ndarray.KindVoid {
+	if descr != nil && a.DType.Kind == 'V' {
 		if a.DType, err = recordDType(descr, descrAt, a.DType); err != nil {
 			return nil, err
 		}

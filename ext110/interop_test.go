@@ -98,7 +98,7 @@ func TestInteropGoToPython(t *testing.T) {
 		data := make([]byte, n)
 		for i := range data {
 			data[i] = byte(rng.Uint32())
-			if dt.Kind == ndarray.KindBool {
+			if dt.Kind == 'b' {
 				data[i] &= 1
 			}
 		}

@@ -65,37 +65,37 @@ func (c Casting) Allows(from, to DType) bool {
 
 func convertible(dt DType) bool {
 	switch dt.Kind {
-	case KindBool, KindInt, KindUint:
+	case 'b', 'i', 'u':
 		return true
-	case KindFloat:
+	case 'f':
 		return dt.ItemSize <= 8
-	case KindComplex:
+	case 'c':
 		return dt.ItemSize <= 16
 	}
 	return false
 }
 
-func kindRank(k Kind) int {
-	return map[Kind]int{KindBool: 0, KindUint: 1, KindInt: 2, KindFloat: 3, KindComplex: 4}[k]
+func kindRank(k byte) int {
+	return map[byte]int{'b': 0, 'u': 1, 'i': 2, 'f': 3, 'c': 4}[k]
 }
 
 // safeCast is NumPy's can_cast(from, to, "safe") for the numeric dtypes.
 func safeCast(from, to DType) bool {
 	fs, ts := from.ItemSize, to.ItemSize
 	switch {
-	case from.Kind == KindBool:
+	case from.Kind == 'b':
 		return true
 	case from.Kind == to.Kind:
 		return ts >= fs
-	case from.Kind == KindUint && to.Kind == KindInt:
+	case from.Kind == 'u' && to.Kind == 'i':
 		return ts > fs
-	case (from.Kind == KindInt || from.Kind == KindUint) && to.Kind == KindFloat:
+	case (from.Kind == 'i' || from.Kind == 'u') && to.Kind == 'f':
 		// The largest integer whose every value the float holds, by
 		// NumPy's table (which lets 8-byte integers into f8).
 		return fs <= map[int]int{2: 1, 4: 2, 8: 8}[ts]
-	case (from.Kind == KindInt || from.Kind == KindUint) && to.Kind == KindComplex:
+	case (from.Kind == 'i' || from.Kind == 'u') && to.Kind == 'c':
 		return fs <= map[int]int{8: 2, 16: 8}[ts]
-	case from.Kind == KindFloat && to.Kind == KindComplex:
+	case from.Kind == 'f' && to.Kind == 'c':
 		return fs <= ts/2
 	}
 	return false
@@ -154,7 +154,7 @@ func ValuesAs[T Element](a *Array) ([]T, error) {
 // scalar is one element on its way between dtypes, held in the widest Go
 // type of its kind so that no conversion rounds twice.
 type scalar struct {
-	kind Kind
+	kind byte
 	i    int64
 	u    uint64
 	f    float64
@@ -213,16 +213,16 @@ func (c codec) float(b []byte, size int) float64 {
 func (c codec) get(b []byte) scalar {
 	s := scalar{kind: c.dt.Kind}
 	switch c.dt.Kind {
-	case KindBool:
+	case 'b':
 		s.u = uint64(b2u(b[0] != 0))
-	case KindInt:
+	case 'i':
 		shift := 64 - 8*c.dt.ItemSize
 		s.i = int64(c.uint(b)<<shift) >> shift
-	case KindUint:
+	case 'u':
 		s.u = c.uint(b)
-	case KindFloat:
+	case 'f':
 		s.f = c.float(b, c.dt.ItemSize)
-	case KindComplex:
+	case 'c':
 		half := c.dt.ItemSize / 2
 		s.c = complex(c.float(b, half), c.float(b[half:], half))
 	}
@@ -232,20 +232,20 @@ func (c codec) get(b []byte) scalar {
 func (c codec) put(b []byte, s scalar, dt DType) {
 	size := dt.ItemSize
 	switch dt.Kind {
-	case KindBool:
+	case 'b':
 		b[0] = b2u(s.isNonZero())
-	case KindInt, KindUint:
-		c.putUint(b, s.toBits(dt.Kind == KindInt), size)
-	case KindFloat:
+	case 'i', 'u':
+		c.putUint(b, s.toBits(dt.Kind == 'i'), size)
+	case 'f':
 		c.putFloat(b, s, size)
-	case KindComplex:
+	case 'c':
 		half := size / 2
 		re, im := s.real(half), 0.0
-		if s.kind == KindComplex {
+		if s.kind == 'c' {
 			im = imag(s.c)
 		}
-		c.putFloat(b, scalar{kind: KindFloat, f: re}, half)
-		c.putFloat(b[half:], scalar{kind: KindFloat, f: im}, half)
+		c.putFloat(b, scalar{kind: 'f', f: re}, half)
+		c.putFloat(b[half:], scalar{kind: 'f', f: im}, half)
 	}
 }
 
@@ -262,11 +262,11 @@ func (c codec) putFloat(b []byte, s scalar, size int) {
 
 func (s scalar) isNonZero() bool {
 	switch s.kind {
-	case KindInt:
+	case 'i':
 		return s.i != 0
-	case KindFloat:
+	case 'f':
 		return s.f != 0
-	case KindComplex:
+	case 'c':
 		return s.c != 0
 	}
 	return s.u != 0
@@ -276,14 +276,14 @@ func (s scalar) isNonZero() bool {
 // once, straight to that width, as a C cast does.
 func (s scalar) real(width int) float64 {
 	switch s.kind {
-	case KindInt:
+	case 'i':
 		if width == 4 {
 			return float64(float32(s.i))
 		}
 		return float64(s.i)
-	case KindFloat:
+	case 'f':
 		return s.f
-	case KindComplex:
+	case 'c':
 		return real(s.c)
 	}
 	if width == 4 {
@@ -297,11 +297,11 @@ func (s scalar) real(width int) float64 {
 func (s scalar) toBits(signed bool) uint64 {
 	f := s.f
 	switch s.kind {
-	case KindInt:
+	case 'i':
 		return uint64(s.i)
-	case KindBool, KindUint:
+	case 'b', 'u':
 		return s.u
-	case KindComplex:
+	case 'c':
 		f = real(s.c)
 	}
 	if !signed && f >= 0 {

@@ -31,30 +31,17 @@ var nativeOrder = func() ByteOrder {
 // NativeOrder returns the byte order of the machine the program runs on.
 func NativeOrder() ByteOrder { return nativeOrder }
 
-// Kind is the type character of a typestr.
-type Kind byte
-
-// The kinds ParseDType knows, named Kind... so that the names without the
-// prefix are free for the dtypes themselves (Bool, Int16, Complex128).
-// KindBool, KindInt, KindUint, KindFloat and KindComplex are the YEP-110
-// standard kinds; the others are NumPy extensions that the YEP leaves out
-// and that ndpack keeps as opaque bytes.
-const (
-	KindBool      Kind = 'b'
-	KindInt       Kind = 'i'
-	KindUint      Kind = 'u'
-	KindFloat     Kind = 'f'
-	KindComplex   Kind = 'c'
-	KindBytes     Kind = 'S' // fixed-length byte strings
-	KindUnicode   Kind = 'U' // fixed-length UCS-4 strings; size counts characters
-	KindVoid      Kind = 'V' // raw fixed-size records
-	KindDatetime  Kind = 'M' // 8-byte datetime64 with a unit
-	KindTimedelta Kind = 'm' // 8-byte timedelta64 with a unit
-)
-
 // DType is an element type: byte order, kind and item size in bytes, plus the
 // unit of a datetime or timedelta. The zero DType is invalid. DTypes are
 // comparable with == and cheap to copy.
+//
+// Kind is numpy's kind character, compared as numpy code compares
+// dtype.kind: 'b' bool, 'i' signed and 'u' unsigned integer, 'f' float
+// and 'c' complex (YEP-110's standard kinds), and the NumPy extensions
+// that the YEP leaves out and ndpack keeps as opaque bytes: 'S'
+// fixed-length byte strings, 'U' fixed-length UCS-4 strings (ItemSize
+// counts 4 bytes per character), 'V' raw fixed-size records, 'M' and 'm'
+// 8-byte datetime64 and timedelta64 with a Unit.
 //
 // A record (structured) dtype, made by NewRecord or RecordFromDescr, is
 // Order '|', Kind Void and the record's ItemSize plus its fields, held in
@@ -63,7 +50,7 @@ const (
 // has no fields and is a different dtype from any 12-byte record.
 type DType struct {
 	Order    ByteOrder // '<', '>', or '|' where byte order does not apply
-	Kind     Kind      // numpy's kind character, such as 'f' or 'V'
+	Kind     byte      // numpy's kind character (dtype.kind), see below
 	ItemSize int       // bytes per element (a U item of n characters is 4n bytes)
 	Unit     string    // "ns", "10s", ... for Datetime and Timedelta; "" is generic
 
@@ -73,14 +60,14 @@ type DType struct {
 // validSizes lists the item sizes NumPy gives each fixed-size kind. f16 and
 // c32 (long double) are accepted and kept as opaque bytes: Go has no type for
 // them.
-var validSizes = map[Kind][]int{
-	KindBool:      {1},
-	KindInt:       {1, 2, 4, 8},
-	KindUint:      {1, 2, 4, 8},
-	KindFloat:     {2, 4, 8, 16},
-	KindComplex:   {8, 16, 32},
-	KindDatetime:  {8},
-	KindTimedelta: {8},
+var validSizes = map[byte][]int{
+	'b': {1},
+	'i': {1, 2, 4, 8},
+	'u': {1, 2, 4, 8},
+	'f': {2, 4, 8, 16},
+	'c': {8, 16, 32},
+	'M': {8},
+	'm': {8},
 }
 
 var timeUnits = map[string]bool{
@@ -117,9 +104,9 @@ func ParseDType(s string) (DType, error) {
 	default:
 		return bad(fmt.Sprintf("byte order %q is not one of '<', '>', '|', '='", s[0]))
 	}
-	dt := DType{Order: order, Kind: Kind(s[1])}
+	dt := DType{Order: order, Kind: s[1]}
 	size := s[2:]
-	if dt.Kind == KindDatetime || dt.Kind == KindTimedelta {
+	if dt.Kind == 'M' || dt.Kind == 'm' {
 		if i := strings.IndexByte(size, '['); i >= 0 {
 			if !strings.HasSuffix(size, "]") {
 				return bad("unit is not closed by ']'")
@@ -135,15 +122,15 @@ func ParseDType(s string) (DType, error) {
 	if err != nil {
 		return bad(err.Error())
 	}
-	if n == 0 && dt.Kind != KindBytes && dt.Kind != KindUnicode && dt.Kind != KindVoid {
+	if n == 0 && dt.Kind != 'S' && dt.Kind != 'U' && dt.Kind != 'V' {
 		// S0, U0 and V0 are NumPy's items of no bytes
 		// (np.zeros(3, 'V') saves as |V0); other kinds have sizes.
 		return bad("item size must be at least 1")
 	}
 	switch dt.Kind {
-	case KindBytes, KindVoid:
+	case 'S', 'V':
 		dt.ItemSize = n
-	case KindUnicode:
+	case 'U':
 		dt.ItemSize = 4 * n
 	default:
 		sizes, ok := validSizes[dt.Kind]
@@ -212,9 +199,9 @@ func containsInt(list []int, n int) bool {
 // irrelevant: one-byte numbers, byte strings and raw records.
 func (dt DType) orderFree() bool {
 	switch dt.Kind {
-	case KindBytes, KindVoid:
+	case 'S', 'V':
 		return true
-	case KindBool, KindInt, KindUint:
+	case 'b', 'i', 'u':
 		return dt.ItemSize == 1
 	}
 	return false
@@ -248,7 +235,7 @@ func (dt DType) String() string {
 // carry them some other way (Descr) or refuse the dtype (see IsPlain).
 func (dt DType) AppendText(b []byte) ([]byte, error) {
 	size := dt.ItemSize
-	if dt.Kind == KindUnicode {
+	if dt.Kind == 'U' {
 		size /= 4
 	}
 	b = append(b, byte(dt.Order), byte(dt.Kind))
@@ -285,7 +272,7 @@ func (dt *DType) UnmarshalText(text []byte) error {
 // (b, i, u, f, c). Encoders refuse other kinds unless the caller opts in.
 func (dt DType) IsStandard() bool {
 	switch dt.Kind {
-	case KindBool, KindInt, KindUint, KindFloat, KindComplex:
+	case 'b', 'i', 'u', 'f', 'c':
 		return true
 	}
 	return false
@@ -307,11 +294,11 @@ func (dt DType) Validate() error {
 			dt, byte(dt.Order), byte(dt.Kind), dt.ItemSize, dt.Unit, why))
 	}
 	switch dt.Kind {
-	case KindBytes, KindVoid:
+	case 'S', 'V':
 		if dt.ItemSize < 0 || dt.ItemSize >= maxItemSize/4 {
 			return bad("item size out of range")
 		}
-	case KindUnicode:
+	case 'U':
 		if dt.ItemSize < 0 || dt.ItemSize%4 != 0 || dt.ItemSize >= maxItemSize {
 			return bad("a U item size must be a multiple of 4")
 		}
@@ -324,7 +311,7 @@ func (dt DType) Validate() error {
 			return bad(fmt.Sprintf("no such item size (valid: %v)", sizes))
 		}
 	}
-	if dt.Unit != "" && ((dt.Kind != KindDatetime && dt.Kind != KindTimedelta) || !validUnit(dt.Unit)) {
+	if dt.Unit != "" && ((dt.Kind != 'M' && dt.Kind != 'm') || !validUnit(dt.Unit)) {
 		return bad("a unit is only valid, and must be a known one, for M and m")
 	}
 	switch {
@@ -343,9 +330,9 @@ func (dt DType) swapUnit() int {
 	switch {
 	case dt.Order == NotApplicable:
 		return 0
-	case dt.Kind == KindComplex:
+	case dt.Kind == 'c':
 		return dt.ItemSize / 2
-	case dt.Kind == KindUnicode:
+	case dt.Kind == 'U':
 		return 4
 	}
 	return dt.ItemSize

@@ -11,33 +11,33 @@ import (
 func TestParseDTypeValid(t *testing.T) {
 	cases := []struct {
 		in, canon string
-		kind      Kind
+		kind      byte
 		size      int
 		standard  bool
 	}{
-		{"|b1", "|b1", KindBool, 1, true},
-		{"<b1", "|b1", KindBool, 1, true}, // order of one-byte items is normalised, as NumPy does
-		{"|i1", "|i1", KindInt, 1, true},
-		{">u1", "|u1", KindUint, 1, true},
-		{"<i2", "<i2", KindInt, 2, true},
-		{">i8", ">i8", KindInt, 8, true},
-		{"<u4", "<u4", KindUint, 4, true},
-		{"<f2", "<f2", KindFloat, 2, true},
-		{">f4", ">f4", KindFloat, 4, true},
-		{"<f8", "<f8", KindFloat, 8, true},
-		{"<f16", "<f16", KindFloat, 16, true},
-		{"<c8", "<c8", KindComplex, 8, true},
-		{">c16", ">c16", KindComplex, 16, true},
-		{"<c32", "<c32", KindComplex, 32, true},
-		{"|S5", "|S5", KindBytes, 5, false},
-		{"<S5", "|S5", KindBytes, 5, false},
-		{"<U3", "<U3", KindUnicode, 12, false},
-		{">U1", ">U1", KindUnicode, 4, false},
-		{"|V16", "|V16", KindVoid, 16, false},
-		{"<M8", "<M8", KindDatetime, 8, false},
-		{"<M8[ns]", "<M8[ns]", KindDatetime, 8, false},
-		{">m8[10s]", ">m8[10s]", KindTimedelta, 8, false},
-		{"<M8[us]", "<M8[us]", KindDatetime, 8, false},
+		{"|b1", "|b1", 'b', 1, true},
+		{"<b1", "|b1", 'b', 1, true}, // order of one-byte items is normalised, as NumPy does
+		{"|i1", "|i1", 'i', 1, true},
+		{">u1", "|u1", 'u', 1, true},
+		{"<i2", "<i2", 'i', 2, true},
+		{">i8", ">i8", 'i', 8, true},
+		{"<u4", "<u4", 'u', 4, true},
+		{"<f2", "<f2", 'f', 2, true},
+		{">f4", ">f4", 'f', 4, true},
+		{"<f8", "<f8", 'f', 8, true},
+		{"<f16", "<f16", 'f', 16, true},
+		{"<c8", "<c8", 'c', 8, true},
+		{">c16", ">c16", 'c', 16, true},
+		{"<c32", "<c32", 'c', 32, true},
+		{"|S5", "|S5", 'S', 5, false},
+		{"<S5", "|S5", 'S', 5, false},
+		{"<U3", "<U3", 'U', 12, false},
+		{">U1", ">U1", 'U', 4, false},
+		{"|V16", "|V16", 'V', 16, false},
+		{"<M8", "<M8", 'M', 8, false},
+		{"<M8[ns]", "<M8[ns]", 'M', 8, false},
+		{">m8[10s]", ">m8[10s]", 'm', 8, false},
+		{"<M8[us]", "<M8[us]", 'M', 8, false},
 	}
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {
@@ -79,10 +79,10 @@ func quote(s string) string { return `"` + s + `"` }
 func TestDTypeValidateRejectsNonCanonical(t *testing.T) {
 	for _, dt := range []DType{
 		{},
-		{Order: NotApplicable, Kind: KindFloat, ItemSize: 8},
-		{Order: LittleEndian, Kind: KindUint, ItemSize: 1}, // must be '|'
-		{Order: LittleEndian, Kind: KindUnicode, ItemSize: 6},
-		{Order: LittleEndian, Kind: KindFloat, ItemSize: 8, Unit: "ns"},
+		{Order: NotApplicable, Kind: 'f', ItemSize: 8},
+		{Order: LittleEndian, Kind: 'u', ItemSize: 1}, // must be '|'
+		{Order: LittleEndian, Kind: 'U', ItemSize: 6},
+		{Order: LittleEndian, Kind: 'f', ItemSize: 8, Unit: "ns"},
 	} {
 		assert.ErrorIs(t, dt.Validate(), ErrDType, "%+v", dt)
 	}

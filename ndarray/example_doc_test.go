@@ -14,7 +14,7 @@ func ExampleCasting_AsType() {
 	a, _ := ndarray.FromSlice([]float32{1.5, -2.25, 3})
 	wide, err := ndarray.SameKind.AsType(a, ndarray.DTypeOf[float64]())
 	v, _ := ndarray.Values[float64](wide)
-	fmt.Println(wide.DType.Kind == ndarray.KindFloat, wide.DType.ItemSize, v, err)
+	fmt.Println(wide.DType.Kind == 'f', wide.DType.ItemSize, v, err)
 
 	_, err = ndarray.SameKind.AsType(a, ndarray.DTypeOf[int32]())
 	fmt.Println(errors.Is(err, ndarray.ErrType))

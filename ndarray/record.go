@@ -265,7 +265,7 @@ func NewRecord(fields []Field, itemSize int) (DType, error) {
 	}
 	l.packed = l.packed && l.ordered && off == itemSize
 	l.key = l.recordKey()
-	return DType{Order: NotApplicable, Kind: KindVoid, ItemSize: itemSize, layout: intern(l)}, nil
+	return DType{Order: NotApplicable, Kind: 'V', ItemSize: itemSize, layout: intern(l)}, nil
 }
 
 // NewSubarray returns numpy's subarray dtype (base, shape): shape's
@@ -300,7 +300,7 @@ func NewSubarray(base DType, shape []int) (DType, error) {
 	writeKeyDType(&b, base)
 	writeKeyShape(&b, l.shape)
 	l.key = b.String()
-	return DType{Order: NotApplicable, Kind: KindVoid, ItemSize: size, layout: intern(l)}, nil
+	return DType{Order: NotApplicable, Kind: 'V', ItemSize: size, layout: intern(l)}, nil
 }
 
 // recordKey is the canonical text of a record layout. Nested composite
@@ -348,7 +348,7 @@ func writeKeyShape(b *strings.Builder, shape []int) {
 // validateLayout is Validate for composite dtypes: the exported fields
 // must still be the ones the layout was made with.
 func (dt DType) validateLayout() error {
-	if dt.Order != NotApplicable || dt.Kind != KindVoid || dt.Unit != "" || dt.ItemSize != dt.layout.itemSize {
+	if dt.Order != NotApplicable || dt.Kind != 'V' || dt.Unit != "" || dt.ItemSize != dt.layout.itemSize {
 		return newError(ErrDType, fmt.Sprintf("a record or subarray dtype must have order '|', kind 'V' and item size %d, has %q, %q, %d",
 			dt.layout.itemSize, byte(dt.Order), byte(dt.Kind), dt.ItemSize))
 	}
@@ -364,7 +364,7 @@ func (dt DType) validateLayout() error {
 func (dt DType) Descr() ([]DescrItem, error) {
 	if !dt.IsRecord() {
 		if dt.IsSubarray() {
-			return []DescrItem{{DType: DType{Order: NotApplicable, Kind: KindVoid, ItemSize: dt.ItemSize}}}, nil
+			return []DescrItem{{DType: DType{Order: NotApplicable, Kind: 'V', ItemSize: dt.ItemSize}}}, nil
 		}
 		return []DescrItem{{DType: dt}}, nil
 	}
@@ -375,7 +375,7 @@ func (dt DType) Descr() ([]DescrItem, error) {
 	items := make([]DescrItem, 0, len(l.fields)+1)
 	off := 0
 	pad := func(n int) {
-		items = append(items, DescrItem{DType: DType{Order: NotApplicable, Kind: KindVoid, ItemSize: n}})
+		items = append(items, DescrItem{DType: DType{Order: NotApplicable, Kind: 'V', ItemSize: n}})
 	}
 	for _, f := range l.fields {
 		if f.Offset > off {
@@ -393,7 +393,7 @@ func (dt DType) Descr() ([]DescrItem, error) {
 // IsPadding reports whether the item is what numpy's descr_to_dtype skips
 // as padding: no name, no title and a void dtype without fields.
 func (it DescrItem) IsPadding() bool {
-	return it.Name == "" && it.Title == "" && it.DType.Kind == KindVoid && !it.DType.IsRecord()
+	return it.Name == "" && it.Title == "" && it.DType.Kind == 'V' && !it.DType.IsRecord()
 }
 
 // RecordFromDescr returns the record dtype a numpy dtype.descr list
@@ -512,19 +512,19 @@ func (dt DType) appendPyShort(b []byte) []byte {
 	}
 	b = append(b, '\'')
 	switch dt.Kind {
-	case KindBool:
+	case 'b':
 		b = append(b, '?')
-	case KindBytes, KindVoid:
+	case 'S', 'V':
 		b = append(b, byte(dt.Kind))
 		if dt.ItemSize > 0 {
 			b = strconv.AppendInt(b, int64(dt.ItemSize), 10)
 		}
-	case KindUnicode:
+	case 'U':
 		b = append(append(b, order...), 'U')
 		if dt.ItemSize > 0 {
 			b = strconv.AppendInt(b, int64(dt.ItemSize/4), 10)
 		}
-	case KindDatetime, KindTimedelta:
+	case 'M', 'm':
 		b = append(append(b, order...), byte(dt.Kind), '8')
 		if dt.Unit != "" {
 			b = append(append(append(b, '['), dt.Unit...), ']')

@@ -79,7 +79,7 @@ func TestRecordEqualityAndCopies(t *testing.T) {
 	assert.True(t, a == b, "the same layout built twice is ==")
 	assert.Equal(t, 12, a.ItemSize)
 	assert.NotEqual(t, a, mustRecord(t, xy(), 16), "item size is part of the dtype")
-	assert.NotEqual(t, a, DType{Order: NotApplicable, Kind: KindVoid, ItemSize: 12}, "a record is not a plain |V12")
+	assert.NotEqual(t, a, DType{Order: NotApplicable, Kind: 'V', ItemSize: 12}, "a record is not a plain |V12")
 	other := xy()
 	other[1].Name = "z"
 	assert.NotEqual(t, a, mustRecord(t, other, 0))
@@ -177,7 +177,7 @@ func TestRecordOverlapAndDescr(t *testing.T) {
 		{Name: "c", DType: MustParseDType("<i2"), Offset: 16}}, 24)
 	items, err := aligned.Descr()
 	require.NoError(t, err)
-	v := func(n int) DType { return DType{Order: NotApplicable, Kind: KindVoid, ItemSize: n} }
+	v := func(n int) DType { return DType{Order: NotApplicable, Kind: 'V', ItemSize: n} }
 	assert.Equal(t, []DescrItem{{Name: "a", DType: MustParseDType("|i1")}, {DType: v(7)}, {Name: "b", DType: MustParseDType("<f8")},
 		{Name: "c", DType: MustParseDType("<i2")}, {DType: v(6)}}, items)
 	assert.True(t, items[1].IsPadding())

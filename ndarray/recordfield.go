@@ -233,7 +233,7 @@ func fieldType[T Element](v *FieldView) (swap int, isBool bool, err error) {
 	if v.DType.WithOrder(nativeOrder) != v.DType {
 		swap = v.DType.swapUnit()
 	}
-	return swap, want.Kind == KindBool, nil
+	return swap, want.Kind == 'b', nil
 }
 
 // maxViewRuns bounds the per-record runs a view's copy plans: beyond it

@@ -91,7 +91,7 @@ func analyzeStruct(t reflect.Type, prefix string, problems *[]string) *goRecord 
 				continue
 			}
 			f.scalar = dt
-			if dt.Kind == KindBool {
+			if dt.Kind == 'b' {
 				g.exact = false // a Go bool must be 0 or 1; a file's byte may be anything
 			}
 		}
@@ -287,14 +287,14 @@ func (m *matcher) field(gf *goField, f Field, goBase, dtBase int, path string) {
 		m.reporting = reporting
 	case !base.IsPlain():
 		mismatch()
-	case gf.elem.Kind() == reflect.Uint8 && (base.Kind == KindBytes || base.Kind == KindVoid) &&
+	case gf.elem.Kind() == reflect.Uint8 && (base.Kind == 'S' || base.Kind == 'V') &&
 		len(gf.dims) == len(dims)+1 && slices.Equal(gf.dims[:len(dims)], dims) && gf.dims[len(dims)] == base.ItemSize:
 		// [N]byte reads numpy's S<N> and V<N> as the bytes they are.
 		m.add(run{src: dtOff, dst: goOff, size: gf.count()})
 	case base.Kind != gf.scalar.Kind || base.ItemSize != gf.scalar.ItemSize || !slices.Equal(gf.dims, dims):
 		mismatch()
 	default:
-		r := run{src: dtOff, dst: goOff, size: gf.count() * base.ItemSize, isBool: base.Kind == KindBool}
+		r := run{src: dtOff, dst: goOff, size: gf.count() * base.ItemSize, isBool: base.Kind == 'b'}
 		if base.Order != gf.scalar.Order {
 			r.swap = base.swapUnit()
 		}

@@ -404,7 +404,7 @@ func TestFieldViewNumpy(t *testing.T) {
 				v, err := a.Field(c.Set.Path)
 				require.NoError(t, err)
 				switch v.DType.Kind {
-				case KindInt:
+				case 'i':
 					vals := make([]int8, v.Len())
 					for i := range vals {
 						vals[i] = int8(i*3 + 1)

@@ -20,15 +20,15 @@ func DTypeOf[T Element]() DType {
 	var dt DType
 	switch any(zero).(type) {
 	case bool:
-		dt = DType{Kind: KindBool, ItemSize: 1}
+		dt = DType{Kind: 'b', ItemSize: 1}
 	case int8, int16, int32, int64:
-		dt = DType{Kind: KindInt, ItemSize: int(unsafe.Sizeof(zero))}
+		dt = DType{Kind: 'i', ItemSize: int(unsafe.Sizeof(zero))}
 	case uint8, uint16, uint32, uint64:
-		dt = DType{Kind: KindUint, ItemSize: int(unsafe.Sizeof(zero))}
+		dt = DType{Kind: 'u', ItemSize: int(unsafe.Sizeof(zero))}
 	case float32, float64:
-		dt = DType{Kind: KindFloat, ItemSize: int(unsafe.Sizeof(zero))}
+		dt = DType{Kind: 'f', ItemSize: int(unsafe.Sizeof(zero))}
 	case complex64, complex128:
-		dt = DType{Kind: KindComplex, ItemSize: int(unsafe.Sizeof(zero))}
+		dt = DType{Kind: 'c', ItemSize: int(unsafe.Sizeof(zero))}
 	}
 	dt.Order = nativeOrder
 	return dt.canonicalOrder()
@@ -50,7 +50,7 @@ func FromSlice[T Element](values []T, shape ...int) (*Array, error) {
 	if n > 0 {
 		copy(data, unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), len(data)))
 	}
-	if dt.Kind == KindBool {
+	if dt.Kind == 'b' {
 		// A Go bool is stored as 0 or 1, which is what NumPy stores too;
 		// this loop only guards against bools forged through unsafe.
 		for i, b := range data {
@@ -117,9 +117,9 @@ func (a *Array) Aligned() bool {
 	}
 	align := 1
 	switch a.DType.Kind {
-	case KindInt, KindUint, KindFloat, KindDatetime, KindTimedelta:
+	case 'i', 'u', 'f', 'M', 'm':
 		align = a.DType.ItemSize
-	case KindComplex:
+	case 'c':
 		align = a.DType.ItemSize / 2
 	}
 	align = min(max(align, 1), 8)

@@ -134,7 +134,7 @@ func TestWeWriteNumpyReads(t *testing.T) {
 			data := make([]byte, n)
 			for k := range data {
 				data[k] = byte(rng.Uint32())
-				if dt.Kind == ndarray.KindBool {
+				if dt.Kind == 'b' {
 					data[k] &= 1
 				}
 			}

@@ -176,11 +176,11 @@ func (z *NPZ) OpenMapped(name string) (*Mapped, error) {
 // access (ndarray.Values) uses them without a copy.
 func itemAlignment(dt ndarray.DType) int {
 	switch dt.Kind {
-	case ndarray.KindBytes, ndarray.KindVoid:
+	case 'S', 'V':
 		return 1
-	case ndarray.KindUnicode:
+	case 'U':
 		return 4
-	case ndarray.KindComplex:
+	case 'c':
 		return min(dt.ItemSize/2, 8)
 	}
 	return min(max(dt.ItemSize, 1), 8)

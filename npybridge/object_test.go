@@ -172,7 +172,7 @@ func writeCases() map[string]*ObjectArray {
 	arange := func(dt ndarray.DType, shape []int, vals ...float64) *ndarray.Array {
 		a, _ := ndarray.Zeros(dt, shape...)
 		for i, v := range vals {
-			if dt.Kind == ndarray.KindFloat {
+			if dt.Kind == 'f' {
 				binary.LittleEndian.PutUint64(a.Data[8*i:], math.Float64bits(v))
 			} else {
 				binary.LittleEndian.PutUint64(a.Data[8*i:], uint64(int64(v)))

@@ -152,7 +152,7 @@ func (d descrParser) record(v *pyValue) (ndarray.DType, error) {
 		}
 		// Padding: named '' (a titled ('t', '') or (None, '') is a
 		// field), void without fields; skipped, its bytes a gap.
-		if !(name.kind == pyStr && f.Name == "" && dt.Kind == ndarray.KindVoid && !dt.IsRecord()) {
+		if !(name.kind == pyStr && f.Name == "" && dt.Kind == 'V' && !dt.IsRecord()) {
 			f.DType, f.Offset = dt, off
 			fields = append(fields, f)
 		}

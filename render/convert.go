@@ -10,17 +10,17 @@ import (
 // convertNative fills dst with the values of the elements in src, which are
 // in the machine's byte order. The loops are per kind and size so that each
 // element costs a load and a conversion, not a call.
-func convertNative(dst []float64, src []byte, kind ndarray.Kind, size int) {
+func convertNative(dst []float64, src []byte, kind byte, size int) {
 	ne := binary.NativeEndian
 	switch kind {
-	case ndarray.KindBool:
+	case 'b':
 		for i := range dst {
 			dst[i] = 0
 			if src[i] != 0 {
 				dst[i] = 1
 			}
 		}
-	case ndarray.KindInt:
+	case 'i':
 		switch size {
 		case 1:
 			for i := range dst {
@@ -39,7 +39,7 @@ func convertNative(dst []float64, src []byte, kind ndarray.Kind, size int) {
 				dst[i] = float64(int64(ne.Uint64(src[8*i:])))
 			}
 		}
-	case ndarray.KindUint:
+	case 'u':
 		switch size {
 		case 1:
 			for i := range dst {
@@ -58,7 +58,7 @@ func convertNative(dst []float64, src []byte, kind ndarray.Kind, size int) {
 				dst[i] = float64(ne.Uint64(src[8*i:]))
 			}
 		}
-	case ndarray.KindFloat:
+	case 'f':
 		switch size {
 		case 2:
 			for i := range dst {
@@ -74,7 +74,7 @@ func convertNative(dst []float64, src []byte, kind ndarray.Kind, size int) {
 				dst[i] = math.Float64frombits(ne.Uint64(src[8*i:]))
 			}
 		}
-	case ndarray.KindComplex:
+	case 'c':
 		switch size {
 		case 8:
 			for i := range dst {

@@ -46,7 +46,7 @@ func (f *frame) painter() *painter {
 
 // nativeF32 reports whether the values are float32 in the machine's order.
 func (p *painter) nativeF32() bool {
-	return p.conv.dt.Kind == ndarray.KindFloat && p.conv.dt.ItemSize == 4 && !p.conv.swap
+	return p.conv.dt.Kind == 'f' && p.conv.dt.ItemSize == 4 && !p.conv.swap
 }
 
 // extentF32 is extentOf for float32 values in the machine's order in raw.
@@ -83,7 +83,7 @@ func checkImage(dt ndarray.DType, shape []int, o Options) (rgb int, err error) {
 		return 0, err // a record, string or datetime, whatever its shape
 	}
 	switch {
-	case len(shape) == 3 && (shape[2] == 3 || shape[2] == 4) && dt.Kind == ndarray.KindUint && dt.ItemSize == 1 && dt.IsPlain():
+	case len(shape) == 3 && (shape[2] == 3 || shape[2] == 4) && dt.Kind == 'u' && dt.ItemSize == 1 && dt.IsPlain():
 		if o.Colormap != Gray || o.Range != [2]float64{} || o.Log {
 			return 0, errorf(ErrOptions, "a uint8 array of shape %s is an %s image, written as it is: a colormap, range or log scale does not apply", ndarray.FormatShape(shape), map[int]string{3: "RGB", 4: "RGBA"}[shape[2]])
 		}
@@ -136,7 +136,7 @@ func prepare(s Source, o Options) (*frame, error) {
 // whether any value has no level.
 func (f *frame) extent(o Options) (lo, hi float64, missing bool, err error) {
 	lo, hi = math.Inf(1), math.Inf(-1)
-	canMiss := o.Log || f.dt.Kind == ndarray.KindFloat || f.dt.Kind == ndarray.KindComplex
+	canMiss := o.Log || f.dt.Kind == 'f' || f.dt.Kind == 'c'
 	if o.Range != [2]float64{} && !canMiss {
 		lo, hi = o.Range[0], o.Range[1]
 		if o.Log {

@@ -225,11 +225,11 @@ func newConverter(dt ndarray.DType) (*converter, error) {
 	ok := dt.IsPlain()
 	if ok {
 		switch dt.Kind {
-		case ndarray.KindBool:
-		case ndarray.KindInt, ndarray.KindUint:
-		case ndarray.KindFloat:
+		case 'b':
+		case 'i', 'u':
+		case 'f':
 			ok = dt.ItemSize <= 8
-		case ndarray.KindComplex:
+		case 'c':
 			ok = dt.ItemSize <= 16
 		default:
 			ok = false

@@ -256,7 +256,7 @@ func (c *comparison) add(a, b []byte, at int64) error {
 	var fa, fb []float64
 	var ca, cb []complex128
 	switch c.da.Kind {
-	case ndarray.KindFloat, ndarray.KindInt, ndarray.KindUint, ndarray.KindBool:
+	case 'f', 'i', 'u', 'b':
 		var err error
 		if fa, err = asValues[float64](a, c.da, n); err != nil {
 			return err
@@ -264,7 +264,7 @@ func (c *comparison) add(a, b []byte, at int64) error {
 		if fb, err = asValues[float64](b, c.db, n); err != nil {
 			return err
 		}
-	case ndarray.KindComplex:
+	case 'c':
 		var err error
 		if ca, err = asValues[complex128](a, c.da, n); err != nil {
 			return err
@@ -277,7 +277,7 @@ func (c *comparison) add(a, b []byte, at int64) error {
 		x, y := a[i*size:(i+1)*size], b[i*size:(i+1)*size]
 		var equal bool
 		switch {
-		case fa != nil && (c.da.Kind == ndarray.KindInt || c.da.Kind == ndarray.KindUint) && !c.o.tolerant:
+		case fa != nil && (c.da.Kind == 'i' || c.da.Kind == 'u') && !c.o.tolerant:
 			equal = string(normalized(x, c.da)) == string(normalized(y, c.db)) // exactly, past 2^53
 		case fa != nil:
 			equal = c.close(fa[i], fb[i])
@@ -399,9 +399,9 @@ func normalized(item []byte, dt ndarray.DType) []byte {
 	out := slices.Clone(item)
 	unit := dt.ItemSize
 	switch dt.Kind {
-	case ndarray.KindComplex:
+	case 'c':
 		unit /= 2
-	case ndarray.KindUnicode:
+	case 'U':
 		unit = 4
 	}
 	for i := 0; i+unit <= len(out); i += unit {
@@ -413,7 +413,7 @@ func normalized(item []byte, dt ndarray.DType) []byte {
 // pyItem is an item as Python prints it: a float keeps its ".0".
 func pyItem(dt ndarray.DType, item []byte) string {
 	s := formatItem(dt, item).text()
-	if dt.Kind == ndarray.KindFloat && !strings.ContainsAny(s, ".eEnIN") {
+	if dt.Kind == 'f' && !strings.ContainsAny(s, ".eEnIN") {
 		s += ".0"
 	}
 	return s

@@ -434,10 +434,10 @@ func inspectArray(src arraySource, prog *progress, buf *[]byte) arrayReport {
 	return r
 }
 
-var kindNames = map[ndarray.Kind]string{
-	ndarray.KindBool: "bool", ndarray.KindInt: "int", ndarray.KindUint: "uint", ndarray.KindFloat: "float",
-	ndarray.KindComplex: "complex", ndarray.KindBytes: "bytes", ndarray.KindUnicode: "unicode",
-	ndarray.KindVoid: "void", ndarray.KindDatetime: "datetime", ndarray.KindTimedelta: "timedelta",
+var kindNames = map[byte]string{
+	'b': "bool", 'i': "int", 'u': "uint", 'f': "float",
+	'c': "complex", 'S': "bytes", 'U': "unicode",
+	'V': "void", 'M': "datetime", 'm': "timedelta",
 }
 
 const firstCount = 8

@@ -165,14 +165,14 @@ func extendLine(s *strings.Builder, line, word string, width int, prefix string)
 // items at the flat indexes shown.
 func newItemFormat(dt ndarray.DType, shown []int, item func(int) []byte, precision int) func([]byte) string {
 	switch dt.Kind {
-	case ndarray.KindBool:
+	case 'b':
 		return func(b []byte) string {
 			if b[0] != 0 {
 				return " True"
 			}
 			return "False"
 		}
-	case ndarray.KindInt, ndarray.KindUint:
+	case 'i', 'u':
 		width := 0
 		for _, i := range shown {
 			width = max(width, len(formatItem(dt, item(i)).text()))
@@ -181,7 +181,7 @@ func newItemFormat(dt ndarray.DType, shown []int, item func(int) []byte, precisi
 			s := formatItem(dt, b).text()
 			return strings.Repeat(" ", width-len(s)) + s
 		}
-	case ndarray.KindFloat:
+	case 'f':
 		if dt.ItemSize > 8 {
 			break
 		}
@@ -191,12 +191,12 @@ func newItemFormat(dt ndarray.DType, shown []int, item func(int) []byte, precisi
 		}
 		f := newFloatFormat(vals, bitsOf(dt), precision, false)
 		return func(b []byte) string { return f.format(floatOf(dt, b)) }
-	case ndarray.KindComplex:
+	case 'c':
 		if dt.ItemSize > 16 {
 			break
 		}
 		half := dt.ItemSize / 2
-		part := ndarray.DType{Order: dt.Order, Kind: ndarray.KindFloat, ItemSize: half}
+		part := ndarray.DType{Order: dt.Order, Kind: 'f', ItemSize: half}
 		re, im := make([]float64, len(shown)), make([]float64, len(shown))
 		for j, i := range shown {
 			re[j], im[j] = floatOf(part, item(i)[:half]), floatOf(part, item(i)[half:])
@@ -208,7 +208,7 @@ func newItemFormat(dt ndarray.DType, shown []int, item func(int) []byte, precisi
 			sp := len(strings.TrimRight(i, " "))
 			return r + i[:sp] + "j" + i[sp:]
 		}
-	case ndarray.KindUnicode, ndarray.KindBytes:
+	case 'U', 'S':
 		return func(b []byte) string { return pyRepr(dt, b) }
 	}
 	return func(b []byte) string { return formatItem(dt, b).text() }
@@ -387,19 +387,19 @@ func shortestDigits(v float64, bits int, fmtc byte) string {
 // floats as Python's repr does (1.0, 1e-05, 1e+16), others as in arrays.
 func scalarString(dt ndarray.DType, b []byte) string {
 	switch dt.Kind {
-	case ndarray.KindBool:
+	case 'b':
 		if b[0] != 0 {
 			return "True"
 		}
 		return "False"
-	case ndarray.KindFloat:
+	case 'f':
 		if dt.ItemSize <= 8 {
 			return pyFloat(floatOf(dt, b), bitsOf(dt))
 		}
-	case ndarray.KindComplex:
+	case 'c':
 		if dt.ItemSize <= 16 {
 			half := dt.ItemSize / 2
-			part := ndarray.DType{Order: dt.Order, Kind: ndarray.KindFloat, ItemSize: half}
+			part := ndarray.DType{Order: dt.Order, Kind: 'f', ItemSize: half}
 			re, im := floatOf(part, b[:half]), floatOf(part, b[half:])
 			is := pyFloatShort(im, 8*half)
 			if !strings.HasPrefix(is, "-") {
@@ -410,7 +410,7 @@ func scalarString(dt ndarray.DType, b []byte) string {
 			}
 			return "(" + pyFloatShort(re, 8*half) + is + "j)"
 		}
-	case ndarray.KindUnicode, ndarray.KindBytes:
+	case 'U', 'S':
 		return strings.Trim(pyRepr(dt, b), "'")
 	}
 	return newItemFormat(dt, []int{0}, func(int) []byte { return b }, 8)(b)
@@ -446,7 +446,7 @@ func pyFloatShort(v float64, bits int) string {
 // pyRepr is a numpy string item as Python's repr writes it: 'text' (or
 // "it's"), b'bytes' for S items.
 func pyRepr(dt ndarray.DType, b []byte) string {
-	if dt.Kind == ndarray.KindBytes {
+	if dt.Kind == 'S' {
 		s := strings.TrimRight(string(b), "\x00")
 		return "b" + quoteRepr(s, true)
 	}

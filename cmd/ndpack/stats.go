@@ -118,11 +118,11 @@ type accumulator struct {
 func newAccumulator(dt ndarray.DType) *accumulator {
 	a := &accumulator{dt: dt, swap: dt.WithOrder(ndarray.NativeOrder()) != dt}
 	switch dt.Kind {
-	case ndarray.KindBool, ndarray.KindInt, ndarray.KindUint, ndarray.KindDatetime, ndarray.KindTimedelta:
+	case 'b', 'i', 'u', 'M', 'm':
 		a.hasStats = true
-	case ndarray.KindFloat:
+	case 'f':
 		a.hasStats = dt.ItemSize <= 8
-	case ndarray.KindComplex:
+	case 'c':
 		a.hasStats, a.isComplex = dt.ItemSize <= 16, true
 	}
 	a.fMin, a.fMax = math.Inf(1), math.Inf(-1)
@@ -164,46 +164,46 @@ func (a *accumulator) add(chunk []byte) {
 	}
 	b := a.native(chunk)
 	switch k, size := a.dt.Kind, a.dt.ItemSize; {
-	case k == ndarray.KindBool:
+	case k == 'b':
 		for _, x := range b {
 			if x != 0 {
 				a.trues++
 			}
 		}
 		a.n += int64(len(b))
-	case k == ndarray.KindInt && size == 1:
+	case k == 'i' && size == 1:
 		addSigned(a, as[int8](b))
-	case k == ndarray.KindInt && size == 2:
+	case k == 'i' && size == 2:
 		addSigned(a, as[int16](b))
-	case k == ndarray.KindInt && size == 4:
+	case k == 'i' && size == 4:
 		addSigned(a, as[int32](b))
-	case k == ndarray.KindInt && size == 8:
+	case k == 'i' && size == 8:
 		addSigned(a, as[int64](b))
-	case k == ndarray.KindUint && size == 1:
+	case k == 'u' && size == 1:
 		addUnsigned(a, as[uint8](b))
-	case k == ndarray.KindUint && size == 2:
+	case k == 'u' && size == 2:
 		addUnsigned(a, as[uint16](b))
-	case k == ndarray.KindUint && size == 4:
+	case k == 'u' && size == 4:
 		addUnsigned(a, as[uint32](b))
-	case k == ndarray.KindUint && size == 8:
+	case k == 'u' && size == 8:
 		addUnsigned(a, as[uint64](b))
-	case k == ndarray.KindFloat && size == 2:
+	case k == 'f' && size == 2:
 		for _, h := range as[uint16](b) {
 			a.addFloat(ndarray.Float16ToFloat64(h))
 		}
-	case k == ndarray.KindFloat && size == 4:
+	case k == 'f' && size == 4:
 		addFloats(a, as[float32](b))
-	case k == ndarray.KindFloat && size == 8:
+	case k == 'f' && size == 8:
 		addFloats(a, as[float64](b))
-	case k == ndarray.KindComplex && size == 8:
+	case k == 'c' && size == 8:
 		for _, c := range as[complex64](b) {
 			a.addComplex(complex128(c))
 		}
-	case k == ndarray.KindComplex && size == 16:
+	case k == 'c' && size == 16:
 		for _, c := range as[complex128](b) {
 			a.addComplex(c)
 		}
-	case k == ndarray.KindDatetime || k == ndarray.KindTimedelta:
+	case k == 'M' || k == 'm':
 		for _, v := range as[int64](b) {
 			a.n++
 			if v == math.MinInt64 { // NaT
@@ -291,23 +291,23 @@ func (a *accumulator) result() *stats {
 	s := &stats{}
 	bits := 64
 	switch {
-	case a.dt.Kind == ndarray.KindFloat && a.dt.ItemSize == 2:
+	case a.dt.Kind == 'f' && a.dt.ItemSize == 2:
 		bits = 16
 	case a.dt.ItemSize == 4 || (a.isComplex && a.dt.ItemSize == 8):
 		bits = 32
 	}
 	switch a.dt.Kind {
-	case ndarray.KindBool:
+	case 'b':
 		s.True, s.False = count(a.trues), count(a.n-a.trues)
-	case ndarray.KindInt:
+	case 'i':
 		if a.seen {
 			s.Min, s.Max, s.Mean = intNumber(a.iMin), intNumber(a.iMax), floatNumber(a.sum/float64(a.n), 64)
 		}
-	case ndarray.KindUint:
+	case 'u':
 		if a.seen {
 			s.Min, s.Max, s.Mean = uintNumber(a.uMin), uintNumber(a.uMax), floatNumber(a.sum/float64(a.n), 64)
 		}
-	case ndarray.KindFloat:
+	case 'f':
 		s.NaNs = count(a.nans)
 		if a.seen {
 			s.Min, s.Max = floatNumber(a.fMin, bits), floatNumber(a.fMax, bits)
@@ -317,7 +317,7 @@ func (a *accumulator) result() *stats {
 				s.Mean = floatNumber(math.NaN(), 64) // as np.mean: NaN in, NaN out
 			}
 		}
-	case ndarray.KindComplex:
+	case 'c':
 		s.NaNs = count(a.nans)
 		if a.seen {
 			s.NaNMean = complexNumber(a.csum/complex(float64(a.n-a.nans), 0), 64)
@@ -326,7 +326,7 @@ func (a *accumulator) result() *stats {
 				s.Mean = complexNumber(complex(math.NaN(), math.NaN()), 64)
 			}
 		}
-	case ndarray.KindDatetime, ndarray.KindTimedelta:
+	case 'M', 'm':
 		s.NaTs = count(a.nans)
 		if a.seen {
 			s.Min, s.Max = timeNumber(a.iMin, a.dt), timeNumber(a.iMax, a.dt)
@@ -429,30 +429,30 @@ func formatItem(dt ndarray.DType, item []byte) *number {
 		return math.Float64frombits(order.Uint64(b)), 64
 	}
 	switch k, size := dt.Kind, dt.ItemSize; {
-	case k == ndarray.KindBool:
+	case k == 'b':
 		if item[0] != 0 {
 			return &number{"True", "true"}
 		}
 		return &number{"False", "false"}
-	case k == ndarray.KindInt:
+	case k == 'i':
 		shift := 64 - 8*size
 		return intNumber(int64(uint(item)<<shift) >> shift)
-	case k == ndarray.KindUint:
+	case k == 'u':
 		return uintNumber(uint(item))
-	case k == ndarray.KindFloat && size <= 8:
+	case k == 'f' && size <= 8:
 		f, bits := float(item)
 		return floatNumber(f, bits)
-	case k == ndarray.KindComplex && size <= 16:
+	case k == 'c' && size <= 16:
 		re, bits := float(item[:size/2])
 		im, _ := float(item[size/2:])
 		return complexNumber(complex(re, im), bits)
-	case k == ndarray.KindBytes:
+	case k == 'S':
 		s := strconv.Quote(strings.TrimRight(string(item), "\x00"))
 		return &number{s, jsonString(strings.TrimRight(string(item), "\x00"))}
-	case k == ndarray.KindUnicode:
+	case k == 'U':
 		u := ucs4(item, order)
 		return &number{strconv.Quote(u), jsonString(u)}
-	case k == ndarray.KindDatetime || k == ndarray.KindTimedelta:
+	case k == 'M' || k == 'm':
 		return timeNumber(int64(order.Uint64(item)), dt)
 	}
 	h := fmt.Sprintf("0x%x", item) // raw records, long doubles
@@ -481,7 +481,7 @@ func timeNumber(v int64, dt ndarray.DType) *number {
 	if v == math.MinInt64 {
 		return &number{"NaT", `"NaT"`}
 	}
-	if dt.Kind == ndarray.KindTimedelta {
+	if dt.Kind == 'm' {
 		s := timedeltaText(v, dt.Unit)
 		return &number{s, jsonString(s)}
 	}

@@ -76,7 +76,7 @@ func Append(dst []byte, dt ndarray.DType) ([]byte, error) {
 	}
 	if dt.IsRecord() {
 		for _, f := range dt.Fields() {
-			if f.Name == "" && f.Title == "" && f.Shape == nil && f.DType.IsPlain() && f.DType.Kind == ndarray.KindVoid {
+			if f.Name == "" && f.Title == "" && f.Shape == nil && f.DType.IsPlain() && f.DType.Kind == 'V' {
 				return dst, &Error{Offset: -1, Detail: fmt.Sprintf("the unnamed %s field at offset %d would be read as padding and lost", f.DType, f.Offset)}
 			}
 		}
@@ -152,7 +152,7 @@ func Read(b []byte) (ndarray.DType, int, error) {
 		return ndarray.DType{}, 0, &Error{Offset: 0, Cause: err}
 	}
 	if dt.NumFields() == 0 && dt.ItemSize > 0 {
-		dt = ndarray.DType{Order: ndarray.NotApplicable, Kind: ndarray.KindVoid, ItemSize: dt.ItemSize}
+		dt = ndarray.DType{Order: ndarray.NotApplicable, Kind: 'V', ItemSize: dt.ItemSize}
 	}
 	return dt, r.off, nil
 }

@@ -413,13 +413,13 @@ func (e *encoder) dtype(object bool, dt ndarray.DType) error {
 	if !object {
 		flags = 0
 		switch dt.Kind {
-		case ndarray.KindBool, ndarray.KindInt, ndarray.KindUint, ndarray.KindFloat, ndarray.KindComplex:
+		case 'b', 'i', 'u', 'f', 'c':
 			code = string(rune(dt.Kind)) + strconv.Itoa(dt.ItemSize)
 			shared = dt.Order == ndarray.NativeOrder() || dt.Order == ndarray.NotApplicable
-		case ndarray.KindBytes, ndarray.KindVoid:
+		case 'S', 'V':
 			code = string(rune(dt.Kind)) + strconv.Itoa(dt.ItemSize)
 			elsize, align, shared = int64(dt.ItemSize), 1, false
-		case ndarray.KindUnicode:
+		case 'U':
 			code = "U" + strconv.Itoa(dt.ItemSize/4)
 			elsize, align, flags, shared = int64(dt.ItemSize), 4, 8, false
 		default:
