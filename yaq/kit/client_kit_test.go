@@ -17,7 +17,7 @@ import (
 // fails before anything is sent.
 func TestClientDecodesAndClassifies(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	p := &Program{Kind: "stage", Traits: []Trait{HasLimits, IsDiscrete}}
+	p := &Program{Kind: "stage", Traits: []string{"has-limits", "is-discrete"}}
 	addr, _, _, done := runProgram(t, p, "limits = [0, 10]\nout_of_limits = \"error\"\nserial = \"SN-1\"\nidentifiers = {home = 1.5}\n")
 	ctx := context.Background()
 	c, err := yaq.Dial(ctx, addr, nil)

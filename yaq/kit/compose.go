@@ -65,10 +65,10 @@ func ComposeTOML(file string, text []byte) (*Composed, error) {
 
 // ComposeTraits composes a protocol called name from traits alone, as a
 // description listing only them would.
-func ComposeTraits(name string, traits ...Trait) (*Composed, error) {
+func ComposeTraits(name string, traits ...string) (*Composed, error) {
 	names := make([]any, len(traits))
 	for i, t := range traits {
-		names[i] = string(t)
+		names[i] = t
 	}
 	return compose(name, map[string]any{"protocol": name, "traits": names})
 }

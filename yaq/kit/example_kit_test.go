@@ -24,7 +24,7 @@ func ExampleProgram() {
 	p := &kit.Program{
 		Kind:    "mystage",
 		Version: "1.0.0",
-		Traits:  []kit.Trait{kit.IsDaemon, kit.HasLimits},
+		Traits:  []string{"is-daemon", "has-limits"},
 		New: func(d *kit.Daemon) error {
 			d.Position.Move = func(to float64) error {
 				d.Go(func(ctx context.Context) { // a slow stage

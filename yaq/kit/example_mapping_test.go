@@ -19,7 +19,7 @@ func ExampleDaemon_SetMapping() {
 
 	p := &kit.Program{
 		Kind:   "mysensor",
-		Traits: []kit.Trait{kit.HasMapping, kit.HasMeasureTrigger, kit.IsSensor},
+		Traits: []string{"has-mapping", "has-measure-trigger", "is-sensor"},
 		New: func(d *kit.Daemon) error {
 			d.Sensor.ChannelNames = []string{"counts"}
 			d.Sensor.ChannelMappings = map[string][]string{"counts": {"where"}}

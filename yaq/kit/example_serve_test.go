@@ -25,7 +25,7 @@ func ExampleProgram_Serve() {
 			os.Unsetenv("XDG_DATA_HOME")
 		}
 	}()
-	p := &kit.Program{Kind: "stage", Traits: []kit.Trait{kit.HasLimits}, Stderr: io.Discard,
+	p := &kit.Program{Kind: "stage", Traits: []string{"has-limits"}, Stderr: io.Discard,
 		New: func(d *kit.Daemon) error {
 			d.Position.Move = func(to float64) error { d.Arrived(to); return nil }
 			return nil

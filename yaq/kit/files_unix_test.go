@@ -30,7 +30,7 @@ func TestProgramRefusesNamesThatEscape(t *testing.T) {
 		path := filepath.Join(dir, "c.toml")
 		require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf("[%q]\nport = %d\nhost = \"127.0.0.1\"\nlog_to_file = true\n", name, freePort(t))), 0o644))
 		var errb bytes.Buffer
-		p := &Program{Kind: "stage", Traits: []Trait{HasPosition}, Stderr: &errb}
+		p := &Program{Kind: "stage", Traits: []string{"has-position"}, Stderr: &errb}
 		assert.Equal(t, 1, p.Run([]string{"--config", path}), name)
 		assert.Contains(t, errb.String(), "is not a daemon name: a name is one path element", name)
 		assert.Equal(t, 1, strings.Count(errb.String(), "\n"), "one line: %s", errb.String())
@@ -65,7 +65,7 @@ func TestProgramSetsAsideABadStateFile(t *testing.T) {
 			require.NoError(t, os.MkdirAll(filepath.Dir(statePath), 0o755))
 			require.NoError(t, make(statePath))
 			start := time.Now()
-			p := &Program{Kind: "stage", Traits: []Trait{HasPosition}}
+			p := &Program{Kind: "stage", Traits: []string{"has-position"}}
 			addr, _, logs, done := runProgram(t, p, "")
 			assert.Less(t, time.Since(start), 5*time.Second)
 			c, err := yaq.Dial(context.Background(), addr, nil)
@@ -117,7 +117,7 @@ func TestProgramRefusesABadConfigFile(t *testing.T) {
 		deep:        "config " + deep + ": arrays or tables nest deeper than 64 levels at byte",
 	} {
 		var errb bytes.Buffer
-		p := &Program{Kind: "stage", Traits: []Trait{HasPosition}, Stderr: &errb}
+		p := &Program{Kind: "stage", Traits: []string{"has-position"}, Stderr: &errb}
 		start := time.Now()
 		assert.Equal(t, 1, p.Run([]string{"--config", path}), path)
 		assert.Less(t, time.Since(start), 5*time.Second)
@@ -130,7 +130,7 @@ func TestProgramRefusesABadConfigFile(t *testing.T) {
 // daemons serving; a config fixed then is read at the next SIGHUP.
 func TestProgramSIGHUPKeepsRunningOnABadConfig(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	p := &Program{Kind: "stage", Traits: []Trait{HasPosition}}
+	p := &Program{Kind: "stage", Traits: []string{"has-position"}}
 	addr, cfg, logs, done := runProgram(t, p, "")
 	good, err := os.ReadFile(cfg)
 	require.NoError(t, err)

@@ -43,7 +43,7 @@ func TestComposeMatchesYaqTraits(t *testing.T) {
 }
 
 func TestComposeTraits(t *testing.T) {
-	c, err := ComposeTraits("mini", IsDaemon, HasTransformedPosition)
+	c, err := ComposeTraits("mini", "is-daemon", "has-transformed-position")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"has-limits", "has-position", "has-transformed-position", "is-daemon"}, c.Traits)
 	tree := c.Tree()
@@ -153,7 +153,7 @@ func runProgram(t *testing.T, p *Program, extra string) (string, string, *hostil
 func TestProgramTraitDefaults(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	moves := make(chan float64, 8)
-	p := &Program{Kind: "stage", Traits: []Trait{HasLimits}, New: func(d *Daemon) error {
+	p := &Program{Kind: "stage", Traits: []string{"has-limits"}, New: func(d *Daemon) error {
 		units := "mm"
 		d.Position.Units = &units
 		d.Position.Move = func(to float64) error { moves <- to; d.Arrived(to); return nil }
@@ -225,7 +225,7 @@ func TestProgramTraitDefaults(t *testing.T) {
 func TestProgramOutOfLimits(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	for mode, want := range map[string]string{"error": "ValueError('12.0 not in ranges [0.0, 1.0]')", "ignore": ""} {
-		p := &Program{Kind: "stage", Traits: []Trait{HasLimits}}
+		p := &Program{Kind: "stage", Traits: []string{"has-limits"}}
 		addr, _, _, _ := runProgram(t, p, fmt.Sprintf("limits = [0, 1]\nout_of_limits = %q\n", mode))
 		ctx := context.Background()
 		c, err := yaq.Dial(ctx, addr, nil)
@@ -250,7 +250,7 @@ func TestProgramOutOfLimits(t *testing.T) {
 func TestProgramConfigChecks(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	dir := t.TempDir()
-	p := func() *Program { return &Program{Kind: "stage", Traits: []Trait{HasLimits}} }
+	p := func() *Program { return &Program{Kind: "stage", Traits: []string{"has-limits"}} }
 	for table, want := range map[string]string{
 		"[a]\nport = \"x\"\n":                            "[a] port: the string \"x\" is not a int",
 		"[a]\nhost = \"127.0.0.1\"\n":                    "[a] port is required: The TCP port the daemon listens on.",
@@ -285,7 +285,7 @@ func TestProgramConfigChecks(t *testing.T) {
 
 func TestProgramCommandLine(t *testing.T) {
 	var out, errb bytes.Buffer
-	p := &Program{Kind: "stage", Traits: []Trait{HasPosition}, Version: "1.2", Stdout: &out, Stderr: &errb}
+	p := &Program{Kind: "stage", Traits: []string{"has-position"}, Version: "1.2", Stdout: &out, Stderr: &errb}
 	assert.Equal(t, 0, p.Run([]string{"--version"}))
 	assert.Equal(t, "yaqd-stage 1.2\n", out.String())
 	out.Reset()
@@ -343,7 +343,7 @@ func TestDaemonZeroValue(t *testing.T) {
 // state is saved.
 func TestProgramServe(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	p := &Program{Kind: "stage", Traits: []Trait{HasLimits}, Stderr: io.Discard, New: func(d *Daemon) error {
+	p := &Program{Kind: "stage", Traits: []string{"has-limits"}, Stderr: io.Discard, New: func(d *Daemon) error {
 		d.Position.Move = func(to float64) error { d.Arrived(to); return nil }
 		return nil
 	}}
@@ -368,4 +368,13 @@ func TestProgramServe(t *testing.T) {
 	assert.ErrorContains(t, err, "is not a daemon name")
 	_, err = p.Serve(l, "s", map[string]any{"limits": "wide"})
 	assert.ErrorContains(t, err, `[s] limits: the string "wide" is not a array`)
+}
+
+// A misspelt trait in Program.Traits stops the daemon at start, naming
+// the trait and the ones yaq has.
+func TestProgramUnknownTrait(t *testing.T) {
+	p := &Program{Kind: "stage", Traits: []string{"has-limit"}}
+	_, err := p.Compose()
+	require.ErrorIs(t, err, ErrDescription)
+	assert.Contains(t, err.Error(), `unknown trait "has-limit" (yaq's are has-dependents, has-limits,`)
 }

@@ -23,7 +23,7 @@ import (
 func TestProgramSIGHUPAndLogFile(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	p := &Program{Kind: "stage", Traits: []Trait{HasPosition}, New: func(d *Daemon) error {
+	p := &Program{Kind: "stage", Traits: []string{"has-position"}, New: func(d *Daemon) error {
 		d.Position.Move = func(to float64) error { d.Arrived(to); return nil }
 		return nil
 	}}
@@ -72,7 +72,7 @@ func TestProgramSIGHUPAndLogFile(t *testing.T) {
 // loads the file again and starts each of its tables).
 func TestProgramSIGHUPReadsTheConfigAgain(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	p := &Program{Kind: "stage", Traits: []Trait{HasPosition}}
+	p := &Program{Kind: "stage", Traits: []string{"has-position"}}
 	addrD, cfg, logs, done := runProgram(t, p, "")
 	ctx := context.Background()
 	original, err := os.ReadFile(cfg)

@@ -70,9 +70,33 @@ type Program struct {
 	Description     []byte
 	DescriptionFile string
 	// Kind and Traits describe a daemon with no messages or config of its
-	// own: the protocol is its traits', called Kind.
+	// own: the protocol is its traits', called Kind. Traits are named as
+	// yaq's protocols list them, and the kit answers each one's messages
+	// unless the daemon registers a handler of its own:
+	//
+	//   - "is-daemon", every daemon's: id, busy, get_config,
+	//     get_config_filepath, get_state and shutdown, and the config keys
+	//     port, serial, make, model, enable, log_level and log_to_file;
+	//   - "has-position", a device with one position: set_position,
+	//     get_position, get_destination, get_units and set_relative;
+	//   - "has-limits": get_limits and in_limits, set_position clamping,
+	//     ignoring or refusing what lies outside (config out_of_limits);
+	//   - "has-transformed-position": the frame clients use and the
+	//     hardware's native one;
+	//   - "is-discrete": named positions (identifiers, set_identifier);
+	//   - "is-homeable": home;
+	//   - "has-turret": a turret of named positions;
+	//   - "is-sensor": get_measured, get_measurement_id, channel names,
+	//     shapes and units;
+	//   - "has-measure-trigger": measure (once or looping), stop_looping;
+	//   - "has-mapping": channel mappings (a spectrometer's wavelengths);
+	//   - "has-dependents": a daemon that drives other daemons;
+	//   - "uses-serial": direct_serial_write; "uses-uart" adds serial_port
+	//     and baud_rate, "uses-i2c" adds i2c_addr.
+	//
+	// A name that is not one of these is an error (ErrDescription) at start.
 	Kind   string
-	Traits []Trait
+	Traits []string
 	// New makes one daemon ready to serve: its config has been checked and
 	// its state loaded, and it answers its traits' messages already; New
 	// sets what they need (Position, Sensor, ...) and registers handlers
@@ -102,8 +126,8 @@ func (p *Program) Compose() (*Composed, error) {
 			p.composed, p.err = ComposeTOML(file, p.Description)
 		case p.Kind != "":
 			traits := p.Traits
-			if !containsTrait(traits, IsDaemon) {
-				traits = append([]Trait{IsDaemon}, traits...)
+			if !containsTrait(traits, "is-daemon") {
+				traits = append([]string{"is-daemon"}, traits...)
 			}
 			p.composed, p.err = ComposeTraits(p.Kind, traits...)
 		default:
@@ -113,7 +137,7 @@ func (p *Program) Compose() (*Composed, error) {
 	return p.composed, p.err
 }
 
-func containsTrait(ts []Trait, t Trait) bool {
+func containsTrait(ts []string, t string) bool {
 	for _, x := range ts {
 		if x == t {
 			return true

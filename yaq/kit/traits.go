@@ -7,59 +7,6 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// Trait names one of yaq's traits, as protocols list it ("has-limits"):
-// what it adds to a daemon's protocol (config and state fields, messages,
-// properties and the traits it requires) and the default behaviour a
-// Program gives its messages. The kit's traits are the constants below; a
-// Trait is a name, so no one can change what a trait means.
-type Trait string
-
-// The traits yaq defines, which a Program lists in Traits. Each one's
-// messages are answered by the kit unless the daemon registers a handler
-// of its own (see Program for what each needs from the daemon).
-const (
-	// IsDaemon is every daemon's trait: id, busy, get_config,
-	// get_config_filepath, get_state and shutdown, and the config keys
-	// port, serial, make, model, enable, log_level and log_to_file.
-	IsDaemon Trait = "is-daemon"
-	// HasPosition is for a device with one position: set_position,
-	// get_position, get_destination, get_units and set_relative, with the
-	// state fields position and destination.
-	HasPosition Trait = "has-position"
-	// HasLimits adds limits to HasPosition: get_limits and in_limits, with
-	// set_position clamping, ignoring or refusing what lies outside (the
-	// config key out_of_limits).
-	HasLimits Trait = "has-limits"
-	// HasTransformedPosition gives a positioner two frames, the
-	// transformed one clients use and the native one of the hardware.
-	HasTransformedPosition Trait = "has-transformed-position"
-	// IsDiscrete names positions: identifiers from the config, set by
-	// set_identifier.
-	IsDiscrete Trait = "is-discrete"
-	// IsHomeable adds home to a positioner.
-	IsHomeable Trait = "is-homeable"
-	// HasTurret is for a device with a turret of named positions.
-	HasTurret Trait = "has-turret"
-	// IsSensor is for a device that measures channels: get_measured,
-	// get_measurement_id and the channels' names, shapes and units.
-	IsSensor Trait = "is-sensor"
-	// HasMeasureTrigger lets clients start a measurement (measure, once or
-	// looping) and stop looping.
-	HasMeasureTrigger Trait = "has-measure-trigger"
-	// HasMapping gives a sensor's channels mappings, arrays that say where
-	// each element of a channel lies (a spectrometer's wavelengths).
-	HasMapping Trait = "has-mapping"
-	// HasDependents is for a daemon that drives other daemons.
-	HasDependents Trait = "has-dependents"
-	// UsesSerial is for a device on a serial link: direct_serial_write.
-	UsesSerial Trait = "uses-serial"
-	// UsesUART is UsesSerial over a UART: config serial_port and
-	// baud_rate.
-	UsesUART Trait = "uses-uart"
-	// UsesI2C is UsesSerial over I²C: config i2c_addr.
-	UsesI2C Trait = "uses-i2c"
-)
-
 // traitDef is what a trait adds, as compose merges it.
 type traitDef struct {
 	requires []string
@@ -86,15 +33,6 @@ func init() {
 		}
 		allTraits[def["trait"].(string)] = t
 	}
-}
-
-// Doc says what the trait is for; "" for a name that is not one of yaq's
-// traits.
-func (t Trait) Doc() string {
-	if d := allTraits[string(t)]; d != nil {
-		return d.doc
-	}
-	return ""
 }
 
 // traitNames returns the names of every trait the kit knows, sorted.
