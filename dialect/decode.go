@@ -80,7 +80,7 @@ func IsArray(b []byte) bool {
 		return false
 	}
 	key, err := p.stringOrBin("key")
-	return err == nil && IsMarker(string(key))
+	return err == nil && isMarker(string(key))
 }
 
 // HasMarker reports whether the map at the start of b, of the 3 to 16
@@ -111,9 +111,9 @@ func HasMarker(b []byte) bool {
 	return false
 }
 
-// IsMarker reports whether a map key marks an array (or numpy scalar) of
+// isMarker reports whether a map key marks an array (or numpy scalar) of
 // either dialect: "nd", "__ndarray__" or "__npgeneric__".
-func IsMarker(key string) bool {
+func isMarker(key string) bool {
 	switch key {
 	case "nd", "__ndarray__", "__npgeneric__":
 		return true

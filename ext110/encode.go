@@ -13,8 +13,8 @@ import (
 // ExtType is the msgpack extension type code of YEP-110 arrays ('n').
 const ExtType = 110
 
-// MaxPayload is the largest ext payload msgpack can frame (ext32).
-const MaxPayload = math.MaxUint32
+// maxPayload is the largest ext payload msgpack can frame (ext32).
+const maxPayload = math.MaxUint32
 
 // Options controls encoding. The zero value is the default.
 type Options struct {
@@ -39,7 +39,7 @@ func Size(a *ndarray.Array) (int, error) {
 // matching ErrNonstandard for a dtype outside the standard kinds without
 // AllowNonstandard, ErrMalformed for an Array that is not valid (wrapping
 // Validate's ndarray error), a subarray dtype or a record whose fields
-// overlap, or ndarray.ErrTooLarge when the payload would pass MaxPayload.
+// overlap, or ndarray.ErrTooLarge when the payload would pass 2^32-1 bytes, the most an ext32 header can frame.
 func (o Options) Marshal(a *ndarray.Array) ([]byte, error) {
 	l, err := o.layoutOf(a)
 	if err != nil {
@@ -115,8 +115,8 @@ func (o Options) layoutFor(dt ndarray.DType, shape []int, dataLen int) (layout, 
 		l.descr = descr
 		n += len("\xa5descr") + len(descr)
 	}
-	if uint64(n) > MaxPayload {
-		return layout{}, newError(ndarray.ErrTooLarge, -1, fmt.Sprintf("payload of %d bytes exceeds the ext32 limit of %d", n, uint64(MaxPayload)), nil)
+	if uint64(n) > maxPayload {
+		return layout{}, newError(ndarray.ErrTooLarge, -1, fmt.Sprintf("payload of %d bytes exceeds the ext32 limit of %d", n, uint64(maxPayload)), nil)
 	}
 	l.payload = n
 	l.total = mpwire.ExtHeaderSize(n) + n

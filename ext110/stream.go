@@ -94,7 +94,7 @@ func (e *Encoder) write(l layout, writeData func() error) error {
 // last object it returns.
 type Decoder struct {
 	// MaxSize bounds the payload of one object; a larger one fails with
-	// ndarray.ErrTooLarge before it is read. 0 means MaxPayload, the most an ext32
+	// ndarray.ErrTooLarge before it is read. 0 means 2^32-1 bytes, the most an ext32
 	// header can frame.
 	MaxSize int64
 	r       *bufio.Reader
@@ -165,5 +165,5 @@ func (d *Decoder) maxSize() int64 {
 	if d.MaxSize > 0 {
 		return d.MaxSize
 	}
-	return MaxPayload
+	return maxPayload
 }

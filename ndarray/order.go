@@ -54,9 +54,6 @@ func (a *Array) SetOrder(o ByteOrder) error {
 	return nil
 }
 
-// ToNativeOrder is ToOrder(NativeOrder()). Its error is always nil: the
-// machine's order is a valid target.
-func (a *Array) ToNativeOrder() (*Array, error) { return a.ToOrder(nativeOrder) }
 
 // SwapBytes reverses, in place, the byte order of every scalar in data,
 // which holds elements of dtype dt: whole items for integers, floats and

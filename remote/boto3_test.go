@@ -54,7 +54,7 @@ print(hashlib.sha256(b.getvalue()).hexdigest())
 
 	// ndpack writes 12 MiB in three parts; boto3 reads them back.
 	data := testData(12<<20 + 777)
-	w, err := remote.Options{PartSize: remote.MinPartSize}.Create(context.Background(), "s3://peer/from/ndpack.bin")
+	w, err := remote.Options{PartSize: (5 << 20)}.Create(context.Background(), "s3://peer/from/ndpack.bin")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,16 +65,16 @@ type Options struct {
 	// nil means http.DefaultClient.
 	HTTPClient *http.Client
 	// PartSize is the size of the parts an S3 Writer uploads, and so the
-	// memory it holds; 0 means DefaultPartSize. S3 refuses parts under
+	// memory it holds; 0 means 8 MiB. S3 refuses parts under
 	// 5 MiB but the last, so smaller values are refused.
 	PartSize int64
 }
 
-// DefaultPartSize is the part size of an S3 Writer unless set.
-const DefaultPartSize = 8 << 20
+// defaultPartSize is the part size of an S3 Writer unless set.
+const defaultPartSize = 8 << 20
 
-// MinPartSize is the smallest part S3 accepts (but for the last).
-const MinPartSize = 5 << 20
+// minPartSize is the smallest part S3 accepts (but for the last).
+const minPartSize = 5 << 20
 
 // version identifies one version of an object.
 type version struct {

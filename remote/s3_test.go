@@ -64,8 +64,8 @@ func TestS3NotFound(t *testing.T) {
 
 func TestS3Writer(t *testing.T) {
 	f := s3fake.Start(t, "out")
-	data := testData(remote.MinPartSize*2 + 12345)
-	w, err := remote.Options{PartSize: remote.MinPartSize}.Create(context.Background(), "s3://out/x.bin")
+	data := testData((5 << 20)*2 + 12345)
+	w, err := remote.Options{PartSize: (5 << 20)}.Create(context.Background(), "s3://out/x.bin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,9 +99,9 @@ func TestS3Writer(t *testing.T) {
 
 func TestS3WriterAborts(t *testing.T) {
 	f := s3fake.Start(t, "out")
-	data := testData(remote.MinPartSize + 100)
+	data := testData((5 << 20) + 100)
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := remote.Options{PartSize: remote.MinPartSize}.Create(ctx, "s3://out/y.bin")
+	w, err := remote.Options{PartSize: (5 << 20)}.Create(ctx, "s3://out/y.bin")
 	if err != nil {
 		t.Fatal(err)
 	}

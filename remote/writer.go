@@ -48,10 +48,10 @@ func (o Options) Create(ctx context.Context, rawURL string) (*Writer, error) {
 	}
 	part := o.PartSize
 	if part == 0 {
-		part = DefaultPartSize
+		part = defaultPartSize
 	}
-	if part < MinPartSize {
-		return nil, fmt.Errorf("remote: %s: a part size of %d bytes is under S3's minimum of %d", name, part, MinPartSize)
+	if part < minPartSize {
+		return nil, fmt.Errorf("remote: %s: a part size of %d bytes is under S3's minimum of %d", name, part, minPartSize)
 	}
 	if part > 5<<30 {
 		return nil, fmt.Errorf("remote: %s: a part size of %d bytes is over S3's maximum of 5 GiB", name, part)

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/internal/float16"
 )
 
 // convertNative fills dst with the values of the elements in src, which are
@@ -62,7 +62,7 @@ func convertNative(dst []float64, src []byte, kind byte, size int) {
 		switch size {
 		case 2:
 			for i := range dst {
-				dst[i] = ndarray.Float16ToFloat64(ne.Uint16(src[2*i:]))
+				dst[i] = float16.ToFloat64(ne.Uint16(src[2*i:]))
 			}
 		case 4:
 			src = src[:4*len(dst)]

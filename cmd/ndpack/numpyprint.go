@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ndpack/ndpack/internal/float16"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -224,7 +225,7 @@ func floatOf(dt ndarray.DType, b []byte) float64 {
 	}
 	switch len(b) {
 	case 2:
-		return ndarray.Float16ToFloat64(order.Uint16(b))
+		return float16.ToFloat64(order.Uint16(b))
 	case 4:
 		return float64(math.Float32frombits(order.Uint32(b)))
 	}
@@ -369,11 +370,11 @@ func shortestDigits(v float64, bits int, fmtc byte) string {
 	if bits != 16 {
 		return strconv.FormatFloat(v, fmtc, -1, bits)
 	}
-	want := ndarray.Float64ToFloat16(v)
+	want := float16.FromFloat64(v)
 	for p := 0; p < 17; p++ {
 		s := strconv.FormatFloat(v, 'e', p, 64)
 		back, _ := strconv.ParseFloat(s, 64)
-		if ndarray.Float64ToFloat16(back) == want {
+		if float16.FromFloat64(back) == want {
 			if fmtc == 'e' {
 				return strconv.FormatFloat(back, 'e', -1, 64)
 			}

@@ -49,7 +49,7 @@ func FuzzObjectConversion(f *testing.F) {
 		// Arrays in the machine's byte order: ndarray.__setstate__ reads
 		// them so, _frombuffer does not, and both are the same values.
 		p := newPlainWriter(&buf, func(dst []byte, a *ndarray.Array) ([]byte, error) {
-			n, err := a.ToNativeOrder()
+			n, err := a.ToOrder(ndarray.NativeOrder())
 			if err != nil {
 				return dst, err
 			}

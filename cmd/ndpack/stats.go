@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/ndpack/ndpack/internal/float16"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -57,10 +58,10 @@ func floatNumber(f float64, bits int) *number {
 		return &number{"-Inf", `"-Inf"`}
 	case bits == 16:
 		// strconv knows no float16: the fewest digits that round back.
-		want := ndarray.Float64ToFloat16(f)
+		want := float16.FromFloat64(f)
 		for prec := 1; prec < 17; prec++ {
 			s := strconv.FormatFloat(f, 'g', prec, 64)
-			if g, _ := strconv.ParseFloat(s, 64); ndarray.Float64ToFloat16(g) == want {
+			if g, _ := strconv.ParseFloat(s, 64); float16.FromFloat64(g) == want {
 				return &number{s: s}
 			}
 		}
@@ -189,7 +190,7 @@ func (a *accumulator) add(chunk []byte) {
 		addUnsigned(a, as[uint64](b))
 	case k == 'f' && size == 2:
 		for _, h := range as[uint16](b) {
-			a.addFloat(ndarray.Float16ToFloat64(h))
+			a.addFloat(float16.ToFloat64(h))
 		}
 	case k == 'f' && size == 4:
 		addFloats(a, as[float32](b))
@@ -422,7 +423,7 @@ func formatItem(dt ndarray.DType, item []byte) *number {
 	float := func(b []byte) (float64, int) {
 		switch len(b) {
 		case 2:
-			return ndarray.Float16ToFloat64(order.Uint16(b)), 16
+			return float16.ToFloat64(order.Uint16(b)), 16
 		case 4:
 			return float64(math.Float32frombits(order.Uint32(b))), 32
 		}

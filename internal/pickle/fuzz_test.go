@@ -108,7 +108,7 @@ func native(v any) string {
 	walk = func(v any) any {
 		switch v := v.(type) {
 		case *ndarray.Array:
-			a, err := v.ToNativeOrder()
+			a, err := v.ToOrder(ndarray.NativeOrder())
 			if err != nil {
 				return v
 			}

@@ -472,7 +472,7 @@ func (d *decoder) buildArray(o *arrayObj, state any) error {
 		if err := d.charge(int64(len(a.Data))); err != nil {
 			return err
 		}
-		if a, err = a.ToNativeOrder(); err != nil {
+		if a, err = a.ToOrder(ndarray.NativeOrder()); err != nil {
 			return d.fail(ErrMalformed, "%v", err)
 		}
 	}
