@@ -20,7 +20,7 @@ import (
 func testArray(t *testing.T) *ndarray.Array {
 	a, err := ndarray.FromSlice([]float64{1, 2, 3, 4, 5, 6}, 2, 3)
 	require.NoError(t, err)
-	a, err = a.ToOrder(ndarray.LittleEndian)
+	a, err = a.ToOrder('<')
 	require.NoError(t, err)
 	return a
 }

@@ -25,7 +25,7 @@ func threeMiBNPY(t *testing.T) (string, *ndarray.Array) {
 		v[i] = uint16(i)
 	}
 	a, _ := ndarray.FromSlice(v)
-	a, _ = a.ToOrder(ndarray.LittleEndian)
+	a, _ = a.ToOrder('<')
 	p := filepath.Join(t.TempDir(), "in.npy")
 	require.NoError(t, npybridge.WriteFile(p, a))
 	return p, a

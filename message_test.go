@@ -82,7 +82,7 @@ func TestDialectMessagesFromCorpus(t *testing.T) {
 // about its data is an error.
 func TestDialectKeyOrderAndLies(t *testing.T) {
 	a, _ := ndarray.FromSlice([]int16{1, 2, 3})
-	a, _ = a.ToOrder(ndarray.LittleEndian)
+	a, _ = a.ToOrder('<')
 	late := map[string]any{"shape": []int{3}, "dtype": "<i2", "data": a.Data, "__ndarray__": true}
 	msg, _ := msgpack.Marshal(map[string]any{"x": late, "n": 1})
 	var v map[string]any
@@ -102,7 +102,7 @@ func TestMarshalMessageInDialects(t *testing.T) {
 	pypeer.RequireModule(t, "msgpack_numpy", "python3-msgpack-numpy")
 	img, _ := ndarray.FromSlice([]uint8{1, 2, 3, 4, 5, 6}, 2, 3)
 	state, _ := ndarray.FromSlice([]float32{0.5, -1})
-	state, _ = state.ToOrder(ndarray.LittleEndian)
+	state, _ = state.ToOrder('<')
 	msg := map[string]any{"observation/image": img, "observation/state": state, "prompt": "pick"}
 	var blobs []string
 	for _, d := range []dialect.Dialect{dialect.MsgpackNumpy, dialect.OpenPI} {

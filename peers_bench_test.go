@@ -29,7 +29,7 @@ func BenchmarkPeers(b *testing.B) {
 	if err := npybridge.WriteFile(le, a); err != nil {
 		b.Fatal(err)
 	}
-	be, _ := a.ToOrder(ndarray.BigEndian)
+	be, _ := a.ToOrder('>')
 	if err := npybridge.WriteFile(filepath.Join(dir, "be.npy"), be); err != nil {
 		b.Fatal(err)
 	}

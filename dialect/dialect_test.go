@@ -241,6 +241,6 @@ func TestScalars(t *testing.T) {
 func mustArray(t *testing.T) *ndarray.Array {
 	a, err := ndarray.FromSlice([]int16{1, 2, 3, 4, 5, 6}, 2, 3)
 	require.NoError(t, err)
-	a, _ = a.ToOrder(ndarray.LittleEndian)
+	a, _ = a.ToOrder('<')
 	return a
 }

@@ -30,7 +30,7 @@ func ExampleUnmarshal() {
 // convention gets a numpy array back.
 func ExampleDialect_Marshal() {
 	a, _ := ndarray.FromSlice([]int16{1, 2, 3})
-	a, _ = a.ToOrder(ndarray.LittleEndian) // numpy peers send '<i2'
+	a, _ = a.ToOrder('<') // numpy peers send '<i2'
 	for _, d := range []dialect.Dialect{dialect.MsgpackNumpy, dialect.OpenPI} {
 		b, err := d.Marshal(a)
 		if err != nil {

@@ -20,7 +20,7 @@ var arange6 = unhex("c7566e84a464617461c430" +
 func TestMarshalGolden(t *testing.T) {
 	a, err := ndarray.FromSlice([]float64{0, 1, 2, 3, 4, 5}, 2, 3)
 	require.NoError(t, err)
-	a, err = a.ToOrder(ndarray.LittleEndian)
+	a, err = a.ToOrder('<')
 	require.NoError(t, err)
 	b, err := Options{}.Marshal(a)
 	require.NoError(t, err)
@@ -282,7 +282,7 @@ func TestZeroCopyIgnoresSize(t *testing.T) {
 
 func TestBigEndianRoundTrip(t *testing.T) {
 	a, _ := ndarray.FromSlice([]float64{math.Pi, math.Copysign(0, -1), math.Inf(-1)})
-	be, _ := a.ToOrder(ndarray.BigEndian)
+	be, _ := a.ToOrder('>')
 	b, err := Options{}.Marshal(be)
 	require.NoError(t, err)
 	got, err := Unmarshal(b)

@@ -27,7 +27,7 @@ func pythonMessage() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if image, err = image.ToOrder(ndarray.LittleEndian); err != nil {
+	if image, err = image.ToOrder('<'); err != nil {
 		return nil, err
 	}
 	return msgpack.Marshal(frame{Exposure: 0.5, Image: image})

@@ -19,7 +19,7 @@ type reading struct {
 // le returns a little-endian copy of a test array built without error.
 func le(a *ndarray.Array, err error) *ndarray.Array {
 	if err == nil {
-		a, err = a.ToOrder(ndarray.LittleEndian)
+		a, err = a.ToOrder('<')
 	}
 	if err != nil {
 		panic(err)

@@ -171,7 +171,7 @@ type codec struct {
 
 func elementCodec(dt DType) codec {
 	var o binary.ByteOrder = binary.LittleEndian
-	if dt.Order == BigEndian {
+	if dt.Order == '>' {
 		o = binary.BigEndian
 	}
 	return codec{o, dt}

@@ -7,33 +7,28 @@ import (
 	"unsafe"
 )
 
-// ByteOrder is the first character of a typestr.
-type ByteOrder byte
-
-// The byte orders of a typestr. "=" (native) is accepted by ParseDType and
-// resolved to the machine's order; it is never stored.
-const (
-	LittleEndian  ByteOrder = '<'
-	BigEndian     ByteOrder = '>'
-	NotApplicable ByteOrder = '|' // one-byte items, S and V
-)
-
 // nativeOrder is computed once from the machine's memory layout; it is a
 // constant of the running program, not mutable state.
-var nativeOrder = func() ByteOrder {
+var nativeOrder = func() byte {
 	x := uint16(1)
 	if *(*byte)(unsafe.Pointer(&x)) == 1 {
-		return LittleEndian
+		return '<'
 	}
-	return BigEndian
+	return '>'
 }()
 
-// NativeOrder returns the byte order of the machine the program runs on.
-func NativeOrder() ByteOrder { return nativeOrder }
+// NativeOrder returns the byte order of the machine the program runs on,
+// '<' or '>'.
+func NativeOrder() byte { return nativeOrder }
 
 // DType is an element type: byte order, kind and item size in bytes, plus the
 // unit of a datetime or timedelta. The zero DType is invalid. DTypes are
 // comparable with == and cheap to copy.
+//
+// Order is numpy's byte order character (dtype.byteorder): '<' little- and
+// '>' big-endian, '|' where order does not apply (one-byte items, S and V).
+// "=" (native) is accepted by ParseDType and resolved to NativeOrder(); it
+// is never stored.
 //
 // Kind is numpy's kind character, compared as numpy code compares
 // dtype.kind: 'b' bool, 'i' signed and 'u' unsigned integer, 'f' float
@@ -49,10 +44,10 @@ func NativeOrder() ByteOrder { return nativeOrder }
 // compares whole dtypes, fields included. A plain "|V12" from ParseDType
 // has no fields and is a different dtype from any 12-byte record.
 type DType struct {
-	Order    ByteOrder // '<', '>', or '|' where byte order does not apply
-	Kind     byte      // numpy's kind character (dtype.kind), see below
-	ItemSize int       // bytes per element (a U item of n characters is 4n bytes)
-	Unit     string    // "ns", "10s", ... for Datetime and Timedelta; "" is generic
+	Order    byte   // numpy's byte order character, see below
+	Kind     byte   // numpy's kind character (dtype.kind), see below
+	ItemSize int    // bytes per element (a U item of n characters is 4n bytes)
+	Unit     string // "ns", "10s", ... for Datetime and Timedelta; "" is generic
 
 	layout *layout // the fields of a record, or a subarray's base and shape; nil if plain
 }
@@ -96,9 +91,9 @@ func ParseDType(s string) (DType, error) {
 	if len(s) < 3 {
 		return bad("too short: want byte order, kind and size, like \"<f8\"")
 	}
-	order := ByteOrder(s[0])
+	order := byte(s[0])
 	switch order {
-	case LittleEndian, BigEndian, NotApplicable:
+	case '<', '>', '|':
 	case '=':
 		order = nativeOrder
 	default:
@@ -143,7 +138,7 @@ func ParseDType(s string) (DType, error) {
 		dt.ItemSize = n
 	}
 	dt = dt.canonicalOrder()
-	if dt.Order == NotApplicable && !dt.orderFree() {
+	if dt.Order == '|' && !dt.orderFree() {
 		return bad("byte order '|' is ambiguous for a multi-byte item; use '<' or '>'")
 	}
 	return dt, nil
@@ -315,9 +310,9 @@ func (dt DType) Validate() error {
 		return bad("a unit is only valid, and must be a known one, for M and m")
 	}
 	switch {
-	case dt.orderFree() && dt.Order != NotApplicable:
+	case dt.orderFree() && dt.Order != '|':
 		return bad("the byte order of these items is irrelevant and must be '|'")
-	case !dt.orderFree() && dt.Order != LittleEndian && dt.Order != BigEndian:
+	case !dt.orderFree() && dt.Order != '<' && dt.Order != '>':
 		return bad("byte order must be '<' or '>'")
 	}
 	return nil
@@ -328,7 +323,7 @@ func (dt DType) Validate() error {
 // when no bytes move.
 func (dt DType) swapUnit() int {
 	switch {
-	case dt.Order == NotApplicable:
+	case dt.Order == '|':
 		return 0
 	case dt.Kind == 'c':
 		return dt.ItemSize / 2
@@ -341,7 +336,7 @@ func (dt DType) swapUnit() int {
 // canonicalOrder stores "|" as the order of items whose order is irrelevant.
 func (dt DType) canonicalOrder() DType {
 	if dt.orderFree() {
-		dt.Order = NotApplicable
+		dt.Order = '|'
 	}
 	return dt
 }
@@ -349,7 +344,7 @@ func (dt DType) canonicalOrder() DType {
 // WithOrder returns dt with its byte order set to o, or dt itself when the
 // order of its items does not matter. A record gets o in every field with
 // a byte order, at every level, as numpy's newbyteorder(o) gives it.
-func (dt DType) WithOrder(o ByteOrder) DType {
+func (dt DType) WithOrder(o byte) DType {
 	if dt.layout != nil {
 		return dt.withOrderComposite(o)
 	}

@@ -79,10 +79,10 @@ func quote(s string) string { return `"` + s + `"` }
 func TestDTypeValidateRejectsNonCanonical(t *testing.T) {
 	for _, dt := range []DType{
 		{},
-		{Order: NotApplicable, Kind: 'f', ItemSize: 8},
-		{Order: LittleEndian, Kind: 'u', ItemSize: 1}, // must be '|'
-		{Order: LittleEndian, Kind: 'U', ItemSize: 6},
-		{Order: LittleEndian, Kind: 'f', ItemSize: 8, Unit: "ns"},
+		{Order: '|', Kind: 'f', ItemSize: 8},
+		{Order: '<', Kind: 'u', ItemSize: 1}, // must be '|'
+		{Order: '<', Kind: 'U', ItemSize: 6},
+		{Order: '<', Kind: 'f', ItemSize: 8, Unit: "ns"},
 	} {
 		assert.ErrorIs(t, dt.Validate(), ErrDType, "%+v", dt)
 	}

@@ -31,8 +31,8 @@ func ExampleCasting_AsType() {
 // corpus write '<' on little-endian machines, and some instruments send '>'.
 func ExampleArray_ToOrder() {
 	a, _ := ndarray.FromSlice([]uint16{0x0102, 0x0304})
-	be, _ := a.ToOrder(ndarray.BigEndian)
-	le, _ := a.ToOrder(ndarray.LittleEndian)
+	be, _ := a.ToOrder('>')
+	le, _ := a.ToOrder('<')
 	fmt.Println(be.DType, be.Data)
 	fmt.Println(le.DType, le.Data)
 	v, _ := ndarray.Values[uint16](be) // typed access converts to the machine's order

@@ -18,7 +18,7 @@ func ExampleFromSlice() {
 
 func ExampleParseDType() {
 	dt, err := ndarray.ParseDType(">i2")
-	fmt.Println(dt.Kind == 'i', dt.ItemSize, dt.Order == ndarray.BigEndian, dt.IsStandard(), err)
+	fmt.Println(dt.Kind == 'i', dt.ItemSize, dt.Order == '>', dt.IsStandard(), err)
 	_, err = ndarray.ParseDType("<f3")
 	fmt.Println(err)
 	// Output:

@@ -12,8 +12,8 @@ import (
 // items have no order) it returns a itself; otherwise it returns a new Array
 // with swapped copies of the bytes. It fails, with ErrDType, only when o is
 // neither LittleEndian nor BigEndian; a itself is not validated.
-func (a *Array) ToOrder(o ByteOrder) (*Array, error) {
-	if o != LittleEndian && o != BigEndian {
+func (a *Array) ToOrder(o byte) (*Array, error) {
+	if o != '<' && o != '>' {
 		return nil, newError(ErrDType, fmt.Sprintf("target byte order %q is not '<' or '>'", byte(o)))
 	}
 	dt := a.DType.WithOrder(o)
@@ -37,8 +37,8 @@ func (a *Array) ToOrder(o ByteOrder) (*Array, error) {
 // caller owns (one just read from a file). Fields of a record already in
 // order o are left as they are. It fails, with ErrDType and a left
 // unchanged, only when o is neither LittleEndian nor BigEndian.
-func (a *Array) SetOrder(o ByteOrder) error {
-	if o != LittleEndian && o != BigEndian {
+func (a *Array) SetOrder(o byte) error {
+	if o != '<' && o != '>' {
 		return newError(ErrDType, fmt.Sprintf("target byte order %q is not '<' or '>'", byte(o)))
 	}
 	dt := a.DType.WithOrder(o)

@@ -265,7 +265,7 @@ func NewRecord(fields []Field, itemSize int) (DType, error) {
 	}
 	l.packed = l.packed && l.ordered && off == itemSize
 	l.key = l.recordKey()
-	return DType{Order: NotApplicable, Kind: 'V', ItemSize: itemSize, layout: intern(l)}, nil
+	return DType{Order: '|', Kind: 'V', ItemSize: itemSize, layout: intern(l)}, nil
 }
 
 // NewSubarray returns numpy's subarray dtype (base, shape): shape's
@@ -300,7 +300,7 @@ func NewSubarray(base DType, shape []int) (DType, error) {
 	writeKeyDType(&b, base)
 	writeKeyShape(&b, l.shape)
 	l.key = b.String()
-	return DType{Order: NotApplicable, Kind: 'V', ItemSize: size, layout: intern(l)}, nil
+	return DType{Order: '|', Kind: 'V', ItemSize: size, layout: intern(l)}, nil
 }
 
 // recordKey is the canonical text of a record layout. Nested composite
@@ -348,7 +348,7 @@ func writeKeyShape(b *strings.Builder, shape []int) {
 // validateLayout is Validate for composite dtypes: the exported fields
 // must still be the ones the layout was made with.
 func (dt DType) validateLayout() error {
-	if dt.Order != NotApplicable || dt.Kind != 'V' || dt.Unit != "" || dt.ItemSize != dt.layout.itemSize {
+	if dt.Order != '|' || dt.Kind != 'V' || dt.Unit != "" || dt.ItemSize != dt.layout.itemSize {
 		return newError(ErrDType, fmt.Sprintf("a record or subarray dtype must have order '|', kind 'V' and item size %d, has %q, %q, %d",
 			dt.layout.itemSize, byte(dt.Order), byte(dt.Kind), dt.ItemSize))
 	}
@@ -364,7 +364,7 @@ func (dt DType) validateLayout() error {
 func (dt DType) Descr() ([]DescrItem, error) {
 	if !dt.IsRecord() {
 		if dt.IsSubarray() {
-			return []DescrItem{{DType: DType{Order: NotApplicable, Kind: 'V', ItemSize: dt.ItemSize}}}, nil
+			return []DescrItem{{DType: DType{Order: '|', Kind: 'V', ItemSize: dt.ItemSize}}}, nil
 		}
 		return []DescrItem{{DType: dt}}, nil
 	}
@@ -375,7 +375,7 @@ func (dt DType) Descr() ([]DescrItem, error) {
 	items := make([]DescrItem, 0, len(l.fields)+1)
 	off := 0
 	pad := func(n int) {
-		items = append(items, DescrItem{DType: DType{Order: NotApplicable, Kind: 'V', ItemSize: n}})
+		items = append(items, DescrItem{DType: DType{Order: '|', Kind: 'V', ItemSize: n}})
 	}
 	for _, f := range l.fields {
 		if f.Offset > off {
@@ -507,7 +507,7 @@ func (dt DType) appendPyShort(b []byte) []byte {
 		return dt.appendPyStr(b)
 	}
 	order := string(dt.Order)
-	if dt.Order == NotApplicable {
+	if dt.Order == '|' {
 		order = ""
 	}
 	b = append(b, '\'')
@@ -634,7 +634,7 @@ func appendPyRepr(b []byte, s string) []byte {
 // swapComposite reverses, in place, the bytes of every scalar of the record
 // or subarray items in data whose byte order is not keep; keep 0 swaps
 // every scalar that has an order.
-func swapComposite(data []byte, dt DType, keep ByteOrder) {
+func swapComposite(data []byte, dt DType, keep byte) {
 	if dt.ItemSize == 0 {
 		return
 	}
@@ -644,7 +644,7 @@ func swapComposite(data []byte, dt DType, keep ByteOrder) {
 }
 
 // swapItem swaps the scalars of one item of dt (which holds exactly one).
-func swapItem(item []byte, dt DType, keep ByteOrder) {
+func swapItem(item []byte, dt DType, keep byte) {
 	switch l := dt.layout; {
 	case l == nil:
 		if dt.Order != keep && dt.swapUnit() > 0 {
@@ -665,7 +665,7 @@ func swapItem(item []byte, dt DType, keep ByteOrder) {
 }
 
 // swapElems swaps the scalars of consecutive elements of dt in data.
-func swapElems(data []byte, dt DType, keep ByteOrder) {
+func swapElems(data []byte, dt DType, keep byte) {
 	if dt.layout == nil {
 		if dt.Order != keep && dt.swapUnit() > 0 {
 			SwapBytes(data, dt)
@@ -677,7 +677,7 @@ func swapElems(data []byte, dt DType, keep ByteOrder) {
 
 // withOrderComposite is WithOrder for records and subarrays: numpy's
 // newbyteorder, applied to every field at every level.
-func (dt DType) withOrderComposite(o ByteOrder) DType {
+func (dt DType) withOrderComposite(o byte) DType {
 	l := dt.layout
 	if l.shape != nil {
 		base := l.base.WithOrder(o)

@@ -55,7 +55,7 @@ func ExampleArray_ToOrder_record() {
 		{Name: "b", DType: ndarray.MustParseDType("<u2"), Offset: 2},
 	}, 0)
 	a, _ := ndarray.New(dt, []int{1}, []byte{1, 2, 3, 4})
-	l, _ := a.ToOrder(ndarray.LittleEndian) // only the big-endian field moves
+	l, _ := a.ToOrder('<') // only the big-endian field moves
 	fmt.Println(l.DType, l.Data)
 	// Output: [('a', '<u2'), ('b', '<u2')] [2 1 3 4]
 }

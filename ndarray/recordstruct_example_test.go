@@ -55,7 +55,7 @@ func ExampleFromRecords() {
 		panic(err)
 	}
 	// Go pads id to 8 bytes, as numpy's align=True does.
-	fmt.Println(a.DType.WithOrder(ndarray.LittleEndian), a.Shape)
+	fmt.Println(a.DType.WithOrder('<'), a.Shape)
 	// Output: {'names': ['id', 'x'], 'formats': ['<i4', '<f8'], 'offsets': [0, 8], 'itemsize': 16} [2]
 }
 

@@ -785,9 +785,9 @@ func TestRecordPlanMerges(t *testing.T) {
 	assert.Equal(t, []move{{kind: mvWord, src: 0, dst: 0, size: 4}, {kind: mvWord, src: 4, dst: 8, size: 8}, {kind: mvWord, src: 12, dst: 16, size: 4}}, p.moves)
 	assert.False(t, p.identity)
 
-	other := LittleEndian
-	if o == LittleEndian {
-		other = BigEndian
+	other := byte('<')
+	if o == '<' {
+		other = '>'
 	}
 	_, p, err = recordPlan[point](packed.WithOrder(other), false)
 	require.NoError(t, err)

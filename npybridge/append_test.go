@@ -29,7 +29,7 @@ func row(i int) *ndarray.Array {
 		v[k] = uint16(i)
 	}
 	a, _ := ndarray.FromSlice(v)
-	a, _ = a.ToOrder(ndarray.LittleEndian)
+	a, _ = a.ToOrder('<')
 	return a
 }
 
@@ -113,7 +113,7 @@ func TestAppendRefuses(t *testing.T) {
 	err = w.Append(wrongShape)
 	assert.EqualError(t, err, "npybridge: invalid array: cannot append an array of shape (255,) to rows of shape (256,)")
 	big := row(1)
-	be, _ := big.ToOrder(ndarray.BigEndian)
+	be, _ := big.ToOrder('>')
 	assert.ErrorIs(t, w.Append(be), ErrInvalidArray, "byte order must match")
 	require.NoError(t, w.Close())
 	assert.ErrorIs(t, w.Append(row(0)), os.ErrClosed)

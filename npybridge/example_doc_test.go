@@ -53,7 +53,7 @@ func ExampleReadOptions_OpenNPZFile() {
 	name := filepath.Join(dir, "run.npz")
 	image, _ := ndarray.Zeros(ndarray.MustParseDType("<u2"), 480, 640)
 	times, _ := ndarray.FromSlice([]float64{0, 0.5, 1})
-	times, _ = times.ToOrder(ndarray.LittleEndian)
+	times, _ = times.ToOrder('<')
 	err = npybridge.WriteNPZFile(name, []npybridge.NamedArray{
 		{Name: "image", Array: image},
 		{Name: "times", Array: times},
@@ -98,7 +98,7 @@ func ExampleAppendOptions_OpenAppend() {
 	}
 	for i := range 3 {
 		frame, _ := ndarray.FromSlice([]uint16{uint16(i), 0, 0, uint16(i)}, 2, 2)
-		frame, _ = frame.ToOrder(ndarray.LittleEndian)
+		frame, _ = frame.ToOrder('<')
 		if err := app.Append(frame); err != nil {
 			panic(err)
 		}
@@ -136,7 +136,7 @@ func ExampleReadOptions_OpenMapped() {
 	defer os.RemoveAll(dir)
 	name := filepath.Join(dir, "big.npy")
 	a, _ := ndarray.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 3, 2)
-	a, _ = a.ToOrder(ndarray.LittleEndian)
+	a, _ = a.ToOrder('<')
 	if err := npybridge.WriteFile(name, a); err != nil {
 		panic(err)
 	}

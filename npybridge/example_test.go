@@ -10,7 +10,7 @@ import (
 
 func ExampleWrite() {
 	a, _ := ndarray.FromSlice([]float64{0, 1, 2, 3, 4, 5}, 2, 3)
-	a, _ = a.ToOrder(ndarray.LittleEndian)
+	a, _ = a.ToOrder('<')
 	var buf bytes.Buffer
 	if err := npybridge.Write(&buf, a); err != nil {
 		panic(err)

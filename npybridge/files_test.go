@@ -27,7 +27,7 @@ func writeTemp(t *testing.T, name string, b []byte) string {
 func testArray(t *testing.T) *ndarray.Array {
 	a, err := ndarray.FromSlice([]float64{1, 2, 3, 4, 5, 6}, 2, 3)
 	require.NoError(t, err)
-	a, err = a.ToOrder(ndarray.LittleEndian)
+	a, err = a.ToOrder('<')
 	require.NoError(t, err)
 	return a
 }
@@ -67,7 +67,7 @@ func TestOpenMapped(t *testing.T) {
 func TestNPZBothWaysWithNumpy(t *testing.T) {
 	a := testArray(t)
 	b, _ := ndarray.FromSlice([]int16{7, -8})
-	b, _ = b.ToOrder(ndarray.BigEndian)
+	b, _ = b.ToOrder('>')
 	dir := t.TempDir()
 	for _, compress := range []bool{false, true} {
 		path := filepath.Join(dir, map[bool]string{false: "stored.npz", true: "deflated.npz"}[compress])

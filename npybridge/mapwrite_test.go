@@ -260,7 +260,7 @@ func TestOpenMappedWritableRefuses(t *testing.T) {
 	require.NoError(t, m.Close())
 
 	other := ">f8"
-	if ndarray.NativeOrder() == ndarray.BigEndian {
+	if ndarray.NativeOrder() == '>' {
 		other = "<f8"
 	}
 	swapped := rawNPY(t, "be.npy", other, false, "(4, 3)", 128, make([]byte, 96))

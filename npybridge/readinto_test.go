@@ -89,7 +89,7 @@ func ExampleReadOptions_ReadFileInto() {
 // same values, converted in the memory it was read into.
 func TestReadNativeOrder(t *testing.T) {
 	a, _ := ndarray.FromSlice([]int32{1, -2, 300000})
-	be, _ := a.ToOrder(ndarray.BigEndian)
+	be, _ := a.ToOrder('>')
 	var f bytes.Buffer
 	if err := Write(&f, be); err != nil {
 		t.Fatal(err)

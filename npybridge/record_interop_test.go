@@ -154,7 +154,7 @@ func TestRecordsNumpyWritesWeReadAndWrite(t *testing.T) {
 		assert.Equal(t, c.CNPY[:min(len(hdr), len(c.CNPY))], hdr, "%s: AppendHeader", c.Name)
 		zeroed, err := ndarray.New(a.DType, a.Shape, c.Zeroed)
 		require.NoError(t, err, c.Name)
-		little, err := zeroed.ToOrder(ndarray.LittleEndian)
+		little, err := zeroed.ToOrder('<')
 		require.NoError(t, err, c.Name)
 		assert.Equal(t, c.Little, little.Data, "%s: ToOrder('<') moves the bytes numpy's astype moves", c.Name)
 
@@ -271,7 +271,7 @@ json.dump(res, sys.stdout)
 	w, err = AppendOptions{}.OpenAppend(context.Background(), files["append.npy"], dt)
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
-	_, err = AppendOptions{}.OpenAppend(context.Background(), files["append.npy"], dt.WithOrder(ndarray.LittleEndian))
+	_, err = AppendOptions{}.OpenAppend(context.Background(), files["append.npy"], dt.WithOrder('<'))
 	assert.ErrorIs(t, err, ErrInvalidArray)
 }
 

@@ -102,7 +102,7 @@ func TestPreviewStreams(t *testing.T) {
 	}
 	a, _ := ndarray.FromSlice(v, 37, 23)
 	want := preview(t, a, 20, render.Options{Colormap: render.Magma})
-	big, _ := a.ToOrder(ndarray.BigEndian)
+	big, _ := a.ToOrder('>')
 	f, _ := big.ColumnMajorData()
 	p, err := render.NewPreview(big.DType, big.Shape, true, 20, render.Options{Colormap: render.Magma})
 	if err != nil {

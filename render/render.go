@@ -242,7 +242,7 @@ func newConverter(dt ndarray.DType) (*converter, error) {
 		}
 		return nil, errorf(ErrUnsupported, "%s: not a number (bool, int, uint, float up to 64 bits, complex up to 128 bits)", what)
 	}
-	return &converter{dt: dt, swap: dt.ItemSize > 1 && dt.Order != ndarray.NotApplicable && dt.Order != ndarray.NativeOrder()}, nil
+	return &converter{dt: dt, swap: dt.ItemSize > 1 && dt.Order != '|' && dt.Order != ndarray.NativeOrder()}, nil
 }
 
 // convert fills dst with the values of the len(dst) elements in src.

@@ -124,7 +124,7 @@ func TestDaemonRefusesHostilePeers(t *testing.T) {
 	}
 	// A well-formed call still works, and arrays travel whole.
 	a, _ := ndarray.FromSlice([]float64{1, 2, 3}, 3, 1)
-	a, _ = a.ToOrder(ndarray.LittleEndian)
+	a, _ = a.ToOrder('<')
 	var back any
 	require.NoError(t, good.Call(ctx, "echo", []any{a}, &back))
 	assert.True(t, a.Equal(back.(*ndarray.Array)))

@@ -60,7 +60,7 @@ func runDemo(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	a, err = a.ToOrder(ndarray.LittleEndian)
+	a, err = a.ToOrder('<')
 	if err != nil {
 		return err
 	}

@@ -216,7 +216,7 @@ func (o diffOptions) compare(w io.Writer, aName, bName string, a, b arraySource)
 // sameKind says whether values of the two dtypes compare: the same dtype
 // but for byte order.
 func sameKind(a, b ndarray.DType) bool {
-	return a.WithOrder(ndarray.LittleEndian) == b.WithOrder(ndarray.LittleEndian)
+	return a.WithOrder('<') == b.WithOrder('<')
 }
 
 // rowMajor returns a reader of an array's data in row-major order.
@@ -393,7 +393,7 @@ func asValues[T ndarray.Element](b []byte, dt ndarray.DType, n int) ([]T, error)
 // normalized is an item's bytes in little-endian order, so that items of
 // the two byte orders of one dtype compare.
 func normalized(item []byte, dt ndarray.DType) []byte {
-	if dt.Order != ndarray.BigEndian {
+	if dt.Order != '>' {
 		return item
 	}
 	out := slices.Clone(item)

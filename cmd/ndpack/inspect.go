@@ -364,7 +364,7 @@ func headerReport(src arraySource) arrayReport {
 	dt := src.dtype
 	n, _ := ndarray.NumElements(src.shape)
 	r.DType, r.Kind, r.Standard = dt.String(), kindNames[dt.Kind], dt.IsStandard()
-	r.ByteOrder = map[ndarray.ByteOrder]string{ndarray.LittleEndian: "little", ndarray.BigEndian: "big", ndarray.NotApplicable: "not applicable"}[dt.Order]
+	r.ByteOrder = map[byte]string{'<': "little", '>': "big", '|': "not applicable"}[dt.Order]
 	r.Shape, r.Elements, r.ItemSize, r.Bytes, r.FortranOrder = append([]int{}, src.shape...), n, dt.ItemSize, src.size, src.fortran
 	if dt.IsRecord() {
 		r.Kind = "record"

@@ -220,7 +220,7 @@ func bitsOf(dt ndarray.DType) int { return 8 * dt.ItemSize }
 // floatOf reads one float item (2, 4 or 8 bytes) as a float64, exactly.
 func floatOf(dt ndarray.DType, b []byte) float64 {
 	var order binary.ByteOrder = binary.LittleEndian
-	if dt.Order == ndarray.BigEndian {
+	if dt.Order == '>' {
 		order = binary.BigEndian
 	}
 	switch len(b) {
@@ -452,7 +452,7 @@ func pyRepr(dt ndarray.DType, b []byte) string {
 		return "b" + quoteRepr(s, true)
 	}
 	var order binary.ByteOrder = binary.LittleEndian
-	if dt.Order == ndarray.BigEndian {
+	if dt.Order == '>' {
 		order = binary.BigEndian
 	}
 	return quoteRepr(ucs4(b, order), false)

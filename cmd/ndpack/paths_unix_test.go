@@ -25,7 +25,7 @@ import (
 func pathsFixture(t *testing.T) (string, *ndarray.Array, []byte) {
 	dir := t.TempDir()
 	a, _ := ndarray.FromSlice([]int32{1, 2, 3, 4, 5, 6}, 2, 3)
-	a, _ = a.ToOrder(ndarray.LittleEndian)
+	a, _ = a.ToOrder('<')
 	require.NoError(t, npybridge.WriteFile(filepath.Join(dir, "a.npy"), a))
 	require.NoError(t, npybridge.WriteNPZFile(filepath.Join(dir, "r.npz"), []npybridge.NamedArray{{Name: "image", Array: a}, {Name: "dark", Array: a}}, false))
 	return dir, a, readFile(t, filepath.Join(dir, "a.npy"))

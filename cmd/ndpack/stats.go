@@ -406,7 +406,7 @@ func (c *firstCapture) values(dt ndarray.DType) []*number {
 // formatItem formats one element as inspect shows it.
 func formatItem(dt ndarray.DType, item []byte) *number {
 	var order binary.ByteOrder = binary.LittleEndian
-	if dt.Order == ndarray.BigEndian {
+	if dt.Order == '>' {
 		order = binary.BigEndian
 	}
 	uint := func(b []byte) uint64 {

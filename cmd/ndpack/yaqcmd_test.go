@@ -45,7 +45,7 @@ func testDaemon(t *testing.T) string {
 		img[i] = uint16(i % 4096)
 	}
 	a, _ := ndarray.FromSlice(img, 2048, 2048)
-	a, _ = a.ToOrder(ndarray.LittleEndian)
+	a, _ = a.ToOrder('<')
 	position := 0.0
 	require.NoError(t, d.Handle("get_measured", func(context.Context, []any) (any, error) {
 		return map[string]any{"image": a, "measurement_id": 7}, nil

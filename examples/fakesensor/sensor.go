@@ -159,7 +159,7 @@ func simulate(id int) map[string]any {
 	image, _ := ndarray.FromSlice(img, imageRows, imageCols)
 	spectrum, _ := ndarray.FromSlice(spec)
 	// The channels are documented as little-endian ("<u2", "<f8").
-	image, _ = image.ToOrder(ndarray.LittleEndian)
-	spectrum, _ = spectrum.ToOrder(ndarray.LittleEndian)
+	image, _ = image.ToOrder('<')
+	spectrum, _ = spectrum.ToOrder('<')
 	return map[string]any{"measurement_id": id, "image": image, "spectrum": spectrum}
 }

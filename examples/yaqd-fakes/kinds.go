@@ -402,7 +402,7 @@ func littleEndian[T int16 | float64](v []T, shape ...int) *ndarray.Array {
 	if err != nil {
 		panic(err) // the shapes above always fit
 	}
-	a, err = a.ToOrder(ndarray.LittleEndian)
+	a, err = a.ToOrder('<')
 	if err != nil {
 		panic(err)
 	}

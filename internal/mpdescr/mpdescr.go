@@ -152,7 +152,7 @@ func Read(b []byte) (ndarray.DType, int, error) {
 		return ndarray.DType{}, 0, &Error{Offset: 0, Cause: err}
 	}
 	if dt.NumFields() == 0 && dt.ItemSize > 0 {
-		dt = ndarray.DType{Order: ndarray.NotApplicable, Kind: 'V', ItemSize: dt.ItemSize}
+		dt = ndarray.DType{Order: '|', Kind: 'V', ItemSize: dt.ItemSize}
 	}
 	return dt, r.off, nil
 }

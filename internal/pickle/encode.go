@@ -415,7 +415,7 @@ func (e *encoder) dtype(object bool, dt ndarray.DType) error {
 		switch dt.Kind {
 		case 'b', 'i', 'u', 'f', 'c':
 			code = string(rune(dt.Kind)) + strconv.Itoa(dt.ItemSize)
-			shared = dt.Order == ndarray.NativeOrder() || dt.Order == ndarray.NotApplicable
+			shared = dt.Order == ndarray.NativeOrder() || dt.Order == '|'
 		case 'S', 'V':
 			code = string(rune(dt.Kind)) + strconv.Itoa(dt.ItemSize)
 			elsize, align, shared = int64(dt.ItemSize), 1, false

@@ -466,7 +466,7 @@ func (d *decoder) buildArray(o *arrayObj, state any) error {
 	if err != nil {
 		return err
 	}
-	if o := a.DType.Order; o != ndarray.NotApplicable && o != ndarray.NativeOrder() {
+	if o := a.DType.Order; o != '|' && o != ndarray.NativeOrder() {
 		// ndarray.__setstate__ turns data of the other byte order into
 		// the machine's own (_frombuffer does not).
 		if err := d.charge(int64(len(a.Data))); err != nil {

@@ -84,7 +84,7 @@ print(json.dumps(res))
 // allows, read as well; lengths and dimensions that lie are refused.
 func TestArrayRecordRefusals(t *testing.T) {
 	a, _ := ndarray.FromSlice([]int16{1, 2, 3, 4, 5, 6}, 2, 3)
-	a, _ = a.ToOrder(ndarray.LittleEndian)
+	a, _ = a.ToOrder('<')
 	good, err := AppendArray(nil, a)
 	require.NoError(t, err)
 	// shape as one block of -2 items (2 bytes): 03 04 04 06 00
