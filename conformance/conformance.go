@@ -19,104 +19,41 @@ package conformance
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
 	"testing"
 
+	"github.com/ndpack/ndpack/internal/corpus"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
 //go:embed testdata
-var corpus embed.FS
-
-// File is one file of the corpus.
-type File struct {
-	Path   string `json:"path"`   // relative to the corpus root
-	SHA256 string `json:"sha256"` // hex digest of the file's bytes, checked by Read
-	Size   int    `json:"size"`   // length in bytes
-	Format string `json:"format"` // "npy" or "ext110"
-
-	FortranOrder bool   `json:"fortran_order,omitempty"` // npy files of valid cases
-	Version      string `json:"version,omitempty"`       // npy format version of valid cases
-
-	Name   string `json:"name,omitempty"`   // tolerated and negative inputs
-	Why    string `json:"why,omitempty"`    // why it is tolerated or bad
-	Equals string `json:"equals,omitempty"` // the valid case a tolerated input equals
-	Error  string `json:"error,omitempty"`  // the class of failure of a negative input
-}
-
-// Case is a valid array and the files that hold it.
-type Case struct {
-	Name     string `json:"name"`     // such as "b1_2x3"; tolerated inputs name it in Equals
-	Typestr  string `json:"typestr"`  // numpy's dtype.str, such as "<f8" or "|V4"
-	Shape    []int  `json:"shape"`    // [] for a 0-d array
-	Standard bool   `json:"standard"` // a YEP-110 standard kind (b, i, u, f, c)
-	Files    []File `json:"files"`    // every encoding of the array, each decoding to it
-}
-
-// Manifest describes the corpus.
-type Manifest struct {
-	Numpy     string `json:"numpy"`     // the numpy version that wrote the corpus
-	Msgpack   string `json:"msgpack"`   // the msgpack-python version that ran pack_ndarray
-	Valid     []Case `json:"valid"`     // arrays that must be read and written exactly
-	Tolerated []File `json:"tolerated"` // unusual encodings that must be read
-	Negative  []File `json:"negative"`  // inputs that must be refused
-}
+var embedded embed.FS
 
 // FS returns the corpus as a file system rooted at the folder that holds
 // manifest.json.
 func FS() fs.FS {
-	sub, err := fs.Sub(corpus, "testdata")
+	sub, err := fs.Sub(embedded, "testdata")
 	if err != nil {
 		panic(err) // the embedded folder is part of the build
 	}
 	return sub
 }
 
-// Load reads the manifest.
-func Load() (*Manifest, error) {
-	b, err := fs.ReadFile(FS(), "manifest.json")
-	if err != nil {
-		return nil, err
-	}
-	var m Manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("conformance: manifest.json: %w", err)
-	}
-	return &m, nil
-}
-
-// Read returns the bytes of a corpus file after checking them against the
-// manifest's sha256.
-func Read(f File) ([]byte, error) {
-	b, err := fs.ReadFile(FS(), f.Path)
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(b)
-	if hex.EncodeToString(sum[:]) != f.SHA256 {
-		return nil, fmt.Errorf("conformance: %s does not match its sha256 in the manifest", f.Path)
-	}
-	return b, nil
-}
-
 // Seeds returns the bytes of every corpus file of the given format ("npy"
 // or "ext110"), valid, tolerated and negative: seeds for fuzz targets.
 func Seeds(format string) [][]byte {
-	m, err := Load()
+	m, err := corpus.Load(FS())
 	if err != nil {
 		panic(err)
 	}
 	var out [][]byte
-	add := func(f File) {
+	add := func(f corpus.File) {
 		if f.Format == format {
-			if b, err := Read(f); err == nil {
+			if b, err := corpus.Read(FS(), f); err == nil {
 				out = append(out, b)
 			}
 		}
@@ -126,7 +63,7 @@ func Seeds(format string) [][]byte {
 			add(f)
 		}
 	}
-	for _, f := range append(append([]File{}, m.Tolerated...), m.Negative...) {
+	for _, f := range append(append([]corpus.File{}, m.Tolerated...), m.Negative...) {
 		add(f)
 	}
 	return out
@@ -155,12 +92,12 @@ func (c Codec) encoder(format string) func(*ndarray.Array) ([]byte, error) {
 	return c.EncodeExt110
 }
 
-// ErrNotTested is returned by a Check whose codec lacks the function it
-// needs.
-var ErrNotTested = errors.New("conformance: the codec has no function for this format")
+// errNotTested is returned by a check whose codec lacks the function it
+// needs; Run skips it.
+var errNotTested = errors.New("conformance: the codec has no function for this format")
 
-// Check is one conformance check of the corpus.
-type Check struct {
+// check is one conformance check of the corpus.
+type check struct {
 	// Name is valid/CASE/FILE, tolerated/NAME or negative/NAME.
 	Name string
 	// Why says what the input is, for tolerated and negative checks.
@@ -168,26 +105,22 @@ type Check struct {
 	run func(Codec) error
 }
 
-// Run applies the check to codec: nil if it conforms, ErrNotTested if the
-// codec lacks the function needed, or an error saying what was wrong.
-func (c Check) Run(codec Codec) error { return c.run(codec) }
-
-// Checks returns every check of the corpus: for each valid case and file,
+// checks returns every check of the corpus: for each valid case and file,
 // that it decodes to the case's array (the same for every file of the
 // case) and that the canonical files re-encode byte for byte; for each
 // tolerated input, that it decodes to the array of the case it names; for
 // each negative input, that it is rejected.
-func Checks() ([]Check, error) {
-	m, err := Load()
+func checks() ([]check, error) {
+	m, err := corpus.Load(FS())
 	if err != nil {
 		return nil, err
 	}
-	cases := map[string]Case{}
-	var checks []Check
+	cases := map[string]corpus.Case{}
+	var all []check
 	for _, c := range m.Valid {
 		cases[c.Name] = c
 		for _, f := range c.Files {
-			checks = append(checks, Check{Name: "valid/" + c.Name + "/" + f.Path, run: func(codec Codec) error { return checkValid(codec, c, f) }})
+			all = append(all, check{Name: "valid/" + c.Name + "/" + f.Path, run: func(codec Codec) error { return checkValid(codec, c, f) }})
 		}
 	}
 	for _, f := range m.Tolerated {
@@ -195,24 +128,29 @@ func Checks() ([]Check, error) {
 		if !ok {
 			return nil, fmt.Errorf("conformance: %s names an unknown case %q", f.Path, f.Equals)
 		}
-		checks = append(checks, Check{Name: "tolerated/" + f.Name, Why: f.Why, run: func(codec Codec) error { return checkTolerated(codec, f, c) }})
+		all = append(all, check{Name: "tolerated/" + f.Name, Why: f.Why, run: func(codec Codec) error { return checkTolerated(codec, f, c) }})
 	}
 	for _, f := range m.Negative {
-		checks = append(checks, Check{Name: "negative/" + f.Name, Why: f.Why, run: func(codec Codec) error { return checkNegative(codec, f) }})
+		all = append(all, check{Name: "negative/" + f.Name, Why: f.Why, run: func(codec Codec) error { return checkNegative(codec, f) }})
 	}
-	return checks, nil
+	return all, nil
 }
 
-// Run checks codec against the whole corpus, one subtest per Check.
+// Run checks codec against the whole corpus, one subtest per check: for
+// each valid case and file, that it decodes to the case's array (the same
+// for every file of the case) and that the canonical files re-encode byte
+// for byte; for each tolerated input, that it decodes to the array of the
+// case it names; for each negative input, that it is rejected. A check
+// needing a function the codec leaves nil is skipped.
 func Run(t *testing.T, codec Codec) {
-	checks, err := Checks()
+	all, err := checks()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range checks {
+	for _, c := range all {
 		t.Run(c.Name, func(t *testing.T) {
-			switch err := c.Run(codec); {
-			case errors.Is(err, ErrNotTested):
+			switch err := c.run(codec); {
+			case errors.Is(err, errNotTested):
 				t.Skip(err)
 			case err != nil:
 				t.Fatal(err)
@@ -221,20 +159,20 @@ func Run(t *testing.T, codec Codec) {
 	}
 }
 
-func decode(codec Codec, f File) (*ndarray.Array, []byte, error) {
-	b, err := Read(f)
+func decode(codec Codec, f corpus.File) (*ndarray.Array, []byte, error) {
+	b, err := corpus.Read(FS(), f)
 	if err != nil {
 		return nil, nil, err
 	}
 	dec := codec.decoder(f.Format)
 	if dec == nil {
-		return nil, b, ErrNotTested
+		return nil, b, errNotTested
 	}
 	a, err := dec(b)
 	return a, b, err
 }
 
-func checkValid(codec Codec, c Case, f File) error {
+func checkValid(codec Codec, c corpus.Case, f corpus.File) error {
 	a, b, err := decode(codec, f)
 	if err != nil {
 		return fmt.Errorf("decode %s: %w", f.Path, err)
@@ -264,7 +202,7 @@ func checkValid(codec Codec, c Case, f File) error {
 	return nil
 }
 
-func checkTolerated(codec Codec, f File, c Case) error {
+func checkTolerated(codec Codec, f corpus.File, c corpus.Case) error {
 	got, _, err := decode(codec, f)
 	if err != nil {
 		return fmt.Errorf("%s (%s): %w", f.Path, f.Why, err)
@@ -283,10 +221,10 @@ func checkTolerated(codec Codec, f File, c Case) error {
 	return nil
 }
 
-func checkNegative(codec Codec, f File) error {
+func checkNegative(codec Codec, f corpus.File) error {
 	a, _, err := decode(codec, f)
 	switch {
-	case errors.Is(err, ErrNotTested):
+	case errors.Is(err, errNotTested):
 		return err
 	case err == nil:
 		return fmt.Errorf("%s was accepted (as %v) but must be rejected: %s", f.Path, a, f.Why)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ndpack/ndpack/conformance"
+	"github.com/ndpack/ndpack/internal/corpus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -61,8 +62,8 @@ func runCmd(t *testing.T, cmd *exec.Cmd, stdin []byte) result {
 
 // corpusFile copies a corpus file into dir under a name with the extension
 // the command expects.
-func corpusFile(t *testing.T, dir string, f conformance.File, name string) string {
-	b, err := conformance.Read(f)
+func corpusFile(t *testing.T, dir string, f corpus.File, name string) string {
+	b, err := corpus.Read(conformance.FS(), f)
 	require.NoError(t, err)
 	p := filepath.Join(dir, name)
 	require.NoError(t, os.WriteFile(p, b, 0o644))
@@ -76,7 +77,7 @@ func readFile(t *testing.T, p string) []byte {
 }
 
 func TestConvertValidCorpus(t *testing.T) {
-	m, err := conformance.Load()
+	m, err := corpus.Load(conformance.FS())
 	require.NoError(t, err)
 	for _, c := range m.Valid {
 		t.Run(c.Name, func(t *testing.T) {
@@ -87,8 +88,8 @@ func TestConvertValidCorpus(t *testing.T) {
 			}
 			ext := c.Files[len(c.Files)-1]
 			require.Equal(t, "ext110", ext.Format)
-			wantExt, _ := conformance.Read(ext)
-			wantNPY, _ := conformance.Read(c.Files[0])
+			wantExt, _ := corpus.Read(conformance.FS(), ext)
+			wantNPY, _ := corpus.Read(conformance.FS(), c.Files[0])
 			for _, f := range c.Files[:len(c.Files)-1] {
 				in := corpusFile(t, dir, f, "in.npy")
 				out := filepath.Join(dir, "out.msgpack")
@@ -114,9 +115,9 @@ func TestConvertValidCorpus(t *testing.T) {
 }
 
 func TestConvertToleratedCorpus(t *testing.T) {
-	m, err := conformance.Load()
+	m, err := corpus.Load(conformance.FS())
 	require.NoError(t, err)
-	cases := map[string]conformance.Case{}
+	cases := map[string]corpus.Case{}
 	for _, c := range m.Valid {
 		cases[c.Name] = c
 	}
@@ -131,14 +132,14 @@ func TestConvertToleratedCorpus(t *testing.T) {
 			in := corpusFile(t, dir, f, "in.bin")
 			r := cli(t, nil, "convert", "--from", from, in, filepath.Join(dir, to))
 			require.Equal(t, 0, r.code, r.stderr)
-			wantBytes, _ := conformance.Read(want)
+			wantBytes, _ := corpus.Read(conformance.FS(), want)
 			assert.Equal(t, wantBytes, readFile(t, filepath.Join(dir, to)))
 		})
 	}
 }
 
 func TestConvertNegativeCorpus(t *testing.T) {
-	m, err := conformance.Load()
+	m, err := corpus.Load(conformance.FS())
 	require.NoError(t, err)
 	for _, f := range m.Negative {
 		t.Run(f.Name, func(t *testing.T) {
@@ -167,15 +168,15 @@ func TestConvertNegativeCorpus(t *testing.T) {
 }
 
 func TestConvertStreams(t *testing.T) {
-	m, _ := conformance.Load()
-	var c conformance.Case
+	m, _ := corpus.Load(conformance.FS())
+	var c corpus.Case
 	for _, v := range m.Valid {
 		if v.Name == "f8_le_3x4" {
 			c = v
 		}
 	}
-	npy, _ := conformance.Read(c.Files[0])
-	ext, _ := conformance.Read(c.Files[len(c.Files)-1])
+	npy, _ := corpus.Read(conformance.FS(), c.Files[0])
+	ext, _ := corpus.Read(conformance.FS(), c.Files[len(c.Files)-1])
 	r := cli(t, npy, "convert", "--from", "npy", "--to", "msgpack", "-", "-")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, string(ext), r.stdout)
@@ -189,14 +190,14 @@ func TestConvertStreams(t *testing.T) {
 
 func TestNPZThroughMsgpack(t *testing.T) {
 	dir := t.TempDir()
-	m, _ := conformance.Load()
+	m, _ := corpus.Load(conformance.FS())
 	// Build an .npz from two corpus arrays via msgpack, and back.
 	var doc bytes.Buffer
 	doc.Write([]byte{0x82})
 	for _, name := range []string{"f8_le_3x4", "nonstandard_S5"} {
 		for _, c := range m.Valid {
 			if c.Name == name {
-				ext, _ := conformance.Read(c.Files[len(c.Files)-1])
+				ext, _ := corpus.Read(conformance.FS(), c.Files[len(c.Files)-1])
 				doc.Write(append([]byte{0xa0 | byte(len(name))}, name...))
 				doc.Write(ext)
 			}
@@ -237,8 +238,8 @@ func TestHostileMsgpack(t *testing.T) {
 
 func TestInspect(t *testing.T) {
 	dir := t.TempDir()
-	m, _ := conformance.Load()
-	var special conformance.Case
+	m, _ := corpus.Load(conformance.FS())
+	var special corpus.Case
 	for _, c := range m.Valid {
 		if c.Name == "f8_be_special" {
 			special = c
