@@ -50,7 +50,7 @@ func ExampleImage() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	img, err := render.Image(a, render.Options{Colormap: render.Viridis, Range: [2]float64{0, 1}})
+	img, err := render.Image(a, render.Options{Colormap: "viridis", Range: [2]float64{0, 1}})
 	if err != nil {
 		log.Fatal(err)
 	}

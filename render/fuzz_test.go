@@ -57,7 +57,7 @@ func FuzzRender(f *testing.F) {
 		if err != nil {
 			return
 		}
-		o := render.Options{Colormap: render.Colormap(opts >> 2 & 3), Log: opts&0x10 != 0}
+		o := render.Options{Colormap: [...]string{"gray", "viridis", "magma", "inferno"}[opts>>2&3], Log: opts&0x10 != 0}
 		if opts&0x20 != 0 && len(data) >= 16 {
 			o.Range = [2]float64{math.Float64frombits(binary.LittleEndian.Uint64(data)), math.Float64frombits(binary.LittleEndian.Uint64(data[8:]))}
 		}

@@ -25,7 +25,7 @@ type frame struct {
 	rgb      bool
 	dt       ndarray.DType
 	sc       scale
-	cmap     Colormap
+	cmap     colormap
 }
 
 // painter turns rows of a frame into pixels; each goroutine has its own.
@@ -84,7 +84,7 @@ func checkImage(dt ndarray.DType, shape []int, o Options) (rgb int, err error) {
 	}
 	switch {
 	case len(shape) == 3 && (shape[2] == 3 || shape[2] == 4) && dt.Kind == 'u' && dt.ItemSize == 1 && dt.IsPlain():
-		if o.Colormap != Gray || o.Range != [2]float64{} || o.Log {
+		if o.cmap() != gray || o.Range != [2]float64{} || o.Log {
 			return 0, errorf(ErrOptions, "a uint8 array of shape %s is an %s image, written as it is: a colormap, range or log scale does not apply", ndarray.FormatShape(shape), map[int]string{3: "RGB", 4: "RGBA"}[shape[2]])
 		}
 		rgb = shape[2]
@@ -111,7 +111,7 @@ func prepare(s Source, o Options) (*frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &frame{src: s, dt: s.DType, cmap: o.Colormap, h: s.Shape[0], w: s.Shape[1], rgb: rgb > 0, channels: rgb}
+	f := &frame{src: s, dt: s.DType, cmap: o.cmap(), h: s.Shape[0], w: s.Shape[1], rgb: rgb > 0, channels: rgb}
 	f.rowBytes = f.w * s.DType.ItemSize
 	if f.rgb {
 		f.rowBytes = f.w * rgb
@@ -123,7 +123,7 @@ func prepare(s Source, o Options) (*frame, error) {
 	}
 	f.sc = newScale(lo, hi, o.Log)
 	f.channels = 1
-	if o.Colormap != Gray {
+	if o.cmap() != gray {
 		f.channels = 3
 	}
 	if missing {
@@ -292,7 +292,7 @@ func EncodePNGSource(w io.Writer, s Source, o Options) error {
 	if err != nil {
 		return err
 	}
-	return f.encode(w, o.Compression)
+	return f.encode(w, o.level())
 }
 
 // Image returns a drawn as an image.Image: an *image.Gray for an opaque
@@ -338,13 +338,13 @@ func Image(a *ndarray.Array, o Options) (image.Image, error) {
 // PNG's colour types by channel count.
 var colorTypes = [5]byte{1: 0, 2: 4, 3: 2, 4: 6}
 
-var flateLevels = [...]int{BestSpeed: flate.BestSpeed, DefaultCompression: flate.DefaultCompression,
-	BestCompression: flate.BestCompression, NoCompression: flate.NoCompression}
+var flateLevels = [...]int{bestSpeed: flate.BestSpeed, defaultCompression: flate.DefaultCompression,
+	bestCompression: flate.BestCompression, noCompression: flate.NoCompression}
 
 // zlibHeaders are the two bytes that start a zlib stream of each level, as
 // compress/zlib writes them.
-var zlibHeaders = [...][2]byte{BestSpeed: {0x78, 0x01}, DefaultCompression: {0x78, 0x9c},
-	BestCompression: {0x78, 0xda}, NoCompression: {0x78, 0x01}}
+var zlibHeaders = [...][2]byte{bestSpeed: {0x78, 0x01}, defaultCompression: {0x78, 0x9c},
+	bestCompression: {0x78, 0xda}, noCompression: {0x78, 0x01}}
 
 // encoder is one worker's state: its painter, its rows, its compressor.
 type encoder struct {
@@ -361,7 +361,7 @@ type encoder struct {
 // parallel, as pigz does: each into deflate blocks of its own that end on
 // a byte (a sync flush), the last with the final block, joined in order
 // into one zlib stream whose Adler-32 is combined from theirs.
-func (f *frame) encode(w io.Writer, c Compression) error {
+func (f *frame) encode(w io.Writer, c compression) error {
 	cw := &chunkWriter{w: w}
 	cw.buf = append(cw.buf, "\x89PNG\r\n\x1a\n"...)
 	var ihdr [13]byte
@@ -457,8 +457,8 @@ func adler32Combine(a, b uint32, len2 int) uint32 {
 // Average and None rarely win): smooth images then deflate to a fraction.
 // The three are made in one pass, Up into out, Sub and Paeth into sub and
 // paeth (as long as cur).
-func filterRow(out, cur, prev []byte, bpp int, c Compression, sub, paeth []byte) {
-	if c == NoCompression {
+func filterRow(out, cur, prev []byte, bpp int, c compression, sub, paeth []byte) {
+	if c == noCompression {
 		out[0] = 0
 		copy(out[1:], cur)
 		return

@@ -178,7 +178,7 @@ func (p *Preview) WriteTo(w io.Writer) (int64, error) {
 		if !ok {
 			return c, false
 		}
-		c[0], c[1], c[2] = p.o.Colormap.RGB(x)
+		c[0], c[1], c[2] = p.o.cmap().rgb(x)
 		return c, true
 	}
 	pixelRows := p.h * p.zoom

@@ -63,7 +63,7 @@ func TestPreviewColoursAndBlanks(t *testing.T) {
 	nan := math.NaN()
 	// Two pixel rows: top [0, NaN], bottom [1, NaN].
 	a, _ := ndarray.FromSlice([]float64{0, nan, 1, nan}, 2, 2)
-	out := preview(t, a, 2, render.Options{Colormap: render.Viridis})
+	out := preview(t, a, 2, render.Options{Colormap: "viridis"})
 	want := "\x1b[38;2;68;1;84m\x1b[48;2;253;231;37m▀\x1b[0m \x1b[0m\n"
 	if out != want {
 		t.Errorf("got %q\nwant %q", out, want)
@@ -101,10 +101,10 @@ func TestPreviewStreams(t *testing.T) {
 		v[i] = math.Sin(float64(i)/17) * float64(i%23)
 	}
 	a, _ := ndarray.FromSlice(v, 37, 23)
-	want := preview(t, a, 20, render.Options{Colormap: render.Magma})
+	want := preview(t, a, 20, render.Options{Colormap: "magma"})
 	big, _ := a.ToOrder('>')
 	f, _ := big.ColumnMajorData()
-	p, err := render.NewPreview(big.DType, big.Shape, true, 20, render.Options{Colormap: render.Magma})
+	p, err := render.NewPreview(big.DType, big.Shape, true, 20, render.Options{Colormap: "magma"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,50 +46,46 @@ func errorf(class error, format string, args ...any) error {
 	return &ndarray.Error{Pkg: "render", Offset: -1, Err: class, Detail: fmt.Sprintf(format, args...)}
 }
 
-// Colormap is how levels become colours. Gray, the zero value, keeps the
-// level as a gray value; the others are matplotlib's perceptually uniform
-// colormaps, their 256 entries rounded to 8 bits.
-type Colormap int
+// colormap is how levels become colours: gray keeps the level as a gray
+// value; the others are matplotlib's perceptually uniform colormaps, their
+// 256 entries rounded to 8 bits.
+type colormap int
 
-// The colormaps.
 const (
-	Gray Colormap = iota
-	Viridis
-	Magma
-	Inferno
+	gray colormap = iota
+	viridis
+	magma
+	inferno
 )
 
-var colormapNames = [...]string{Gray: "gray", Viridis: "viridis", Magma: "magma", Inferno: "inferno"}
+var colormapNames = [...]string{gray: "gray", viridis: "viridis", magma: "magma", inferno: "inferno"}
 
-// String returns the colormap's name as ParseColormap reads it.
-func (c Colormap) String() string {
-	if c < 0 || int(c) >= len(colormapNames) {
-		return fmt.Sprintf("Colormap(%d)", int(c))
+func (c colormap) String() string { return colormapNames[c] }
+
+// lookup returns the index of name in names, ignoring case; "" is the
+// first.
+func lookup(names []string, name string) (int, bool) {
+	if name == "" {
+		return 0, true
 	}
-	return colormapNames[c]
-}
-
-// ParseColormap returns the colormap named name: gray, viridis, magma or
-// inferno.
-func ParseColormap(name string) (Colormap, error) {
-	for i, n := range colormapNames {
+	for i, n := range names {
 		if strings.EqualFold(n, name) {
-			return Colormap(i), nil
+			return i, true
 		}
 	}
-	return 0, errorf(ErrOptions, "unknown colormap %q (want %s)", name, strings.Join(colormapNames[:], ", "))
+	return 0, false
 }
 
-// RGB returns the colour of x, a position between 0 and 1 (clipped to
-// them): for Gray the level x*255 rounded to nearest; for the others
+// rgb returns the colour of x, a position between 0 and 1 (clipped to
+// them): for gray the level x*255 rounded to nearest; for the others
 // matplotlib's entry floor(x*256), the last for x = 1, as matplotlib's
 // colormaps pick it.
-func (c Colormap) RGB(x float64) (r, g, b uint8) {
+func (c colormap) rgb(x float64) (r, g, b uint8) {
 	if !(x > 0) {
 		x = 0
 	}
 	x = min(x, 1)
-	if c == Gray {
+	if c == gray {
 		l := uint8(x*255 + 0.5)
 		return l, l, l
 	}
@@ -97,14 +93,14 @@ func (c Colormap) RGB(x float64) (r, g, b uint8) {
 }
 
 // entry returns the colormap's entry i, 0 to 255.
-func (c Colormap) entry(i int) (r, g, b uint8) {
+func (c colormap) entry(i int) (r, g, b uint8) {
 	var t string
 	switch c {
-	case Viridis:
+	case viridis:
 		t = viridisRGB
-	case Magma:
+	case magma:
 		t = magmaRGB
-	case Inferno:
+	case inferno:
 		t = infernoRGB
 	default:
 		return uint8(i), uint8(i), uint8(i)
@@ -114,10 +110,11 @@ func (c Colormap) entry(i int) (r, g, b uint8) {
 
 // Options says how values become levels and colours.
 type Options struct {
-	// Colormap colours the levels. Gray, the zero value, writes a
-	// grayscale PNG; the others an RGB one (RGBA when some values are
-	// transparent).
-	Colormap Colormap
+	// Colormap colours the levels: "gray" ("" too) writes a grayscale
+	// PNG; "viridis", "magma" and "inferno", matplotlib's perceptually
+	// uniform colormaps (their 256 entries rounded to 8 bits), an RGB one
+	// (RGBA when some values are transparent). Case is ignored.
+	Colormap string
 	// Range, when not the zero value, is the value drawn at level 0 and
 	// the value drawn at level 255; values outside are clipped to them.
 	// The zero value draws from the array's finite minimum to its finite
@@ -127,31 +124,45 @@ type Options struct {
 	// decades. Values that are not positive have none and are drawn
 	// transparent, as NaN is.
 	Log bool
-	// Compression is how hard the PNG encoder compresses.
-	Compression Compression
+	// Compression is how hard the PNG encoder compresses, as image/png's
+	// levels of the same names: "fast" ("" too, the default: an array is
+	// drawn to be looked at, at once), "default", "best" or "none".
+	Compression string
 }
 
-// Compression is the zlib effort of a PNG. The zero value, BestSpeed, is
-// the default: an array is drawn to be looked at, at once.
-type Compression int
+// compression is the zlib effort of a PNG.
+type compression int
 
-// The compression levels, as image/png's of the same names.
 const (
-	BestSpeed Compression = iota
-	DefaultCompression
-	BestCompression
-	NoCompression
+	bestSpeed compression = iota
+	defaultCompression
+	bestCompression
+	noCompression
 )
+
+var compressionNames = [...]string{bestSpeed: "fast", defaultCompression: "default", bestCompression: "best", noCompression: "none"}
+
+// cmap and level are the options' colormap and compression, which
+// Validate has checked.
+func (o Options) cmap() colormap {
+	i, _ := lookup(colormapNames[:], o.Colormap)
+	return colormap(i)
+}
+
+func (o Options) level() compression {
+	i, _ := lookup(compressionNames[:], o.Compression)
+	return compression(i)
+}
 
 // Validate reports options that contradict themselves: a range whose low
 // end is not below its high end or is not finite, a logarithmic range that
 // does not start above 0, an unknown colormap or compression.
 func (o Options) Validate() error {
-	if o.Colormap < 0 || int(o.Colormap) >= len(colormapNames) {
-		return errorf(ErrOptions, "unknown colormap %d", int(o.Colormap))
+	if _, ok := lookup(colormapNames[:], o.Colormap); !ok {
+		return errorf(ErrOptions, "unknown colormap %q (want %s)", o.Colormap, strings.Join(colormapNames[:], ", "))
 	}
-	if o.Compression < BestSpeed || o.Compression > NoCompression {
-		return errorf(ErrOptions, "unknown compression %d", int(o.Compression))
+	if _, ok := lookup(compressionNames[:], o.Compression); !ok {
+		return errorf(ErrOptions, "unknown compression %q (want %s)", o.Compression, strings.Join(compressionNames[:], ", "))
 	}
 	if o.Range == [2]float64{} {
 		return nil

@@ -74,12 +74,12 @@ func TestPNGChunksInParallelKeepThePixels(t *testing.T) {
 		o    render.Options
 	}{
 		{"gray", smooth, render.Options{}},
-		{"gray-default", smooth, render.Options{Compression: render.DefaultCompression}},
-		{"gray-best", smooth, render.Options{Compression: render.BestCompression}},
-		{"gray-none", smooth, render.Options{Compression: render.NoCompression}},
+		{"gray-default", smooth, render.Options{Compression: "default"}},
+		{"gray-best", smooth, render.Options{Compression: "best"}},
+		{"gray-none", smooth, render.Options{Compression: "none"}},
 		{"gray-alpha", holes, render.Options{}},
-		{"viridis", smooth, render.Options{Colormap: render.Viridis}},
-		{"magma-alpha", holes, render.Options{Colormap: render.Magma, Range: [2]float64{-50, 50}}},
+		{"viridis", smooth, render.Options{Colormap: "viridis"}},
+		{"magma-alpha", holes, render.Options{Colormap: "magma", Range: [2]float64{-50, 50}}},
 		{"rgb", rgbA, render.Options{}},
 	} {
 		want, err := render.Image(c.a, c.o)

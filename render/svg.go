@@ -603,7 +603,7 @@ func lineColor(r, rows int) string {
 	if rows > 1 {
 		x = 0.85 * float64(r) / float64(rows-1)
 	}
-	cr, cg, cb := Viridis.RGB(x)
+	cr, cg, cb := viridis.rgb(x)
 	return fmt.Sprintf("#%02x%02x%02x", cr, cg, cb)
 }
 

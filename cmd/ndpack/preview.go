@@ -79,7 +79,7 @@ func startPreview(out reportWriter, src *arraySource) *arrayPreview {
 	if src.name != "" {
 		indent = "    " // as printArray indents a named array
 	}
-	p, err := render.NewPreview(src.dtype, src.shape, src.fortran, max(1, pr.width-len(indent)), render.Options{Colormap: render.Viridis})
+	p, err := render.NewPreview(src.dtype, src.shape, src.fortran, max(1, pr.width-len(indent)), render.Options{Colormap: "viridis"})
 	if err != nil {
 		return nil // records, strings, dates, empty arrays: nothing to draw
 	}

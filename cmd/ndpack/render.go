@@ -146,7 +146,8 @@ func runRender(e env, args []string) error {
 		}
 		return usageError("%s: render writes .png (an image) or .svg (a line plot), not %q%s", r.out, filepath.Ext(r.out), hint)
 	}
-	if r.opts.Colormap, err = render.ParseColormap(*colormap); err != nil {
+	r.opts.Colormap = *colormap
+	if err := (render.Options{Colormap: *colormap}).Validate(); err != nil {
 		return usageError("--colormap %s: %v", *colormap, strings.TrimPrefix(err.Error(), "render: "))
 	}
 	if *rng != "" {
@@ -159,12 +160,10 @@ func runRender(e env, args []string) error {
 		r.opts.Range = [2]float64{l, h}
 	}
 	r.opts.Log = *logScale
-	level, ok := map[string]render.Compression{"fast": render.BestSpeed, "default": render.DefaultCompression,
-		"best": render.BestCompression, "none": render.NoCompression}[strings.ToLower(*compress)]
-	if !ok {
+	r.opts.Compression = *compress
+	if err := (render.Options{Compression: *compress}).Validate(); err != nil {
 		return usageError("--compress %q: want fast, default, best or none", *compress)
 	}
-	r.opts.Compression = level
 	if err := r.opts.Validate(); err != nil {
 		return usageError("%s", strings.TrimPrefix(err.Error(), "render: "))
 	}
