@@ -11,18 +11,14 @@ import (
 	"github.com/ndpack/ndpack/ndarray"
 )
 
-// DefaultMaxDepth is how deeply arrays and maps may nest in a message unless
-// MessageOptions say otherwise. Real messages nest a handful of levels; the
-// msgpack library recurses once per level, and a few million levels
-// overflow the Go stack, which kills the process.
-const DefaultMaxDepth = 512
-
 // MessageOptions are the limits a whole message is checked against before
 // the msgpack library decodes it. The zero value is the default.
 type MessageOptions struct {
 	// MaxDepth bounds how deeply arrays and maps nest: a top-level map is
-	// at depth 1, an array inside it at depth 2. Zero means
-	// DefaultMaxDepth.
+	// at depth 1, an array inside it at depth 2. Zero means 512: real
+	// messages nest a handful of levels; the msgpack library recurses once
+	// per level, and a few million levels overflow the Go stack, which
+	// kills the process.
 	MaxDepth int
 	// MaxSize bounds one message in bytes. Zero means no limit for
 	// UnmarshalMessage, whose input is already in memory, and
@@ -31,7 +27,7 @@ type MessageOptions struct {
 	MaxSize int64
 	// MaxExpansion bounds the memory that decoding may allocate, as
 	// estimated for decoding into interface values, as a multiple of the
-	// message's size plus 4 MiB (mpwalk's slack). Zero means DefaultMaxExpansion. Ordinary
+	// message's size plus 4 MiB. Zero means 48. Ordinary
 	// data stays well under it (a list of small integers costs 16 bytes an
 	// item, the most of any real data); a message of one-entry maps would
 	// cost 117 times its size, and is refused with ndarray.ErrTooLarge.
@@ -61,17 +57,13 @@ type MessageOptions struct {
 	NoCopy bool
 }
 
-// DefaultMaxExpansion bounds, unless MessageOptions say otherwise, the
-// memory decoding a message may take as a multiple of its size (plus 4 MiB).
-const DefaultMaxExpansion = 48
-
 func (o MessageOptions) limits() mpwalk.Limits {
 	l := mpwalk.Limits{MaxDepth: o.MaxDepth, MaxExpansion: o.MaxExpansion}
 	if l.MaxDepth <= 0 {
-		l.MaxDepth = DefaultMaxDepth
+		l.MaxDepth = mpwalk.DefaultMaxDepth
 	}
 	if l.MaxExpansion <= 0 {
-		l.MaxExpansion = DefaultMaxExpansion
+		l.MaxExpansion = mpwalk.DefaultMaxExpansion
 	}
 	return l
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
-	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
@@ -20,8 +19,8 @@ import (
 // decoding may take as a multiple of its size (plus mpwalk's slack). Both
 // are those of the module's other message decoders.
 const (
-	maxDepth     = ext110.DefaultMaxDepth
-	maxExpansion = ext110.DefaultMaxExpansion
+	maxDepth     = mpwalk.DefaultMaxDepth
+	maxExpansion = mpwalk.DefaultMaxExpansion
 )
 
 // decodeMessage decodes one whole message, a msgpack map, as openpi's

@@ -230,7 +230,8 @@ func (s *stream) Read(p []byte) (int, error) {
 			return n, s.err
 		}
 		if s.resumes == maxResumes {
-			s.err = &TruncatedError{URL: s.obj.name, Offset: s.off, Cause: err}
+			s.err = &ndarray.Error{Pkg: "remote", Err: ndarray.ErrTruncated, Offset: s.off,
+				Detail: fmt.Sprintf("%s: the body ended early %d times", s.obj.name, maxResumes+1), Cause: err}
 			return n, s.err
 		}
 		s.resumes++
@@ -255,22 +256,6 @@ func (s *stream) Close() error {
 	}
 	return nil
 }
-
-// TruncatedError reports a body that kept ending early: resumed three
-// times, it still did not reach the bytes asked for. It matches
-// ndarray.ErrTruncated under errors.Is.
-type TruncatedError struct {
-	URL    string // without credentials
-	Offset int64  // the first byte not received
-	Cause  error  // what the last body ended with
-}
-
-func (e *TruncatedError) Error() string {
-	return fmt.Sprintf("remote: %s: truncated input at byte %d: the body ended early %d times (%v)", e.URL, e.Offset, maxResumes+1, e.Cause)
-}
-
-// Unwrap makes errors.Is match ndarray.ErrTruncated.
-func (e *TruncatedError) Unwrap() []error { return []error{ndarray.ErrTruncated, e.Cause} }
 
 // statusError is an answer other than the one asked for.
 type statusError struct {

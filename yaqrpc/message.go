@@ -1,6 +1,6 @@
 package yaqrpc
 
-import "github.com/ndpack/ndpack/ext110"
+import "github.com/ndpack/ndpack/internal/mpwalk"
 
 // Version is the protocol version sent and required in every message.
 const Version = "1.0"
@@ -9,8 +9,8 @@ const Version = "1.0"
 // deeply arrays and maps nest (512), and the memory decoding may take as a
 // multiple of the message's size plus 4 MiB (ext110's defaults).
 const (
-	defaultMaxDepth     = ext110.DefaultMaxDepth
-	defaultMaxExpansion = ext110.DefaultMaxExpansion
+	defaultMaxDepth     = mpwalk.DefaultMaxDepth
+	defaultMaxExpansion = mpwalk.DefaultMaxExpansion
 )
 
 // request is what a Client sends. Params is left out when nil.

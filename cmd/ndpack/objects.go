@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/internal/pickle"
@@ -27,7 +26,7 @@ import (
 // read, only listed, as without --objects). why is the dialect's refusal,
 // which commands without --objects report.
 func pickledObjects(name string, b []byte, why error, maxSize int64) (arraySource, int, error) {
-	n, err := mpwalk.Len(b, mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth})
+	n, err := mpwalk.Len(b, mpwalk.Limits{MaxDepth: mpwalk.DefaultMaxDepth})
 	if err != nil {
 		return arraySource{}, 0, err
 	}
@@ -75,7 +74,7 @@ func mapBytes(b []byte, key string) ([]byte, bool) {
 			v, _, err := mpwire.ReadStringOrBinZC(rest)
 			return v, err == nil
 		}
-		l, err := mpwalk.Len(rest, mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth})
+		l, err := mpwalk.Len(rest, mpwalk.Limits{MaxDepth: mpwalk.DefaultMaxDepth})
 		if err != nil {
 			return nil, false
 		}

@@ -8,7 +8,7 @@ import (
 	"math/big"
 	"unsafe"
 
-	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
@@ -101,8 +101,8 @@ func (p *plainWriter) check(a *npybridge.ObjectArray, depth int) error {
 }
 
 func (p *plainWriter) checkValue(v any, depth int) error {
-	if depth > ext110.DefaultMaxDepth {
-		return fmt.Errorf("nested more than %d deep", ext110.DefaultMaxDepth)
+	if depth > mpwalk.DefaultMaxDepth {
+		return fmt.Errorf("nested more than %d deep", mpwalk.DefaultMaxDepth)
 	}
 	seen := func(id identity, ok bool) bool {
 		if !ok {
@@ -174,8 +174,8 @@ func (p *plainWriter) checkValue(v any, depth int) error {
 		}
 		return nil
 	case *npybridge.ObjectArray:
-		if depth > ext110.DefaultMaxDepth-len(x.Shape) {
-			return fmt.Errorf("nested more than %d deep", ext110.DefaultMaxDepth)
+		if depth > mpwalk.DefaultMaxDepth-len(x.Shape) {
+			return fmt.Errorf("nested more than %d deep", mpwalk.DefaultMaxDepth)
 		}
 		if seen(identityOf(x.Values)) {
 			return nil

@@ -354,7 +354,7 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 		if errors.Is(err, ext110.ErrNotExt110) || errors.Is(err, dialect.ErrNotArray) {
 			// Another value (a prompt, an id, a list or map that may hold
 			// arrays, found by nestedArrays): listed, not read.
-			n, err = mpwalk.Len(b[next:], mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth})
+			n, err = mpwalk.Len(b[next:], mpwalk.Limits{MaxDepth: mpwalk.DefaultMaxDepth})
 			a = arraySource{name: key, err: fmt.Errorf("map value %q: %w", key, errNotArray)}
 		}
 		if err != nil {
@@ -440,8 +440,8 @@ func (fa *fileArrays) nestedArrays(b []byte, at int, base string, depth int, des
 		fail := func(err error) (int, error) {
 			return 0, fmt.Errorf("msgpack: %s: %w", pathString(base, segs), err)
 		}
-		if depth > ext110.DefaultMaxDepth {
-			return fail(fmt.Errorf("lists and maps nest more than %d deep at byte %d", ext110.DefaultMaxDepth, at))
+		if depth > mpwalk.DefaultMaxDepth {
+			return fail(fmt.Errorf("lists and maps nest more than %d deep at byte %d", mpwalk.DefaultMaxDepth, at))
 		}
 		// (The checks read a map's keys only when it is a map: a failed
 		// read costs an error value, and a message may hold millions.)
@@ -485,7 +485,7 @@ func (fa *fileArrays) nestedArrays(b []byte, at int, base string, depth int, des
 				if kerr != nil {
 					// A key that is not a string: skip it, and name the
 					// value by its place.
-					kn, err := mpwalk.Len(b[next:], mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth})
+					kn, err := mpwalk.Len(b[next:], mpwalk.Limits{MaxDepth: mpwalk.DefaultMaxDepth})
 					if err != nil {
 						return fail(fmt.Errorf("map key %d: %w", i, err))
 					}
@@ -500,7 +500,7 @@ func (fa *fileArrays) nestedArrays(b []byte, at int, base string, depth int, des
 			}
 			return next, nil
 		}
-		n, err := mpwalk.Len(b[at:], mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth})
+		n, err := mpwalk.Len(b[at:], mpwalk.Limits{MaxDepth: mpwalk.DefaultMaxDepth})
 		if err != nil {
 			return fail(err)
 		}

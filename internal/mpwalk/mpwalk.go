@@ -85,6 +85,15 @@ type Limits struct {
 // small messages are never refused for their fixed costs.
 const ExpansionSlack = 4 << 20
 
+// The limits a message is checked against unless its caller sets others
+// (ext110.MessageOptions documents them): nesting depth, and the memory
+// decoding may take as a multiple of the message's size (plus
+// ExpansionSlack).
+const (
+	DefaultMaxDepth     = 512
+	DefaultMaxExpansion = 48
+)
+
 // What decoding into interface values allocates, as measured with
 // msgpack/v5 on Go 1.26: each element of an array takes a 16-byte interface
 // slot; a string 16 more for its boxed header, a byte slice or slice 24; a

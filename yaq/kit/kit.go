@@ -199,9 +199,6 @@ func (k *Daemon) setStateLocked(key string, value any) {
 	k.state[key] = value
 }
 
-// IsBusy reports what busy answers.
-func (d *Daemon) IsBusy() bool { return d.isBusy() }
-
 // WaitBusy blocks until the daemon is busy (at once if it is), or ctx
 // ends, or the daemon closes; it reports whether the daemon is busy. A
 // motion loop waits on it between moves.
@@ -270,14 +267,6 @@ func (k *Daemon) setMeasuredLocked(values map[string]any) int64 {
 	return k.measurementID
 }
 
-// Measured returns the last measurement, with its measurement_id.
-func (d *Daemon) Measured() map[string]any {
-	k := d
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.measured
-}
-
 // SetMappings replaces the mappings (has-mapping), which get the next
 // mapping_id.
 func (d *Daemon) SetMappings(mappings map[string]any) {
@@ -309,14 +298,6 @@ func (d *Daemon) SetMapping(name string, value any) {
 	}
 	m[name] = value
 	k.mappings = m
-}
-
-// Mappings returns the mappings last set, with their mapping_id.
-func (d *Daemon) Mappings() map[string]any {
-	k := d
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.mappings
 }
 
 // Looping reports whether measure was asked to loop and stop_looping has
@@ -498,7 +479,7 @@ func (k *Daemon) installSensor() {
 			}
 			return out, nil
 		})
-		k.handle("get_measured", func([]any) (any, error) { return d.Measured(), nil })
+		k.handle("get_measured", func([]any) (any, error) { return d.locked(func() any { return d.measured }), nil })
 		k.handle("get_measurement_id", func([]any) (any, error) {
 			k.mu.Lock()
 			defer k.mu.Unlock()
@@ -533,7 +514,7 @@ func (k *Daemon) installSensor() {
 			return k.mappingID, nil
 		})
 		k.handle("get_mapping_units", func([]any) (any, error) { return unitsMap(s.MappingUnits), nil })
-		k.handle("get_mappings", func([]any) (any, error) { return d.Mappings(), nil })
+		k.handle("get_mappings", func([]any) (any, error) { return d.locked(func() any { return d.mappings }), nil })
 	}
 }
 
@@ -805,4 +786,13 @@ func orNil(s *string) any {
 		return *s
 	}
 	return nil
+}
+
+// locked returns get() read under the daemon's lock: the measurement and
+// mappings are replaced whole, never changed in place, so the map it
+// returns can be encoded after the lock is released.
+func (d *Daemon) locked(get func() any) any {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return get()
 }
