@@ -35,7 +35,7 @@ type ConvertOptions struct {
 // nothing is written.
 //
 // It fails with the errors of package npybridge for the header (ErrNotNPY,
-// ErrHeader, ErrHeaderTooLarge, ErrUnsupported, ...) and with its
+// ErrHeader, ErrUnsupported, ndarray.ErrTooLarge, ...) and with its
 // ErrTruncated, whose Offset is the first data byte, when r holds fewer
 // data bytes than the header announces (or a mapped file is truncated by
 // another process while it is read: then inside an *os.PathError naming the

@@ -54,7 +54,6 @@ func (a *Array) SetOrder(o byte) error {
 	return nil
 }
 
-
 // SwapBytes reverses, in place, the byte order of every scalar in data,
 // which holds elements of dtype dt: whole items for integers, floats and
 // times, each half of a complex number, each character of a U string, and

@@ -3,7 +3,6 @@ package ndarray
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"unsafe"
 )
 
@@ -110,13 +109,6 @@ func rowMajorStrides(shape []int, itemSize int) []int {
 	return strides
 }
 
-// Len returns the number of elements of the view: the records times the
-// elements of the field's subarray.
-func (v *FieldView) Len() int {
-	n, _ := NumElements(v.Shape)
-	return n
-}
-
 // Item returns the bytes of one element, in the field's byte order,
 // aliasing the array's Data. It fails with an error matching ErrIndex when
 // the number of coordinates is not the view's number of dimensions or a
@@ -168,9 +160,9 @@ func (v *FieldView) Set(src *Array) error {
 	default:
 		return newError(ErrType, fmt.Sprintf("cannot set field %s of %s from an array of %s", strconv.Quote(v.Path), shortText(v.DType), shortText(src.DType)))
 	}
-	if src.Len() != v.Len() {
+	if src.Len() != v.len() {
 		return newError(ErrDataLength, fmt.Sprintf("field %s has %d elements (shape %s), got %d (shape %s)",
-			strconv.Quote(v.Path), v.Len(), FormatShape(v.Shape), src.Len(), FormatShape(src.Shape)))
+			strconv.Quote(v.Path), v.len(), FormatShape(v.Shape), src.Len(), FormatShape(src.Shape)))
 	}
 	v.scatter(src.Data, swap, false)
 	return nil
@@ -192,7 +184,7 @@ func FieldValues[T Element](a *Array, path string) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]T, v.Len())
+	out := make([]T, v.len())
 	if len(out) > 0 {
 		v.gather(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), len(out)*v.DType.ItemSize), swap, isBool)
 	}
@@ -214,9 +206,9 @@ func SetFieldValues[T Element](a *Array, path string, values []T) error {
 	if err != nil {
 		return err
 	}
-	if len(values) != v.Len() {
+	if len(values) != v.len() {
 		return newError(ErrDataLength, fmt.Sprintf("field %s has %d elements (shape %s), got %d values",
-			strconv.Quote(path), v.Len(), FormatShape(v.Shape), len(values)))
+			strconv.Quote(path), v.len(), FormatShape(v.Shape), len(values)))
 	}
 	if len(values) > 0 {
 		v.scatter(unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), len(values)*v.DType.ItemSize), swap, isBool)
@@ -345,14 +337,9 @@ func moveElem(dst, src []byte, swap int, isBool bool) {
 	}
 }
 
-// String describes the view without its data, e.g. `field "x" <f8 (3,)`.
-func (v *FieldView) String() string {
-	var b strings.Builder
-	b.WriteString("field ")
-	b.WriteString(strconv.Quote(v.Path))
-	b.WriteByte(' ')
-	b.WriteString(v.DType.String())
-	b.WriteByte(' ')
-	b.WriteString(FormatShape(v.Shape))
-	return b.String()
+// len is the number of elements of the view: the records times the
+// elements of the field's subarray.
+func (v *FieldView) len() int {
+	n, _ := NumElements(v.Shape)
+	return n
 }

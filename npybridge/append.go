@@ -314,7 +314,7 @@ func (a *Appender) Append(arr *ndarray.Array) error {
 func (a *Appender) rollback(n int64, cause error) error {
 	end := a.dataOff + a.rows*a.rowBytes
 	terr := a.f.Truncate(end) // shrinking needs no room on a full disk
-	if errors.Is(cause, ErrHeaderTooLarge) {
+	if errors.Is(cause, errHeaderTooLarge) {
 		return &os.PathError{Op: "append", Path: a.name, Err: cause}
 	}
 	var pe *os.PathError
@@ -350,7 +350,7 @@ func (a *Appender) writeCount(rows int64) error {
 	text := strconv.AppendInt(append(a.line[:0], a.before...), rows, 10)
 	text = append(text, a.after...)
 	if len(text)+1 > a.textLen {
-		return errAt(ErrHeaderTooLarge, int64(a.prefix), "the header has no room for a count of %d rows; "+
+		return errAt(errHeaderTooLarge, int64(a.prefix), "the header has no room for a count of %d rows; "+
 			"rewrite the file as np.save or ndpack writes it (with room for any count) to append more", rows)
 	}
 	// Only the text changes: the dict, then spaces to the newline.

@@ -133,7 +133,7 @@ func TestAppendRefuses(t *testing.T) {
 	tight := filepath.Join(dir, "tight.npy")
 	require.NoError(t, os.WriteFile(tight, npyWith(1, "{'descr':'<u2','fortran_order':False,'shape':(6,)}\n", six), 0o644))
 	_, err = AppendOptions{}.OpenAppend(context.Background(), tight, rowDType)
-	assert.ErrorIs(t, err, ErrHeaderTooLarge)
+	assert.ErrorIs(t, err, errHeaderTooLarge)
 	assert.Contains(t, err.Error(), "no room for a count of 6 rows")
 	b, _ := os.ReadFile(tight)
 	assert.Equal(t, npyWith(1, "{'descr':'<u2','fortran_order':False,'shape':(6,)}\n", six), b, "left as it was")

@@ -19,9 +19,6 @@ var (
 	// ErrHeader: the header is not the dict numpy writes (syntax, keys,
 	// types, values).
 	ErrHeader = errors.New("malformed header")
-	// ErrHeaderTooLarge: a header longer than ReadOptions.MaxHeaderSize.
-	// It wraps the ndarray.ErrTooLarge that ext110 and the other codecs share.
-	ErrHeaderTooLarge = fmt.Errorf("header %w", codecerr.ErrTooLarge)
 	// ErrUnsupported: a valid NPY file whose dtype ndpack does not hold as
 	// an ndarray.Array: object arrays (pickle), which ReadObjects reads
 	// with ReadOptions.AllowObjects (ErrObjectArray wraps it).
@@ -55,3 +52,7 @@ func errAt(class error, off int64, format string, args ...any) error {
 func wrapAt(class error, off int64, cause error) error {
 	return &ndarray.Error{Pkg: "npybridge", Err: class, Offset: off, Cause: cause}
 }
+
+// errHeaderTooLarge is the class of a header longer than
+// ReadOptions.MaxHeaderSize: errors.Is(err, ndarray.ErrTooLarge) finds it.
+var errHeaderTooLarge = fmt.Errorf("header %w", codecerr.ErrTooLarge)

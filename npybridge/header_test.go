@@ -77,7 +77,7 @@ func TestReadRejects(t *testing.T) {
 		{"version 4.0", []byte("\x93NUMPY\x04\x00\x00\x00"), ErrVersion, "at byte 6: version 4.0; only 1.0, 2.0 and 3.0 exist"},
 		{"version 1.1", []byte("\x93NUMPY\x01\x01\x00\x00"), ErrVersion, "version 1.1"},
 		{"truncated header", npyWith(1, "{'descr': '<u2', 'fortran_order': False, 'shape': (2, 3), }", nil)[:30], ndarray.ErrTruncated, "the file ends inside the 59-byte header"},
-		{"header too large", npyWith(2, "{"+strings.Repeat(" ", 10001)+"}", nil), ErrHeaderTooLarge, "header of 10003 bytes exceeds the limit of 10000"},
+		{"header too large", npyWith(2, "{"+strings.Repeat(" ", 10001)+"}", nil), errHeaderTooLarge, "header of 10003 bytes exceeds the limit of 10000"},
 		{"not a dict", h("[1, 2]"), ErrHeader, "the header is a list, not a dict"},
 		{"not a literal", h("{'descr': dtype('<u2')}"), ErrHeader, `name "dtype" is not a literal`},
 		{"syntax", h("{'descr': '<u2' 'shape': (2, 3)}"), ErrHeader, "expected ',' or '}'"},
@@ -134,7 +134,7 @@ func TestMaxHeaderSizeOption(t *testing.T) {
 	text := "{'descr': '<u2', 'fortran_order': False, 'shape': (2, 3)}" + strings.Repeat(" ", 20000) + "\n"
 	file := append(npyWith(2, text, nil), six...)
 	_, err := ReadOptions{}.Read(bytes.NewReader(file))
-	assert.ErrorIs(t, err, ErrHeaderTooLarge)
+	assert.ErrorIs(t, err, errHeaderTooLarge)
 	a, err := ReadOptions{MaxHeaderSize: 30000}.Read(bytes.NewReader(file))
 	require.NoError(t, err)
 	assert.Equal(t, []int{2, 3}, a.Shape)

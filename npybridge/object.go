@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
-	"github.com/ndpack/ndpack/internal/atomicfile"
 	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/pickle"
 	"github.com/ndpack/ndpack/ndarray"
@@ -181,21 +179,6 @@ func (o ReadOptions) ReadObjects(r io.Reader) (*ObjectArray, error) {
 		first = int64(l.Len()) // all of it, at once
 	}
 	return o.readPickle(h, r, first, -1)
-}
-
-// ReadObjectsFile reads the NPY file name, which holds an object array;
-// see ReadObjects.
-func (o ReadOptions) ReadObjectsFile(name string) (*ObjectArray, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	a, err := o.ReadObjects(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return a, nil
 }
 
 // ReadObjects reads the member called name, an object array, as
@@ -393,19 +376,6 @@ func WriteObjects(w io.Writer, a *ObjectArray) error {
 	}
 	_, err = w.Write(b)
 	return err
-}
-
-// WriteObjectsFile writes the object array a as the NPY file name,
-// atomically, as WriteFile writes an array.
-func WriteObjectsFile(name string, a *ObjectArray) error {
-	b, err := AppendObjects(nil, a)
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(name, 0o666, func(f *os.File) error {
-		_, err := f.Write(b)
-		return err
-	})
 }
 
 // WriteObjects adds the object array a as the member NAME.npy.

@@ -44,7 +44,7 @@ func TestReadObjectsStopsAtSTOP(t *testing.T) {
 	require.NoError(t, os.Truncate(p, int64(len(npy))+2<<30))
 	var a *ObjectArray
 	var err error
-	alloc, _ := hostile.HeapCost(func() { a, err = ReadOptions{AllowObjects: true}.ReadObjectsFile(p) })
+	alloc, _ := hostile.HeapCost(func() { a, err = ReadOptions{AllowObjects: true}.readObjectsFile(p) })
 	require.NoError(t, err)
 	assert.Equal(t, []any{"a", "b"}, a.Values)
 	assert.Less(t, alloc, uint64(8<<20), "bytes allocated reading a sparse 2 GiB tail")

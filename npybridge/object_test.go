@@ -94,7 +94,7 @@ func TestReadObjectsNumpy(t *testing.T) {
 				defer z.Close()
 				a, err = z.ReadObjects(member)
 			} else {
-				a, err = allowObjects.ReadObjectsFile(filepath.Join(dir, name))
+				a, err = allowObjects.readObjectsFile(filepath.Join(dir, name))
 			}
 			if strings.HasPrefix(name, "datetime") {
 				require.ErrorIs(t, err, ErrPickle)
@@ -209,7 +209,7 @@ func TestWriteObjectsAsNumpy(t *testing.T) {
 		got, err := AppendObjects(nil, a)
 		require.NoError(t, err, name)
 		assert.Equal(t, want[name], hex.EncodeToString(got), "%s: not np.save's bytes", name)
-		require.NoError(t, WriteObjectsFile(filepath.Join(dir, name+".npy"), a))
+		require.NoError(t, writeObjectsFile(filepath.Join(dir, name+".npy"), a))
 		back, err := allowObjects.ReadObjects(bytes.NewReader(got))
 		require.NoError(t, err, name)
 		// Go's ints come back as int64: compare through canon.
@@ -342,7 +342,7 @@ json.dump(res, sys.stdout)
 				defer z.Close()
 				a, err = z.ReadObjects(member)
 			} else {
-				a, err = allowObjects.ReadObjectsFile(filepath.Join(root, name))
+				a, err = allowObjects.readObjectsFile(filepath.Join(root, name))
 			}
 			if strings.HasPrefix(canon, "class ") {
 				require.ErrorIs(t, err, ErrPickle)

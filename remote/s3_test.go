@@ -64,7 +64,7 @@ func TestS3NotFound(t *testing.T) {
 
 func TestS3Writer(t *testing.T) {
 	f := s3fake.Start(t, "out")
-	data := testData((5 << 20)*2 + 12345)
+	data := testData((5<<20)*2 + 12345)
 	w, err := remote.Options{PartSize: (5 << 20)}.Create(context.Background(), "s3://out/x.bin")
 	if err != nil {
 		t.Fatal(err)

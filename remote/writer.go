@@ -223,6 +223,3 @@ func (w *Writer) isAborted() bool {
 	defer w.mu.Unlock()
 	return w.aborted
 }
-
-// Name returns the object's URL.
-func (w *Writer) Name() string { return w.name }

@@ -88,12 +88,17 @@ func ExampleEncodeSVG() {
 }
 
 // A 1-D array previews as a sparkline.
-func ExampleWritePreview() {
+func ExampleNewPreview() {
 	a, err := ndarray.FromSlice([]float64{1, 2, 4, 8, 16, 8, 4, 2, 1}, 9)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := render.WritePreview(os.Stdout, a, 80, render.Options{Log: true}); err != nil {
+	p, err := render.NewPreview(a.DType, a.Shape, false, 80, render.Options{Log: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	p.Write(a.Data) // as the data arrives
+	if _, err := p.WriteTo(os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 	// Output:

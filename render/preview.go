@@ -9,9 +9,9 @@ import (
 	"github.com/ndpack/ndpack/ndarray"
 )
 
-// PreviewLines is the most terminal lines a 2-D preview takes: a tall
+// previewLines is the most terminal lines a 2-D preview takes: a tall
 // array is shrunk to fit them.
-const PreviewLines = 40
+const previewLines = 40
 
 // Preview draws an array for a terminal from its bytes as they stream
 // by, in memory that depends on the terminal's size, not the array's: a
@@ -67,10 +67,10 @@ func NewPreview(dt ndarray.DType, shape []int, columnMajor bool, width int, o Op
 		p.h, p.w = 1, int(min(p.cols, int64(width)))
 	case len(shape) == 2:
 		p.rows, p.cols = int64(shape[0]), int64(shape[1])
-		// Half blocks make square pixels: fit the width and 2*PreviewLines
+		// Half blocks make square pixels: fit the width and 2*previewLines
 		// pixel rows, keeping the aspect; a small array is magnified by a
 		// whole factor instead.
-		s := math.Min(float64(width)/float64(p.cols), 2*PreviewLines/float64(p.rows))
+		s := math.Min(float64(width)/float64(p.cols), 2*previewLines/float64(p.rows))
 		if s >= 1 {
 			p.h, p.w, p.zoom = int(p.rows), int(p.cols), int(s)
 		} else {
@@ -228,21 +228,6 @@ func (p *Preview) scale() scale {
 		lo, hi = 0, 0
 	}
 	return newScale(lo, hi, false) // the bins hold logarithms already
-}
-
-// WritePreview draws a at most width characters wide, as a Preview fed
-// with its data does.
-func WritePreview(w io.Writer, a *ndarray.Array, width int, o Options) error {
-	if err := a.Validate(); err != nil {
-		return err
-	}
-	p, err := NewPreview(a.DType, a.Shape, false, width, o)
-	if err != nil {
-		return err
-	}
-	p.Write(a.Data)
-	_, err = p.WriteTo(w)
-	return err
 }
 
 // countWriter counts what it writes and keeps the first error.

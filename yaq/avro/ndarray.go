@@ -13,8 +13,8 @@ const ArraySchema = `{"type": "record", "name": "ndarray", "logicalType": "ndarr
 	`{"name": "shape", "type": {"type": "array", "items": "int"}}, {"name": "typestr", "type": "string"}, ` +
 	`{"name": "data", "type": "bytes"}, {"name": "version", "type": "int"}]}`
 
-// ArrayVersion is the array interface version the record carries.
-const ArrayVersion = 3
+// arrayVersion is the array interface version the record carries.
+const arrayVersion = 3
 
 // ArrayOptions controls encoding. The zero value is the default.
 type ArrayOptions struct {
@@ -22,12 +22,6 @@ type ArrayOptions struct {
 	// standard list (S, U, V, M8, m8) be encoded; yaq daemons read them
 	// with numpy, but the standard leaves them out.
 	AllowNonstandard bool
-}
-
-// AppendArray appends the ndarray record of a to dst with the default
-// options, growing dst at most once.
-func AppendArray(dst []byte, a *ndarray.Array) ([]byte, error) {
-	return ArrayOptions{}.AppendArray(dst, a)
 }
 
 // AppendArray appends the ndarray record of a to dst, growing dst at most
@@ -44,7 +38,7 @@ func (o ArrayOptions) AppendArray(dst []byte, a *ndarray.Array) ([]byte, error) 
 		return dst, err
 	}
 	dst = append(dst, a.Data...)
-	return appendVarint(dst, ArrayVersion), nil
+	return appendVarint(dst, arrayVersion), nil
 }
 
 // appendArrayHead checks a and appends its record up to the data's length:

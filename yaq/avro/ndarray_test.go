@@ -53,7 +53,7 @@ print(json.dumps(res))
 		require.NoError(t, err, "%s %v", c.Typestr, c.Shape)
 		assert.Equal(t, len(rec), n)
 		assert.True(t, want.Equal(got), "%s %v decoded", c.Typestr, c.Shape)
-		b, err := AppendArray(nil, want)
+		b, err := ArrayOptions{}.AppendArray(nil, want)
 		require.NoError(t, err)
 		assert.True(t, bytes.Equal(rec, b), "%s %v encoded as python3-avro encodes it", c.Typestr, c.Shape)
 		ours = append(ours, hex.EncodeToString(b))
@@ -85,7 +85,7 @@ print(json.dumps(res))
 func TestArrayRecordRefusals(t *testing.T) {
 	a, _ := ndarray.FromSlice([]int16{1, 2, 3, 4, 5, 6}, 2, 3)
 	a, _ = a.ToOrder('<')
-	good, err := AppendArray(nil, a)
+	good, err := ArrayOptions{}.AppendArray(nil, a)
 	require.NoError(t, err)
 	// shape as one block of -2 items (2 bytes): 03 04 04 06 00
 	negBlock := append([]byte{0x03, 0x04, 0x04, 0x06, 0x00}, good[4:]...)
@@ -116,7 +116,7 @@ func TestArrayRecordRefusals(t *testing.T) {
 		}
 	}
 	s, _ := ndarray.New(ndarray.MustParseDType("|S2"), []int{1}, []byte("ab"))
-	_, err = AppendArray(nil, s)
+	_, err = ArrayOptions{}.AppendArray(nil, s)
 	assert.ErrorIs(t, err, ErrNonstandard)
 	b, err := ArrayOptions{AllowNonstandard: true}.AppendArray(nil, s)
 	require.NoError(t, err)
@@ -128,7 +128,7 @@ func TestArrayRecordRefusals(t *testing.T) {
 func FuzzDecodeArray(f *testing.F) {
 	for _, v := range [][]float64{{}, {1}, {1, 2, 3}} {
 		a, _ := ndarray.FromSlice(v)
-		b, _ := AppendArray(nil, a)
+		b, _ := ArrayOptions{}.AppendArray(nil, a)
 		f.Add(b)
 	}
 	f.Add([]byte{0x03, 0x04, 0x04, 0x06, 0x00, 0x06, '<', 'i', '2', 0x00, 0x06})

@@ -21,7 +21,7 @@ func TestRecordArrayRefused(t *testing.T) {
 	a, err := ndarray.New(rec, []int{2}, make([]byte, 24))
 	require.NoError(t, err)
 	for name, encode := range map[string]func() ([]byte, error){
-		"AppendArray":      func() ([]byte, error) { return AppendArray(nil, a) },
+		"AppendArray":      func() ([]byte, error) { return ArrayOptions{}.AppendArray(nil, a) },
 		"AllowNonstandard": func() ([]byte, error) { return ArrayOptions{AllowNonstandard: true}.AppendArray(nil, a) },
 		"Schema.Append": func() ([]byte, error) {
 			s, err := ParseSchema(ArraySchema)

@@ -536,7 +536,7 @@ func appendRecord(dst []byte, s *Schema, v any, path string, depth int, g *gathe
 			if out, err = (ArrayOptions{AllowNonstandard: true}).appendArrayHead(dst, a, 1); err == nil {
 				g.pieces = append(g.pieces, out[g.mark:], a.Data)
 				g.mark = len(out)
-				out = appendVarint(out, ArrayVersion)
+				out = appendVarint(out, arrayVersion)
 			}
 		} else {
 			out, err = ArrayOptions{AllowNonstandard: true}.AppendArray(dst, a)

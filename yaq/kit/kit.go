@@ -218,7 +218,7 @@ func (d *Daemon) WaitBusy(ctx context.Context) bool {
 	case <-ch:
 		return true
 	case <-ctx.Done():
-	case <-d.Done():
+	case <-d.Context().Done():
 	}
 	return false
 }

@@ -334,7 +334,7 @@ func TestDaemonZeroValue(t *testing.T) {
 	assert.Error(t, server.Serve(nil))
 	assert.NoError(t, server.Close())
 	assert.NoError(t, server.Shutdown(context.Background()))
-	<-server.Done()
+	<-server.Context().Done()
 	assert.Nil(t, server.Protocol())
 }
 

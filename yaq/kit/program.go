@@ -461,7 +461,7 @@ func (p *Program) serveOnce(d *Daemon, l net.Listener) (restart bool, err error)
 	k.mu.Lock()
 	k.stateSaved = make(chan struct{})
 	k.mu.Unlock()
-	go func() { k.keepState(StateFile(d.Kind(), d.Name), k.loaded, d.Done()); close(k.stateSaved) }()
+	go func() { k.keepState(StateFile(d.Kind(), d.Name), k.loaded, d.Context().Done()); close(k.stateSaved) }()
 	if v, _ := d.Config["loop_at_startup"].(bool); v && k.traits["has-measure-trigger"] {
 		k.measure(true)
 	}
@@ -592,7 +592,7 @@ func (p *Program) makeDaemonOn(path, name string, table map[string]any, logLevel
 		}
 	}
 	if logFile != nil {
-		go func() { <-d.Done(); closeLog() }()
+		go func() { <-d.Context().Done(); closeLog() }()
 	}
 	d.Logf("info", "serving %s on %s; config %s; state %s", c.Name, l.Addr(), path, StateFile(c.Name, name))
 	return d, l, nil
