@@ -7,11 +7,11 @@ import (
 	"unsafe"
 )
 
-// ToOrder returns the array with its elements in byte order o (LittleEndian
-// or BigEndian). When no byte has to move (the order is already o, or the
+// ToOrder returns the array with its elements in byte order o ('<'
+// or '>'). When no byte has to move (the order is already o, or the
 // items have no order) it returns a itself; otherwise it returns a new Array
 // with swapped copies of the bytes. It fails, with ErrDType, only when o is
-// neither LittleEndian nor BigEndian; a itself is not validated.
+// neither '<' nor '>'; a itself is not validated.
 func (a *Array) ToOrder(o byte) (*Array, error) {
 	if o != '<' && o != '>' {
 		return nil, newError(ErrDType, fmt.Sprintf("target byte order %q is not '<' or '>'", byte(o)))
@@ -31,12 +31,12 @@ func (a *Array) ToOrder(o byte) (*Array, error) {
 	return out, nil
 }
 
-// SetOrder converts a's elements to byte order o (LittleEndian or
-// BigEndian) in place, in a's own Data, and sets its DType to match: the
+// SetOrder converts a's elements to byte order o ('<' or
+// '>') in place, in a's own Data, and sets its DType to match: the
 // conversion ToOrder makes into a copy, for an array whose memory the
 // caller owns (one just read from a file). Fields of a record already in
 // order o are left as they are. It fails, with ErrDType and a left
-// unchanged, only when o is neither LittleEndian nor BigEndian.
+// unchanged, only when o is neither '<' nor '>'.
 func (a *Array) SetOrder(o byte) error {
 	if o != '<' && o != '>' {
 		return newError(ErrDType, fmt.Sprintf("target byte order %q is not '<' or '>'", byte(o)))

@@ -119,7 +119,7 @@ type Server struct {
 	// byte) before it is closed; 0 means an hour, a
 	// negative value none. A Client made by Dial notices, before its next
 	// call, that the server closed its idle connection, and reconnects
-	// without sending anything twice; a Client made by NewClient on a
+	// without sending anything twice; a Client made by newClient on a
 	// connection of the caller's cannot, and its next call fails.
 	IdleTimeout time.Duration
 	// ReadTimeout bounds how long a request may take to arrive, from its
