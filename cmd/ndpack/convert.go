@@ -97,6 +97,18 @@ Options:
                        either bound may be left out, negative ones count
                        from the end; no step) of an .npy or .npz member,
                        read alone
+  --field NAME         only the field NAME of a record array (numpy's
+                       a['NAME']; "outer.inner" for a nested record's field)
+  --astype DTYPE       convert the values to DTYPE (numpy's names: float32,
+                       i2, >f8, bool, complex64 ...), as numpy's astype does
+  --casting RULE       which conversions --astype makes, as numpy's casting:
+                       no, equiv (byte order only), safe, same_kind
+                       (default: within a kind or up bool, unsigned, signed,
+                       float, complex), unsafe (any: floats to integers
+                       truncate); a refused one is an error
+  --max-header-size N  read .npy headers of up to N bytes (default 10000,
+                       numpy's max_header_size): records of thousands of
+                       fields
   --part-size MIB      the part size of an s3:// OUT's upload (default 8,
                        at least 5)
   --quiet              no progress on standard error
@@ -114,6 +126,7 @@ Examples:
   ndpack convert https://data.example.org/big.npy big.msgpack
   ndpack convert --rows 1000:2000 s3://lab/run.npz:image part.npy
   ndpack convert run.npz s3://lab/run.msgpack
+  ndpack convert --field pos --astype float32 tracks.npy pos.npy
 `
 
 type convertOptions struct {
@@ -127,6 +140,20 @@ type convertOptions struct {
 	objects          bool  // read object arrays (pickles) as data
 	maxObjects       int64 // --max-objects-size; 0 is the default
 	rows             *rowRange
+	maxHeader        int         // --max-header-size; 0 is numpy's 10,000
+	field            string      // --field: a record field
+	astype           *astypeSpec // --astype and --casting
+}
+
+// inputOptions are the options IN is read with.
+func (o convertOptions) inputOptions() inputOptions {
+	return inputOptions{objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader}
+}
+
+// transformed reports whether the arrays are changed on the way (--rows,
+// --field, --astype), which the direct .npy <-> ext 110 paths do not do.
+func (o convertOptions) transformed() bool {
+	return o.rows != nil || o.field != "" || o.astype != nil
 }
 
 func runConvert(e env, args []string) error {
@@ -145,11 +172,19 @@ func runConvert(e env, args []string) error {
 	wait := fs.Bool("wait", false, "")
 	rowsFlag := fs.String("rows", "", "")
 	partSize := fs.Int64("part-size", 0, "")
+	field := fs.String("field", "", "")
+	astype := fs.String("astype", "", "")
+	casting := fs.String("casting", "", "")
+	maxHeader := addMaxHeaderFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	rows, err := parseRows(*rowsFlag)
+	if err != nil {
+		return err
+	}
+	as, err := parseAstype(*astype, *casting)
 	if err != nil {
 		return err
 	}
@@ -160,7 +195,8 @@ func runConvert(e env, args []string) error {
 		return usageError("want IN and OUT, got %d arguments", len(pos))
 	}
 	in, out := pos[0], pos[1]
-	o := convertOptions{allowNonstandard: *allow, compress: *compress, member: *member, name: *name, quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), rows: rows}
+	o := convertOptions{allowNonstandard: *allow, compress: *compress, member: *member, name: *name, quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), rows: rows,
+		maxHeader: int(*maxHeader), field: *field, astype: as}
 	in, o.member = splitMember(in, o.member)
 	if o.from, err = resolveFormat(in, *from, "from"); err != nil {
 		return err
@@ -181,6 +217,8 @@ func runConvert(e env, args []string) error {
 		return usageError("--name names the member of an .npz; OUT is %s", o.to)
 	case o.member != "" && o.from == formatNPY:
 		return usageError("--member picks an array of an .npz or a msgpack map; IN is npy")
+	case (o.field != "" || o.astype != nil) && o.objects:
+		return usageError("--field and --astype take arrays of numbers or records; an object array (--objects) holds Python objects")
 	case *appendRows && o.objects:
 		return usageError("--append adds rows of numbers to an .npy; an object array (--objects) is not appended")
 	case *wait && !*appendRows:
@@ -233,12 +271,13 @@ func runConvert(e env, args []string) error {
 // appendTo adds the one array of IN to the .npy file out as a row or a block
 // of rows. A new file takes the array's shape as its row shape.
 func (o convertOptions) appendTo(e env, in, out string) error {
-	fa, err := openArrays(in, e.stdin, o.from)
+	fa, err := openInputArrays(in, e.stdin, o.from, o.inputOptions())
 	if err != nil {
 		return err
 	}
 	defer fa.close()
 	fa.withRows(o.rows)
+	fa.withFieldAndType(o.field, o.astype)
 	arrays, err := o.pick(fa.all())
 	if err != nil {
 		return err
@@ -256,7 +295,7 @@ func (o convertOptions) appendTo(e env, in, out string) error {
 		return &os.PathError{Op: "append", Path: out, Err: errors.New("not a regular file: --append adds rows to an .npy file")}
 	}
 	if f, err := os.Open(out); err == nil {
-		h, herr := npybridge.ReadOptions{}.ReadHeader(bufio.NewReader(f))
+		h, herr := npybridge.ReadOptions{MaxHeaderSize: o.maxHeader}.ReadHeader(bufio.NewReader(f))
 		f.Close()
 		if herr != nil {
 			return &os.PathError{Op: "append", Path: out, Err: herr}
@@ -387,13 +426,13 @@ func (o convertOptions) openInput(e env, in string) (total int64, obj *remote.Ob
 	case isRegularFile(in):
 		fi, _ := os.Stat(in)
 		return fi.Size(), nil, nil, nil
-	case remote.IsURL(in) && o.from == formatNPY && o.rows == nil && o.to == formatMsgpack && o.toDialect == 0 && !o.objects:
+	case remote.IsURL(in) && o.from == formatNPY && !o.transformed() && o.maxHeader == 0 && o.to == formatMsgpack && o.toDialect == 0 && !o.objects:
 		if obj, err = remoteOptions(0).Open(context.Background(), in); err != nil {
 			return 0, nil, nil, err
 		}
 		return obj.Size(), obj, nil, nil
 	case remote.IsURL(in):
-		if fa, err = openArraysWith(in, e.stdin, o.from, o.objects, o.maxObjects); err != nil {
+		if fa, err = openInputArrays(in, e.stdin, o.from, o.inputOptions()); err != nil {
 			return 0, nil, nil, err
 		}
 		return fa.size, nil, fa, nil
@@ -416,7 +455,7 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 	opts := ndpack.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}}
 
 	// .npy <-> ext 110 keep their own paths, measured at the speed of cp.
-	if (isRegularFile(in) || o.from == formatNPY) && o.toDialect == 0 && !o.objects && o.rows == nil {
+	if (isRegularFile(in) || o.from == formatNPY) && o.toDialect == 0 && !o.objects && !o.transformed() && o.maxHeader == 0 {
 		switch {
 		case o.from == formatNPY && o.to == formatMsgpack && obj != nil:
 			// One request streams the whole object, counted as it is
@@ -437,12 +476,13 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 		}
 	}
 	if fa == nil {
-		if fa, err = openArraysWith(in, e.stdin, o.from, o.objects, o.maxObjects); err != nil {
+		if fa, err = openInputArrays(in, e.stdin, o.from, o.inputOptions()); err != nil {
 			return err
 		}
 		defer fa.close()
 	}
 	fa.withRows(o.rows)
+	fa.withFieldAndType(o.field, o.astype)
 	arrays, err := o.pick(fa.all())
 	if err != nil {
 		return err
