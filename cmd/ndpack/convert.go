@@ -440,7 +440,7 @@ func (o convertOptions) openInput(e env, in string) (total int64, obj *remote.Ob
 	return 0, nil, nil, nil
 }
 
-func (o convertOptions) convert(e env, w io.Writer, in string) error {
+func (o convertOptions) convert(e env, w io.Writer, in string) (err error) {
 	total, obj, fa, err := o.openInput(e, in)
 	if err != nil {
 		return err
@@ -487,6 +487,11 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err == nil {
+			o.warnSkipped(e, in, fa)
+		}
+	}()
 	switch o.to {
 	case formatNPY:
 		if len(arrays) != 1 {
@@ -592,10 +597,12 @@ func (o convertOptions) pick(arrays []arraySource) ([]arraySource, error) {
 		return nil, fmt.Errorf("no array %q; it holds %s", o.member, names(arrays))
 	}
 	// The values of a message that are not arrays (a prompt, an id, the
-	// lists and maps whose arrays are members of their own) are left out.
+	// lists and maps whose arrays are members of their own), and the
+	// members of an .npz that are not .npy files (a notes.txt), are left
+	// out.
 	var picked []arraySource
 	for _, a := range arrays {
-		if a.err != nil && errors.Is(a.err, errNotArray) {
+		if notAnArray(a) {
 			continue
 		}
 		if a.objects != nil {
@@ -615,6 +622,36 @@ func (o convertOptions) pick(arrays []arraySource) ([]arraySource, error) {
 		}
 	}
 	return picked, nil
+}
+
+// notAnArray reports whether a is a value of a message that is not an
+// array, or an .npz member that is not an .npy file.
+func notAnArray(a arraySource) bool {
+	return a.err != nil && (errors.Is(a.err, errNotArray) || errors.Is(a.err, npybridge.ErrNotArray))
+}
+
+// warnSkipped says, in one line on standard error, which members of an
+// .npz IN that are not .npy files a conversion of the whole archive
+// leaves out.
+func (o convertOptions) warnSkipped(e env, in string, fa *fileArrays) {
+	if o.member != "" || fa.format != formatNPZ {
+		return
+	}
+	var skipped []string
+	for _, a := range fa.all() {
+		if a.err != nil && errors.Is(a.err, npybridge.ErrNotArray) {
+			skipped = append(skipped, a.name)
+		}
+	}
+	if len(skipped) == 0 {
+		return
+	}
+	what := fmt.Sprintf("%d members that are not .npy files", len(skipped))
+	if len(skipped) == 1 {
+		what = "a member that is not an .npy file"
+	}
+	fmt.Fprintf(e.stderr, "ndpack: warning: %s: %s left out (%s): ndpack converts the arrays\n",
+		displayName(in), what, strings.Join(skipped, ", "))
 }
 
 func names(arrays []arraySource) string {

@@ -257,7 +257,7 @@ func (t *textReports) file(r fileReport, arrays, others int) {
 	}
 	more := ""
 	if others > 0 {
-		more = fmt.Sprintf(" and %d other value(s)", others)
+		more = fmt.Sprintf(" and %d other %s", others, plural(int64(others), "value"))
 	}
 	fmt.Fprintf(t.w, "%s: %s%s, %d %s%s\n", r.File, r.Format, version, arrays, plural(int64(arrays), "array"), more)
 }
