@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/ndpack/ndpack/internal/codecerr"
 )
 
 // FieldView is one field of every record of a record array: a column with
@@ -169,8 +171,8 @@ func (v *FieldView) Set(src *Array) error {
 		return newError(ErrType, fmt.Sprintf("cannot set field %s of %s from an array of %s", strconv.Quote(v.Path), shortText(v.DType), shortText(src.DType)))
 	}
 	if src.Len() != v.Len() {
-		return newError(ErrDataLength, fmt.Sprintf("field %s has %d elements (shape %s), got %d (shape %s)",
-			strconv.Quote(v.Path), v.Len(), FormatShape(v.Shape), src.Len(), FormatShape(src.Shape)))
+		return newError(ErrDataLength, fmt.Sprintf("field %s has %s (shape %s), got %d (shape %s)",
+			strconv.Quote(v.Path), codecerr.Count(v.Len(), "element"), FormatShape(v.Shape), src.Len(), FormatShape(src.Shape)))
 	}
 	v.scatter(src.Data, swap, false)
 	return nil
@@ -215,8 +217,8 @@ func SetFieldValues[T Element](a *Array, path string, values []T) error {
 		return err
 	}
 	if len(values) != v.Len() {
-		return newError(ErrDataLength, fmt.Sprintf("field %s has %d elements (shape %s), got %d values",
-			strconv.Quote(path), v.Len(), FormatShape(v.Shape), len(values)))
+		return newError(ErrDataLength, fmt.Sprintf("field %s has %s (shape %s), got %s",
+			strconv.Quote(path), codecerr.Count(v.Len(), "element"), FormatShape(v.Shape), codecerr.Count(len(values), "value")))
 	}
 	if len(values) > 0 {
 		v.scatter(unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), len(values)*v.DType.ItemSize), swap, isBool)

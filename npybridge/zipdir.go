@@ -12,6 +12,8 @@ import (
 	"io"
 	"slices"
 	"sync"
+
+	"github.com/ndpack/ndpack/internal/codecerr"
 )
 
 // The zip reading here replaces archive/zip's for .npz archives, because an
@@ -164,8 +166,8 @@ func readZipDir(r io.ReaderAt, size int64) (*zipDir, error) {
 	// As archive/zip, only the low 16 bits: writers that do not write
 	// zip64 records wrap the count of an archive of 65,536 members or more.
 	if n := uint64(len(d.entries)); uint16(n) != uint16(end.count) {
-		return nil, notZip(end.at, "the directory's end record counts %d members, the directory at byte %d holds %d records",
-			end.count, end.dirStart, len(d.entries))
+		return nil, notZip(end.at, "the directory's end record counts %s, the directory at byte %d holds %s",
+			codecerr.Count(end.count, "member"), end.dirStart, codecerr.Count(len(d.entries), "record"))
 	}
 	if err := d.checkLayout(); err != nil {
 		return nil, err

@@ -192,7 +192,7 @@ func runConvert(e env, args []string) error {
 		return usageError("--part-size %d: S3 takes parts of 5 to 5120 MiB", *partSize)
 	}
 	if len(pos) != 2 {
-		return usageError("want IN and OUT, got %d arguments", len(pos))
+		return usageError("want IN and OUT, got %d %s", len(pos), plural(int64(len(pos)), "argument"))
 	}
 	in, out := pos[0], pos[1]
 	o := convertOptions{allowNonstandard: *allow, compress: *compress, member: *member, name: *name, quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), rows: rows,

@@ -70,7 +70,7 @@ func runDiff(e env, args []string) error {
 		return err
 	}
 	if len(pos) != 2 {
-		return usageError("want A and B, got %d arguments", len(pos))
+		return usageError("want A and B, got %d %s", len(pos), plural(int64(len(pos)), "argument"))
 	}
 	o := diffOptions{equalNaN: *equalNaN, rtol: 1e-5, atol: 1e-8, maxHeader: int(*maxHeader)}
 	for _, t := range []struct {

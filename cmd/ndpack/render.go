@@ -119,7 +119,7 @@ func runRender(e env, args []string) error {
 		return err
 	}
 	if len(pos) != 2 {
-		return usageError("want IN and OUT, got %d arguments", len(pos))
+		return usageError("want IN and OUT, got %d %s", len(pos), plural(int64(len(pos)), "argument"))
 	}
 	rowRange, err := parseRows(*rowsText)
 	if err != nil {
@@ -225,7 +225,7 @@ func (r *renderFlags) run(e env) error {
 	}
 	s, release, err := openSource(e, r.in, r.from, selection{member: r.member, rows: r.rowRange, field: r.field, maxHeader: r.maxHeader}, func(src arraySource) error {
 		if len(src.shape) == 2 && !r.rows {
-			return fmt.Errorf("render: a 2-D array of shape %s plots one line per row with --lines (%d lines); or draw it as an image, .png", ndarray.FormatShape(src.shape), src.shape[0])
+			return fmt.Errorf("render: a 2-D array of shape %s plots one line per row with --lines (%d %s); or draw it as an image, .png", ndarray.FormatShape(src.shape), src.shape[0], plural(int64(src.shape[0]), "line"))
 		}
 		return render.CheckPlot(src.dtype, src.shape, render.Plot{Range: r.plot.Range, Log: r.plot.Log, Width: r.plot.Width, Height: r.plot.Height})
 	})

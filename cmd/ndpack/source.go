@@ -339,7 +339,7 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 			return err
 		}
 		if n != len(b) {
-			return fmt.Errorf("msgpack: %d bytes after the array", len(b)-n)
+			return fmt.Errorf("msgpack: %d %s after the array", len(b)-n, plural(int64(len(b)-n), "byte"))
 		}
 		fa.arrays = []arraySource{a}
 		return nil
@@ -353,7 +353,7 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 			return err
 		}
 		if n != len(b) {
-			return fmt.Errorf("msgpack: %d bytes after the document", len(b)-n)
+			return fmt.Errorf("msgpack: %d %s after the document", len(b)-n, plural(int64(len(b)-n), "byte"))
 		}
 		if len(nested) == 0 {
 			return fmt.Errorf("msgpack: a list holding no array: %w", errNotArrays)
@@ -405,7 +405,7 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 		at = next
 	}
 	if at != len(b) {
-		return fmt.Errorf("msgpack: %d bytes after the document", len(b)-at)
+		return fmt.Errorf("msgpack: %d %s after the document", len(b)-at, plural(int64(len(b)-at), "byte"))
 	}
 	if !anArray && len(nested) == 0 {
 		return fmt.Errorf("msgpack: a map holding no array: %w", errNotArrays)

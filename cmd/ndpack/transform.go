@@ -324,11 +324,11 @@ func numeric(dt ndarray.DType) bool {
 		return false
 	}
 	switch dt.Kind {
-	case ndarray.KindBool, ndarray.KindInt, ndarray.KindUint:
+	case 'b', 'i', 'u':
 		return true
-	case ndarray.KindFloat:
+	case 'f':
 		return dt.ItemSize <= 8
-	case ndarray.KindComplex:
+	case 'c':
 		return dt.ItemSize <= 16
 	}
 	return false
