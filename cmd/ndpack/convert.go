@@ -188,6 +188,9 @@ func runConvert(e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *casting != "" && as == nil {
+		return usageError("--casting says how --astype converts; it goes with --astype")
+	}
 	if *partSize != 0 && (*partSize < 5 || *partSize > 5<<10) {
 		return usageError("--part-size %d: S3 takes parts of 5 to 5120 MiB", *partSize)
 	}

@@ -39,9 +39,6 @@ func parseAstype(dtype, casting string) (*astypeSpec, error) {
 		return nil, usageError("--casting %s: want one of %s", casting, strings.Join(castings, ", "))
 	}
 	if dtype == "" {
-		if casting != "same_kind" {
-			return nil, usageError("--casting says how --astype converts; it goes with --astype")
-		}
 		return nil, nil
 	}
 	dt, err := parseDTypeSpec(dtype)

@@ -125,6 +125,7 @@ func TestConvertAstypeUsage(t *testing.T) {
 		{"--astype", "float99"},
 		{"--astype", "f4", "--casting", "sometimes"},
 		{"--casting", "safe"},
+		{"--casting", "same_kind"},
 		{"--astype", "f4", "--objects"},
 	} {
 		r := cli(t, nil, append(append([]string{"convert"}, args...), p, filepath.Join(dir, "o.npy"))...)
