@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/filesection"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
@@ -164,7 +165,7 @@ func ext110FileToNPY(w io.Writer, f *os.File, size int64) error {
 		return truncatedWhileRead(err)
 	}
 	if int64(h.Len) != size-start {
-		return notOneObject(fmt.Sprintf("%d bytes after the ext 110 object", size-start-int64(h.Len)))
+		return notOneObject(codecerr.Count(size-start-int64(h.Len), "byte") + " after the ext 110 object")
 	}
 	if _, err := w.Write(npybridge.AppendHeader(nil, h.DType, h.Shape)); err != nil {
 		return err

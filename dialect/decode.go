@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/mpdescr"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/mpwire"
@@ -51,7 +52,7 @@ func unmarshal(b []byte, alias bool) (*ndarray.Array, Dialect, error) {
 		return nil, 0, err
 	}
 	if h.Len != len(b) {
-		return nil, 0, errAt(ErrMalformed, h.Len, "%d bytes after the array map", len(b)-h.Len)
+		return nil, 0, errAt(ErrMalformed, h.Len, "%s after the array map", codecerr.Count(len(b)-h.Len, "byte"))
 	}
 	if h.Scalar != nil {
 		return h.Scalar, h.Dialect, nil
@@ -327,7 +328,7 @@ func readDescr(descr []byte, at int) (ndarray.DType, error) {
 		return dt, &ndarray.Error{Pkg: "dialect", Err: class, Offset: int64(at + e.Offset), Detail: e.Detail, Cause: e.Cause}
 	}
 	if n != len(descr) {
-		return dt, errAt(ErrMalformed, at+n, "%d bytes left over in the descr list", len(descr)-n)
+		return dt, errAt(ErrMalformed, at+n, "%s left over in the descr list", codecerr.Count(len(descr)-n, "byte"))
 	}
 	return dt, nil
 }
@@ -475,7 +476,7 @@ func (p *parser) scalar() (scalarValue, error) {
 	in := p.b[p.off:]
 	switch t := mpwire.NextType(in); {
 	case len(in) == 0:
-		return scalarValue{}, errAt(ndarray.ErrTruncated, p.off, "data needs 1 bytes, 0 remain")
+		return scalarValue{}, errAt(ndarray.ErrTruncated, p.off, "data needs 1 byte, 0 remain")
 	case t == mpwire.BoolType:
 		v, err := p.boolean("data")
 		return scalarValue{kind: 'b', b: v, valid: true}, err

@@ -191,19 +191,19 @@ func TestDecodeRejects(t *testing.T) {
 		class error
 		msg   string
 	}{
-		{"empty", nil, ndarray.ErrTruncated, "ext110: truncated input at byte 0: ext header needs 1 bytes, 0 remain"},
+		{"empty", nil, ndarray.ErrTruncated, "ext110: truncated input at byte 0: ext header needs 1 byte, 0 remain"},
 		{"not ext", []byte{0x93, 1, 2, 3}, ErrNotExt110, "msgpack type byte 0x93 is not an ext header"},
 		{"other ext code", append([]byte{0xc7, byte(len(good) - 3), 5}, good[3:]...), ErrNotExt110, "at byte 2: ext type 5, want 110"},
 		{"negative ext code", append([]byte{0xc7, byte(len(good) - 3), 0xff}, good[3:]...), ErrNotExt110, "ext type -1, want 110"},
 		{"truncated header", []byte{0xc9, 0, 0}, ndarray.ErrTruncated, "ext header needs 6 bytes"},
 		{"truncated payload", good[:len(good)-1], ndarray.ErrTruncated, "ext header claims a 43-byte payload, 42 bytes remain"},
 		{"4 GiB claim in 20 bytes", append([]byte{0xc9, 0xff, 0xff, 0xff, 0xff, 110}, make([]byte, 14)...), ndarray.ErrTruncated, "claims a 4294967295-byte payload"},
-		{"trailing bytes", append(append([]byte{}, good...), 0xc0), ErrMalformed, "1 bytes after the ext 110 object"},
+		{"trailing bytes", append(append([]byte{}, good...), 0xc0), ErrMalformed, "1 byte after the ext 110 object"},
 		{"payload not a map", ext8([]byte{0x93, 1, 2, 3}), ErrMalformed, "payload is msgpack type byte 0x93, not a map"},
 		{"missing shape", ext8(without("shape")), ErrMalformed, `missing key "shape"`},
 		{"missing typestr", ext8(without("typestr")), ErrMalformed, `missing key "typestr"`},
 		{"missing data", ext8(without("data")), ErrMalformed, `missing key "data"`},
-		{"left over in payload", ext8(append(mpMap(ok...), 0xc0)), ErrMalformed, "1 bytes left over inside the ext payload"},
+		{"left over in payload", ext8(append(mpMap(ok...), 0xc0)), ErrMalformed, "1 byte left over inside the ext payload"},
 		{"non-nil strides", ext8(with(mpStr("strides"), []byte{0x91, 2})), ErrStrided, "strides must be nil"},
 		{"duplicate key", ext8(with(mpStr("shape"), []byte{0x91, 3})), ErrMalformed, `duplicate key "shape"`},
 		{"negative dimension", ext8(mpMap(mpStr("data"), mpBin(nil), mpStr("typestr"), mpStr("<u2"), mpStr("shape"), []byte{0x92, 0xff, 0xff})), ndarray.ErrShape, "dimension 0 is negative (-1)"},

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/mpdescr"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/mpwire"
@@ -39,7 +40,7 @@ func unmarshal(b []byte, alias bool) (*ndarray.Array, error) {
 		return nil, err
 	}
 	if start+n != len(b) {
-		return nil, errAt(ErrMalformed, start+n, "%d bytes after the ext 110 object", len(b)-start-n)
+		return nil, errAt(ErrMalformed, start+n, "%s after the ext 110 object", codecerr.Count(len(b)-start-n, "byte"))
 	}
 	a, err := decodePayload(b[start:], start, alias)
 	if err != nil || !alias {
@@ -116,7 +117,7 @@ type parser struct {
 func (p *parser) pos() int { return p.base + p.off }
 
 func (p *parser) truncated(what string, need int) error {
-	return errAt(ndarray.ErrTruncated, p.pos(), "%s needs %d bytes, %d remain", what, need, len(p.b)-p.off)
+	return errAt(ndarray.ErrTruncated, p.pos(), "%s needs %s, %s", what, codecerr.Count(need, "byte"), codecerr.Remain(len(p.b)-p.off, ""))
 }
 
 func (p *parser) byte(what string) (byte, error) {
@@ -155,7 +156,7 @@ func extHeaderError(err error, at int) error {
 	case e.Err == mpwire.ErrType:
 		return notExtError(e.Byte, at)
 	}
-	return errAt(ndarray.ErrTruncated, at, "ext header needs %d bytes, %d remain", e.Need, e.Remain)
+	return errAt(ndarray.ErrTruncated, at, "ext header needs %s, %s", codecerr.Count(e.Need, "byte"), codecerr.Remain(e.Remain, ""))
 }
 
 func notExtError(c byte, at int) error {
@@ -283,7 +284,7 @@ func (p *parser) arrayMap() (*ndarray.Array, error) {
 		}
 	}
 	if p.off != len(p.b) {
-		return nil, errAt(ErrMalformed, p.pos(), "%d bytes left over inside the ext payload after the map", len(p.b)-p.off)
+		return nil, errAt(ErrMalformed, p.pos(), "%s left over inside the ext payload after the map", codecerr.Count(len(p.b)-p.off, "byte"))
 	}
 	for _, k := range requiredKeys {
 		if seen&k.bit == 0 {
@@ -356,7 +357,7 @@ func recordDType(descr []byte, at int, void ndarray.DType) (ndarray.DType, error
 		return dt, newError(class, int64(at+e.Offset), e.Detail, e.Cause)
 	}
 	if n != len(descr) {
-		return dt, errAt(ErrMalformed, at+n, "%d bytes left over in descr", len(descr)-n)
+		return dt, errAt(ErrMalformed, at+n, "%s left over in descr", codecerr.Count(len(descr)-n, "byte"))
 	}
 	if dt.ItemSize != void.ItemSize {
 		return dt, errAt(ErrMalformed, at, "descr describes %d-byte records, typestr %s %d-byte ones", dt.ItemSize, void, void.ItemSize)

@@ -108,7 +108,7 @@ func TestUnmarshalMessageLimits(t *testing.T) {
 	// truncated.
 	err = ext110.MessageOptions{}.UnmarshalMessage(append(msg, 0xc0), &m)
 	assert.ErrorIs(t, err, ext110.ErrMalformed)
-	assert.EqualError(t, err, fmt.Sprintf("ext110: malformed payload at byte %d: 1 bytes after the message", len(msg)))
+	assert.EqualError(t, err, fmt.Sprintf("ext110: malformed payload at byte %d: 1 byte after the message", len(msg)))
 	assert.ErrorIs(t, ext110.MessageOptions{}.UnmarshalMessage(msg[:len(msg)-1], &m), ndarray.ErrTruncated)
 	assert.ErrorIs(t, ext110.MessageOptions{}.UnmarshalMessage(nil, &m), ndarray.ErrTruncated)
 

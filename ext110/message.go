@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/ndpack/ndpack/internal/boundedio"
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/ndarray"
 )
@@ -96,7 +97,7 @@ func (o MessageOptions) UnmarshalMessage(data []byte, v any) error {
 		return walkError(err, 0)
 	}
 	if n != len(data) {
-		return errAt(ErrMalformed, n, "%d bytes after the message", len(data)-n)
+		return errAt(ErrMalformed, n, "%s after the message", codecerr.Count(len(data)-n, "byte"))
 	}
 	return o.decodeMessage(data, v)
 }

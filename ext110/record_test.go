@@ -275,7 +275,7 @@ func TestRecordDecodeErrors(t *testing.T) {
 		"object":    {obj(list(entry("a", "<i4"), entry("o", "|O")), "|V8"), "object array (pickle)"},
 		"format":    {obj(list(entry("a", "<q4"), entry("b", "<f4")), "|V8"), "descr entry 0 (\"a\")'s format"},
 		"duplicate": {obj(list(entry("a", "<i4"), entry("a", "<f4")), "|V8"), "already used"},
-		"entry":     {obj(list([]byte{0x91, 0xa1, 'a'}), "|V8"), "descr entry 0 has 1 items"},
+		"entry":     {obj(list([]byte{0x91, 0xa1, 'a'}), "|V8"), "descr entry 0 has 1 item"},
 		"notlist":   {obj(mpStr("<i8"), "|V8"), "descr is msgpack type byte"},
 		"deep":      {obj(list(deep), "|V8"), "nested more than 32 deep"},
 		"twice": {ext8(mpMap(mpStr("data"), data, mpStr("descr"), list(entry("a", "<i8")), mpStr("descr"), list(entry("a", "<i8")),

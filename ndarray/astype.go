@@ -132,6 +132,9 @@ func (c Casting) AsType(a *Array, dt DType) (*Array, error) {
 		}
 		return out, nil
 	}
+	if convertFast(out.Data, a.Data, a.DType, dt, n) {
+		return out, nil
+	}
 	src, dst := elementCodec(a.DType), elementCodec(dt)
 	for i := 0; i < n; i++ {
 		dst.put(out.Data[i*dt.ItemSize:], src.get(a.Data[i*a.DType.ItemSize:]), dt)

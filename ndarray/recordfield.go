@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"unsafe"
+
+	"github.com/ndpack/ndpack/internal/codecerr"
 )
 
 // FieldView is one field of every record of a record array: a column with
@@ -161,8 +163,8 @@ func (v *FieldView) Set(src *Array) error {
 		return newError(ErrType, fmt.Sprintf("cannot set field %s of %s from an array of %s", strconv.Quote(v.Path), shortText(v.DType), shortText(src.DType)))
 	}
 	if src.Len() != v.len() {
-		return newError(ErrDataLength, fmt.Sprintf("field %s has %d elements (shape %s), got %d (shape %s)",
-			strconv.Quote(v.Path), v.len(), FormatShape(v.Shape), src.Len(), FormatShape(src.Shape)))
+		return newError(ErrDataLength, fmt.Sprintf("field %s has %s (shape %s), got %d (shape %s)",
+			strconv.Quote(v.Path), codecerr.Count(v.len(), "element"), FormatShape(v.Shape), src.Len(), FormatShape(src.Shape)))
 	}
 	v.scatter(src.Data, swap, false)
 	return nil
@@ -207,8 +209,8 @@ func SetFieldValues[T Element](a *Array, path string, values []T) error {
 		return err
 	}
 	if len(values) != v.len() {
-		return newError(ErrDataLength, fmt.Sprintf("field %s has %d elements (shape %s), got %d values",
-			strconv.Quote(path), v.len(), FormatShape(v.Shape), len(values)))
+		return newError(ErrDataLength, fmt.Sprintf("field %s has %s (shape %s), got %s",
+			strconv.Quote(path), codecerr.Count(v.len(), "element"), FormatShape(v.Shape), codecerr.Count(len(values), "value")))
 	}
 	if len(values) > 0 {
 		v.scatter(unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), len(values)*v.DType.ItemSize), swap, isBool)

@@ -3,6 +3,8 @@ package ndarray
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/ndpack/ndpack/internal/codecerr"
 )
 
 // Element is the set of Go types that typed access supports, each matching
@@ -73,7 +75,7 @@ func sliceShape[T Element](count int, shape []int) (DType, []int, int, error) {
 		return DType{}, nil, 0, err
 	}
 	if n != count {
-		return DType{}, nil, 0, newError(ErrDataLength, fmt.Sprintf("shape %s holds %d elements, got %d values", FormatShape(shape), n, count))
+		return DType{}, nil, 0, newError(ErrDataLength, fmt.Sprintf("shape %s holds %s, got %s", FormatShape(shape), codecerr.Count(n, "element"), codecerr.Count(count, "value")))
 	}
 	return DTypeOf[T](), shape, n, nil
 }
@@ -212,7 +214,7 @@ func FromRows[T Element](rows [][]T) (*Array, error) {
 	flat := make([]T, 0, len(rows)*cols)
 	for i, r := range rows {
 		if len(r) != cols {
-			return nil, newError(ErrShape, fmt.Sprintf("ragged rows: row %d has %d values, row 0 has %d", i, len(r), cols))
+			return nil, newError(ErrShape, fmt.Sprintf("ragged rows: row %d has %s, row 0 has %d", i, codecerr.Count(len(r), "value"), cols))
 		}
 		flat = append(flat, r...)
 	}

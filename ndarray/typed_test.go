@@ -166,7 +166,7 @@ func TestFromRowsAndRows(t *testing.T) {
 
 	_, err = FromRows([][]int16{{1, 2}, {3, 4}, {5}})
 	assert.ErrorIs(t, err, ErrShape)
-	assert.EqualError(t, err, "ndarray: invalid shape: ragged rows: row 2 has 1 values, row 0 has 2")
+	assert.EqualError(t, err, "ndarray: invalid shape: ragged rows: row 2 has 1 value, row 0 has 2")
 	empty, err := FromRows[uint8](nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int{0, 0}, empty.Shape)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/ndpack/ndpack/internal/atomicfile"
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -255,7 +256,7 @@ func (a *Appender) open() error {
 	end := a.dataOff + a.rows*a.rowBytes
 	switch {
 	case fi.Size() < end:
-		return errAt(ndarray.ErrTruncated, a.dataOff, "the header announces %d rows (%d bytes), the file holds %d bytes of data", a.rows, a.rows*a.rowBytes, fi.Size()-a.dataOff)
+		return errAt(ndarray.ErrTruncated, a.dataOff, "the header announces %s (%s), the file holds %s of data", codecerr.Count(a.rows, "row"), codecerr.Count(a.rows*a.rowBytes, "byte"), codecerr.Count(fi.Size()-a.dataOff, "byte"))
 	case fi.Size() > end:
 		// Rows a crash left uncounted: the lock says no writer is
 		// adding them.

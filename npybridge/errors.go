@@ -45,6 +45,23 @@ var (
 	ErrInvalidArray = errors.New("invalid array")
 )
 
+// errCorruptMember is the class of an .npz member whose bytes contradict
+// its directory record (sizes, CRC, local header) or are not the deflate
+// data they claim: a corrupt member of a readable archive, not a file that
+// is no archive, though it matches ErrNotNPZ under errors.Is as it always
+// did.
+var errCorruptMember error = aliasClass{"corrupt npz member", ErrNotNPZ}
+
+// aliasClass is a class of errors worded in its own way that is also
+// another, for errors.Is.
+type aliasClass struct {
+	text string
+	of   error
+}
+
+func (c aliasClass) Error() string { return c.text }
+func (c aliasClass) Unwrap() error { return c.of }
+
 func errAt(class error, off int64, format string, args ...any) error {
 	return &ndarray.Error{Pkg: "npybridge", Err: class, Offset: off, Detail: fmt.Sprintf(format, args...)}
 }

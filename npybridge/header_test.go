@@ -103,7 +103,7 @@ func TestReadRejects(t *testing.T) {
 		{"dict descr", h("{'descr': {'names': ['a'], 'formats': ['<u2'], 'offsets': [0], 'itemsize': 2}, 'fortran_order': False, 'shape': (2,)}"), ErrHeader, "at byte 21: field 0 has 5 items, not (name, format) or (name, format, shape)"},
 		{"field name an int", h("{'descr': [(1, '<u2')], 'fortran_order': False, 'shape': (2,)}"), ErrHeader, "at byte 22: field 0: field names must be strings, this one is an int"},
 		{"duplicate field", h("{'descr': [('a', '<u2'), ('a', '<u2')], 'fortran_order': False, 'shape': (2,)}"), ndarray.ErrDType, "at byte 20: ndarray: invalid dtype: field 1 (\"a\"): name already used as a name or title"},
-		{"field of one item", h("{'descr': [('a',)], 'fortran_order': False, 'shape': (2,)}"), ErrHeader, "field 0 has 1 items"},
+		{"field of one item", h("{'descr': [('a',)], 'fortran_order': False, 'shape': (2,)}"), ErrHeader, "field 0 has 1 item"},
 		{"negative subarray", h("{'descr': [('a', '<u2', -1)], 'fortran_order': False, 'shape': (2,)}"), ErrHeader, "dimension smaller than zero"},
 		{"empty list subarray", h("{'descr': [('a', '<u2', [])], 'fortran_order': False, 'shape': (2,)}"), ErrHeader, "a subarray shape of []"},
 		{"subarray descr", h("{'descr': ('<u2', (3,)), 'fortran_order': False, 'shape': (2,)}"), ErrHeader, "np.load cannot shape"},

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/ndpack/ndpack/internal/atomicfile"
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -328,7 +329,7 @@ func (m *Mapped) Rows(lo, hi int) (*ndarray.Array, error) {
 		return nil, &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrIndex, Detail: "a 0-d array has no rows"}
 	}
 	if lo < 0 || hi < lo || hi > a.Shape[0] {
-		return nil, &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrIndex, Detail: fmt.Sprintf("rows %d to %d of an array of %d rows", lo, hi, a.Shape[0])}
+		return nil, &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrIndex, Detail: fmt.Sprintf("rows %d to %d of an array of %s", lo, hi, codecerr.Count(a.Shape[0], "row"))}
 	}
 	rowBytes := a.DType.ItemSize
 	for _, d := range a.Shape[1:] {

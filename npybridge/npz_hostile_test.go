@@ -272,7 +272,7 @@ func TestNPZRefusesMembersOutOfPlace(t *testing.T) {
 			return rs
 		}, false),
 		class:   ErrNotNPZ,
-		message: `member "b": npybridge: not an npz archive at byte 0: the local header names "a.npy", the directory "b.npy"`,
+		message: `member "b": npybridge: corrupt npz member at byte 0: the local header names "a.npy", the directory "b.npy"`,
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			z, err := ReadOptions{}.OpenNPZ(bytes.NewReader(c.in), int64(len(c.in)))
@@ -426,15 +426,18 @@ func TestNPZMemberErrorsSayWhere(t *testing.T) {
 	badCRC.crc ^= 1
 	short := storedPart("a.npy", npy[:len(npy)-8])
 	short.usize = uint64(len(npy))
+	long := deflatedPart("a.npy", append(npy[:len(npy):len(npy)], 1, 2, 3, 4, 5, 6, 7, 8), flate.BestCompression)
+	long.usize = uint64(len(npy))
 	for _, c := range []struct {
 		name    string
 		in      []byte
 		message string
 	}{
 		{"deflate data cut", honest(cut), `member "a": npybridge: truncated input at byte 106: the deflate data (71 bytes at byte 35) ends after 38 of the 40128 bytes the directory record says it decompresses to`},
-		{"not deflate data", honest(corrupt), `member "a": npybridge: not an npz archive at byte 36: the deflate data is corrupt at its byte 1, after 0 bytes decompressed`},
-		{"CRC", honest(badCRC), `member "a": npybridge: not an npz archive at byte 35: the member's CRC-32 is a356afab, its directory record says a356afaa`},
-		{"stored member shorter than stated", honest(short), `member "a": npybridge: not an npz archive at byte 40155: a stored member of 40120 bytes whose directory record says it holds 40128`},
+		{"not deflate data", honest(corrupt), `member "a": npybridge: corrupt npz member at byte 36: the deflate data is corrupt at its byte 1, after 0 bytes decompressed`},
+		{"CRC", honest(badCRC), `member "a": npybridge: corrupt npz member at byte 35: the member's CRC-32 is a356afab, its directory record says a356afaa`},
+		{"deflated member longer than stated", honest(long), `member "a": npybridge: corrupt npz member at byte 35: the member decompresses to more than the 40128 bytes its directory record says: that size is wrong, or the data corrupt`},
+		{"stored member shorter than stated", honest(short), `member "a": npybridge: corrupt npz member at byte 40155: a stored member of 40120 bytes whose directory record says it holds 40128`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ReadOptions{}.ReadNPZ(bytes.NewReader(c.in), int64(len(c.in)))
@@ -442,6 +445,9 @@ func TestNPZMemberErrorsSayWhere(t *testing.T) {
 			assert.EqualError(t, err, c.message)
 			assert.NotErrorIs(t, err, io.EOF)
 			assert.NotErrorIs(t, err, io.ErrUnexpectedEOF)
+			if !strings.Contains(c.name, "cut") {
+				assert.ErrorIs(t, err, ErrNotNPZ)
+			}
 		})
 	}
 }

@@ -346,7 +346,7 @@ func AppendObjects(dst []byte, a *ObjectArray) ([]byte, error) {
 		return dst, errAt(ErrInvalidArray, -1, "cannot write a nil *ObjectArray")
 	}
 	if n, err := ndarray.NumElements(a.Shape); err != nil || n != len(a.Values) {
-		return dst, errAt(ErrInvalidArray, -1, "an object array of shape %s needs %d values, it has %d", ndarray.FormatShape(a.Shape), n, len(a.Values))
+		return dst, errAt(ErrInvalidArray, -1, "an object array of shape %s needs %s, it has %d", ndarray.FormatShape(a.Shape), codecerr.Count(n, "value"), len(a.Values))
 	}
 	out := appendHeader(dst, []byte("'|O'"), a.Shape)
 	out, err := pickle.AppendObjectArray(out, a.Shape, a.Values, pickle.EncodeOptions{

@@ -3,6 +3,7 @@ package npybridge
 import (
 	"unicode/utf8"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -60,7 +61,7 @@ func (d descrParser) dtype(v *pyValue) (ndarray.DType, error) {
 		return dt, nil
 	case pyTuple:
 		if len(v.items) < 2 {
-			return ndarray.DType{}, d.fail(v, "a subarray format is a (format, shape) tuple, this one has %d items", len(v.items))
+			return ndarray.DType{}, d.fail(v, "a subarray format is a (format, shape) tuple, this one has %s", codecerr.Count(len(v.items), "item"))
 		}
 		dt, err := d.dtype(&v.items[0])
 		if err != nil {
@@ -114,7 +115,7 @@ func (d descrParser) record(v *pyValue) (ndarray.DType, error) {
 			return ndarray.DType{}, d.fail(e, "field %d is %s, not a (name, format) or (name, format, shape) tuple", i, e.kind)
 		}
 		if n != 2 && n != 3 {
-			return ndarray.DType{}, d.fail(e, "field %d has %d items, not (name, format) or (name, format, shape)", i, n)
+			return ndarray.DType{}, d.fail(e, "field %d has %s, not (name, format) or (name, format, shape)", i, codecerr.Count(n, "item"))
 		}
 		var f ndarray.Field
 		name := &parts[0]
@@ -134,7 +135,7 @@ func (d descrParser) record(v *pyValue) (ndarray.DType, error) {
 				return ndarray.DType{}, errAt(ErrUnsupported, d.base+int64(t.at), "field %d has a title that is %s: ndpack holds only str titles", i, t.kind)
 			}
 		case name.kind == pyTuple && len(name.items) != 2:
-			return ndarray.DType{}, d.fail(name, "field %d: a titled name is ('title', 'name'), this tuple has %d items", i, len(name.items))
+			return ndarray.DType{}, d.fail(name, "field %d: a titled name is ('title', 'name'), this tuple has %s", i, codecerr.Count(len(name.items), "item"))
 		default:
 			return ndarray.DType{}, d.fail(name, "field %d: field names must be strings, this one is %s", i, name.kind)
 		}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -166,8 +167,8 @@ func readZipDir(r io.ReaderAt, size int64) (*zipDir, error) {
 	// As archive/zip, only the low 16 bits: writers that do not write
 	// zip64 records wrap the count of an archive of 65,536 members or more.
 	if n := uint64(len(d.entries)); uint16(n) != uint16(end.count) {
-		return nil, notZip(end.at, "the directory's end record counts %d members, the directory at byte %d holds %d records",
-			end.count, end.dirStart, len(d.entries))
+		return nil, notZip(end.at, "the directory's end record counts %s, the directory at byte %d holds %s",
+			codecerr.Count(end.count, "member"), end.dirStart, codecerr.Count(len(d.entries), "record"))
 	}
 	if err := d.checkLayout(); err != nil {
 		return nil, err
@@ -395,7 +396,7 @@ func openZipMember(r io.ReaderAt, e *zipEntry, inflaters *sync.Pool) (*zipMember
 		return nil, errAt(ErrNotNPZ, e.record, "compression method %d; np.savez stores (0) and np.savez_compressed deflates (8)", e.method)
 	}
 	if e.method == zipStore && e.csize != e.usize {
-		return nil, errAt(ErrNotNPZ, e.record, "a stored member of %d bytes whose directory record says it holds %d", e.csize, e.usize)
+		return nil, errAt(errCorruptMember, e.record, "a stored member of %d bytes whose directory record says it holds %d", e.csize, e.usize)
 	}
 	// The local header, the name the directory expects, and the start of
 	// the data (an NPY header, for a stored member), in one read of at
@@ -407,12 +408,12 @@ func openZipMember(r io.ReaderAt, e *zipEntry, inflaters *sync.Pool) (*zipMember
 	}
 	lh := pre[:zipLocalHeaderLen+len(e.name)]
 	if u32(lh) != zipLocalSig {
-		return nil, errAt(ErrNotNPZ, e.local, "no local header (PK\\x03\\x04) where the directory points, but % x", lh[:4])
+		return nil, errAt(errCorruptMember, e.local, "no local header (PK\\x03\\x04) where the directory points, but % x", lh[:4])
 	}
 	nameLen, extraLen := int64(u16(lh[26:])), int64(u16(lh[28:]))
 	if name := lh[zipLocalHeaderLen:]; nameLen != int64(len(e.name)) || string(name) != e.name {
 		// zipfile, and so np.load, refuses this too.
-		return nil, errAt(ErrNotNPZ, e.local, "the local header names %q, the directory %q", name[:min(int64(len(name)), nameLen)], e.name)
+		return nil, errAt(errCorruptMember, e.local, "the local header names %q, the directory %q", name[:min(int64(len(name)), nameLen)], e.name)
 	}
 	dataAt := e.local + zipLocalHeaderLen + nameLen + extraLen
 	if end := uint64(dataAt) + e.csize; end > uint64(e.limit) {
@@ -479,7 +480,7 @@ func (m *zipMember) Read(p []byte) (int, error) {
 	default:
 		var ce flate.CorruptInputError
 		if errors.As(err, &ce) {
-			m.err = errAt(ErrNotNPZ, m.dataAt+int64(ce), "the deflate data is corrupt at its byte %d, after %d bytes decompressed", int64(ce), m.n)
+			m.err = errAt(errCorruptMember, m.dataAt+int64(ce), "the deflate data is corrupt at its byte %d, after %d bytes decompressed", int64(ce), m.n)
 		} else {
 			m.err = fmt.Errorf("reading the member's data at archive byte %d: %w", m.dataAt, err)
 		}
@@ -496,18 +497,18 @@ func (m *zipMember) end(err error) error {
 		var k int
 		for try := 0; k == 0 && err == nil; try++ {
 			if try == 100 {
-				return errAt(ErrNotNPZ, m.dataAt, "the member's data neither ends nor goes on after its %d bytes", m.n)
+				return errAt(errCorruptMember, m.dataAt, "the member's data neither ends nor goes on after its %d bytes", m.n)
 			}
 			k, err = m.src.Read(one[:])
 		}
 		if k > 0 {
-			return errAt(ErrNotNPZ, m.dataAt, "the member decompresses to more than the %d bytes its directory record says", m.e.usize)
+			return errAt(errCorruptMember, m.dataAt, "the member decompresses to more than the %d bytes its directory record says: that size is wrong, or the data corrupt", m.e.usize)
 		}
 	}
 	if err != io.EOF {
 		var ce flate.CorruptInputError
 		if errors.As(err, &ce) {
-			return errAt(ErrNotNPZ, m.dataAt+int64(ce), "the deflate data is corrupt at its byte %d, after %d bytes decompressed", int64(ce), m.n)
+			return errAt(errCorruptMember, m.dataAt+int64(ce), "the deflate data is corrupt at its byte %d, after %d bytes decompressed", int64(ce), m.n)
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return errAt(ndarray.ErrTruncated, m.dataAt+int64(m.e.csize), "the deflate data (%d bytes at byte %d) ends before its end mark, after the %d bytes the directory record says it decompresses to",
@@ -516,7 +517,7 @@ func (m *zipMember) end(err error) error {
 		return fmt.Errorf("reading the member's data at archive byte %d: %w", m.dataAt, err)
 	}
 	if m.e.crc != 0 && m.crc.Sum32() != m.e.crc {
-		return errAt(ErrNotNPZ, m.dataAt, "the member's CRC-32 is %08x, its directory record says %08x", m.crc.Sum32(), m.e.crc)
+		return errAt(errCorruptMember, m.dataAt, "the member's CRC-32 is %08x, its directory record says %08x", m.crc.Sum32(), m.e.crc)
 	}
 	return io.EOF
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
@@ -39,7 +40,7 @@ func decodeMessage(b []byte) (map[string]any, error) {
 		return nil, walkError(err)
 	}
 	if n != len(b) {
-		return nil, errAt(ErrMalformed, n, "%d bytes after the message's map", len(b)-n)
+		return nil, errAt(ErrMalformed, n, "%s after the message's map", codecerr.Count(len(b)-n, "byte"))
 	}
 	if t := mpwire.NextType(b); t != mpwire.MapType {
 		return nil, errAt(ErrMalformed, 0, "the message is a msgpack %s, not a map", t)

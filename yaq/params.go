@@ -1,6 +1,10 @@
 package yaq
 
-import "reflect"
+import (
+	"reflect"
+
+	"github.com/ndpack/ndpack/internal/codecerr"
+)
 
 // ParamAs returns a handler's parameter i as a T, converted as Client.Call
 // converts answers: numbers to any Go number type that holds them exactly
@@ -19,7 +23,7 @@ import "reflect"
 func ParamAs[T any](params []any, i int) (T, error) {
 	var out T
 	if i < 0 || i >= len(params) {
-		return out, classed(ErrParams, "yaq: the call has %d parameters, no parameter %d", len(params), i)
+		return out, classed(ErrParams, "yaq: the call has %s, no parameter %d", codecerr.Count(len(params), "parameter"), i)
 	}
 	if t, ok := params[i].(T); ok {
 		return t, nil

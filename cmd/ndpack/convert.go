@@ -97,6 +97,18 @@ Options:
                        either bound may be left out, negative ones count
                        from the end; no step) of an .npy or .npz member,
                        read alone
+  --field NAME         only the field NAME of a record array (numpy's
+                       a['NAME']; "outer.inner" for a nested record's field)
+  --astype DTYPE       convert the values to DTYPE (numpy's names: float32,
+                       i2, >f8, bool, complex64 ...), as numpy's astype does
+  --casting RULE       which conversions --astype makes, as numpy's casting:
+                       no, equiv (byte order only), safe, same_kind
+                       (default: within a kind or up bool, unsigned, signed,
+                       float, complex), unsafe (any: floats to integers
+                       truncate); a refused one is an error
+  --max-header-size N  read .npy headers of up to N bytes (default 10000,
+                       numpy's max_header_size): records of thousands of
+                       fields
   --part-size MIB      the part size of an s3:// OUT's upload (default 8,
                        at least 5)
   --quiet              no progress on standard error
@@ -114,6 +126,7 @@ Examples:
   ndpack convert https://data.example.org/big.npy big.msgpack
   ndpack convert --rows 1000:2000 s3://lab/run.npz:image part.npy
   ndpack convert run.npz s3://lab/run.msgpack
+  ndpack convert --field pos --astype float32 tracks.npy pos.npy
 `
 
 type convertOptions struct {
@@ -127,6 +140,20 @@ type convertOptions struct {
 	objects          bool  // read object arrays (pickles) as data
 	maxObjects       int64 // --max-objects-size; 0 is the default
 	rows             *rowRange
+	maxHeader        int         // --max-header-size; 0 is numpy's 10,000
+	field            string      // --field: a record field
+	astype           *astypeSpec // --astype and --casting
+}
+
+// inputOptions are the options IN is read with.
+func (o convertOptions) inputOptions() inputOptions {
+	return inputOptions{objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader}
+}
+
+// transformed reports whether the arrays are changed on the way (--rows,
+// --field, --astype), which the direct .npy <-> ext 110 paths do not do.
+func (o convertOptions) transformed() bool {
+	return o.rows != nil || o.field != "" || o.astype != nil
 }
 
 func runConvert(e env, args []string) error {
@@ -145,6 +172,10 @@ func runConvert(e env, args []string) error {
 	wait := fs.Bool("wait", false, "")
 	rowsFlag := fs.String("rows", "", "")
 	partSize := fs.Int64("part-size", 0, "")
+	field := fs.String("field", "", "")
+	astype := fs.String("astype", "", "")
+	casting := fs.String("casting", "", "")
+	maxHeader := addMaxHeaderFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -153,14 +184,22 @@ func runConvert(e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	as, err := parseAstype(*astype, *casting)
+	if err != nil {
+		return err
+	}
+	if *casting != "" && as == nil {
+		return usageError("--casting says how --astype converts; it goes with --astype")
+	}
 	if *partSize != 0 && (*partSize < 5 || *partSize > 5<<10) {
 		return usageError("--part-size %d: S3 takes parts of 5 to 5120 MiB", *partSize)
 	}
 	if len(pos) != 2 {
-		return usageError("want IN and OUT, got %d arguments", len(pos))
+		return usageError("want IN and OUT, got %d %s", len(pos), plural(int64(len(pos)), "argument"))
 	}
 	in, out := pos[0], pos[1]
-	o := convertOptions{allowNonstandard: *allow, compress: *compress, member: *member, name: *name, quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), rows: rows}
+	o := convertOptions{allowNonstandard: *allow, compress: *compress, member: *member, name: *name, quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), rows: rows,
+		maxHeader: int(*maxHeader), field: *field, astype: as}
 	in, o.member = splitMember(in, o.member)
 	if o.from, err = resolveFormat(in, *from, "from"); err != nil {
 		return err
@@ -181,6 +220,8 @@ func runConvert(e env, args []string) error {
 		return usageError("--name names the member of an .npz; OUT is %s", o.to)
 	case o.member != "" && o.from == formatNPY:
 		return usageError("--member picks an array of an .npz or a msgpack map; IN is npy")
+	case (o.field != "" || o.astype != nil) && o.objects:
+		return usageError("--field and --astype take arrays of numbers or records; an object array (--objects) holds Python objects")
 	case *appendRows && o.objects:
 		return usageError("--append adds rows of numbers to an .npy; an object array (--objects) is not appended")
 	case *wait && !*appendRows:
@@ -233,12 +274,13 @@ func runConvert(e env, args []string) error {
 // appendTo adds the one array of IN to the .npy file out as a row or a block
 // of rows. A new file takes the array's shape as its row shape.
 func (o convertOptions) appendTo(e env, in, out string) error {
-	fa, err := openArrays(in, e.stdin, o.from)
+	fa, err := openInputArrays(in, e.stdin, o.from, o.inputOptions())
 	if err != nil {
 		return err
 	}
 	defer fa.close()
 	fa.withRows(o.rows)
+	fa.withFieldAndType(o.field, o.astype)
 	arrays, err := o.pick(fa.all())
 	if err != nil {
 		return err
@@ -256,7 +298,7 @@ func (o convertOptions) appendTo(e env, in, out string) error {
 		return &os.PathError{Op: "append", Path: out, Err: errors.New("not a regular file: --append adds rows to an .npy file")}
 	}
 	if f, err := os.Open(out); err == nil {
-		h, herr := npybridge.ReadOptions{}.ReadHeader(bufio.NewReader(f))
+		h, herr := npybridge.ReadOptions{MaxHeaderSize: o.maxHeader}.ReadHeader(bufio.NewReader(f))
 		f.Close()
 		if herr != nil {
 			return &os.PathError{Op: "append", Path: out, Err: herr}
@@ -387,13 +429,13 @@ func (o convertOptions) openInput(e env, in string) (total int64, obj *remote.Ob
 	case isRegularFile(in):
 		fi, _ := os.Stat(in)
 		return fi.Size(), nil, nil, nil
-	case remote.IsURL(in) && o.from == formatNPY && o.rows == nil && o.to == formatMsgpack && o.toDialect == 0 && !o.objects:
+	case remote.IsURL(in) && o.from == formatNPY && !o.transformed() && o.maxHeader == 0 && o.to == formatMsgpack && o.toDialect == 0 && !o.objects:
 		if obj, err = remoteOptions(0).Open(context.Background(), in); err != nil {
 			return 0, nil, nil, err
 		}
 		return obj.Size(), obj, nil, nil
 	case remote.IsURL(in):
-		if fa, err = openArraysWith(in, e.stdin, o.from, o.objects, o.maxObjects); err != nil {
+		if fa, err = openInputArrays(in, e.stdin, o.from, o.inputOptions()); err != nil {
 			return 0, nil, nil, err
 		}
 		return fa.size, nil, fa, nil
@@ -401,7 +443,7 @@ func (o convertOptions) openInput(e env, in string) (total int64, obj *remote.Ob
 	return 0, nil, nil, nil
 }
 
-func (o convertOptions) convert(e env, w io.Writer, in string) error {
+func (o convertOptions) convert(e env, w io.Writer, in string) (err error) {
 	total, obj, fa, err := o.openInput(e, in)
 	if err != nil {
 		return err
@@ -416,7 +458,7 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 	opts := ndpack.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}}
 
 	// .npy <-> ext 110 keep their own paths, measured at the speed of cp.
-	if (isRegularFile(in) || o.from == formatNPY) && o.toDialect == 0 && !o.objects && o.rows == nil {
+	if (isRegularFile(in) || o.from == formatNPY) && o.toDialect == 0 && !o.objects && !o.transformed() && o.maxHeader == 0 {
 		switch {
 		case o.from == formatNPY && o.to == formatMsgpack && obj != nil:
 			// One request streams the whole object, counted as it is
@@ -437,16 +479,22 @@ func (o convertOptions) convert(e env, w io.Writer, in string) error {
 		}
 	}
 	if fa == nil {
-		if fa, err = openArraysWith(in, e.stdin, o.from, o.objects, o.maxObjects); err != nil {
+		if fa, err = openInputArrays(in, e.stdin, o.from, o.inputOptions()); err != nil {
 			return err
 		}
 		defer fa.close()
 	}
 	fa.withRows(o.rows)
+	fa.withFieldAndType(o.field, o.astype)
 	arrays, err := o.pick(fa.all())
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err == nil {
+			o.warnSkipped(e, in, fa)
+		}
+	}()
 	switch o.to {
 	case formatNPY:
 		if len(arrays) != 1 {
@@ -552,10 +600,12 @@ func (o convertOptions) pick(arrays []arraySource) ([]arraySource, error) {
 		return nil, fmt.Errorf("no array %q; it holds %s", o.member, names(arrays))
 	}
 	// The values of a message that are not arrays (a prompt, an id, the
-	// lists and maps whose arrays are members of their own) are left out.
+	// lists and maps whose arrays are members of their own), and the
+	// members of an .npz that are not .npy files (a notes.txt), are left
+	// out.
 	var picked []arraySource
 	for _, a := range arrays {
-		if a.err != nil && errors.Is(a.err, errNotArray) {
+		if notAnArray(a) {
 			continue
 		}
 		if a.objects != nil {
@@ -575,6 +625,36 @@ func (o convertOptions) pick(arrays []arraySource) ([]arraySource, error) {
 		}
 	}
 	return picked, nil
+}
+
+// notAnArray reports whether a is a value of a message that is not an
+// array, or an .npz member that is not an .npy file.
+func notAnArray(a arraySource) bool {
+	return a.err != nil && (errors.Is(a.err, errNotArray) || errors.Is(a.err, npybridge.ErrNotArray))
+}
+
+// warnSkipped says, in one line on standard error, which members of an
+// .npz IN that are not .npy files a conversion of the whole archive
+// leaves out.
+func (o convertOptions) warnSkipped(e env, in string, fa *fileArrays) {
+	if o.member != "" || fa.format != formatNPZ {
+		return
+	}
+	var skipped []string
+	for _, a := range fa.all() {
+		if a.err != nil && errors.Is(a.err, npybridge.ErrNotArray) {
+			skipped = append(skipped, a.name)
+		}
+	}
+	if len(skipped) == 0 {
+		return
+	}
+	what := fmt.Sprintf("%d members that are not .npy files", len(skipped))
+	if len(skipped) == 1 {
+		what = "a member that is not an .npy file"
+	}
+	fmt.Fprintf(e.stderr, "ndpack: warning: %s: %s left out (%s): ndpack converts the arrays\n",
+		displayName(in), what, strings.Join(skipped, ", "))
 }
 
 func names(arrays []arraySource) string {

@@ -33,6 +33,8 @@ Options:
                 --atol is given alone)
   --atol A      absolute tolerance (1e-08 when --rtol is given alone)
   --equal-nan   NaN equals NaN (at the same place)
+  --max-header-size N  read .npy headers of up to N bytes (default 10000,
+                numpy's max_header_size)
 
 Examples:
   ndpack diff a.npy b.msgpack
@@ -54,6 +56,7 @@ type diffOptions struct {
 	tolerant   bool
 	rtol, atol float64
 	equalNaN   bool
+	maxHeader  int // --max-header-size
 }
 
 func runDiff(e env, args []string) error {
@@ -61,14 +64,15 @@ func runDiff(e env, args []string) error {
 	rtol := fs.String("rtol", "", "")
 	atol := fs.String("atol", "", "")
 	equalNaN := fs.Bool("equal-nan", false, "")
+	maxHeader := addMaxHeaderFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 2 {
-		return usageError("want A and B, got %d arguments", len(pos))
+		return usageError("want A and B, got %d %s", len(pos), plural(int64(len(pos)), "argument"))
 	}
-	o := diffOptions{equalNaN: *equalNaN, rtol: 1e-5, atol: 1e-8}
+	o := diffOptions{equalNaN: *equalNaN, rtol: 1e-5, atol: 1e-8, maxHeader: int(*maxHeader)}
 	for _, t := range []struct {
 		flag, text string
 		v          *float64
@@ -104,9 +108,9 @@ type diffInput struct {
 
 // openDiffInput opens the arrays spec names (FILE or FILE:NAME), only the
 // rows of rows if it is not nil.
-func openDiffInput(e env, spec string, rows *rowRange) (*diffInput, error) {
+func openDiffInput(e env, spec string, rows *rowRange, maxHeader int) (*diffInput, error) {
 	path, member := splitMember(spec, "")
-	fa, err := openArrays(path, e.stdin, formatOf(path))
+	fa, err := openInputArrays(path, e.stdin, formatOf(path), inputOptions{maxHeader: maxHeader})
 	if err != nil {
 		return nil, errors.New(describe(path, err))
 	}
@@ -122,12 +126,12 @@ func openDiffInput(e env, spec string, rows *rowRange) (*diffInput, error) {
 // diff compares a and b, printing what differs; it reports whether they
 // are the same.
 func (o diffOptions) diff(e env, a, b string) (bool, error) {
-	A, err := openDiffInput(e, a, nil)
+	A, err := openDiffInput(e, a, nil, o.maxHeader)
 	if err != nil {
 		return false, err
 	}
 	defer A.fa.close()
-	B, err := openDiffInput(e, b, nil)
+	B, err := openDiffInput(e, b, nil, o.maxHeader)
 	if err != nil {
 		return false, err
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/ndpack/ndpack/npybridge"
 )
 
-const inspectUsage = `Usage: ndpack inspect [--json] [--quiet] [--preview] [--header] [--rows START:STOP] FILE...
+const inspectUsage = `Usage: ndpack inspect [--json] [--quiet] [--preview] [--header] [--rows START:STOP] [--field NAME] FILE...
 
 Show, for every array in each file: the format, dtype, shape, element count,
 byte size and byte order; for numbers the minimum, maximum and mean (with
@@ -57,6 +57,10 @@ Options:
   --rows START:STOP  only these rows (the first axis; Python slice rules:
            either bound may be left out, negative ones count from the end;
            no step) of .npy files and .npz members, read alone
+  --field NAME  only the field NAME of record arrays (numpy's a['NAME'];
+           "outer.inner" for a nested record's field)
+  --max-header-size N  read .npy headers of up to N bytes (default 10000,
+           numpy's max_header_size): records of thousands of fields
 
 Examples:
   ndpack inspect image.npy
@@ -104,6 +108,8 @@ func runInspect(e env, args []string) error {
 	fs.Var(&maxObjects, "max-objects-size", "")
 	header := fs.Bool("header", false, "")
 	rowsFlag := fs.String("rows", "", "")
+	field := fs.String("field", "", "")
+	maxHeader := addMaxHeaderFlag(fs)
 	pf := addPreviewFlags(fs) // preview.go
 	files, err := parseFlags(fs, args)
 	if err != nil {
@@ -113,7 +119,7 @@ func runInspect(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := inspectOpts{quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), header: *header, rows: rows}
+	opts := inspectOpts{quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), header: *header, rows: rows, field: *field, maxHeader: int(*maxHeader)}
 	if len(files) == 0 {
 		return usageError("name at least one file (or - for standard input)")
 	}
@@ -179,12 +185,13 @@ func inspectEach(e env, name string, o inspectOpts, out reportWriter, seen func(
 	if isRegularFile(name) {
 		f = "" // its first bytes tell, whatever its name says
 	}
-	fa, err := openArraysWith(name, e.stdin, f, o.objects, o.maxObjects)
+	fa, err := openInputArrays(name, e.stdin, f, inputOptions{objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader})
 	if err != nil {
 		return err
 	}
 	defer fa.close()
 	fa.withRows(o.rows)
+	fa.withFieldAndType(o.field, nil)
 	r := fileReport{File: displayName(name), Format: string(fa.format), Version: fa.version, Encoding: fa.dialect}
 	n := fa.len()
 	if out.needsCounts() {
@@ -250,7 +257,7 @@ func (t *textReports) file(r fileReport, arrays, others int) {
 	}
 	more := ""
 	if others > 0 {
-		more = fmt.Sprintf(" and %d other value(s)", others)
+		more = fmt.Sprintf(" and %d other %s", others, plural(int64(others), "value"))
 	}
 	fmt.Fprintf(t.w, "%s: %s%s, %d %s%s\n", r.File, r.Format, version, arrays, plural(int64(arrays), "array"), more)
 }
@@ -350,6 +357,8 @@ type inspectOpts struct {
 	maxObjects     int64     // --max-objects-size; 0 is the default
 	header         bool      // --header: no data read
 	rows           *rowRange // --rows, or nil
+	field          string    // --field, or ""
+	maxHeader      int       // --max-header-size; 0 is numpy's 10,000
 }
 
 // headerReport describes src from its header alone.

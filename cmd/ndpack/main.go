@@ -215,7 +215,8 @@ func describe(name string, err error) string {
 	}
 	// The object arrays' limit is a flag too.
 	msg = strings.NewReplacer("ReadOptions.MaxObjectsSize", "--max-objects-size",
-		"Options.MaxSize", "--max-objects-size", "Options.MaxAlloc", "--max-objects-size").Replace(msg)
+		"Options.MaxSize", "--max-objects-size", "Options.MaxAlloc", "--max-objects-size",
+		"ReadOptions.MaxHeaderSize", "--max-header-size").Replace(msg)
 	if name == "" || name == "-" {
 		return msg
 	}

@@ -90,7 +90,7 @@ func (p *plainWriter) spill() error {
 // check refuses what msgpack cannot hold, naming the element.
 func (p *plainWriter) check(a *npybridge.ObjectArray, depth int) error {
 	if n, err := ndarray.NumElements(a.Shape); err != nil || n != len(a.Values) {
-		return fmt.Errorf("an object array of shape %s holds %d values", ndarray.FormatShape(a.Shape), len(a.Values))
+		return fmt.Errorf("an object array of shape %s holds %d %s", ndarray.FormatShape(a.Shape), len(a.Values), plural(int64(len(a.Values)), "value"))
 	}
 	for i, v := range a.Values {
 		if err := p.checkValue(v, depth); err != nil {

@@ -39,7 +39,7 @@ func urlFormat(name string) format {
 
 // openRemote opens the object name and describes its arrays. Only .npy and
 // .npz are read remotely: a msgpack file is read through a mapping.
-func openRemote(name string, f format, objects bool) (*fileArrays, *remote.Object, error) {
+func openRemote(name string, f format, o inputOptions) (*fileArrays, *remote.Object, error) {
 	obj, err := remoteOptions(0).Open(context.Background(), name)
 	if err != nil {
 		return nil, nil, err
@@ -58,7 +58,7 @@ func openRemote(name string, f format, objects bool) (*fileArrays, *remote.Objec
 			f = formatMsgpack
 		}
 	}
-	fa := &fileArrays{format: f, size: obj.Size(), close: func() {}, objects: objects}
+	fa := &fileArrays{format: f, size: obj.Size(), close: func() {}, objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader}
 	switch f {
 	case formatNPY:
 		err = fa.npyRemote(obj)
@@ -88,7 +88,7 @@ func openRemote(name string, f format, objects bool) (*fileArrays, *remote.Objec
 // npyRemote describes the array of a remote .npy: one read of 4 KiB for
 // the header (more for a longer one), the data in one stream when read.
 func (fa *fileArrays) npyRemote(obj *remote.Object) error {
-	h, err := npybridge.ReadOptions{}.ReadHeader(bufio.NewReaderSize(io.NewSectionReader(obj, 0, obj.Size()), 4<<10))
+	h, err := fa.readOptions().ReadHeader(bufio.NewReaderSize(io.NewSectionReader(obj, 0, obj.Size()), 4<<10))
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (fa *fileArrays) npyRemote(obj *remote.Object) error {
 		return &sizedStream{obj.Stream(h.DataOffset, h.DataLen()), h.DataLen()}, nil
 	})
 	src.rows = func(start, stop int) (*ndarray.Array, error) {
-		return npybridge.ReadOptions{}.ReadRowsAt(obj, obj.Size(), start, stop)
+		return fa.readOptions().ReadRowsAt(obj, obj.Size(), start, stop)
 	}
 	fa.arrays = []arraySource{src}
 	return nil

@@ -65,6 +65,9 @@ Options:
   --ylabel TEXT    SVG: the y axis label
   --size WxH       SVG: its size in pixels (default 800x450)
   --member NAME    the array of an .npz or msgpack map IN to draw
+  --field NAME     the field NAME of a record array (numpy's a['NAME'])
+  --max-header-size N  read .npy headers of up to N bytes (default 10000,
+                   numpy's max_header_size): records of thousands of fields
   --from FMT       the format of IN: npy, npz or msgpack
   --to png|svg     the format of OUT, for standard output
 
@@ -79,17 +82,19 @@ Examples:
 // renderFlags are the options of render, parsed and checked before any
 // input is read.
 type renderFlags struct {
-	png      bool
-	opts     render.Options
-	plot     render.Plot
-	rows     bool
-	rowRange *rowRange // --rows START:STOP
-	x        string
-	from     format
-	member   string
-	xMember  string
-	in, out  string
-	flagsSet map[string]bool
+	png       bool
+	opts      render.Options
+	plot      render.Plot
+	rows      bool
+	rowRange  *rowRange // --rows START:STOP
+	x         string
+	from      format
+	member    string
+	xMember   string
+	in, out   string
+	flagsSet  map[string]bool
+	field     string // --field: a record field
+	maxHeader int    // --max-header-size
 }
 
 func runRender(e env, args []string) error {
@@ -107,18 +112,20 @@ func runRender(e env, args []string) error {
 	member := fs.String("member", "", "")
 	from := fs.String("from", "", "")
 	to := fs.String("to", "", "")
+	field := fs.String("field", "", "")
+	maxHeader := addMaxHeaderFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 2 {
-		return usageError("want IN and OUT, got %d arguments", len(pos))
+		return usageError("want IN and OUT, got %d %s", len(pos), plural(int64(len(pos)), "argument"))
 	}
 	rowRange, err := parseRows(*rowsText)
 	if err != nil {
 		return err
 	}
-	r := renderFlags{flagsSet: map[string]bool{}, rowRange: rowRange}
+	r := renderFlags{flagsSet: map[string]bool{}, rowRange: rowRange, field: *field, maxHeader: int(*maxHeader)}
 	fs.Visit(func(f *flag.Flag) { r.flagsSet[f.Name] = true })
 	r.in, r.member = splitMember(pos[0], *member)
 	r.out = pos[1]
@@ -206,7 +213,7 @@ func runRender(e env, args []string) error {
 // not grow with the array.
 func (r *renderFlags) run(e env) error {
 	if r.png {
-		s, release, err := openSource(e, r.in, r.from, r.member, r.rowRange, func(src arraySource) error {
+		s, release, err := openSource(e, r.in, r.from, selection{member: r.member, rows: r.rowRange, field: r.field, maxHeader: r.maxHeader}, func(src arraySource) error {
 			return render.CheckImage(src.dtype, src.shape, r.opts)
 		})
 		if err != nil {
@@ -215,9 +222,9 @@ func (r *renderFlags) run(e env) error {
 		defer release()
 		return r.write(e, func(w io.Writer) error { return render.EncodePNGSource(w, s, r.opts) })
 	}
-	s, release, err := openSource(e, r.in, r.from, r.member, r.rowRange, func(src arraySource) error {
+	s, release, err := openSource(e, r.in, r.from, selection{member: r.member, rows: r.rowRange, field: r.field, maxHeader: r.maxHeader}, func(src arraySource) error {
 		if len(src.shape) == 2 && !r.rows {
-			return fmt.Errorf("render: a 2-D array of shape %s plots one line per row with --lines (%d lines); or draw it as an image, .png", ndarray.FormatShape(src.shape), src.shape[0])
+			return fmt.Errorf("render: a 2-D array of shape %s plots one line per row with --lines (%d %s); or draw it as an image, .png", ndarray.FormatShape(src.shape), src.shape[0], plural(int64(src.shape[0]), "line"))
 		}
 		return render.CheckPlot(src.dtype, src.shape, render.Plot{Range: r.plot.Range, Log: r.plot.Log, Width: r.plot.Width, Height: r.plot.Height})
 	})
@@ -233,7 +240,7 @@ func (r *renderFlags) run(e env) error {
 			return err
 		}
 		n := s.Shape[len(s.Shape)-1]
-		xs, xrelease, err := openSource(e, xin, xf, xmember, nil, func(src arraySource) error {
+		xs, xrelease, err := openSource(e, xin, xf, selection{member: xmember, maxHeader: r.maxHeader}, func(src arraySource) error {
 			if err := render.CheckPlot(src.dtype, src.shape, render.Plot{}); err != nil {
 				return err
 			}

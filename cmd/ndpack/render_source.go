@@ -10,6 +10,16 @@ import (
 	"github.com/ndpack/ndpack/render"
 )
 
+// selection is what part of an input a command reads: the array (an npz
+// member, a msgpack path), its rows and its record field; and the .npy
+// header size it accepts.
+type selection struct {
+	member    string
+	rows      *rowRange // --rows, or nil
+	field     string    // --field, or ""
+	maxHeader int       // --max-header-size; 0 is numpy's 10,000
+}
+
 // maxFortranBand bounds the rows of a Fortran-order array that are
 // gathered at once to be given to render in row order.
 const maxFortranBand = 64 << 20
@@ -23,8 +33,9 @@ const maxFortranBand = 64 << 20
 // is read in bands of rows gathered column by column from the file; from
 // a deflated .npz member, or a band of more than maxFortranBand bytes, it
 // is read whole. The returned function releases the input.
-func openSource(e env, in string, f format, member string, rows *rowRange, check func(arraySource) error) (render.Source, func(), error) {
-	fa, err := openArrays(in, e.stdin, f)
+func openSource(e env, in string, f format, sel selection, check func(arraySource) error) (render.Source, func(), error) {
+	member, rows := sel.member, sel.rows
+	fa, err := openInputArrays(in, e.stdin, f, inputOptions{maxHeader: sel.maxHeader})
 	if err != nil {
 		if errors.Is(err, npybridge.ErrObjectArray) {
 			return render.Source{}, nil, errors.New("an object array (pickled Python objects) cannot be drawn")
@@ -32,6 +43,7 @@ func openSource(e env, in string, f format, member string, rows *rowRange, check
 		return render.Source{}, nil, err
 	}
 	fa.withRows(rows)
+	fa.withFieldAndType(sel.field, nil)
 	arrays, err := convertOptions{member: member}.pick(fa.all())
 	if err == nil && len(arrays) != 1 {
 		err = fmt.Errorf("%d arrays (%s): name the one to draw as IN:NAME or with --member", len(arrays), names(arrays))

@@ -25,7 +25,10 @@ Options:
   --rows A:B       only rows A to B of the first axis, as Python slices
                    them (negative counts from the end; A or B may be left
                    out)
-  --field NAME     only the field NAME of a record array
+  --field NAME     only the field NAME of a record array (numpy's
+                   a['NAME']; "outer.inner" for a nested record's field)
+  --max-header-size N  read .npy headers of up to N bytes (default 10000,
+                   numpy's max_header_size): records of thousands of fields
   --csv            write the values as CSV (a 1-D array one per line, a
                    2-D array row by row), for other tools
   --json           write {"dtype", "shape", "values"} as one JSON line (an
@@ -46,6 +49,7 @@ func runShow(e env, args []string) error {
 	field := fs.String("field", "", "")
 	asCSV := fs.Bool("csv", false, "")
 	asJSON := fs.Bool("json", false, "")
+	maxHeader := addMaxHeaderFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -68,7 +72,7 @@ func runShow(e env, args []string) error {
 		o.threshold = math.MaxInt
 	}
 	for i, spec := range pos {
-		in, err := openDiffInput(e, spec, sel)
+		in, err := openDiffInput(e, spec, sel, int(*maxHeader))
 		if err != nil {
 			return err
 		}

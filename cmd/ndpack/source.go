@@ -67,11 +67,27 @@ type fileArrays struct {
 	// maxObjects bounds what reading an object array may cost
 	// (--max-objects-size); 0 is npybridge's default.
 	maxObjects int64
+	// maxHeader bounds an .npy header's text (--max-header-size); 0 is
+	// numpy's default, 10,000 bytes.
+	maxHeader int
+}
+
+// inputOptions are how a command's inputs are read: object arrays
+// (--objects, --max-objects-size) and header sizes (--max-header-size).
+type inputOptions struct {
+	objects    bool
+	maxObjects int64
+	maxHeader  int
+}
+
+// readOptions are the options .npy headers and data are read with.
+func (fa *fileArrays) readOptions() npybridge.ReadOptions {
+	return npybridge.ReadOptions{MaxHeaderSize: fa.maxHeader}
 }
 
 // objectOptions are the options object arrays are read with.
 func (fa *fileArrays) objectOptions() npybridge.ReadOptions {
-	return npybridge.ReadOptions{AllowObjects: true, MaxObjectsSize: fa.maxObjects}
+	return npybridge.ReadOptions{AllowObjects: true, MaxObjectsSize: fa.maxObjects, MaxHeaderSize: fa.maxHeader}
 }
 
 // len returns the number of arrays.
@@ -111,11 +127,17 @@ func openArrays(name string, stdin io.Reader, f format) (*fileArrays, error) {
 // arrays (pickles), to be read with their sources' objects readers
 // within maxObjects bytes (0: the default).
 func openArraysWith(name string, stdin io.Reader, f format, objects bool, maxObjects int64) (*fileArrays, error) {
+	return openInputArrays(name, stdin, f, inputOptions{objects: objects, maxObjects: maxObjects})
+}
+
+// openInputArrays is openArrays with the options o.
+func openInputArrays(name string, stdin io.Reader, f format, o inputOptions) (*fileArrays, error) {
+	objects, maxObjects := o.objects, o.maxObjects
 	if name == "-" {
-		return stdinArrays(stdin, f, objects, maxObjects)
+		return stdinArrays(stdin, f, o)
 	}
 	if remote.IsURL(name) {
-		fa, _, err := openRemote(name, f, objects)
+		fa, _, err := openRemote(name, f, o)
 		return fa, err
 	}
 	file, err := os.Open(name)
@@ -133,7 +155,7 @@ func openArraysWith(name string, stdin io.Reader, f format, objects bool, maxObj
 	}
 	if !fi.Mode().IsRegular() {
 		// A pipe, a FIFO, <(...), a terminal: read once, front to back.
-		fa, err := stdinArrays(file, f, objects, maxObjects)
+		fa, err := stdinArrays(file, f, o)
 		if err != nil {
 			file.Close()
 			return nil, err
@@ -148,7 +170,7 @@ func openArraysWith(name string, stdin io.Reader, f format, objects bool, maxObj
 			return nil, err
 		}
 	}
-	fa := &fileArrays{format: f, size: fi.Size(), close: func() { file.Close() }, objects: objects, maxObjects: maxObjects}
+	fa := &fileArrays{format: f, size: fi.Size(), close: func() { file.Close() }, objects: objects, maxObjects: maxObjects, maxHeader: o.maxHeader}
 	switch f {
 	case formatNPY:
 		err = fa.npyFile(file)
@@ -179,7 +201,7 @@ func (fa *fileArrays) checkNPY(h *npybridge.Header, what string) error {
 }
 
 func (fa *fileArrays) npyFile(file *os.File) error {
-	h, err := npybridge.ReadOptions{}.ReadHeader(bufio.NewReader(file))
+	h, err := fa.readOptions().ReadHeader(bufio.NewReader(file))
 	if fa.objects && errors.Is(err, npybridge.ErrObjectArray) {
 		fa.arrays = []arraySource{{err: err, objects: func() (*npybridge.ObjectArray, error) {
 			return fa.objectOptions().ReadObjects(sizedSection{io.NewSectionReader(file, 0, fa.size)})
@@ -197,7 +219,7 @@ func (fa *fileArrays) npyFile(file *os.File) error {
 	})
 	size := fa.size
 	src.rows = func(start, stop int) (*ndarray.Array, error) {
-		return npybridge.ReadOptions{}.ReadRowsAt(file, size, start, stop)
+		return fa.readOptions().ReadRowsAt(file, size, start, stop)
 	}
 	fa.arrays = []arraySource{src}
 	return nil
@@ -317,7 +339,7 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 			return err
 		}
 		if n != len(b) {
-			return fmt.Errorf("msgpack: %d bytes after the array", len(b)-n)
+			return fmt.Errorf("msgpack: %d %s after the array", len(b)-n, plural(int64(len(b)-n), "byte"))
 		}
 		fa.arrays = []arraySource{a}
 		return nil
@@ -331,7 +353,7 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 			return err
 		}
 		if n != len(b) {
-			return fmt.Errorf("msgpack: %d bytes after the document", len(b)-n)
+			return fmt.Errorf("msgpack: %d %s after the document", len(b)-n, plural(int64(len(b)-n), "byte"))
 		}
 		if len(nested) == 0 {
 			return fmt.Errorf("msgpack: a list holding no array: %w", errNotArrays)
@@ -383,7 +405,7 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 		at = next
 	}
 	if at != len(b) {
-		return fmt.Errorf("msgpack: %d bytes after the document", len(b)-at)
+		return fmt.Errorf("msgpack: %d %s after the document", len(b)-at, plural(int64(len(b)-at), "byte"))
 	}
 	if !anArray && len(nested) == 0 {
 		return fmt.Errorf("msgpack: a map holding no array: %w", errNotArrays)
@@ -595,17 +617,17 @@ func mapKey(b []byte, at int) (string, int, error) {
 
 // stdinArrays reads standard input: an .npy streams; the other formats need
 // random access and are held in memory.
-func stdinArrays(stdin io.Reader, f format, objects bool, maxObjects int64) (*fileArrays, error) {
+func stdinArrays(stdin io.Reader, f format, o inputOptions) (*fileArrays, error) {
 	br := bufio.NewReaderSize(stdin, 1<<16)
 	if f == "" {
 		head, _ := br.Peek(6)
 		f = sniffBytes(head)
 	}
-	fa := &fileArrays{format: f, close: func() {}, objects: objects, maxObjects: maxObjects}
+	fa := &fileArrays{format: f, close: func() {}, objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader}
 	if f == formatNPY {
 		var header bytes.Buffer // kept to read an object array from its start
-		h, err := npybridge.ReadOptions{}.ReadHeader(io.TeeReader(br, &header))
-		if objects && errors.Is(err, npybridge.ErrObjectArray) {
+		h, err := fa.readOptions().ReadHeader(io.TeeReader(br, &header))
+		if o.objects && errors.Is(err, npybridge.ErrObjectArray) {
 			fa.arrays = []arraySource{{err: err, objects: func() (*npybridge.ObjectArray, error) {
 				return fa.objectOptions().ReadObjects(io.MultiReader(&header, br))
 			}}}

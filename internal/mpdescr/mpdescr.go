@@ -27,6 +27,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
@@ -246,7 +247,7 @@ func (r *reader) entry(i, depth int) (ndarray.DescrItem, error) {
 		return ndarray.DescrItem{}, r.wireError(err, fmt.Sprintf("descr entry %d", i), "descr entry", "an array [name, format] or [name, format, shape]")
 	}
 	if n != 2 && n != 3 {
-		return ndarray.DescrItem{}, r.errorf(at, "descr entry %d has %d items, want [name, format] or [name, format, shape]", i, n)
+		return ndarray.DescrItem{}, r.errorf(at, "descr entry %d has %s, want [name, format] or [name, format, shape]", i, codecerr.Count(n, "item"))
 	}
 	r.next(rest)
 	var it ndarray.DescrItem
@@ -257,7 +258,7 @@ func (r *reader) entry(i, depth int) (ndarray.DescrItem, error) {
 			return it, r.wireError(err, fmt.Sprintf("descr entry %d's name", i), "name", "a str or a [title, name] pair")
 		}
 		if m != 2 {
-			return it, r.errorf(pairAt, "descr entry %d's name is an array of %d items, want [title, name]", i, m)
+			return it, r.errorf(pairAt, "descr entry %d's name is an array of %s, want [title, name]", i, codecerr.Count(m, "item"))
 		}
 		r.next(rest)
 		if it.Title, err = r.text(i, "title"); err != nil {
@@ -305,7 +306,7 @@ func (r *reader) format(where func() string, depth int) (ndarray.DType, error) {
 	case mpwire.ArrayType:
 	default:
 		if len(in) == 0 {
-			return ndarray.DType{}, &Error{Offset: at, Detail: where() + "'s format needs 1 bytes, 0 remain", Truncated: true}
+			return ndarray.DType{}, &Error{Offset: at, Detail: where() + "'s format needs 1 byte, 0 remain", Truncated: true}
 		}
 		return ndarray.DType{}, r.errorf(at, "%s's format is msgpack type byte 0x%02x, not a typestr, a descr list or a [base, shape] pair", where(), in[0])
 	}

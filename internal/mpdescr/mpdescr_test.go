@@ -106,7 +106,7 @@ func TestReadErrors(t *testing.T) {
 		want string
 	}{
 		"not a list":  {"\xa3<i4", "descr is msgpack type byte 0xa3"},
-		"truncated":   {"\x92\x92\xa1a\xa3<i4", "needs 1 bytes, 0 remain"},
+		"truncated":   {"\x92\x92\xa1a\xa3<i4", "needs 1 byte, 0 remain"},
 		"object":      {"\x91\x92\xa1o\xa2|O", "object array (pickle)"},
 		"long shape":  {"\x91\x93\xa1a\xa3<i4\x91\xff", "negative"},
 		"bad title":   {"\x91\x92\x93\xa1t\xa1a\xa1b\xa3<i4", "want [title, name]"},

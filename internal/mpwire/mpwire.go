@@ -193,15 +193,15 @@ func (e *Error) detail() string {
 	case e.Err == ErrRange:
 		return fmt.Sprintf("want %s, found a negative integer (type byte 0x%02x)", e.Want, e.Byte)
 	case e.Claim && found == MapType:
-		return fmt.Sprintf("map claims %d entries, only %d bytes remain", e.Need, e.Remain)
+		return fmt.Sprintf("map claims %s, only %s", codecerr.Count(e.Need, "entry"), codecerr.Remain(e.Remain, "byte"))
 	case e.Claim && found == ArrayType:
-		return fmt.Sprintf("array claims %d items, only %d bytes remain", e.Need, e.Remain)
+		return fmt.Sprintf("array claims %s, only %s", codecerr.Count(e.Need, "item"), codecerr.Remain(e.Remain, "byte"))
 	case e.Claim:
-		return fmt.Sprintf("%s claims %d bytes, only %d remain", found, e.Need, e.Remain)
+		return fmt.Sprintf("%s claims %s, only %s", found, codecerr.Count(e.Need, "byte"), codecerr.Remain(e.Remain, ""))
 	case e.Remain == 0:
 		return fmt.Sprintf("want %s, the input is empty", e.Want)
 	}
-	return fmt.Sprintf("%s header needs %d bytes, %d remain", found, e.Need, e.Remain)
+	return fmt.Sprintf("%s header needs %s, %s", found, codecerr.Count(e.Need, "byte"), codecerr.Remain(e.Remain, ""))
 }
 
 // Unwrap returns the class, so that errors.Is matches it.
@@ -225,12 +225,12 @@ func Describe(err error, value, length, want string) (offset int, detail string,
 		return e.Offset, fmt.Sprintf("%s is out of range for %s", value, e.Want), false
 	case e.Claim && HeadOf(e.Byte).LenSize == 0:
 		// A fixstr: its length is in the type byte, and its bytes are short.
-		return e.Offset, fmt.Sprintf("%s needs %d bytes, %d remain", value, e.Need, e.Remain), true
+		return e.Offset, fmt.Sprintf("%s needs %s, %s", value, codecerr.Count(e.Need, "byte"), codecerr.Remain(e.Remain, "")), true
 	case e.Claim:
-		return e.Offset, fmt.Sprintf("%s claims %d, only %d bytes remain", length, e.Need, e.Remain), true
+		return e.Offset, fmt.Sprintf("%s claims %d, only %s", length, e.Need, codecerr.Remain(e.Remain, "byte")), true
 	case e.Remain == 0:
-		return e.Offset, fmt.Sprintf("%s needs 1 bytes, 0 remain", value), true
+		return e.Offset, fmt.Sprintf("%s needs 1 byte, 0 remain", value), true
 	}
 	// The type byte is there; what follows it is short.
-	return e.Offset + 1, fmt.Sprintf("%s needs %d bytes, %d remain", length, e.Need-1, e.Remain-1), true
+	return e.Offset + 1, fmt.Sprintf("%s needs %s, %s", length, codecerr.Count(e.Need-1, "byte"), codecerr.Remain(e.Remain-1, "")), true
 }

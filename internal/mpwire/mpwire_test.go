@@ -259,9 +259,9 @@ func TestErrorMessages(t *testing.T) {
 		{[]byte{0xde, 0, 2, 1, 2, 3}, func(b []byte) ([]byte, error) { _, r, err := ReadMapHeaderBytes(b); return r, err },
 			"mpwire: truncated input at byte 3: map claims 2 entries, only 3 bytes remain"},
 		{[]byte{0xdc, 0, 9, 1}, func(b []byte) ([]byte, error) { _, r, err := ReadArrayHeaderBytes(b); return r, err },
-			"mpwire: truncated input at byte 3: array claims 9 items, only 1 bytes remain"},
+			"mpwire: truncated input at byte 3: array claims 9 items, only 1 byte remains"},
 		{[]byte{0xc5, 1, 0, 1}, func(b []byte) ([]byte, error) { _, r, err := ReadBytesZC(b); return r, err },
-			"mpwire: truncated input at byte 3: bin claims 256 bytes, only 1 remain"},
+			"mpwire: truncated input at byte 3: bin claims 256 bytes, only 1 remains"},
 		{[]byte{0xc9, 0, 0}, func(b []byte) ([]byte, error) { _, _, r, err := ReadExtHeaderBytes(b); return r, err },
 			"mpwire: truncated input at byte 0: ext header needs 6 bytes, 3 remain"},
 		{[]byte{0xcd, 1}, func(b []byte) ([]byte, error) { _, r, err := ReadIntBytes(b); return r, err },
@@ -362,11 +362,11 @@ func TestDescribe(t *testing.T) {
 		detail    string
 		truncated bool
 	}{
-		{nil, 0, "typestr needs 1 bytes, 0 remain", true},
+		{nil, 0, "typestr needs 1 byte, 0 remain", true},
 		{[]byte{0x93}, 0, "typestr is msgpack type byte 0x93, not str or bin", false},
-		{[]byte{0xa5, 'a'}, 1, "typestr needs 5 bytes, 1 remain", true},
-		{[]byte{0xd9, 5, 'a'}, 2, "len claims 5, only 1 bytes remain", true},
-		{[]byte{0xda, 1}, 1, "len needs 2 bytes, 1 remain", true},
+		{[]byte{0xa5, 'a'}, 1, "typestr needs 5 bytes, 1 remains", true},
+		{[]byte{0xd9, 5, 'a'}, 2, "len claims 5, only 1 byte remains", true},
+		{[]byte{0xda, 1}, 1, "len needs 2 bytes, 1 remains", true},
 	} {
 		_, _, err := ReadStringOrBinZC(c.in)
 		off, detail, truncated := Describe(err, "typestr", "len", "str or bin")

@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/ndpack/ndpack/internal/codecerr"
 )
 
 // Defaults of Options.
@@ -601,7 +603,7 @@ func (d *decoder) stepContainer(op byte) error {
 	case opTuple1, opTuple2, opTuple3:
 		n := int(op-opTuple1) + 1
 		if len(d.stack) < n || (len(d.marks) > 0 && len(d.stack)-n < d.marks[len(d.marks)-1]) {
-			return d.fail(ErrMalformed, "TUPLE%d needs %d items on the stack", n, n)
+			return d.fail(ErrMalformed, "TUPLE%d needs %s on the stack", n, codecerr.Count(n, "item"))
 		}
 		items := d.copyItems(d.stack[len(d.stack)-n:])
 		d.stack = d.stack[:len(d.stack)-n]

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -475,7 +476,7 @@ func (e *encoder) dtype(object bool, dt ndarray.DType) error {
 func (e *encoder) objectArray(shape []int, values []any, depth int) error {
 	n, err := ndarray.NumElements(shape)
 	if err != nil || n != len(values) {
-		return e.fail("an object array of shape %s needs %d values, it has %d", ndarray.FormatShape(shape), n, len(values))
+		return e.fail("an object array of shape %s needs %s, it has %d", ndarray.FormatShape(shape), codecerr.Count(n, "value"), len(values))
 	}
 	e.reconstruct()
 	err = e.tuple(5, func(i int) error {

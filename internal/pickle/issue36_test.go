@@ -44,7 +44,7 @@ func TestUnhashableRefused(t *testing.T) {
 func TestObjectArrayBuiltOnce(t *testing.T) {
 	_, err := Decode(objectCase(t, "append after build"), Options{})
 	assert.ErrorIs(t, err, ErrMalformed)
-	assert.ErrorContains(t, err, "an object array of shape (2,) is built from a list of 1 elements, not 2")
+	assert.ErrorContains(t, err, "an object array of shape (2,) is built from a list of 1 element, not 2")
 	v, err := Decode(objectCase(t, "append to the list after build"), Options{})
 	require.NoError(t, err)
 	assert.Equal(t, []any{int64(1), int64(2)}, v.(*ObjectArray).Values)

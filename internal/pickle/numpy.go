@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -422,7 +423,7 @@ func (d *decoder) buildArray(o *arrayObj, state any) error {
 		s = s[1:]
 	}
 	if len(s) != 4 {
-		return d.fail(ErrMalformed, "an ndarray's state has %d items, not (version, shape, dtype, fortran, data)", len(t.items))
+		return d.fail(ErrMalformed, "an ndarray's state has %s, not (version, shape, dtype, fortran, data)", codecerr.Count(len(t.items), "item"))
 	}
 	shape, err := d.shape(s[0])
 	if err != nil {
@@ -452,8 +453,8 @@ func (d *decoder) buildArray(o *arrayObj, state any) error {
 		// appended to it afterwards is not the array's.
 		count, _ := ndarray.NumElements(shape)
 		if l.n != count {
-			return d.fail(ErrMalformed, "an object array of shape %s is built from a list of %d elements, not %d",
-				ndarray.FormatShape(shape), l.n, count)
+			return d.fail(ErrMalformed, "an object array of shape %s is built from a list of %s, not %d",
+				ndarray.FormatShape(shape), codecerr.Count(l.n, "element"), count)
 		}
 		o.shape, o.values, o.count, o.built = shape, l, count, true
 		return nil

@@ -3,6 +3,7 @@ package avro
 import (
 	"math"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/mpdescr"
 	"github.com/ndpack/ndpack/ndarray"
 )
@@ -212,13 +213,13 @@ func (r *reader) blockCount(what string, max int) (int64, error) {
 		return 0, err
 	}
 	if size < 0 {
-		return 0, errAt(ErrMalformed, sizeAt, "%s block of %d items claims a negative size (%d bytes)", what, -n, size)
+		return 0, errAt(ErrMalformed, sizeAt, "%s block of %s claims a negative size (%d bytes)", what, codecerr.Count(-n, "item"), size)
 	}
 	if max >= 0 && size > int64(max-r.off) {
-		return 0, errAt(ndarray.ErrTooLarge, sizeAt, "%s block of %d items claims %d bytes, more than the %d a value may take", what, -n, size, max)
+		return 0, errAt(ndarray.ErrTooLarge, sizeAt, "%s block of %s claims %s, more than the %d a value may take", what, codecerr.Count(-n, "item"), codecerr.Count(size, "byte"), max)
 	}
 	if size > int64(len(r.b)-r.off) {
-		return 0, errAt(ndarray.ErrTruncated, sizeAt, "%s block of %d items claims %d bytes, %d remain", what, -n, size, len(r.b)-r.off)
+		return 0, errAt(ndarray.ErrTruncated, sizeAt, "%s block of %s claims %s, %s", what, codecerr.Count(-n, "item"), codecerr.Count(size, "byte"), codecerr.Remain(len(r.b)-r.off, ""))
 	}
 	return -n, nil
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -292,7 +293,7 @@ func (d *valueDecoder) items(s *Schema, depth int) (any, error) {
 			}
 			d.zero += int(n)
 		} else if n > int64(len(r.b)-r.off) {
-			return nil, errAt(ndarray.ErrTruncated, blockAt, "%s block claims %d items, %d bytes remain", s.Type, n, len(r.b)-r.off)
+			return nil, errAt(ndarray.ErrTruncated, blockAt, "%s block claims %s, %s", s.Type, codecerr.Count(n, "item"), codecerr.Remain(len(r.b)-r.off, "byte"))
 		}
 		if m == nil {
 			if err := d.spend(costSlot*n, blockAt); err != nil {
@@ -418,9 +419,9 @@ func valueKind(v any) string {
 	case *ndarray.Array, ndarray.Array:
 		return "an ndarray"
 	case []any:
-		return fmt.Sprintf("an array of %d items", len(x))
+		return "an array of " + codecerr.Count(len(x), "item")
 	case map[string]any:
-		return fmt.Sprintf("a map of %d entries", len(x))
+		return "a map of " + codecerr.Count(len(x), "entry")
 	}
 	switch reflect.ValueOf(v).Kind() {
 	case reflect.Slice, reflect.Array:

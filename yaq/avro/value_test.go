@@ -11,7 +11,7 @@ func TestDoesNotFitNamesAvroKinds(t *testing.T) {
 	}
 	for msg, in := range map[string]any{
 		"avro: value does not fit its schema: an array of 2 items is not a double": []any{1, 2},
-		"avro: value does not fit its schema: a map of 1 entries is not a double":  map[string]any{"a": 1},
+		"avro: value does not fit its schema: a map of 1 entry is not a double":    map[string]any{"a": 1},
 		"avro: value does not fit its schema: a string is not a double":            "x",
 		"avro: value does not fit its schema: null is not a double":                nil,
 	} {
