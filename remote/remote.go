@@ -34,6 +34,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ndpack/ndpack/ndarray"
@@ -68,7 +69,16 @@ type Options struct {
 	// memory it holds; 0 means 8 MiB. S3 refuses parts under
 	// 5 MiB but the last, so smaller values are refused.
 	PartSize int64
+
+	// stall overrides defaultStall, for tests that cannot wait a minute.
+	stall time.Duration
 }
+
+// defaultStall is how long a body may send nothing before the read gives
+// up on it and resumes with a new request, as for a body cut short: a
+// server that stops sending, or a network path that drops every packet,
+// must not hang a reader whose context has no deadline.
+const defaultStall = time.Minute
 
 // defaultPartSize is the part size of an S3 Writer unless set.
 const defaultPartSize = 8 << 20
@@ -101,11 +111,12 @@ type source interface {
 // Object is an object on an HTTP server or in S3, open for reading by
 // ranges. Its methods may be called concurrently.
 type Object struct {
-	ctx  context.Context
-	src  source
-	name string
-	size int64
-	ver  version
+	ctx   context.Context
+	src   source
+	name  string
+	size  int64
+	ver   version
+	stall time.Duration
 }
 
 // Open opens the object at rawURL (http://, https:// or s3://BUCKET/KEY)
@@ -120,7 +131,11 @@ func (o Options) Open(ctx context.Context, rawURL string) (*Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Object{ctx: ctx, src: src, name: name, size: size, ver: ver}, nil
+	stall := o.stall
+	if stall <= 0 {
+		stall = defaultStall
+	}
+	return &Object{ctx: ctx, src: src, name: name, size: size, ver: ver, stall: stall}, nil
 }
 
 func (o Options) source(ctx context.Context, rawURL string) (source, string, error) {
@@ -189,6 +204,11 @@ type stream struct {
 	body     io.ReadCloser
 	resumes  int
 	err      error
+
+	// watch closes body when a read of it waits longer than obj.stall;
+	// stalled says it did, for the error message.
+	watch   *time.Timer
+	stalled atomic.Bool
 }
 
 func (s *stream) Read(p []byte) (int, error) {
@@ -211,7 +231,7 @@ func (s *stream) Read(p []byte) (int, error) {
 			s.body = body
 		}
 		k := min(int64(len(p)), s.end-s.off)
-		n, err := s.body.Read(p[:k])
+		n, err := s.readWatched(p[:k])
 		s.off += int64(n)
 		if s.off >= s.end {
 			s.close()
@@ -230,8 +250,12 @@ func (s *stream) Read(p []byte) (int, error) {
 			return n, s.err
 		}
 		if s.resumes == maxResumes {
+			how := "ended early"
+			if s.stalled.Load() {
+				how = fmt.Sprintf("ended early or sent nothing for %v", s.obj.stall)
+			}
 			s.err = &ndarray.Error{Pkg: "remote", Err: ndarray.ErrTruncated, Offset: s.off,
-				Detail: fmt.Sprintf("%s: the body ended early %d times", s.obj.name, maxResumes+1), Cause: err}
+				Detail: fmt.Sprintf("%s: the body %s %d times", s.obj.name, how, maxResumes+1), Cause: err}
 			return n, s.err
 		}
 		s.resumes++
@@ -241,7 +265,27 @@ func (s *stream) Read(p []byte) (int, error) {
 	}
 }
 
+// readWatched reads the body, closing it (so that the read returns) if
+// nothing arrives within the object's stall time. Each body has its own
+// timer, reset for every read, so that a late firing can only close the
+// body it was armed for.
+func (s *stream) readWatched(p []byte) (int, error) {
+	if s.watch == nil {
+		body := s.body
+		s.watch = time.AfterFunc(s.obj.stall, func() { s.stalled.Store(true); body.Close() })
+	} else {
+		s.watch.Reset(s.obj.stall)
+	}
+	n, err := s.body.Read(p)
+	s.watch.Stop()
+	return n, err
+}
+
 func (s *stream) close() {
+	if s.watch != nil {
+		s.watch.Stop()
+		s.watch = nil
+	}
 	if s.body != nil {
 		s.body.Close()
 		s.body = nil
