@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/internal/testutil/yaqproto"
 
 	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
@@ -351,9 +352,7 @@ func TestLiveYaqPythonTests(t *testing.T) {
 	if src == "" {
 		t.Skip("NDPACK_YAQ_SRC does not name the Python yaq sources: live test skipped")
 	}
-	if err := exec.Command("/usr/bin/python3", "-c", "import pytest").Run(); err != nil {
-		t.Skip("pytest is not installed for /usr/bin/python3")
-	}
+	pypeer.RequireModule(t, "pytest", "python3-pytest")
 	bin := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "yaqd-fakes"), ".")
 	out, err := build.CombinedOutput()
@@ -374,13 +373,16 @@ func TestLiveYaqPythonTests(t *testing.T) {
 	assert.Regexp(t, `(?m)^24 passed`, string(out))
 }
 
-// Live: yaq-traits check (from the sources NDPACK_YAQ_TRAITS names, run
-// with the fastavro of NDPACK_YAQ_SRC) passes every kind's protocol.
+// Live: yaq-traits check (from the sources NDPACK_YAQ_TRAITS names, by
+// default NDPACK_YAQ_SRC's traits/, run with the fastavro of NDPACK_YAQ_SRC)
+// passes every kind's protocol.
 func TestLiveYaqTraitsCheck(t *testing.T) {
-	traits, src := os.Getenv("NDPACK_YAQ_TRAITS"), os.Getenv("NDPACK_YAQ_SRC")
-	if traits == "" || src == "" {
+	traits, src := liveTraitsSrc(os.Getenv("NDPACK_YAQ_TRAITS"), os.Getenv("NDPACK_YAQ_SRC"))
+	if traits == "" {
 		t.Skip("NDPACK_YAQ_TRAITS and NDPACK_YAQ_SRC do not name yaq-traits and the Python yaq sources: live test skipped")
 	}
+	pypeer.RequireModule(t, "click, prettytable, colorama, toml",
+		"python3-click python3-prettytable python3-colorama python3-toml")
 	dir := t.TempDir()
 	var files []string
 	for _, kind := range kindNames() {
