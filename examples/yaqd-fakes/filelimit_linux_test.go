@@ -30,6 +30,7 @@ func TestFakesAtFileLimitChild(t *testing.T) {
 // until the daemon says it ran out, closes them, and calls it; then SIGTERM
 // ends it with status 0.
 func TestFakesAtFileLimit(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir()) // the child's state file, not the user's
 	port := freePort(t)
 	cfg := filepath.Join(t.TempDir(), "cam.toml")
 	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf("[cam]\nport = %d\nhost = \"127.0.0.1\"\nmax_connections = 1000\n", port)), 0o644))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/internal/testutil/yaqproto"
 
 	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
@@ -351,9 +352,7 @@ func TestLiveYaqPythonTests(t *testing.T) {
 	if src == "" {
 		t.Skip("NDPACK_YAQ_SRC does not name the Python yaq sources: live test skipped")
 	}
-	if err := exec.Command("/usr/bin/python3", "-c", "import pytest").Run(); err != nil {
-		t.Skip("pytest is not installed for /usr/bin/python3")
-	}
+	pypeer.RequireModule(t, "pytest", "python3-pytest")
 	bin := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "yaqd-fakes"), ".")
 	out, err := build.CombinedOutput()
@@ -363,24 +362,40 @@ func TestLiveYaqPythonTests(t *testing.T) {
 	}
 	dirs := []string{"continuous_hardware", "discrete_hardware", "fake_camera", "fake_furnace",
 		"fake_has_transformed_position", "fake_has_turret", "fake_sensor", "fake_spectrometer", "triggered_sensor"}
-	cmd := exec.Command("/usr/bin/python3", append([]string{"-m", "pytest", "-q", "-p", "no:cacheprovider"}, dirs...)...)
-	cmd.Dir = filepath.Join(src, "tests")
-	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "XDG_DATA_HOME="+t.TempDir(),
-		"PYTHONPATH="+strings.Join([]string{filepath.Join(src, "fa"), filepath.Join(src, "yaqd-core"),
-			filepath.Join(src, "yaqc"), filepath.Join(src, "yaqd-fakes")}, ":"))
-	out, err = cmd.CombinedOutput()
-	t.Logf("%s", out)
-	require.NoError(t, err)
-	assert.Regexp(t, `(?m)^24 passed`, string(out))
+	tests, data := filepath.Join(src, "tests"), t.TempDir()
+	pytest := func(dir string) (string, error) {
+		cmd := exec.Command("/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", dir)
+		cmd.Dir = tests
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "XDG_DATA_HOME="+data,
+			"PYTHONPATH="+strings.Join([]string{filepath.Join(src, "fa"), filepath.Join(src, "yaqd-core"),
+				filepath.Join(src, "yaqc"), filepath.Join(src, "yaqd-fakes")}, ":"))
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	passed := 0
+	for _, dir := range dirs {
+		ports, err := configPorts(filepath.Join(tests, dir, "config.toml"))
+		require.NoError(t, err)
+		out, err := runPortBound(ports, 3, 30*time.Second, func() (string, error) { return pytest(dir) })
+		t.Logf("%s: %s", dir, out)
+		require.NoError(t, err, "%s", dir)
+		n, failed := pytestCounts(out)
+		assert.Zero(t, failed, "%s", dir)
+		passed += n
+	}
+	assert.Equal(t, 24, passed)
 }
 
-// Live: yaq-traits check (from the sources NDPACK_YAQ_TRAITS names, run
-// with the fastavro of NDPACK_YAQ_SRC) passes every kind's protocol.
+// Live: yaq-traits check (from the sources NDPACK_YAQ_TRAITS names, by
+// default NDPACK_YAQ_SRC's traits/, run with the fastavro of NDPACK_YAQ_SRC)
+// passes every kind's protocol.
 func TestLiveYaqTraitsCheck(t *testing.T) {
-	traits, src := os.Getenv("NDPACK_YAQ_TRAITS"), os.Getenv("NDPACK_YAQ_SRC")
-	if traits == "" || src == "" {
+	traits, src := liveTraitsSrc(os.Getenv("NDPACK_YAQ_TRAITS"), os.Getenv("NDPACK_YAQ_SRC"))
+	if traits == "" {
 		t.Skip("NDPACK_YAQ_TRAITS and NDPACK_YAQ_SRC do not name yaq-traits and the Python yaq sources: live test skipped")
 	}
+	pypeer.RequireModule(t, "click, prettytable, colorama, toml",
+		"python3-click python3-prettytable python3-colorama python3-toml")
 	dir := t.TempDir()
 	var files []string
 	for _, kind := range kindNames() {
