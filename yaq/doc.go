@@ -10,18 +10,11 @@
 //     answer layout, error answers, connection limits): Client, which
 //     calls a daemon as yaqc does, and Daemon, which serves a protocol with
 //     Go handlers as yaqd-core does.
-//   - A daemon kit that makes a Go daemon as short as a Python one: the yaq
-//     traits as values (IsDaemon, HasLimits, IsSensor, ...) composed into
-//     a protocol as yaq-traits composes them (ComposeTraits, or
-//     ComposeTOML of the description yaq daemons publish), their messages
-//     answered as yaqd-core answers them, and Program, the main of a daemon
-//     program: yaqd-core's --config, --protocol and --version, config
-//     checked against the composed types, state kept in yaqd-core's state
-//     file, shutdown(restart=true) and SIGHUP restarting.
 //
-// The codec's names that were once this package's (Schema, ParseSchema,
-// AppendArray, DecodeArray, Error and its sentinels, ...) remain here as
-// deprecated aliases of package avro's.
+// The daemon kit that makes a Go daemon as short as a Python one (traits
+// composed as yaq-traits composes them, their messages answered as
+// yaqd-core answers them, Program as a daemon's main, config and state
+// files) is package yaq/kit, built on this package's Daemon.
 //
 // The wire protocol is YEP-107 (Avro RPC for yaq) as the real programs
 // speak it, checked against recorded sessions of yaqc with yaqd-fakes and
