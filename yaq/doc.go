@@ -2,8 +2,8 @@
 // (YEP-107) between instrument daemons and clients, with arrays as the
 // YEP-113 ndarray record.
 //
-// The Avro codec itself (schemas, values, the ndarray record, frames and
-// the handshake's records) is package yaq/avro, which knows nothing of yaq
+// The Avro codec itself (schemas, values, the ndarray record) is package
+// yaq/avro, which knows nothing of yaq
 // beyond the framing its peers use. Package yaq is the protocol on top:
 //
 //   - Avro RPC as yaqd-core and yaqc speak it (the handshake, the call and
