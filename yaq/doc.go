@@ -3,8 +3,8 @@
 // YEP-113 ndarray record.
 //
 // The Avro codec itself (schemas, values, the ndarray record) is package
-// yaq/avro, which knows nothing of yaq
-// beyond the framing its peers use. Package yaq is the protocol on top:
+// yaq/avro, which knows nothing of yaq. Package yaq is the protocol on
+// top:
 //
 //   - Avro RPC as yaqd-core and yaqc speak it (the handshake, the call and
 //     answer layout, error answers, connection limits): Client, which
