@@ -185,6 +185,8 @@ func (o ReadOptions) ReadObjects(r io.Reader) (*ObjectArray, error) {
 
 // ReadObjectsFile reads the NPY file name, which holds an object array;
 // see ReadObjects.
+// It fails with os.Open's error, or with ReadObjects's error prefixed with
+// name.
 func (o ReadOptions) ReadObjectsFile(name string) (*ObjectArray, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -203,6 +205,9 @@ func (o ReadOptions) ReadObjectsFile(name string) (*ObjectArray, error) {
 // with AllowObjects set. The member's decompressed size is what its zip
 // directory declares, checked against what its compressed bytes can hold
 // before anything is read.
+// It fails as ReadOptions.ReadObjects does (ErrObjectArray without
+// AllowObjects, ErrPickle, ErrTooLarge, ErrTruncated), and with ErrNoMember
+// for a name the archive lacks.
 func (z *NPZ) ReadObjects(name string) (*ObjectArray, error) {
 	e, err := z.member(name)
 	if err != nil {
@@ -358,6 +363,9 @@ func (h *Header) decodeObjects(data []byte, limit int64) (*ObjectArray, error) {
 // The bytes are np.save's for the same Python objects when these are
 // distinct objects except where CPython shares them (one-character
 // strings, numpy's builtin dtypes).
+// It fails with an error wrapping ErrInvalidArray when a is nil, its Values
+// do not fill its Shape, or an element is of a type it cannot write; dst is
+// then returned unchanged.
 func AppendObjects(dst []byte, a *ObjectArray) ([]byte, error) {
 	if a == nil {
 		return dst, errAt(ErrInvalidArray, -1, "cannot write a nil *ObjectArray")
@@ -386,6 +394,7 @@ func AppendObjects(dst []byte, a *ObjectArray) ([]byte, error) {
 
 // WriteObjects writes the object array a as an NPY file to w, as np.save
 // writes it; see AppendObjects.
+// It fails as AppendObjects does, or with w's write error.
 func WriteObjects(w io.Writer, a *ObjectArray) error {
 	b, err := AppendObjects(nil, a)
 	if err != nil {
@@ -397,6 +406,8 @@ func WriteObjects(w io.Writer, a *ObjectArray) error {
 
 // WriteObjectsFile writes the object array a as the NPY file name,
 // atomically, as WriteFile writes an array.
+// It fails as AppendObjects does, or with the file system's error; name is
+// then left as it was.
 func WriteObjectsFile(name string, a *ObjectArray) error {
 	b, err := AppendObjects(nil, a)
 	if err != nil {
@@ -409,6 +420,8 @@ func WriteObjectsFile(name string, a *ObjectArray) error {
 }
 
 // WriteObjects adds the object array a as the member NAME.npy.
+// It fails as AppendObjects does, with ErrInvalidArray for an empty or
+// repeated name, or with w's write error.
 func (z *NPZWriter) WriteObjects(name string, a *ObjectArray) error {
 	b, err := AppendObjects(nil, a)
 	if err != nil {

@@ -38,6 +38,7 @@ func (o ReadOptions) inOrder(a *ndarray.Array, err error) (*ndarray.Array, error
 }
 
 // ReadFile reads the NPY file name.
+// It fails with os.Open's error, or with Read's error prefixed with name.
 func (o ReadOptions) ReadFile(name string) (*ndarray.Array, error) {
 	f, err := os.Open(name)
 	if err != nil {

@@ -18,6 +18,8 @@ import (
 // it can really deliver, so that a header cannot make ReadArray allocate
 // more than the input holds. Otherwise memory grows only as bytes arrive,
 // and a Fortran-order array costs a second copy to transpose.
+// It fails with an *Error wrapping ErrTruncated when r ends (or its Len says
+// it will end) before the data does, or with r's read error.
 func (h *Header) ReadArray(r io.Reader) (*ndarray.Array, error) {
 	return h.readArrayInto(r, nil, false)
 }
