@@ -26,6 +26,10 @@ type ArrayOptions struct {
 
 // AppendArray appends the ndarray record of a to dst with the default
 // options, growing dst at most once.
+// It fails as ArrayOptions.AppendArray does: an *Error wrapping ErrMalformed
+// for a nil or invalid array, ErrDoesNotFit for a record dtype,
+// ErrNonstandard for a kind outside YEP-110's list; dst is then returned
+// unchanged.
 func AppendArray(dst []byte, a *ndarray.Array) ([]byte, error) {
 	return ArrayOptions{}.AppendArray(dst, a)
 }
@@ -107,6 +111,8 @@ func (o ArrayOptions) appendArrayHead(dst []byte, a *ndarray.Array, room int) ([
 // Any version is accepted, as YEP-110 asks of readers; data whose length is
 // not shape times item size, a negative dimension and a typestr ndarray
 // does not know are refused.
+// It fails with an *Error wrapping ErrTruncated when b ends inside the
+// record, and ErrMalformed for anything else it refuses.
 func DecodeArray(b []byte) (*ndarray.Array, int, error) {
 	r := reader{b: b}
 	var shape []int
