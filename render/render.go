@@ -84,6 +84,7 @@ func (c Colormap) String() string {
 
 // ParseColormap returns the colormap named name: gray, viridis, magma or
 // inferno.
+// It fails with an *Error wrapping ErrOptions for any other name.
 func ParseColormap(name string) (Colormap, error) {
 	for i, n := range colormapNames {
 		if strings.EqualFold(n, name) {
@@ -159,6 +160,7 @@ const (
 // Validate reports options that contradict themselves: a range whose low
 // end is not below its high end or is not finite, a logarithmic range that
 // does not start above 0, an unknown colormap or compression.
+// Its error is an *Error wrapping ErrOptions.
 func (o Options) Validate() error {
 	if o.Colormap < 0 || int(o.Colormap) >= len(colormapNames) {
 		return errorf(ErrOptions, "unknown colormap %d", int(o.Colormap))
