@@ -80,6 +80,8 @@ func FS() fs.FS {
 }
 
 // Load reads the manifest.
+// It fails only if the embedded manifest does not decode, with an error
+// wrapping the *json.SyntaxError or *json.UnmarshalTypeError.
 func Load() (*Manifest, error) {
 	b, err := fs.ReadFile(FS(), "manifest.json")
 	if err != nil {
@@ -94,6 +96,8 @@ func Load() (*Manifest, error) {
 
 // Read returns the bytes of a corpus file after checking them against the
 // manifest's sha256.
+// It fails with an error wrapping fs.ErrNotExist for a path not in the
+// corpus, and with a plain error when the bytes do not match the sha256.
 func Read(f File) ([]byte, error) {
 	b, err := fs.ReadFile(FS(), f.Path)
 	if err != nil {
@@ -177,6 +181,8 @@ func (c Check) Run(codec Codec) error { return c.run(codec) }
 // case) and that the canonical files re-encode byte for byte; for each
 // tolerated input, that it decodes to the array of the case it names; for
 // each negative input, that it is rejected.
+// It fails as Load does, or with a plain error when a tolerated input names
+// a case the manifest lacks.
 func Checks() ([]Check, error) {
 	m, err := Load()
 	if err != nil {

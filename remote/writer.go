@@ -36,6 +36,9 @@ type Writer struct {
 // Create starts writing the S3 object at rawURL (s3://BUCKET/KEY): nothing
 // is sent until the first part is full or Close is called. ctx governs the
 // whole upload.
+// It fails with an error wrapping ErrUnsupported for a URL that is not
+// s3://BUCKET/KEY, a plain error for a PartSize outside S3's limits, and the
+// AWS configuration's error.
 func (o Options) Create(ctx context.Context, rawURL string) (*Writer, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme != "s3" {
