@@ -58,8 +58,9 @@ type Client struct {
 // It fails with an error wrapping ErrNotWebsocket when the peer does not
 // answer as a websocket server, ErrMalformed, ErrTooLarge or ErrTruncated
 // when the metadata message is not one openpi sends, io.EOF when the
-// server closes first, a *ServerError when it sends a traceback instead, and with ctx's or
-// the network's error (syscall.ECONNREFUSED, which opts.Wait waits out).
+// server closes first, a *ServerError when it sends a traceback instead,
+// and with ctx's or the network's error (syscall.ECONNREFUSED, which
+// opts.Wait waits out).
 func Dial(ctx context.Context, url string, opts *DialOptions) (*Client, error) {
 	var o DialOptions
 	if opts != nil {
