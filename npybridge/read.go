@@ -1,6 +1,7 @@
 package npybridge
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -57,7 +58,7 @@ func (h *Header) readData(r io.Reader) (*ndarray.Array, error) {
 	n := h.DataLen()
 	data, err := boundedio.ReadFull(r, int(n))
 	if err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the file has %s",
 				n, ndarray.FormatShape(h.Shape), h.DType, haveBytes(r, len(data)))
 		}

@@ -2,6 +2,7 @@ package npybridge
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 	"unsafe"
 
@@ -65,7 +66,7 @@ func (h *Header) readArrayInto(r io.Reader, buf []byte, native bool) (*ndarray.A
 	default:
 		got, err = io.ReadFull(r, data)
 	}
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, errAt(ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the file has only %d",
 			n, ndarray.FormatShape(h.Shape), h.DType, got)
 	}

@@ -2,6 +2,7 @@ package npybridge
 
 import (
 	"bytes"
+	"errors"
 	"io"
 
 	"github.com/ndpack/ndpack/ndarray"
@@ -141,7 +142,7 @@ func (z *NPZ) ReadRows(name string, start, stop int) (*ndarray.Array, error) {
 			return nil, err
 		}
 		if _, err := io.ReadFull(d, data); err != nil {
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				err = memberError(name, errAt(ErrTruncated, h.DataOffset+off, "the member ends inside the rows"))
 			}
 			return nil, err
