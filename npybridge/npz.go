@@ -254,6 +254,10 @@ func (z *NPZ) openMember(name string, e *zipEntry) (*Header, *zipMember, error) 
 // Header reads the NPY header of the member called name, decompressing only
 // as far as the header. It fails if the member cannot hold the data the
 // header declares.
+// It fails with an error wrapping ErrNoMember for a name the archive lacks,
+// ErrOverlap when the member's bytes run into the next one's, ReadHeader's
+// errors, ErrTruncated when the member is too short for its data, or
+// ErrHeader when it holds more.
 func (z *NPZ) Header(name string) (*Header, error) {
 	e, err := z.member(name)
 	if err != nil {
@@ -346,6 +350,7 @@ func memberError(name string, err error) error {
 // members, np.savez_compressed deflates them) of size bytes, in archive
 // order. Any member that is not an array ndpack holds fails the whole read;
 // OpenNPZ reads members one by one.
+// It fails as OpenNPZ and NPZ.Read do.
 func (o ReadOptions) ReadNPZ(r io.ReaderAt, size int64) ([]NamedArray, error) {
 	z, err := o.OpenNPZ(r, size)
 	if err != nil {

@@ -74,6 +74,7 @@ func (a *ObjectArray) Len() int { return len(a.Values) }
 // Strings returns the elements as strings, row-major, if every element is
 // a str (the commonest object array: np.array(['a', 'bc'], dtype=object)).
 // Otherwise it fails naming the first element that is not.
+// The error wraps ErrInvalidArray.
 func (a *ObjectArray) Strings() ([]string, error) {
 	out := make([]string, len(a.Values))
 	for i, v := range a.Values {
@@ -90,6 +91,7 @@ func (a *ObjectArray) Strings() ([]string, error) {
 // numeric numpy array (a ragged array of arrays, as
 // np.array([np.zeros(2), np.zeros(3)], dtype=object) makes). Otherwise it
 // fails naming the first element that is not.
+// The error wraps ErrInvalidArray.
 func (a *ObjectArray) Arrays() ([]*ndarray.Array, error) {
 	out := make([]*ndarray.Array, len(a.Values))
 	for i, v := range a.Values {

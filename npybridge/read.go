@@ -16,6 +16,8 @@ import (
 // shape. Memory grows only as data arrives, so a header that claims more
 // than r holds fails without allocating the claim; if r reports its length
 // (bytes.Reader, an *os.File) it fails before reading any data.
+// It fails as ReadHeader does, with an *Error wrapping ErrTruncated when the
+// data ends early, or with r's read error.
 func (o ReadOptions) Read(r io.Reader) (*ndarray.Array, error) {
 	h, err := o.ReadHeader(r)
 	if err != nil {

@@ -34,6 +34,9 @@ func Write(w io.Writer, a *ndarray.Array) error {
 // shape whose row-major data is read from r, as np.save would write it:
 // exactly the shape's byte count is copied, so memory does not grow with
 // the array. It fails if r ends early.
+// It fails with an *Error wrapping ErrInvalidArray for an invalid dtype or
+// shape or a subarray dtype, ErrTruncated when r ends early, or with r's or
+// w's error.
 func WriteFrom(w io.Writer, dt ndarray.DType, shape []int, r io.Reader) error {
 	if err := dt.Validate(); err != nil {
 		return wrapAt(ErrInvalidArray, -1, err)
