@@ -255,9 +255,10 @@ func (z *NPZ) openMember(name string, e *zipEntry) (*Header, *zipMember, error) 
 // as far as the header. It fails if the member cannot hold the data the
 // header declares.
 // It fails with an error wrapping ErrNoMember for a name the archive lacks,
-// ErrOverlap when the member's bytes run into the next one's, ReadHeader's
-// errors, ErrTruncated when the member is too short for its data, or
-// ErrHeader when it holds more.
+// ErrNotNPZ for a member np.load could not read (encrypted, another
+// compression, a bad local header), ErrOverlap when the member's bytes run
+// into the next one's, ReadHeader's errors, ErrTruncated when the member is
+// too short for its data, or ErrHeader when it holds more.
 func (z *NPZ) Header(name string) (*Header, error) {
 	e, err := z.member(name)
 	if err != nil {
@@ -327,9 +328,8 @@ func (d *memberData) Close() error { return d.m.Close() }
 // or hidden data), less is truncation. The array is read into one
 // allocation of its size (a Fortran-order one transposed as it arrives),
 // which the member's compressed bytes were checked to be able to fill.
-// It fails as Open does (ErrNoMember, ReadHeader's errors, ErrTruncated),
-// and with an error wrapping ErrTruncated when the data ends early or
-// ErrHeader when the member holds more than its header declares.
+// It fails as Header does, and with an error wrapping ErrTruncated when the
+// data ends early.
 func (z *NPZ) Read(name string) (*ndarray.Array, error) {
 	h, rc, err := z.Open(name)
 	if err != nil {
