@@ -60,12 +60,13 @@ func (o MessageOptions) codec() ext110.MessageOptions {
 // NoDialects, the dialects' array maps) becoming *ndarray.Array, after the
 // checks of ext110.MessageOptions.UnmarshalMessage.
 //
-// It fails as ext110.MessageOptions.UnmarshalMessage does, with errors of
-// package ext110 (ErrTruncated, ErrTooDeep, ErrTooLarge, ErrMalformed, its
-// *Error). A dialect's map that is not a valid array fails with the error
-// of package dialect instead (its ErrMalformed, ErrPickle or ErrStructured,
-// which are not ext110's, or the shared ErrTruncated), whose *Error has an
-// Offset counted from the map's first byte.
+// It fails as ext110.MessageOptions.UnmarshalMessage does, with an
+// *ndarray.Error from package ext110 (ext110.ErrTooDeep, ErrMalformed, or
+// the shared ndarray.ErrTruncated and ndarray.ErrTooLarge). A dialect's map
+// that is not a valid array fails with package dialect's error instead
+// (dialect.ErrMalformed, ErrPickle or ErrStructured, or
+// ndarray.ErrTruncated), whose Offset is counted from the map's first
+// byte.
 func (o MessageOptions) UnmarshalMessage(data []byte, v any) error {
 	return o.codec().UnmarshalMessage(data, v)
 }

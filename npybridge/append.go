@@ -273,6 +273,11 @@ func (a *Appender) Rows() int64 { return a.rows }
 // Append adds the rows of arr: one row (arr's shape is the row shape) or a
 // block (arr's shape is any number of rows, then the row shape). arr's
 // dtype must be the file's, byte order included.
+// It fails with an error wrapping ErrInvalidArray when arr is nil, invalid,
+// or of another dtype or row shape, and with an *os.PathError wrapping
+// ErrNotAppended (the file cut back, the write's error as cause) or
+// ndarray.ErrTooLarge (no room in the header for the new count) when the rows
+// could not be written; after Close, with one wrapping os.ErrClosed.
 func (a *Appender) Append(arr *ndarray.Array) error {
 	if a.f == nil {
 		return &os.PathError{Op: "append", Path: a.name, Err: os.ErrClosed}
@@ -395,6 +400,8 @@ func headerText(dt ndarray.DType, shape []int) []byte {
 
 // Sync commits the file to stable storage (fsync), for data that must
 // survive a power loss, not only a crash.
+// Its error is the file's fsync error, or one wrapping os.ErrClosed after
+// Close.
 func (a *Appender) Sync() error {
 	if a.f == nil {
 		return &os.PathError{Op: "sync", Path: a.name, Err: os.ErrClosed}
@@ -404,6 +411,7 @@ func (a *Appender) Sync() error {
 
 // Close closes the file, which releases its lock. The file is complete
 // after every Append; Close adds nothing to it.
+// Its error is the file's close error; a second Close returns nil.
 func (a *Appender) Close() error {
 	if a.f == nil {
 		return nil

@@ -76,6 +76,11 @@ func (o ReadOptions) maxHeader() int {
 
 // ReadHeader reads the header of an NPY file, leaving r at the first data
 // byte.
+// It fails with an *ndarray.Error wrapping ndarray.ErrTruncated when r ends inside the
+// header, ErrNotNPY without the magic string, ErrVersion, ndarray.ErrTooLarge
+// over MaxHeaderSize, ErrHeader for a malformed dict, and ErrUnsupported
+// (ErrObjectArray) for an object array; r's own read errors are returned
+// as they are.
 func (o ReadOptions) ReadHeader(r io.Reader) (*Header, error) { return o.readHeader(r, false) }
 
 // readHeader is ReadHeader that, when objects is set, also accepts an

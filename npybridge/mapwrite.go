@@ -285,6 +285,7 @@ func (o MapOptions) checkOrder(dt ndarray.DType) error {
 // numpy's memmap.flush does. Other processes see the writes without it: it
 // guards against the machine's crash, not the process's, and costs a disk
 // write of every page written. For a read-only map it does nothing.
+// Its error is an *os.PathError holding the msync or fsync error.
 func (m *Mapped) Flush() error {
 	if m.file == nil {
 		return nil
@@ -320,6 +321,9 @@ func (m *Mapped) flushAsync() error {
 // the file. It is how work is split between processes or goroutines, each
 // taking its own rows. The result's capacity ends at row hi, so appending
 // to its Data never writes into the next rows. A 0-d array has no rows.
+// It fails with an *ndarray.Error wrapping ndarray.ErrIndex for a 0-d array
+// or rows out of range, and with an *os.PathError wrapping os.ErrClosed
+// after Close.
 func (m *Mapped) Rows(lo, hi int) (*ndarray.Array, error) {
 	a := m.Array
 	if a == nil {

@@ -50,6 +50,9 @@ type Mapped struct {
 
 // OpenMapped opens the NPY file name, checks its header and size, and maps
 // its data read-only.
+// It fails with os.Open's error, with an *os.PathError around ReadHeader's
+// errors, or around ndarray.ErrTruncated when the file is shorter than its header
+// announces, or around the mmap error.
 func (o ReadOptions) OpenMapped(name string) (*Mapped, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -151,6 +154,7 @@ func (m *Mapped) Aliased() bool { return m.mapping != nil }
 // give, without waiting for the disk; call Flush for that) and its
 // descriptor closed. It is safe to call more than once; the Array, and
 // every array Rows returned, must not be used after.
+// Its error joins the msync, munmap and close errors, if any.
 func (m *Mapped) Close() error {
 	err := m.flushAsync()
 	if m.mapping != nil {

@@ -51,6 +51,10 @@ type NPZ struct {
 // data. When r also has a method Stream(off, n int64) io.ReadCloser, as
 // remote.Object does, a larger directory and each member's data are read
 // through it, each in one request.
+// It fails with an *ndarray.Error wrapping ErrNotNPZ (not a zip archive, a member
+// name twice, a negative size), ErrOverlap (members overlapping or beyond
+// the archive) or ndarray.ErrTruncated (the directory cut short), or with r's read
+// error.
 func (o ReadOptions) OpenNPZ(r io.ReaderAt, size int64) (*NPZ, error) {
 	if size < 0 {
 		return nil, errAt(ErrNotNPZ, -1, "negative archive size %d", size)
@@ -87,6 +91,7 @@ func (o ReadOptions) OpenNPZ(r io.ReaderAt, size int64) (*NPZ, error) {
 }
 
 // OpenNPZFile opens the .npz archive name. Close it when done.
+// It fails with os.Open's error, or with an *os.PathError around OpenNPZ's.
 func (o ReadOptions) OpenNPZFile(name string) (*NPZ, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -109,6 +114,7 @@ func (o ReadOptions) OpenNPZFile(name string) (*NPZ, error) {
 // Close closes the file of an archive opened with OpenNPZFile; for one
 // opened with OpenNPZ it does nothing. Mapped members stay valid until
 // they are closed themselves.
+// Its error is the file's close error.
 func (z *NPZ) Close() error {
 	if z.file == nil {
 		return nil
@@ -248,6 +254,11 @@ func (z *NPZ) openMember(name string, e *zipEntry) (*Header, *zipMember, error) 
 // Header reads the NPY header of the member called name, decompressing only
 // as far as the header. It fails if the member cannot hold the data the
 // header declares.
+// It fails with an error wrapping ErrNoMember for a name the archive lacks,
+// ErrNotNPZ for a member np.load could not read (encrypted, another
+// compression, a bad local header), ErrOverlap when the member's bytes run
+// into the next one's, ReadHeader's errors, ndarray.ErrTruncated when the member is
+// too short for its data, or ErrHeader when it holds more.
 func (z *NPZ) Header(name string) (*Header, error) {
 	e, err := z.member(name)
 	if err != nil {
@@ -317,6 +328,8 @@ func (d *memberData) Close() error { return d.m.Close() }
 // or hidden data), less is truncation. The array is read into one
 // allocation of its size (a Fortran-order one transposed as it arrives),
 // which the member's compressed bytes were checked to be able to fill.
+// It fails as Header does, and with an error wrapping ndarray.ErrTruncated when the
+// data ends early.
 func (z *NPZ) Read(name string) (*ndarray.Array, error) {
 	h, rc, err := z.Open(name)
 	if err != nil {
@@ -337,6 +350,7 @@ func memberError(name string, err error) error {
 // members, np.savez_compressed deflates them) of size bytes, in archive
 // order. Any member that is not an array ndpack holds fails the whole read;
 // OpenNPZ reads members one by one.
+// It fails as OpenNPZ and NPZ.Read do.
 func (o ReadOptions) ReadNPZ(r io.ReaderAt, size int64) ([]NamedArray, error) {
 	z, err := o.OpenNPZ(r, size)
 	if err != nil {
@@ -354,6 +368,7 @@ func (o ReadOptions) ReadNPZ(r io.ReaderAt, size int64) ([]NamedArray, error) {
 }
 
 // ReadNPZFile reads the .npz archive name.
+// It fails with os.Open's error, or with an *os.PathError around ReadNPZ's.
 func (o ReadOptions) ReadNPZFile(name string) ([]NamedArray, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -378,6 +393,8 @@ var npzTime = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 // WriteNPZ writes arrays as an .npz archive that np.load reads: members
 // NAME.npy, stored like np.savez or, with compress, deflated like
 // np.savez_compressed.
+// It fails as NPZWriter.WriteArray and Close do, with an error wrapping
+// ErrInvalidArray or w's write error.
 func WriteNPZ(w io.Writer, arrays []NamedArray, compress bool) error {
 	z := NewNPZWriter(w, compress)
 	for _, na := range arrays {
@@ -425,6 +442,9 @@ func NewNPZWriter(w io.Writer, compress bool) *NPZWriter {
 }
 
 // WriteArray adds a as the member NAME.npy.
+// It fails with an error wrapping ErrInvalidArray when a is nil or invalid,
+// has a subarray dtype, or name is empty or already written, and with w's
+// write error.
 func (z *NPZWriter) WriteArray(name string, a *ndarray.Array) error {
 	if a == nil {
 		return errAt(ErrInvalidArray, -1, "npz member %q is a nil *ndarray.Array", name)
@@ -445,6 +465,9 @@ func (z *NPZWriter) WriteArray(name string, a *ndarray.Array) error {
 // WriteFrom adds the member NAME.npy holding an array of dtype dt and the
 // given shape whose row-major data is read from r, exactly as WriteFrom
 // does for a file.
+// It fails with an error wrapping ErrInvalidArray for a bad dtype or shape
+// or an empty or repeated name, ndarray.ErrTruncated when r ends early, and with r's
+// or w's error.
 func (z *NPZWriter) WriteFrom(name string, dt ndarray.DType, shape []int, r io.Reader) error {
 	if _, err := ndarray.ByteSize(dt, shape); err != nil {
 		return memberError(name, wrapAt(ErrInvalidArray, -1, err))
@@ -498,9 +521,12 @@ func (z *NPZWriter) create(name string) (io.Writer, error) {
 
 // Close writes the archive's directory. It does not close the underlying
 // writer.
+// Its error is w's write error.
 func (z *NPZWriter) Close() error { return z.zw.Close() }
 
 // WriteNPZFile writes arrays as the .npz archive name, atomically.
+// It fails as WriteNPZ does, or with the file system's error; name is then
+// left as it was.
 func WriteNPZFile(name string, arrays []NamedArray, compress bool) error {
 	return atomicfile.Write(name, 0o666, func(f *os.File) error { return WriteNPZ(f, arrays, compress) })
 }

@@ -72,6 +72,7 @@ func (a *ObjectArray) Len() int { return len(a.Values) }
 // Strings returns the elements as strings, row-major, if every element is
 // a str (the commonest object array: np.array(['a', 'bc'], dtype=object)).
 // Otherwise it fails naming the first element that is not.
+// The error wraps ErrInvalidArray.
 func (a *ObjectArray) Strings() ([]string, error) {
 	out := make([]string, len(a.Values))
 	for i, v := range a.Values {
@@ -88,6 +89,7 @@ func (a *ObjectArray) Strings() ([]string, error) {
 // numeric numpy array (a ragged array of arrays, as
 // np.array([np.zeros(2), np.zeros(3)], dtype=object) makes). Otherwise it
 // fails naming the first element that is not.
+// The error wraps ErrInvalidArray.
 func (a *ObjectArray) Arrays() ([]*ndarray.Array, error) {
 	out := make([]*ndarray.Array, len(a.Values))
 	for i, v := range a.Values {
@@ -186,6 +188,9 @@ func (o ReadOptions) ReadObjects(r io.Reader) (*ObjectArray, error) {
 // with AllowObjects set. The member's decompressed size is what its zip
 // directory declares, checked against what its compressed bytes can hold
 // before anything is read.
+// It fails as ReadOptions.ReadObjects does (ErrObjectArray without
+// AllowObjects, ErrPickle, ndarray.ErrTooLarge, ndarray.ErrTruncated), and with ErrNoMember
+// for a name the archive lacks.
 func (z *NPZ) ReadObjects(name string) (*ObjectArray, error) {
 	e, err := z.member(name)
 	if err != nil {
@@ -341,6 +346,9 @@ func (h *Header) decodeObjects(data []byte, limit int64) (*ObjectArray, error) {
 // The bytes are np.save's for the same Python objects when these are
 // distinct objects except where CPython shares them (one-character
 // strings, numpy's builtin dtypes).
+// It fails with an error wrapping ErrInvalidArray when a is nil, its Values
+// do not fill its Shape, or an element is of a type it cannot write; dst is
+// then returned unchanged.
 func AppendObjects(dst []byte, a *ObjectArray) ([]byte, error) {
 	if a == nil {
 		return dst, errAt(ErrInvalidArray, -1, "cannot write a nil *ObjectArray")
@@ -369,6 +377,7 @@ func AppendObjects(dst []byte, a *ObjectArray) ([]byte, error) {
 
 // WriteObjects writes the object array a as an NPY file to w, as np.save
 // writes it; see AppendObjects.
+// It fails as AppendObjects does, or with w's write error.
 func WriteObjects(w io.Writer, a *ObjectArray) error {
 	b, err := AppendObjects(nil, a)
 	if err != nil {
@@ -379,6 +388,8 @@ func WriteObjects(w io.Writer, a *ObjectArray) error {
 }
 
 // WriteObjects adds the object array a as the member NAME.npy.
+// It fails as AppendObjects does, with ErrInvalidArray for an empty or
+// repeated name, or with w's write error.
 func (z *NPZWriter) WriteObjects(name string, a *ObjectArray) error {
 	b, err := AppendObjects(nil, a)
 	if err != nil {

@@ -1,6 +1,7 @@
 package npybridge
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,8 @@ import (
 // shape. Memory grows only as data arrives, so a header that claims more
 // than r holds fails without allocating the claim; if r reports its length
 // (bytes.Reader, an *os.File) it fails before reading any data.
+// It fails as ReadHeader does, with an *ndarray.Error wrapping ndarray.ErrTruncated when the
+// data ends early, or with r's read error.
 func (o ReadOptions) Read(r io.Reader) (*ndarray.Array, error) {
 	h, err := o.ReadHeader(r)
 	if err != nil {
@@ -38,6 +41,7 @@ func (o ReadOptions) inOrder(a *ndarray.Array, err error) (*ndarray.Array, error
 }
 
 // ReadFile reads the NPY file name.
+// It fails with os.Open's error, or with Read's error prefixed with name.
 func (o ReadOptions) ReadFile(name string) (*ndarray.Array, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -56,7 +60,7 @@ func (h *Header) readData(r io.Reader) (*ndarray.Array, error) {
 	n := h.DataLen()
 	data, err := boundedio.ReadFull(r, int(n))
 	if err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, errAt(ndarray.ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the file has %s",
 				n, ndarray.FormatShape(h.Shape), h.DType, haveBytes(r, len(data)))
 		}

@@ -2,6 +2,7 @@ package npybridge
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 	"unsafe"
 
@@ -18,6 +19,8 @@ import (
 // it can really deliver, so that a header cannot make ReadArray allocate
 // more than the input holds. Otherwise memory grows only as bytes arrive,
 // and a Fortran-order array costs a second copy to transpose.
+// It fails with an *ndarray.Error wrapping ndarray.ErrTruncated when r ends (or its Len says
+// it will end) before the data does, or with r's read error.
 func (h *Header) ReadArray(r io.Reader) (*ndarray.Array, error) {
 	return h.readArrayInto(r, nil, false)
 }
@@ -63,7 +66,7 @@ func (h *Header) readArrayInto(r io.Reader, buf []byte, native bool) (*ndarray.A
 	default:
 		got, err = io.ReadFull(r, data)
 	}
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, errAt(ndarray.ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the file has only %d",
 			n, ndarray.FormatShape(h.Shape), h.DType, got)
 	}

@@ -9,6 +9,7 @@ import (
 )
 
 // ReadInto is the package's ReadInto with these options.
+// It fails as Read does.
 func (o ReadOptions) ReadInto(r io.Reader, buf []byte) (*ndarray.Array, error) {
 	h, err := o.ReadHeader(r)
 	if err != nil {
@@ -20,6 +21,7 @@ func (o ReadOptions) ReadInto(r io.Reader, buf []byte) (*ndarray.Array, error) {
 // ReadFileInto is the package's ReadFileInto with these options: the file's
 // header is read, then its data straight into buf, sized from the header
 // once.
+// It fails with os.Open's error, or with Read's error prefixed with name.
 func (o ReadOptions) ReadFileInto(name string, buf []byte) (*ndarray.Array, error) {
 	f, err := os.Open(name)
 	if err != nil {

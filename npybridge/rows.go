@@ -2,6 +2,7 @@ package npybridge
 
 import (
 	"bytes"
+	"errors"
 	"io"
 
 	"github.com/ndpack/ndpack/ndarray"
@@ -48,6 +49,9 @@ func (h *Header) rows(start, stop int) (off, n int64, out *Header, err error) {
 // it reads the rows' run in each column: in one read of the span from the
 // first column's run to the last's when the rows are at least a quarter of
 // it, else one read per column. The array is row-major either way.
+// It fails as ReadHeader does, with an *ndarray.Error wrapping ndarray.ErrTruncated when
+// size or r holds less than the header announces, ErrInvalidArray for a 0-d
+// array, or with r's read error.
 func (o ReadOptions) ReadRowsAt(r io.ReaderAt, size int64, start, stop int) (*ndarray.Array, error) {
 	pre := make([]byte, min(size, memberPrefix))
 	if err := readAtFull(r, pre, 0, "the NPY header"); err != nil {
@@ -93,6 +97,8 @@ func (o ReadOptions) ReadRowsAt(r io.ReaderAt, size int64, start, stop int) (*nd
 // far as the last row, in bounded memory beyond the rows. A Fortran-order
 // member is read as ReadRowsAt reads a Fortran-order file (a deflated one
 // is decompressed whole, in bounded memory beyond the rows).
+// It fails as NPZ.Open does, with an error wrapping ErrInvalidArray for a
+// 0-d array, ndarray.ErrTruncated when the member ends early, or r's read error.
 func (z *NPZ) ReadRows(name string, start, stop int) (*ndarray.Array, error) {
 	e, err := z.member(name)
 	if err != nil {
@@ -136,7 +142,7 @@ func (z *NPZ) ReadRows(name string, start, stop int) (*ndarray.Array, error) {
 			return nil, err
 		}
 		if _, err := io.ReadFull(d, data); err != nil {
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				err = memberError(name, errAt(ndarray.ErrTruncated, h.DataOffset+off, "the member ends inside the rows"))
 			}
 			return nil, err

@@ -11,6 +11,8 @@ import (
 // Write writes a as an NPY file to w, byte-identical to np.save of the same
 // array: C order, the header AppendHeader makes, then the data as it is,
 // without a copy.
+// It fails with an *ndarray.Error wrapping ErrInvalidArray when a is nil or invalid
+// or has a subarray dtype, or with w's write error.
 func Write(w io.Writer, a *ndarray.Array) error {
 	if a == nil {
 		return errAt(ErrInvalidArray, -1, "cannot write a nil *ndarray.Array")
@@ -32,6 +34,9 @@ func Write(w io.Writer, a *ndarray.Array) error {
 // shape whose row-major data is read from r, as np.save would write it:
 // exactly the shape's byte count is copied, so memory does not grow with
 // the array. It fails if r ends early.
+// It fails with an *ndarray.Error wrapping ErrInvalidArray for an invalid dtype or
+// shape or a subarray dtype, ndarray.ErrTruncated when r ends early, or with r's or
+// w's error.
 func WriteFrom(w io.Writer, dt ndarray.DType, shape []int, r io.Reader) error {
 	if err := dt.Validate(); err != nil {
 		return wrapAt(ErrInvalidArray, -1, err)
@@ -56,6 +61,7 @@ func WriteFrom(w io.Writer, dt ndarray.DType, shape []int, r io.Reader) error {
 // WriteFile writes a as the NPY file name, atomically: the bytes go to a
 // temporary file in the same folder, renamed to name only once complete, so
 // name is never left half-written and an existing file survives a failure.
+// It fails as Write does, or with the file system's error.
 func WriteFile(name string, a *ndarray.Array) error {
 	return atomicfile.Write(name, 0o666, func(f *os.File) error { return Write(f, a) })
 }

@@ -55,6 +55,12 @@ type Client struct {
 // "wss://...", or "HOST:PORT" for ws://), and reads the metadata it sends
 // first. ctx bounds the connection and that first message (and, with
 // opts.Wait, the waiting).
+// It fails with an error wrapping ErrNotWebsocket when the peer does not
+// answer as a websocket server, ErrMalformed, ndarray.ErrTooLarge or ndarray.ErrTruncated
+// when the metadata message is not one openpi sends, io.EOF when the
+// server closes first, a *ServerError when it sends a traceback instead,
+// and with ctx's or the network's error (syscall.ECONNREFUSED, which
+// opts.Wait waits out).
 func Dial(ctx context.Context, url string, opts *DialOptions) (*Client, error) {
 	var o DialOptions
 	if opts != nil {
@@ -158,6 +164,7 @@ type ResultBuffer struct {
 // until the next call with buf, which overwrites them; clone what must
 // outlive it. The observation's encoding reuses the client's memory in
 // both.
+// It fails as Infer does.
 func (c *Client) InferReusing(ctx context.Context, obs map[string]any, buf *ResultBuffer) (map[string]any, error) {
 	return c.infer(ctx, obs, buf)
 }

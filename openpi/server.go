@@ -36,6 +36,7 @@ type Policy interface {
 type PolicyFunc func(ctx context.Context, obs map[string]any) (map[string]any, error)
 
 // Infer calls f.
+// Its error is f's.
 func (f PolicyFunc) Infer(ctx context.Context, obs map[string]any) (map[string]any, error) {
 	return f(ctx, obs)
 }

@@ -122,6 +122,11 @@ type Object struct {
 // Open opens the object at rawURL (http://, https:// or s3://BUCKET/KEY)
 // for reading: it asks for the object's size and version (a HEAD request)
 // and reads nothing else. ctx governs every later read of the Object.
+// It fails with an error wrapping ErrUnsupported for a URL that is not http,
+// https or s3://BUCKET/KEY, with one matching fs.ErrNotExist (404) or
+// fs.ErrPermission (401, 403) for such an answer to the HEAD request, a
+// plain one for an answer without Content-Length, and with the HTTP client's
+// or S3's error.
 func (o Options) Open(ctx context.Context, rawURL string) (*Object, error) {
 	src, name, err := o.source(ctx, rawURL)
 	if err != nil {
@@ -169,6 +174,11 @@ func (r *Object) Name() string { return r.name }
 // ReadAt reads len(p) bytes at off in one request (or, when a body is cut
 // short, a few): read in large pieces, or through Stream. It returns io.EOF
 // with the bytes there are when p runs past the object's end.
+// It fails with an error wrapping ErrChanged when the object's version is no
+// longer the one opened, an *ndarray.Error wrapping ndarray.ErrTruncated when a body keeps
+// ending early, an error matching fs.ErrNotExist or fs.ErrPermission for
+// such an answer, ctx's or the transport's error, and a plain error for a
+// negative off.
 func (r *Object) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("remote: %s: negative offset %d", r.name, off)

@@ -36,6 +36,9 @@ type Writer struct {
 // Create starts writing the S3 object at rawURL (s3://BUCKET/KEY): nothing
 // is sent until the first part is full or Close is called. ctx governs the
 // whole upload.
+// It fails with an error wrapping ErrUnsupported for a URL that is not
+// s3://BUCKET/KEY, a plain error for a PartSize outside S3's limits, and the
+// AWS configuration's error.
 func (o Options) Create(ctx context.Context, rawURL string) (*Writer, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme != "s3" {
@@ -163,6 +166,9 @@ func (w *Writer) abort() error {
 // Close uploads the last part and completes the upload: only then does the
 // object appear (an object smaller than one part is sent whole, by one
 // PutObject). If anything fails the upload is aborted.
+// It fails with the S3 request's error (matching what Open's errors match),
+// ctx's error, the error that failed an earlier Write, or, after Abort, an
+// error saying so.
 func (w *Writer) Close() error {
 	if w.err != nil {
 		return w.err
@@ -214,6 +220,7 @@ func (w *Writer) Close() error {
 // appears under the key; Write and Close fail after it. It does nothing
 // once Close has completed the upload. It may be called while another
 // goroutine writes.
+// Its error is AbortMultipartUpload's.
 func (w *Writer) Abort() error {
 	return w.abort()
 }

@@ -67,6 +67,10 @@ func extentF32(raw []byte) (lo, hi float64, missing bool) {
 // shape shape with o, before its data is read: a caller holding only a
 // file's header learns that a 4-D or record array will be refused
 // without reading gigabytes.
+// It fails with an *ndarray.Error wrapping ErrOptions for invalid options or options
+// that do not apply to an RGB array, ErrUnsupported for a dtype or shape
+// that cannot be drawn, and ndarray.ErrTooLarge for an image over MaxSide or
+// MaxPixels.
 func CheckImage(dt ndarray.DType, shape []int, o Options) error {
 	_, err := checkImage(dt, shape, o)
 	return err
@@ -276,6 +280,8 @@ func (p *painter) row(raw []byte, dst []byte) {
 // the RGB or RGBA image it is. The pixels are made and compressed a few
 // rows at a time, on every core: memory beyond a is a few hundred
 // kilobytes a core.
+// It fails with a.Validate's *ndarray.Error for an invalid array, with
+// CheckImage's errors, and with w's write error.
 func EncodePNG(w io.Writer, a *ndarray.Array, o Options) error {
 	if err := a.Validate(); err != nil {
 		return err
@@ -287,6 +293,8 @@ func EncodePNG(w io.Writer, a *ndarray.Array, o Options) error {
 // range of its values (unless o.Range gives it and no value can lack a
 // level), once to draw them. Memory is a few chunks of rows a core (about
 // 512 KiB each, or one row), however large the array.
+// It fails with CheckImage's errors, with an *ndarray.Error wrapping ndarray.ErrTruncated
+// when s's data ends early, with s's read error, and with w's write error.
 func EncodePNGSource(w io.Writer, s Source, o Options) error {
 	f, err := prepare(s, o)
 	if err != nil {
@@ -298,6 +306,7 @@ func EncodePNGSource(w io.Writer, s Source, o Options) error {
 // Image returns a drawn as an image.Image: an *image.Gray for an opaque
 // grayscale image, an *image.NRGBA otherwise. EncodePNG writes the same
 // pixels without holding them all.
+// It fails as EncodePNG does, but never with a write error.
 func Image(a *ndarray.Array, o Options) (image.Image, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err

@@ -43,6 +43,10 @@ type Preview struct {
 // (1-D or 2-D, non-empty), whose bytes will arrive in row-major order, or
 // column-major when columnMajor is set (a Fortran-order .npy), to be drawn
 // at most width characters wide.
+// It fails with an *ndarray.Error wrapping ErrOptions for invalid options or a width
+// below 1, ErrUnsupported for a dtype that cannot be drawn, an empty array
+// or one of more than 2 dimensions, and with an *ndarray.Error for an
+// invalid shape.
 func NewPreview(dt ndarray.DType, shape []int, columnMajor bool, width int, o Options) (*Preview, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -86,6 +90,7 @@ func NewPreview(dt ndarray.DType, shape []int, columnMajor bool, width int, o Op
 }
 
 // Write takes the next bytes of the array's data, in any pieces.
+// Its error is always nil: every byte is taken.
 func (p *Preview) Write(b []byte) (int, error) {
 	n := len(b)
 	size := p.conv.dt.ItemSize
@@ -146,6 +151,7 @@ func (p *Preview) add(b []byte) {
 
 // WriteTo draws the preview: lines ending in "\n", each at most the width
 // asked for.
+// Its error is w's write error.
 func (p *Preview) WriteTo(w io.Writer) (int64, error) {
 	sc := p.scale()
 	cw := &countWriter{w: bufio.NewWriter(w)}

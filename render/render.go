@@ -157,6 +157,7 @@ func (o Options) level() compression {
 // Validate reports options that contradict themselves: a range whose low
 // end is not below its high end or is not finite, a logarithmic range that
 // does not start above 0, an unknown colormap or compression.
+// Its error is an *ndarray.Error wrapping ErrOptions.
 func (o Options) Validate() error {
 	if _, ok := lookup(colormapNames[:], o.Colormap); !ok {
 		return errorf(ErrOptions, "unknown colormap %q (want %s)", o.Colormap, strings.Join(colormapNames[:], ", "))

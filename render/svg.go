@@ -43,6 +43,8 @@ const MaxPoints = 100_000
 // numbers and the labels of p. Each line is a polyline with a point per
 // element (per pixel column above MaxPoints), broken where a value or its
 // x is NaN or infinite.
+// It fails with a.Validate's *ndarray.Error for an invalid array, with
+// CheckPlot's errors, and with w's write error.
 func EncodeSVG(w io.Writer, a *ndarray.Array, p Plot) error {
 	if err := a.Validate(); err != nil {
 		return err
@@ -64,6 +66,9 @@ func EncodeSVG(w io.Writer, a *ndarray.Array, p Plot) error {
 // x once and then again for each line, and holds a few thousand values at
 // a time: a line of 10^8 values is drawn, thinned to its pixel columns,
 // in a few megabytes.
+// It fails as CheckPlot does, with an *ndarray.Error wrapping ErrOptions when p.X is
+// set or x does not fit the lines, ndarray.ErrTruncated when s's or x's data ends
+// early, and with their read errors or w's write error.
 func EncodeSVGSource(w io.Writer, s Source, x *Source, p Plot) error {
 	if p.X != nil {
 		return errorf(ErrOptions, "EncodeSVGSource takes the x values as a Source, not as Plot.X")
@@ -433,6 +438,9 @@ func (sp *svgPlot) eachPoint(ys *values, emit func(x, y float64), end func()) er
 
 // CheckPlot reports whether EncodeSVG can draw an array of dtype dt and
 // shape shape with p, before its data is read.
+// It fails with an *ndarray.Error wrapping ErrUnsupported for a dtype or shape that
+// cannot be drawn, ErrOptions for an invalid range, size or X, and with
+// p.X.Validate's *ndarray.Error for an invalid X.
 func CheckPlot(dt ndarray.DType, shape []int, p Plot) error {
 	if _, err := newConverter(dt); err != nil {
 		return err

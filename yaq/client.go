@@ -115,6 +115,8 @@ func (c *Client) Protocol() *Protocol {
 }
 
 // Close closes the connection.
+// Its error is the connection's close error; calls after it fail with
+// an error matching net.ErrClosed.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -277,6 +279,7 @@ type ResultBuffer struct {
 // the room (else into new memory, which buf keeps for the next call). The
 // result's arrays then alias buf: they are valid until the next call with
 // buf, which overwrites them; clone what must outlive it.
+// It fails as Call does.
 func (c *Client) CallReusing(ctx context.Context, method string, params []any, result any, buf *ResultBuffer) error {
 	return c.call(ctx, method, params, result, buf)
 }

@@ -125,6 +125,7 @@ type Daemon struct {
 // call only the messages the protocol declares: yaq daemons' protocols
 // declare their traits' messages too, as yaq-traits composes them, and the
 // is-daemon ones need no handler.
+// It fails as ParseProtocol does, with an error wrapping avro.ErrSchema.
 func NewDaemon(name, protocol string) (*Daemon, error) {
 	p, err := ParseProtocol(protocol)
 	if err != nil {
@@ -196,6 +197,7 @@ func (d *Daemon) Serve(l net.Listener) error {
 
 // Close stops the listeners, closes every connection, cancels the
 // handlers' context and waits for the connections to end.
+// Its error is always nil.
 func (d *Daemon) Close() error {
 	if d == nil || d.conns == nil {
 		return nil
@@ -208,6 +210,7 @@ func (d *Daemon) Close() error {
 // connections, lets each request in hand be answered, then closes as Close
 // does. The shutdown message does this. If ctx ends first, the rest is
 // closed at once and ctx.Err() returned.
+// Its error is ctx.Err() when ctx ends first, else nil.
 func (d *Daemon) Shutdown(ctx context.Context) error {
 	if d == nil || d.conns == nil {
 		return nil

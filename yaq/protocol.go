@@ -20,6 +20,8 @@ type Protocol struct {
 // ParseProtocol parses a protocol's JSON (bare NaN and Infinity, which
 // Python writes in defaults, allowed) as avro.ParseProtocol does, and
 // reads yaq's attributes of it: its traits and its config's defaults.
+// It fails as avro.ParseProtocol does, with an *ndarray.Error wrapping
+// avro.ErrSchema.
 func ParseProtocol(text string) (*Protocol, error) {
 	ap, err := avro.ParseProtocol(text)
 	if err != nil {

@@ -102,6 +102,8 @@ func (o ArrayOptions) appendArrayHead(dst []byte, a *ndarray.Array, room int) ([
 // Any version is accepted, as YEP-110 asks of readers; data whose length is
 // not shape times item size, a negative dimension and a typestr ndarray
 // does not know are refused.
+// It fails with an *ndarray.Error wrapping ndarray.ErrTruncated when b ends inside the
+// record, and ErrMalformed for anything else it refuses.
 func DecodeArray(b []byte) (*ndarray.Array, int, error) {
 	r := reader{b: b}
 	var shape []int

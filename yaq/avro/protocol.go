@@ -36,6 +36,8 @@ type Message struct {
 // JSON far denser in values than real protocols (more than one value per
 // 8 bytes) is refused before it is decoded, so that what a peer sends
 // decodes into at most a small multiple of its bytes.
+// It fails with an *ndarray.Error wrapping ErrSchema for malformed or too dense
+// JSON, a protocol that is not an object, or any schema it cannot use.
 func ParseProtocol(text string) (*Protocol, error) {
 	v, err := decodeJSON([]byte(text))
 	if err != nil {

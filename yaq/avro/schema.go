@@ -429,6 +429,8 @@ func (s *Schema) takesNoBytes() bool {
 }
 
 // ParseSchema parses one Avro schema from its JSON text.
+// It fails with an *ndarray.Error wrapping ErrSchema for malformed or too dense JSON
+// or a schema this package cannot use.
 func ParseSchema(text string) (*Schema, error) {
 	v, err := decodeJSON([]byte(text))
 	if err != nil {

@@ -375,6 +375,9 @@ type gather struct {
 // pieces, referring to the array's own memory rather than a copy, so it
 // must not change until the pieces are written. The other pieces are new
 // memory.
+// It fails as Append does (an *ndarray.Error wrapping ErrDoesNotFit, naming the path
+// to the value, or ErrMalformed for an invalid array), and then returns
+// pieces unchanged.
 func (s *Schema) AppendPieces(pieces [][]byte, v any) ([][]byte, error) {
 	g := gather{pieces: pieces}
 	dst, err := appendValue(nil, s, v, "", 0, &g)

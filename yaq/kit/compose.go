@@ -65,6 +65,8 @@ func ComposeTOML(file string, text []byte) (*Composed, error) {
 
 // ComposeTraits composes a protocol called name from traits alone, as a
 // description listing only them would.
+// It fails with an error matching ErrDescription for a trait it does not
+// know.
 func ComposeTraits(name string, traits ...string) (*Composed, error) {
 	names := make([]any, len(traits))
 	for i, t := range traits {

@@ -315,6 +315,7 @@ func (d *Daemon) Looping() bool {
 // yaq.Daemon.Close, which waits for the connections' handlers, it is not
 // for a handler or a task of the daemon's own: they stop it with a
 // shutdown, or by returning.
+// Its error is yaq.Daemon.Close's, always nil.
 func (d *Daemon) Close() error {
 	err := d.Daemon.Close()
 	d.mu.Lock()

@@ -113,6 +113,10 @@ type Program struct {
 }
 
 // Compose returns the program's protocol, composed once.
+// It fails as ComposeTOML or ComposeTraits does (ErrDescription), with an
+// error wrapping avro.ErrSchema for a Protocol that does not parse, and with
+// a plain error when the Program sets none of Protocol, Description and
+// Kind; later calls return the first call's error.
 func (p *Program) Compose() (*Composed, error) {
 	p.once.Do(func() {
 		switch {
