@@ -3,7 +3,6 @@ package npybridge
 import (
 	"bufio"
 	"bytes"
-	"compress/flate"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"io"
 	"slices"
 	"sync"
+
+	"github.com/klauspost/compress/flate"
 )
 
 // The zip reading here replaces archive/zip's for .npz archives, because an
