@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -342,13 +343,36 @@ func (o ReadOptions) ReadNPZ(r io.ReaderAt, size int64) ([]NamedArray, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]NamedArray, 0, len(z.names))
-	for _, name := range z.names {
-		a, err := z.Read(name)
+	return z.readAll()
+}
+
+// readAll reads every member, on as many cores as there are members: each
+// array is read into its own allocation either way, so reading them at once
+// costs no more memory. The first error in archive order is returned.
+func (z *NPZ) readAll() ([]NamedArray, error) {
+	out := make([]NamedArray, len(z.names))
+	errs := make([]error, len(z.names))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(z.names)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i].Name = z.names[i]
+				out[i].Array, errs[i] = z.Read(z.names[i])
+			}
+		}()
+	}
+	for i := range z.names {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, NamedArray{name, a})
 	}
 	return out, nil
 }
