@@ -2,11 +2,11 @@ package npybridge
 
 import (
 	"bytes"
+	"compress/flate"
 	"io"
 	"runtime"
 	"sync"
-
-	"compress/flate"
+	"sync/atomic"
 )
 
 // The compressor is the standard library's, not klauspost/compress's (whose
@@ -43,21 +43,21 @@ type deflateJob struct {
 type parallelDeflater struct {
 	w       io.Writer
 	level   int
-	cur     []byte           // the block being filled, the dictionary first
-	curDict int              // bytes of cur that are the dictionary
-	order   chan *deflateJob // jobs in stream order, for the writer
-	work    chan *deflateJob // jobs for the compressors
-	free    chan []byte      // input buffers to reuse
-	wg      sync.WaitGroup   // of the compressors and the writer
-	werr    chan error       // the writer's result
-	started bool             // whether the goroutines run
+	cur     []byte                // the block being filled, the dictionary first
+	curDict int                   // bytes of cur that are the dictionary
+	order   chan *deflateJob      // jobs in stream order, for the writer
+	work    chan *deflateJob      // jobs for the compressors
+	free    chan []byte           // input buffers to reuse
+	wg      sync.WaitGroup        // of the compressors
+	werr    chan error            // the writer's result
+	failed  atomic.Pointer[error] // the writer's error, once it failed
+	started bool                  // whether the goroutines run
 	closed  bool
 	inline  *inlineDeflater // the NPZWriter's, for a member of one block
 }
 
-// newParallelDeflater starts the compressors and the writer of a deflate
-// stream of level (flate's, 1-9) to w.
-// No goroutine starts until the stream exceeds one block: a small member is
+// newParallelDeflater returns a writer of a deflate stream of level
+// (flate's, 1-9) to w. No goroutine starts until the stream exceeds one block: a small member is
 // compressed in Close by the caller, with inline (kept from member to
 // member), as archive/zip would.
 func newParallelDeflater(w io.Writer, level int, inline *inlineDeflater) *parallelDeflater {
@@ -125,6 +125,9 @@ func (d *parallelDeflater) write() {
 		if err == nil {
 			_, err = d.w.Write(j.out.Bytes())
 		}
+		if err != nil && d.failed.Load() == nil {
+			d.failed.Store(&err)
+		}
 		select {
 		case d.free <- j.in:
 		default:
@@ -155,6 +158,11 @@ func (d *parallelDeflater) dispatch(last bool) {
 }
 
 func (d *parallelDeflater) Write(p []byte) (int, error) {
+	if d.started {
+		if err := d.failed.Load(); err != nil {
+			return 0, *err // the stream is lost: stop compressing
+		}
+	}
 	n := 0
 	if d.cur == nil && len(p) > 0 {
 		d.cur = d.buffer()

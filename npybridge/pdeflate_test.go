@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -171,4 +172,35 @@ print(json.dumps(res, sort_keys=True))
 func sha(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
+}
+
+type failAfter struct{ n int }
+
+var errDiskFull = errors.New("disk full")
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.n <= 0 {
+		return 0, errDiskFull
+	}
+	f.n--
+	return len(p), nil
+}
+
+// A write that fails stops the compression: a later Write or Close returns
+// the error.
+func TestParallelDeflateWriteError(t *testing.T) {
+	d := newParallelDeflater(&failAfter{n: 1}, 6, &inlineDeflater{})
+	data := cameraBytes(deflateBlock, 5)
+	var err error
+	for range 64 {
+		if _, err = d.Write(data); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = d.Close()
+	} else {
+		assert.ErrorIs(t, d.Close(), errDiskFull)
+	}
+	assert.ErrorIs(t, err, errDiskFull)
 }
