@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -356,13 +357,36 @@ func (o ReadOptions) ReadNPZ(r io.ReaderAt, size int64) ([]NamedArray, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]NamedArray, 0, len(z.names))
-	for _, name := range z.names {
-		a, err := z.Read(name)
+	return z.readAll()
+}
+
+// readAll reads every member, on as many cores as there are members: each
+// array is read into its own allocation either way, so reading them at once
+// costs no more memory. The first error in archive order is returned.
+func (z *NPZ) readAll() ([]NamedArray, error) {
+	out := make([]NamedArray, len(z.names))
+	errs := make([]error, len(z.names))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(z.names)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i].Name = z.names[i]
+				out[i].Array, errs[i] = z.Read(z.names[i])
+			}
+		}()
+	}
+	for i := range z.names {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, NamedArray{name, a})
 	}
 	return out, nil
 }
@@ -409,11 +433,20 @@ func WriteNPZ(w io.Writer, arrays []NamedArray, compress bool) error {
 // the archive as it is written, so that memory does not grow with the
 // arrays. Archives over 4 GiB are written as zip64, which np.load reads.
 type NPZWriter struct {
+	// Level is the deflate level of compressed members, 1 (fastest) to 9
+	// (smallest); 0 means 6, zlib's default, which np.savez_compressed
+	// uses. Set it before writing; a member takes the level it is created
+	// with. A large member is compressed on every core in 1 MiB blocks
+	// joined into one deflate stream, in memory bounded by the cores times
+	// the block, never the member.
+	Level int
+
 	zw     *zip.Writer
 	count  *countWriter
 	last   *countWriter // the member being written, nil before the first
 	method uint16
 	seen   map[string]bool
+	inline inlineDeflater // for members of one block
 }
 
 // countWriter counts the bytes of the archive written so far, so that
@@ -438,7 +471,19 @@ func NewNPZWriter(w io.Writer, compress bool) *NPZWriter {
 		method = zip.Deflate
 	}
 	c := &countWriter{w: w}
-	return &NPZWriter{zw: zip.NewWriter(c), count: c, method: method, seen: map[string]bool{}}
+	z := &NPZWriter{zw: zip.NewWriter(c), count: c, method: method, seen: map[string]bool{}}
+	z.zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
+		return newParallelDeflater(w, z.level(), &z.inline), nil
+	})
+	return z
+}
+
+// level is the deflate level of the next member.
+func (z *NPZWriter) level() int {
+	if z.Level == 0 {
+		return 6
+	}
+	return z.Level
 }
 
 // WriteArray adds a as the member NAME.npy.
@@ -485,6 +530,9 @@ func (z *NPZWriter) WriteFrom(name string, dt ndarray.DType, shape []int, r io.R
 func (z *NPZWriter) create(name string) (io.Writer, error) {
 	if name == "" || z.seen[name] {
 		return nil, errAt(ErrInvalidArray, -1, "npz member name %q is empty or repeated", name)
+	}
+	if z.Level < 0 || z.Level > 9 {
+		return nil, errAt(ErrInvalidArray, -1, "npz deflate level %d is not 1 to 9 (or 0, the default 6)", z.Level)
 	}
 	z.seen[name] = true
 	fh := &zip.FileHeader{Name: name + ".npy", Method: z.method, Modified: npzTime}

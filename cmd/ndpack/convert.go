@@ -72,7 +72,9 @@ Options:
   --from FMT           format of IN: npy, npz or msgpack
   --to FMT             format of OUT: npy, npz, msgpack (ext 110),
                        msgpack-numpy or openpi
-  --compress           deflate the members of an .npz OUT
+  --compress           deflate the members of an .npz OUT, on every core
+  --level N            with --compress, the deflate level: 1 (fastest) to 9
+                       (smallest); default 6, numpy's
   --member NAME        the array of an .npz or msgpack map IN to convert
   --name NAME          the member name of a lone array put into an .npz
   --append             add IN's array to the .npy OUT as one row (or, if its
@@ -134,6 +136,7 @@ type convertOptions struct {
 	toDialect        dialect.Dialect // for msgpack output: 0 is ext 110
 	allowNonstandard bool
 	compress         bool
+	level            int // --level; 0 is the default
 	member, name     string
 	quiet            bool
 	wait             bool  // --append waits for another appender
@@ -162,6 +165,7 @@ func runConvert(e env, args []string) error {
 	from := fs.String("from", "", "")
 	to := fs.String("to", "", "")
 	compress := fs.Bool("compress", false, "")
+	level := fs.Int("level", 0, "")
 	member := fs.String("member", "", "")
 	name := fs.String("name", "", "")
 	quiet := fs.Bool("quiet", false, "")
@@ -198,7 +202,15 @@ func runConvert(e env, args []string) error {
 		return usageError("want IN and OUT, got %d %s", len(pos), plural(int64(len(pos)), "argument"))
 	}
 	in, out := pos[0], pos[1]
-	o := convertOptions{allowNonstandard: *allow, compress: *compress, member: *member, name: *name, quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), rows: rows,
+	levelSet := false
+	fs.Visit(func(f *flag.Flag) { levelSet = levelSet || f.Name == "level" })
+	if levelSet && (*level < 1 || *level > 9) {
+		return usageError("--level %d: deflate levels are 1 to 9", *level)
+	}
+	if levelSet && !*compress {
+		return usageError("--level sets the deflate level; it goes with --compress")
+	}
+	o := convertOptions{allowNonstandard: *allow, compress: *compress, level: *level, member: *member, name: *name, quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), rows: rows,
 		maxHeader: int(*maxHeader), field: *field, astype: as}
 	in, o.member = splitMember(in, o.member)
 	if o.from, err = resolveFormat(in, *from, "from"); err != nil {
@@ -537,6 +549,7 @@ func (o convertOptions) convert(e env, w io.Writer, in string) (err error) {
 		return nil
 	}
 	z := npybridge.NewNPZWriter(w, o.compress)
+	z.Level = o.level
 	for _, a := range arrays {
 		name := a.name
 		if name == "" || (o.name != "" && len(arrays) == 1) {

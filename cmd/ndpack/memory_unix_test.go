@@ -15,8 +15,9 @@ import (
 	"github.com/ndpack/ndpack/npybridge"
 )
 
-// Compressing into an .npz streams each member through the deflater: a
-// 512 MiB array converts in a few MiB (measured in a child process).
+// Compressing into an .npz streams each member through the deflater, in
+// blocks on every core: a 512 MiB array converts in a few MiB, and inflates
+// back into msgpack in as little (measured in a child process).
 func TestCompressMemoryIsBounded(t *testing.T) {
 	if raceDetector {
 		t.Skip("the race detector multiplies memory use")
@@ -43,6 +44,17 @@ func TestCompressMemoryIsBounded(t *testing.T) {
 	h, err := z.Header("big")
 	require.NoError(t, err)
 	assert.Equal(t, []int{64 << 20}, h.Shape)
+
+	// And back: the 512 MiB member inflates into msgpack as it streams.
+	cmd, peak = measured(t, "convert", filepath.Join(dir, "big.npz"), filepath.Join(dir, "big.msgpack"))
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	rss = peak()
+	t.Logf("convert of the 512 MiB member to msgpack: peak RSS %d KiB", rss/1024)
+	assert.Less(t, rss, int64(64<<20))
+	fi, err := os.Stat(filepath.Join(dir, "big.msgpack"))
+	require.NoError(t, err)
+	assert.Greater(t, fi.Size(), int64(512<<20))
 }
 
 // inspect reads a file of any size in a few MiB: measured on a 2 GiB file

@@ -58,6 +58,8 @@ var rows = []row{
 		"BenchmarkPeers/numpy/write", "`np.save`, a file write"},
 	{"64 MiB file to file, `.npy` to ext 110 / back",
 		[]string{"BenchmarkConvertNPYToExt110File64MiBVsCopy", "BenchmarkConvertExt110ToNPYFile64MiBVsCopy"}, "`io.Copy`", "", ""},
+	{"80 MiB `.npz` (a 64 MiB camera-like `<i2` stack, 16 MiB of random `<f4`), deflate at level 6 / read every member of numpy's archive",
+		[]string{"BenchmarkNPZCompress80MiBVsNumpy", "BenchmarkNPZDecompress80MiBVsNumpy"}, "numpy's time (`np.savez_compressed` / `np.load` of every member)", "", ""},
 	{"32 MiB echo call reusing memory on both sides, yaqrpc / yaq",
 		[]string{"BenchmarkRoundTrip32MiBReusingVsUserEcho", "BenchmarkEcho32MiBReusingVsUserEcho"}, "an echo of each whole message", "", ""},
 }

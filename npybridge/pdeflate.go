@@ -1,0 +1,222 @@
+package npybridge
+
+import (
+	"bytes"
+	"compress/flate"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// The compressor is the standard library's, not klauspost/compress's (whose
+// inflater the reader uses): in v1.18.0, its levels 1-6 store random float32
+// data that zlib and the standard library shrink by 11%, and its levels 7-9
+// write dynamic trees that Info-ZIP's unzip refuses ("incomplete d-tree").
+//
+// Parallel deflate, as pigz does it: a member's bytes are cut into blocks
+// that are compressed at once on every core, each primed with the 32 KiB
+// before it as its dictionary (so matches reach back across the cut and the
+// ratio holds), each but the last ended with a sync flush (an empty stored
+// block, which ends on a byte boundary), the last with the final block. The
+// blocks' outputs joined in order are one valid deflate stream. Memory is
+// bounded by the blocks in flight: about 2 x cores x deflateBlock.
+
+// deflateBlock is the uncompressed size of one block. pigz uses 128 KiB;
+// larger blocks cost a flush and a goroutine hand-off less often.
+const deflateBlock = 1 << 20
+
+// deflateDict is deflate's window: what a block's dictionary holds.
+const deflateDict = 32 << 10
+
+// deflateJob is one block: its input (the dictionary first), its output.
+type deflateJob struct {
+	in   []byte // dictionary then data
+	dict int    // bytes of in that are the dictionary
+	last bool
+	out  bytes.Buffer
+	err  error
+	done chan struct{}
+}
+
+// parallelDeflater is an io.WriteCloser of a deflate stream to w.
+type parallelDeflater struct {
+	w       io.Writer
+	level   int
+	cur     []byte                // the block being filled, the dictionary first
+	curDict int                   // bytes of cur that are the dictionary
+	order   chan *deflateJob      // jobs in stream order, for the writer
+	work    chan *deflateJob      // jobs for the compressors
+	free    chan []byte           // input buffers to reuse
+	wg      sync.WaitGroup        // of the compressors
+	werr    chan error            // the writer's result
+	failed  atomic.Pointer[error] // the writer's error, once it failed
+	started bool                  // whether the goroutines run
+	closed  bool
+	inline  *inlineDeflater // the NPZWriter's, for a member of one block
+}
+
+// newParallelDeflater returns a writer of a deflate stream of level
+// (flate's, 1-9) to w. No goroutine starts until the stream exceeds one block: a small member is
+// compressed in Close by the caller, with inline (kept from member to
+// member), as archive/zip would.
+func newParallelDeflater(w io.Writer, level int, inline *inlineDeflater) *parallelDeflater {
+	return &parallelDeflater{w: w, level: level, inline: inline}
+}
+
+// start starts the compressors and the writer.
+func (d *parallelDeflater) start() {
+	n := runtime.GOMAXPROCS(0)
+	d.order = make(chan *deflateJob, n)
+	d.work = make(chan *deflateJob, n)
+	d.free = make(chan []byte, 2*n+2)
+	d.werr = make(chan error, 1)
+	for range n {
+		d.wg.Add(1)
+		go d.compress()
+	}
+	go d.write()
+	d.started = true
+}
+
+func (d *parallelDeflater) buffer() []byte {
+	if !d.started {
+		return make([]byte, 0, deflateDict+deflateBlock)
+	}
+	select {
+	case b := <-d.free:
+		return b[:0]
+	default:
+		return make([]byte, 0, deflateDict+deflateBlock)
+	}
+}
+
+// compress compresses jobs until the work ends.
+func (d *parallelDeflater) compress() {
+	defer d.wg.Done()
+	for j := range d.work {
+		// The standard library's Reset keeps the first dictionary, so
+		// each block takes a new writer.
+		fw, err := flate.NewWriterDict(&j.out, d.level, j.in[:j.dict])
+		j.err = err
+		if j.err == nil {
+			_, j.err = fw.Write(j.in[j.dict:])
+		}
+		if j.err == nil {
+			if j.last {
+				j.err = fw.Close()
+			} else {
+				j.err = fw.Flush()
+			}
+		}
+		close(j.done)
+	}
+}
+
+// write writes the jobs' outputs in order, returning their inputs for
+// reuse.
+func (d *parallelDeflater) write() {
+	var err error
+	for j := range d.order {
+		<-j.done
+		if err == nil {
+			err = j.err
+		}
+		if err == nil {
+			_, err = d.w.Write(j.out.Bytes())
+		}
+		if err != nil && d.failed.Load() == nil {
+			d.failed.Store(&err)
+		}
+		select {
+		case d.free <- j.in:
+		default:
+		}
+	}
+	d.werr <- err
+}
+
+// dispatch sends the current block to be compressed and starts the next
+// with its last 32 KiB as dictionary.
+func (d *parallelDeflater) dispatch(last bool) {
+	if !d.started {
+		d.start()
+	}
+	j := &deflateJob{in: d.cur, dict: d.curDict, last: last, done: make(chan struct{})}
+	j.out.Grow(len(d.cur) - d.curDict + len(d.cur)/64 + 64)
+	// The order channel first: the writer waits on jobs in this order, and
+	// its capacity bounds the jobs in flight.
+	d.order <- j
+	d.work <- j
+	if last {
+		return
+	}
+	next := d.buffer()
+	tail := d.cur[max(0, len(d.cur)-deflateDict):]
+	next = append(next, tail...)
+	d.cur, d.curDict = next, len(tail)
+}
+
+func (d *parallelDeflater) Write(p []byte) (int, error) {
+	if d.started {
+		if err := d.failed.Load(); err != nil {
+			return 0, *err // the stream is lost: stop compressing
+		}
+	}
+	n := 0
+	if d.cur == nil && len(p) > 0 {
+		d.cur = d.buffer()
+	}
+	for len(p) > 0 {
+		room := d.curDict + deflateBlock - len(d.cur)
+		k := min(room, len(p))
+		d.cur = append(d.cur, p[:k]...)
+		p, n = p[k:], n+k
+		if len(d.cur) == d.curDict+deflateBlock {
+			d.dispatch(false)
+		}
+	}
+	return n, nil
+}
+
+// Close compresses the last block, waits for every block to be written and
+// returns the first error.
+func (d *parallelDeflater) Close() error {
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	if !d.started {
+		return d.closeInline()
+	}
+	d.dispatch(true)
+	close(d.order)
+	close(d.work)
+	d.wg.Wait()
+	return <-d.werr
+}
+
+// closeInline compresses a stream of at most one block in the caller.
+func (d *parallelDeflater) closeInline() error {
+	fw := d.inline.fw
+	if fw == nil || d.level != d.inline.level {
+		var err error
+		if fw, err = flate.NewWriter(d.w, d.level); err != nil {
+			return err
+		}
+		d.inline.fw, d.inline.level = fw, d.level
+	} else {
+		fw.Reset(d.w)
+	}
+	if _, err := fw.Write(d.cur); err != nil {
+		return err
+	}
+	return fw.Close()
+}
+
+// inlineDeflater is the compressor of small members, kept by an NPZWriter
+// from member to member.
+type inlineDeflater struct {
+	fw    *flate.Writer
+	level int
+}

@@ -1,0 +1,206 @@
+package npybridge
+
+import (
+	"bytes"
+	stdflate "compress/flate"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// cameraBytes is n bytes of a camera-like int16 stack: a smooth picture
+// plus a little noise, as compressible as real frames.
+func cameraBytes(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 1))
+	b := make([]byte, n&^1)
+	for i := 0; i < len(b)/2; i++ {
+		x, y := i%512, (i/512)%512
+		v := int16(1000 + (x*y)%700 + (x+y)/3 + r.IntN(16))
+		binary.LittleEndian.PutUint16(b[2*i:], uint16(v))
+	}
+	return b
+}
+
+// The blocks joined are one deflate stream that another inflater (the
+// standard library's) reads back exactly, at every size around the block
+// boundaries, with the writes cut at odd places.
+func TestParallelDeflateRoundTrip(t *testing.T) {
+	data := cameraBytes(3*deflateBlock+deflateBlock/2, 1)
+	var inline inlineDeflater
+	for _, n := range []int{0, 1, deflateBlock - 1, deflateBlock, deflateBlock + 1, 2 * deflateBlock, len(data)} {
+		for _, level := range []int{1, 6, 9} {
+			var out bytes.Buffer
+			d := newParallelDeflater(&out, level, &inline)
+			p := data[:n]
+			for len(p) > 0 {
+				k := min(len(p), 77777)
+				w, err := d.Write(p[:k])
+				require.NoError(t, err)
+				require.Equal(t, k, w)
+				p = p[k:]
+			}
+			require.NoError(t, d.Close())
+			back, err := io.ReadAll(stdflate.NewReader(&out))
+			require.NoError(t, err, "n=%d level=%d", n, level)
+			require.True(t, bytes.Equal(data[:n], back), "n=%d level=%d: %d bytes back", n, level, len(back))
+		}
+	}
+}
+
+// Priming each block with the 32 KiB before it keeps the ratio of one
+// stream: the blocks cost well under 1% over a single deflate of the data.
+func TestParallelDeflateRatioHolds(t *testing.T) {
+	data := cameraBytes(8*deflateBlock, 2)
+	var par bytes.Buffer
+	d := newParallelDeflater(&par, 6, &inlineDeflater{})
+	_, err := d.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	var one bytes.Buffer
+	fw, err := stdflate.NewWriter(&one, 6)
+	require.NoError(t, err)
+	_, err = fw.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, fw.Close())
+	t.Logf("parallel %d bytes, one stream (stdlib) %d", par.Len(), one.Len())
+	assert.Less(t, float64(par.Len()), 1.01*float64(one.Len()))
+}
+
+func TestNPZWriterRefusesBadLevel(t *testing.T) {
+	a, _ := ndarray.FromSlice([]int16{1, 2})
+	for _, level := range []int{-1, 10} {
+		z := NewNPZWriter(io.Discard, true)
+		z.Level = level
+		err := z.WriteArray("a", a)
+		assert.ErrorIs(t, err, ErrInvalidArray)
+		assert.ErrorContains(t, err, "npybridge")
+	}
+}
+
+// An archive whose large members were deflated in parallel blocks is read
+// back exactly by numpy, by Python's zipfile (which checks every CRC) and
+// by unzip -t, at every level.
+func TestParallelNPZReadByPeers(t *testing.T) {
+	cam := cameraBytes(3*deflateBlock+1234, 3)
+	cams := make([]int16, len(cam)/2)
+	for i := range cams {
+		cams[i] = int16(binary.LittleEndian.Uint16(cam[2*i:]))
+	}
+	camArr, err := ndarray.FromSlice(cams)
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(4, 4))
+	noise := make([]float32, (2*deflateBlock)/4+3)
+	for i := range noise {
+		noise[i] = r.Float32()
+	}
+	noiseArr, err := ndarray.FromSlice(noise)
+	require.NoError(t, err)
+	small, _ := ndarray.FromSlice([]int64{5, -6, 7})
+	dir := t.TempDir()
+	for _, level := range []int{1, 6, 9} {
+		path := filepath.Join(dir, "l"+string(rune('0'+level))+".npz")
+		f, err := os.Create(path)
+		require.NoError(t, err)
+		z := NewNPZWriter(f, true)
+		z.Level = level
+		require.NoError(t, z.WriteArray("cam", camArr))
+		require.NoError(t, z.WriteArray("noise", noiseArr))
+		require.NoError(t, z.WriteArray("small", small))
+		require.NoError(t, z.Close())
+		require.NoError(t, f.Close())
+		back, err := ReadOptions{}.ReadNPZFile(path)
+		require.NoError(t, err)
+		require.Len(t, back, 3)
+		assert.True(t, camArr.Equal(back[0].Array))
+		assert.True(t, noiseArr.Equal(back[1].Array))
+		assert.True(t, small.Equal(back[2].Array))
+
+		if _, err := exec.LookPath("unzip"); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatal("unzip is not installed")
+			}
+			t.Log("unzip is not installed")
+		} else {
+			out, err := exec.Command("unzip", "-t", path).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			assert.Contains(t, string(out), "No errors detected")
+			assert.Equal(t, 3, strings.Count(string(out), "OK"), "%s", out)
+		}
+	}
+	out := pypeer.Run(t, `
+import glob, hashlib, json, os, zipfile
+import numpy as np
+res = {}
+for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.npz"))):
+    with zipfile.ZipFile(p) as zf:
+        bad = zf.testzip()
+        types = sorted({i.compress_type for i in zf.infolist()})
+    with np.load(p) as z:
+        res[os.path.basename(p)] = [bad, types, {k: [z[k].dtype.str, hashlib.sha256(z[k].tobytes()).hexdigest()] for k in z.files}]
+print(json.dumps(res, sort_keys=True))
+`, nil, dir)
+	var res map[string][]any
+	require.NoError(t, json.Unmarshal(out, &res))
+	want := map[string]any{
+		"cam":   []any{"<i2", sha(cam)},
+		"noise": []any{"<f4", sha(noiseArr.Data)},
+		"small": []any{"<i8", sha(small.Data)},
+	}
+	require.Len(t, res, 3)
+	for name, r := range res {
+		assert.Nil(t, r[0], name)
+		assert.Equal(t, []any{8.0}, r[1], name)
+		assert.Equal(t, want, r[2], name)
+	}
+}
+
+func sha(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+type failAfter struct{ n int }
+
+var errDiskFull = errors.New("disk full")
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.n <= 0 {
+		return 0, errDiskFull
+	}
+	f.n--
+	return len(p), nil
+}
+
+// A write that fails stops the compression: a later Write or Close returns
+// the error.
+func TestParallelDeflateWriteError(t *testing.T) {
+	d := newParallelDeflater(&failAfter{n: 1}, 6, &inlineDeflater{})
+	data := cameraBytes(deflateBlock, 5)
+	var err error
+	for range 64 {
+		if _, err = d.Write(data); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = d.Close()
+	} else {
+		assert.ErrorIs(t, d.Close(), errDiskFull)
+	}
+	assert.ErrorIs(t, err, errDiskFull)
+}
