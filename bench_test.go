@@ -215,5 +215,23 @@ func BenchmarkMessage8MiBVsMakeCopy(b *testing.B) {
 				}
 			}, makeCopy)
 		})
+		// NoCopy, which should let the array alias msg as msgpack_numpy's
+		// frombuffer does. Measured for #35: neither ext 110 nor
+		// msgpack-numpy aliases yet (Data lies outside msg, 8 MiB a call
+		// in B/op besides the baseline's), so this row shows the copy.
+		b.Run(c.name+"/decode-nocopy", func(b *testing.B) {
+			b.SetBytes(int64(len(a.Data)))
+			b.ReportAllocs()
+			benchbase.Versus(b, func() {
+				var m map[string]any
+				if err := (ndpack.MessageOptions{NoCopy: true}).UnmarshalMessage(msg, &m); err != nil {
+					b.Fatal(err)
+				}
+				v, err := ndarray.Values[float64](m["result"].(*ndarray.Array))
+				if err != nil || len(v) != 1<<20 {
+					b.Fatal(err)
+				}
+			}, makeCopy)
+		})
 	}
 }
