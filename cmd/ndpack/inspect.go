@@ -255,9 +255,14 @@ func (t *textReports) file(r fileReport, arrays, others int) {
 	fmt.Fprintf(t.w, "%s: %s%s, %d %s%s\n", r.File, r.Format, version, arrays, plural(int64(arrays), "array"), more)
 }
 
-func (t *textReports) array(a arrayReport) { printArray(t.w, a) }
-func (t *textReports) fileEnd()            {}
-func (t *textReports) end() error          { return nil }
+func (t *textReports) array(a arrayReport) {
+	if a.Error != "" && !a.notArray {
+		return // a failure: said once, on standard error, by inspect's loop
+	}
+	printArray(t.w, a)
+}
+func (t *textReports) fileEnd()   {}
+func (t *textReports) end() error { return nil }
 
 // jsonReports writes the JSON document inspect --json prints: a list with
 // one object per file, each with its list of arrays, written as they come
