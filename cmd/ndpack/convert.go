@@ -86,7 +86,9 @@ Options:
                        running nothing in the pickle: into an .npy or .npz
                        they go as np.save writes them; into msgpack their
                        elements go as plain msgpack values, nested by shape
-                       instead (dicts keep their order and keys)
+                       instead (dicts keep their order and keys); a
+                       msgpack list of plain values (no arrays) is read
+                       as an object array of its items
   --max-objects-size SIZE  with --objects, refuse an object array whose
                        pickle, values in memory, or output (a value the
                        pickle shares counted at every place) would pass

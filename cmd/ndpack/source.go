@@ -333,6 +333,11 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 		if n != len(b) {
 			return fmt.Errorf("msgpack: %d bytes after the document", len(b)-n)
 		}
+		if len(nested) == 0 && fa.objects {
+			fa.noteDialect("a list of values")
+			fa.arrays = []arraySource{listObjects(b)}
+			return nil
+		}
 		if len(nested) == 0 {
 			return fmt.Errorf("msgpack: a list holding no array: %w", errNotArrays)
 		}
