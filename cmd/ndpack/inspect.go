@@ -79,6 +79,7 @@ type fileReport struct {
 type arrayReport struct {
 	Name         string         `json:"name,omitempty"`
 	Error        string         `json:"error,omitempty"`
+	Value        string         `json:"value,omitempty"` // a value that is not an array, short, as jq -c prints it
 	DType        string         `json:"dtype,omitempty"`
 	Kind         string         `json:"kind,omitempty"`
 	Standard     bool           `json:"standard"`
@@ -364,6 +365,9 @@ func headerReport(src arraySource) arrayReport {
 		r.Error = describe("", src.err)
 		r.notArray = errors.Is(src.err, npybridge.ErrUnsupported) || errors.Is(src.err, npybridge.ErrNotArray) ||
 			errors.Is(src.err, errNotArray) || errors.Is(src.err, dialect.ErrPickle)
+		if r.notArray && src.value != nil {
+			r.Value = shortValue(src.value) // listed by its value, as jq prints it
+		}
 		return r
 	}
 	dt := src.dtype
@@ -453,6 +457,10 @@ func printArray(w io.Writer, a arrayReport) {
 	if a.Name != "" {
 		fmt.Fprintf(w, "  %s:\n", a.Name)
 		indent = "    "
+	}
+	if a.Value != "" {
+		fmt.Fprintf(w, "%svalue     %s\n", indent, a.Value)
+		return
 	}
 	if a.Error != "" {
 		fmt.Fprintf(w, "%snot read  %s\n", indent, oneLine(a.Error))

@@ -42,6 +42,9 @@ type arraySource struct {
 	// objects reads an object array (err then says it is one), when the
 	// command was asked to read them (--objects); nil otherwise.
 	objects func() (*npybridge.ObjectArray, error)
+	// value is the msgpack value of a map entry that is not an array
+	// (err then says so), for inspect to print.
+	value []byte
 	// rows reads the rows start:stop alone (Python slice rules), for
 	// --rows; nil where they cannot be read alone (msgpack, standard
 	// input).
@@ -361,6 +364,9 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 			// arrays, found by nestedArrays): listed, not read.
 			n, err = mpwalk.Len(b[next:], mpwalk.Limits{MaxDepth: ext110.DefaultMaxDepth})
 			a = arraySource{name: key, err: fmt.Errorf("map value %q: %w", key, errNotArray)}
+			if err == nil {
+				a.value = b[next : next+n]
+			}
 		}
 		if err != nil {
 			return arraySource{}, 0, fmt.Errorf("msgpack: map value %q: %w", key, err)
