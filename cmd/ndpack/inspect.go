@@ -258,7 +258,12 @@ func (t *textReports) file(r fileReport, arrays, others int) {
 
 func (t *textReports) array(a arrayReport) {
 	if a.Error != "" && !a.notArray {
-		return // a failure: said once, on standard error, by inspect's loop
+		// A failure: its message said once, on standard error, by
+		// inspect's loop; an archive's member is still listed.
+		if a.Name != "" {
+			fmt.Fprintf(t.w, "  %s:\n    not read  (said on standard error)\n", a.Name)
+		}
+		return
 	}
 	printArray(t.w, a)
 }
