@@ -29,7 +29,11 @@
 // goes as the descr [["", "|V<n>"]], as msgpack-numpy sends it. The descr is
 // read as numpy.lib.format.descr_to_dtype reads it (padding skipped,
 // offsets following), so the record keeps its fields, offsets, padding and
-// item size, and a list of padding only is the plain void. msgpack-numpy's
+// item size, and a list of padding only is the plain void. A record with
+// no fields (numpy's {'names': [], 'itemsize': 8}) has the plain void's
+// descr [("", "|V8")] and typestr in numpy itself, so it goes as the same
+// bytes msgpack_numpy.encode writes for both and comes back as |V8: the
+// wire cannot tell them apart. msgpack-numpy's
 // own decode is looser: it makes a field of each padding entry (f1, ...),
 // fails on titles (TypeError) and on subarray formats (IndexError), and
 // turns a plain |V8 into the record [('f0', 'V8')]; ndpack writes exactly

@@ -41,7 +41,8 @@ In a msgpack message, arrays at any depth are found: inside lists and maps
 they are named by their path, the keys and list indices on the way joined
 by "/" (msg.msgpack:params/0 is the first parameter of a yaq-RPC request,
 frames.msgpack:2/image the image of its third map). inspect lists every
-array with its path; values that are not arrays are left out.
+array with its path, and a map's other values by their value (short, as
+jq -c prints them); convert leaves values that are not arrays out.
 
 IN may be "-" (standard input), a pipe or <(...): its first bytes tell its
 format (an .npz from a pipe is copied to a temporary file first, a zip
@@ -88,7 +89,9 @@ Options:
                        running nothing in the pickle: into an .npy or .npz
                        they go as np.save writes them; into msgpack their
                        elements go as plain msgpack values, nested by shape
-                       instead (dicts keep their order and keys)
+                       instead (dicts keep their order and keys); a
+                       msgpack list of plain values (no arrays) is read
+                       as an object array of its items
   --max-objects-size SIZE  with --objects, refuse an object array whose
                        pickle, values in memory, or output (a value the
                        pickle shares counted at every place) would pass

@@ -305,7 +305,7 @@ func TestConvertDialects(t *testing.T) {
 	r := cli(t, nil, "inspect", filepath.Join(corpus, "pi_policy_request.msgpack"))
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "pi_policy_request.msgpack: msgpack (openpi), 2 arrays and 3 other values")
-	assert.Contains(t, r.stdout, "not read  map value \"prompt\": not an array")
+	assert.Contains(t, r.stdout, "  prompt:\n    value     \"pick up the cube\"\n  step:\n    value     17\n  flags:\n    value     [true,false,null]\n")
 
 	a, _ := ndarray.FromSlice([]float32{1, 2, 3, 4}, 2, 2)
 	b, _ := ndarray.FromSlice([]int16{5, 6})

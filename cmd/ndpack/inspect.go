@@ -83,6 +83,7 @@ type fileReport struct {
 type arrayReport struct {
 	Name         string         `json:"name,omitempty"`
 	Error        string         `json:"error,omitempty"`
+	Value        string         `json:"value,omitempty"` // a value that is not an array, short, as jq -c prints it
 	DType        string         `json:"dtype,omitempty"`
 	Kind         string         `json:"kind,omitempty"`
 	Standard     bool           `json:"standard"`
@@ -262,9 +263,19 @@ func (t *textReports) file(r fileReport, arrays, others int) {
 	fmt.Fprintf(t.w, "%s: %s%s, %d %s%s\n", r.File, r.Format, version, arrays, plural(int64(arrays), "array"), more)
 }
 
-func (t *textReports) array(a arrayReport) { printArray(t.w, a) }
-func (t *textReports) fileEnd()            {}
-func (t *textReports) end() error          { return nil }
+func (t *textReports) array(a arrayReport) {
+	if a.Error != "" && !a.notArray {
+		// A failure: its message said once, on standard error, by
+		// inspect's loop; an archive's member is still listed.
+		if a.Name != "" {
+			fmt.Fprintf(t.w, "  %s:\n    not read  (said on standard error)\n", a.Name)
+		}
+		return
+	}
+	printArray(t.w, a)
+}
+func (t *textReports) fileEnd()   {}
+func (t *textReports) end() error { return nil }
 
 // jsonReports writes the JSON document inspect --json prints: a list with
 // one object per file, each with its list of arrays, written as they come
@@ -368,6 +379,9 @@ func headerReport(src arraySource) arrayReport {
 		r.Error = describe("", src.err)
 		r.notArray = errors.Is(src.err, npybridge.ErrUnsupported) || errors.Is(src.err, npybridge.ErrNotArray) ||
 			errors.Is(src.err, errNotArray) || errors.Is(src.err, dialect.ErrPickle)
+		if r.notArray && src.value != nil {
+			r.Value = shortValue(src.value) // listed by its value, as jq prints it
+		}
 		return r
 	}
 	dt := src.dtype
@@ -457,6 +471,10 @@ func printArray(w io.Writer, a arrayReport) {
 	if a.Name != "" {
 		fmt.Fprintf(w, "  %s:\n", a.Name)
 		indent = "    "
+	}
+	if a.Value != "" {
+		fmt.Fprintf(w, "%svalue     %s\n", indent, a.Value)
+		return
 	}
 	if a.Error != "" {
 		fmt.Fprintf(w, "%snot read  %s\n", indent, oneLine(a.Error))

@@ -264,9 +264,12 @@ func TestHostileNPZClaims(t *testing.T) {
 				assert.Less(t, rss, int64(64<<20), "peak RSS")
 				assert.NotContains(t, r.stderr, "goroutine")
 				if args[0] == "inspect" {
-					// A member's error in the report, a file's on standard error.
+					// A member's error said once, on standard error, and
+					// the member listed as not read.
 					if f.ext == ".npz" {
-						assert.Contains(t, r.stdout, "not read  "+f.message)
+						assert.Contains(t, r.stdout, "  a:\n    not read  (said on standard error)\n")
+						assert.NotContains(t, r.stdout, f.message)
+						assert.Contains(t, r.stderr, f.message)
 					} else {
 						assert.Equal(t, "ndpack: "+in+": "+f.message+"\n", r.stderr)
 					}

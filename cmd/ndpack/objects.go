@@ -240,6 +240,9 @@ func pythonRepr(v any, depth int) string {
 	case *npybridge.ObjectArray:
 		return "array(" + list("[", "]", x.Values) + ", dtype=object)"
 	case *ndarray.Array:
+		if t, ok := numpyText(x); ok {
+			return pythonRepr(t, depth) // np.str_ and np.bytes_, as str() and bytes() print them
+		}
 		return "array(" + x.DType.String() + " " + ndarray.FormatShape(x.Shape) + ")"
 	}
 	return fmt.Sprint(v)

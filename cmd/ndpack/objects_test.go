@@ -87,6 +87,7 @@ print(repr(res))
 		assert.Equal(t, 1, r.code, "%v", args)
 		assert.Contains(t, r.stderr, "posix.system")
 		assert.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+		assert.NotContains(t, r.stdout, "posix.system", "the failure is said once, on standard error")
 	}
 	_, err := os.Stat(marker)
 	assert.True(t, os.IsNotExist(err), "the pickle's code ran")

@@ -133,6 +133,9 @@ func (p *plainWriter) checkValue(v any, depth int) error {
 	case []byte:
 		return checkLen(len(x))
 	case *ndarray.Array:
+		if t, ok := numpyText(x); ok {
+			return p.checkValue(t, depth) // np.str_ and np.bytes_ are str and bytes
+		}
 		// An empty array of its dtype says whether it can be written.
 		_, err := p.array(nil, &ndarray.Array{DType: x.DType, Shape: []int{0}})
 		return err
@@ -244,6 +247,9 @@ func (p *plainWriter) value(v any, depth int) error {
 			return err
 		}
 	case *ndarray.Array:
+		if t, ok := numpyText(x); ok {
+			return p.value(t, depth)
+		}
 		b, err := p.array(p.buf, x)
 		if err != nil {
 			return err

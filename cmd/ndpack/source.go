@@ -42,6 +42,9 @@ type arraySource struct {
 	// objects reads an object array (err then says it is one), when the
 	// command was asked to read them (--objects); nil otherwise.
 	objects func() (*npybridge.ObjectArray, error)
+	// value is the msgpack value of a map entry that is not an array
+	// (err then says so), for inspect to print.
+	value []byte
 	// rows reads the rows start:stop alone (Python slice rules), for
 	// --rows; nil where they cannot be read alone (msgpack, standard
 	// input).
@@ -355,6 +358,11 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 		if n != len(b) {
 			return fmt.Errorf("msgpack: %d %s after the document", len(b)-n, plural(int64(len(b)-n), "byte"))
 		}
+		if len(nested) == 0 && fa.objects {
+			fa.noteDialect("a list of values")
+			fa.arrays = []arraySource{listObjects(b)}
+			return nil
+		}
 		if len(nested) == 0 {
 			return fmt.Errorf("msgpack: a list holding no array: %w", errNotArrays)
 		}
@@ -378,6 +386,9 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 			// arrays, found by nestedArrays): listed, not read.
 			n, err = mpwalk.Len(b[next:], mpwalk.Limits{MaxDepth: mpwalk.DefaultMaxDepth})
 			a = arraySource{name: key, err: fmt.Errorf("map value %q: %w", key, errNotArray)}
+			if err == nil {
+				a.value = b[next : next+n]
+			}
 		}
 		if err != nil {
 			return arraySource{}, 0, fmt.Errorf("msgpack: map value %q: %w", key, err)
