@@ -5,10 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-	"unsafe"
-
-	"github.com/ndpack/ndpack/internal/testutil/benchbase"
-	"github.com/ndpack/ndpack/ndarray"
 )
 
 // crowdedFiles is how many files the crowded directory holds (#35: the
@@ -29,21 +25,5 @@ func BenchmarkWriteFileSlice16MiBIn100kDirVsOSWriteFile(b *testing.B) {
 		}
 		f.Close()
 	}
-	v := make([]float64, 2<<20)
-	for i := range v {
-		v[i] = float64(i)
-	}
-	raw := unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*8)
-	b.SetBytes(int64(len(raw)))
-	b.ReportAllocs()
-	benchbase.Versus(b, func() {
-		a, _ := ndarray.View(v)
-		if err := WriteFile(filepath.Join(dir, "a.npy"), a); err != nil {
-			b.Fatal(err)
-		}
-	}, func() {
-		if err := os.WriteFile(filepath.Join(dir, "raw"), raw, 0o644); err != nil {
-			b.Fatal(err)
-		}
-	})
+	benchWriteFileVsOS(b, dir)
 }
