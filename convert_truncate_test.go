@@ -18,23 +18,10 @@ import (
 	"github.com/ndpack/ndpack/npybridge"
 )
 
-// threeMiBNPY writes an .npy of 3 MiB of <u2 values, i%65536 at index i.
-func threeMiBNPY(t *testing.T) (string, *ndarray.Array) {
-	v := make([]uint16, 3<<19)
-	for i := range v {
-		v[i] = uint16(i)
-	}
-	a, _ := ndarray.FromSlice(v)
-	a, _ = a.ToOrder('<')
-	p := filepath.Join(t.TempDir(), "in.npy")
-	require.NoError(t, npybridge.WriteFile(p, a))
-	return p, a
-}
-
 // Converting a file that another process truncates meanwhile: an error, no
 // crash, in both directions.
 func TestConvertTruncatedInput(t *testing.T) {
-	p, a := threeMiBNPY(t)
+	p, a := hostile.ThreeMiBNPY(t)
 	t.Run("npy to ext 110", func(t *testing.T) {
 		f, err := os.Open(p)
 		require.NoError(t, err)

@@ -5,6 +5,7 @@ package npybridge
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -16,24 +17,11 @@ import (
 	"github.com/ndpack/ndpack/ndarray"
 )
 
-// threeMiBNPY writes an .npy of 3 MiB of <u2 values, i%65536 at index i.
-func threeMiBNPY(t *testing.T) (string, *ndarray.Array) {
-	v := make([]uint16, 3<<19)
-	for i := range v {
-		v[i] = uint16(i)
-	}
-	a, _ := ndarray.FromSlice(v)
-	a, _ = a.ToOrder('<')
-	p := filepath.Join(t.TempDir(), "in.npy")
-	require.NoError(t, WriteFile(p, a))
-	return p, a
-}
-
 // A mapped file truncated by another process: WriteTo and Guard return an
 // error naming the file and the first byte gone, where reading the data
 // died of SIGBUS.
 func TestMappedTruncated(t *testing.T) {
-	p, a := threeMiBNPY(t)
+	p, a := hostile.ThreeMiBNPY(t)
 	m, err := ReadOptions{}.OpenMapped(p)
 	require.NoError(t, err)
 	defer m.Close()
@@ -65,7 +53,7 @@ func TestMappedTruncated(t *testing.T) {
 // A stored npz member mapped, the archive truncated by another process:
 // the error names the archive and the first byte gone, counted in the file.
 func TestMappedNPZMemberTruncated(t *testing.T) {
-	_, a := threeMiBNPY(t)
+	_, a := hostile.ThreeMiBNPY(t)
 	p := filepath.Join(t.TempDir(), "run.npz")
 	require.NoError(t, WriteNPZFile(p, []NamedArray{{Name: "image", Array: a}}, false))
 	z, err := ReadOptions{}.OpenNPZFile(p)
@@ -81,4 +69,14 @@ func TestMappedNPZMemberTruncated(t *testing.T) {
 	assert.ErrorIs(t, err, ndarray.ErrTruncated)
 	assert.Regexp(t, "^read "+regexp.QuoteMeta(p)+`: npybridge: truncated input at byte 8192: another process truncated the file while it was being read: `+
 		`it now holds 8192 bytes, and bytes \d+ to \d+ were being read$`, err.Error())
+}
+
+// The truncation tests' file is np.save's bytes, as Write writes them.
+func TestThreeMiBNPYIsWritesBytes(t *testing.T) {
+	p, a := hostile.ThreeMiBNPY(t)
+	var want bytes.Buffer
+	require.NoError(t, Write(&want, a))
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(want.Bytes(), got))
 }

@@ -314,22 +314,10 @@ func (fa *fileArrays) withFieldAndType(field string, as *astypeSpec) {
 // fields, not by where they were made).
 func sameDType(a, b ndarray.DType) bool { return a == b || a.String() == b.String() }
 
-// numeric reports whether ndarray converts dt's values: bool, integers,
-// floats of up to 8 bytes, complex of up to 16.
-func numeric(dt ndarray.DType) bool {
-	if !dt.IsPlain() {
-		return false
-	}
-	switch dt.Kind {
-	case 'b', 'i', 'u':
-		return true
-	case 'f':
-		return dt.ItemSize <= 8
-	case 'c':
-		return dt.ItemSize <= 16
-	}
-	return false
-}
+// numeric reports whether ndarray converts dt's values (bool, integers,
+// floats of up to 8 bytes, complex of up to 16): what any unsafe cast to
+// float64 takes.
+func numeric(dt ndarray.DType) bool { return ndarray.Unsafe.Allows(dt, ndarray.DTypeOf[float64]()) }
 
 // maxHeaderFlag is --max-header-size N: the longest .npy header text read,
 // as numpy's max_header_size.
