@@ -253,20 +253,20 @@ func runConvert(e env, args []string) error {
 	}
 	if *appendRows {
 		o.wait = *wait
-		if err := o.appendTo(e, in, out); err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) && pe.Path == out {
-				return err
-			}
-			return errors.New(describe(in, err))
-		}
-		return nil
+		return failedOn(in, out, o.appendTo(e, in, out))
 	}
+	return o.convertTo(e, in, out, *partSize<<20)
+}
 
+// convertTo converts IN into OUT, a local file, standard output or an
+// s3:// object (uploaded in parts of partSize bytes), which is left as it
+// was if the conversion fails.
+func (o convertOptions) convertTo(e env, in, out string, partSize int64) error {
 	var dst *output
+	var err error
 	switch {
 	case strings.HasPrefix(out, "s3://"):
-		dst, err = s3Output(e, out, *partSize<<20)
+		dst, err = s3Output(e, out, partSize)
 	case remote.IsURL(out):
 		return usageError("OUT %s: only s3:// objects are written; HTTP outputs are not", remote.Redact(out))
 	default:
@@ -276,14 +276,20 @@ func runConvert(e env, args []string) error {
 		return err
 	}
 	defer dst.abort()
-	if err := o.convert(e, dst.w, in); err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) && pe.Path == out {
-			return err
-		}
-		return errors.New(describe(in, err))
+	if err := failedOn(in, out, o.convert(e, dst.w, in)); err != nil {
+		return err
 	}
 	return dst.commit()
+}
+
+// failedOn words err, from converting IN into OUT, as the input's error
+// unless it already names OUT.
+func failedOn(in, out string, err error) error {
+	var pe *os.PathError
+	if err == nil || errors.As(err, &pe) && pe.Path == out {
+		return err
+	}
+	return errors.New(describe(in, err))
 }
 
 // appendTo adds the one array of IN to the .npy file out as a row or a block

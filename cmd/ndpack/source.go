@@ -293,15 +293,11 @@ func (fa *fileArrays) msgpackFile(file *os.File, size int64) error {
 	})
 }
 
-// msgpackArrays describes the arrays of a msgpack document that fills b:
-// one array, or a map of names to arrays, each as ext 110 or as a map of
-// the msgpack-numpy or OpenPI dialect. Every entry of a map is checked now,
-// but kept only as where it starts and described again when asked for (under
-// guard, which reads b safely), so that a map of millions of small arrays
-// costs eight bytes an entry, not a description each.
-func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.ReadCloser, guard func(func() error) error) error {
-	// describe describes the array at b[at:] and returns its length.
-	var describe describeFunc = func(name string, at int) (arraySource, int, error) {
+// describer returns the function that describes the array (ext 110 or a
+// dialect's map) at b[at:] and returns its length; section opens its
+// data.
+func (fa *fileArrays) describer(b []byte, section func(off, n int64) io.ReadCloser) describeFunc {
+	return func(name string, at int) (arraySource, int, error) {
 		src := func(dt ndarray.DType, shape []int, dataOff, dataLen int, scalar *ndarray.Array) arraySource {
 			off, n := int64(at+dataOff), int64(dataLen)
 			open := func() (io.ReadCloser, error) { return section(off, n), nil }
@@ -333,6 +329,16 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 		fa.noteDialect(h.Dialect.String())
 		return src(h.DType, h.Shape, h.DataOffset, h.DataLen, h.Scalar), h.Len, nil
 	}
+}
+
+// msgpackArrays describes the arrays of a msgpack document that fills b:
+// one array, or a map of names to arrays, each as ext 110 or as a map of
+// the msgpack-numpy or OpenPI dialect. Every entry of a map is checked now,
+// but kept only as where it starts and described again when asked for (under
+// guard, which reads b safely), so that a map of millions of small arrays
+// costs eight bytes an entry, not a description each.
+func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.ReadCloser, guard func(func() error) error) error {
+	describe := fa.describer(b, section)
 	if len(b) > 0 && (isExtHeader(b[0]) || dialect.IsArray(b)) {
 		a, n, err := describe("", 0)
 		if err == nil && a.err != nil && a.objects == nil {
