@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
-	"unsafe"
 )
 
 // ToOrder returns the array with its elements in byte order o ('<'
@@ -67,31 +66,11 @@ func SwapBytes(data []byte, dt DType) {
 	}
 	switch dt.swapUnit() {
 	case 2:
-		for i := 0; i+2 <= len(data); i += 2 {
-			data[i], data[i+1] = data[i+1], data[i]
-		}
+		swap16s(data)
 	case 4:
-		if words, ok := alignedWords[uint32](data); ok {
-			for i, w := range words { // one BSWAP a word, no bounds checks
-				words[i] = bits.ReverseBytes32(w)
-			}
-			return
-		}
-		for i := 0; i+4 <= len(data); i += 4 {
-			v := binary.LittleEndian.Uint32(data[i:])
-			binary.LittleEndian.PutUint32(data[i:], bits.ReverseBytes32(v))
-		}
+		swap32s(data)
 	case 8:
-		if words, ok := alignedWords[uint64](data); ok {
-			for i, w := range words {
-				words[i] = bits.ReverseBytes64(w)
-			}
-			return
-		}
-		for i := 0; i+8 <= len(data); i += 8 {
-			v := binary.LittleEndian.Uint64(data[i:])
-			binary.LittleEndian.PutUint64(data[i:], bits.ReverseBytes64(v))
-		}
+		swap64s(data)
 	case 16:
 		for i := 0; i+16 <= len(data); i += 16 {
 			lo := binary.LittleEndian.Uint64(data[i:])
@@ -100,16 +79,4 @@ func SwapBytes(data []byte, dt DType) {
 			binary.LittleEndian.PutUint64(data[i+8:], bits.ReverseBytes64(lo))
 		}
 	}
-}
-
-// alignedWords views data's whole words as a []W when data starts at an
-// address aligned for W (as every buffer ndpack allocates does), so that a
-// loop over them compiles to one load and store each.
-func alignedWords[W uint16 | uint32 | uint64](data []byte) ([]W, bool) {
-	var w W
-	size := int(unsafe.Sizeof(w))
-	if len(data) < size || uintptr(unsafe.Pointer(unsafe.SliceData(data)))%uintptr(size) != 0 {
-		return nil, false
-	}
-	return unsafe.Slice((*W)(unsafe.Pointer(unsafe.SliceData(data))), len(data)/size), true
 }
