@@ -24,9 +24,8 @@ the earliest and latest as ISO dates; and the first few values: strings
 as numpy prints them ('text', b'bytes'), a record array's fields with
 their statistics and its first three records, one a line, as numpy
 prints the elements of a[:3] (each cut at 200 characters, in JSON too).
-The format
-follows the extension (.npy, .npz, .msgpack, .mpk) or, failing that, the
-file's first bytes. "-" is standard input. A FILE may be a URL:
+The format follows the extension (.npy, .npz, .msgpack, .mpk) or, failing
+that, the file's first bytes. "-" is standard input. A FILE may be a URL:
 http://, https:// or s3://BUCKET/KEY (.npy and .npz; see the README for the
 AWS settings honoured), read by ranges: only the bytes needed travel.
 
