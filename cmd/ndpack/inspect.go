@@ -20,9 +20,12 @@ const inspectUsage = `Usage: ndpack inspect [--json] [--quiet] [--preview] [--he
 Show, for every array in each file: the format, dtype, shape, element count,
 byte size and byte order; for numbers the minimum, maximum and mean (with
 and without NaNs), for bools the counts of True and False, for datetimes
-the earliest and latest as ISO dates; and the first few values. The format
-follows the extension (.npy, .npz, .msgpack, .mpk) or, failing that, the
-file's first bytes. "-" is standard input. A FILE may be a URL:
+the earliest and latest as ISO dates; and the first few values: strings
+as numpy prints them ('text', b'bytes'), a record array's fields with
+their statistics and its first three records, one a line, as numpy
+prints the elements of a[:3] (each cut at 200 characters, in JSON too).
+The format follows the extension (.npy, .npz, .msgpack, .mpk) or, failing
+that, the file's first bytes. "-" is standard input. A FILE may be a URL:
 http://, https:// or s3://BUCKET/KEY (.npy and .npz; see the README for the
 AWS settings honoured), read by ranges: only the bytes needed travel.
 
@@ -403,12 +406,14 @@ func inspectArray(src arraySource, prog *progress, buf *[]byte) arrayReport {
 	dt := src.dtype
 
 	acc := newAccumulator(dt)
-	first := newFirstCapture(dt, src.shape, src.fortran, firstCount)
 	var records *recordStats
+	count := firstCount
 	if dt.IsRecord() {
 		r.Kind = "record"
 		r.Fields, records = newRecordStats(dt)
+		count = recordRows
 	}
+	first := newFirstCapture(dt, src.shape, src.fortran, count)
 	rc, err := src.open()
 	if err != nil {
 		r.Error = describe("", err)
@@ -439,9 +444,8 @@ func inspectArray(src arraySource, prog *progress, buf *[]byte) arrayReport {
 		acc.add(chunk[:k])
 		if records != nil {
 			records.add(chunk[:k])
-		} else {
-			first.add(chunk[:k], index)
 		}
+		first.add(chunk[:k], index)
 		done += int64(k)
 		if dt.ItemSize > 0 {
 			index += int64(k / dt.ItemSize)
@@ -449,11 +453,15 @@ func inspectArray(src arraySource, prog *progress, buf *[]byte) arrayReport {
 		prog.add(int64(k))
 	}
 	r.Stats = acc.result()
-	if records != nil {
+	switch {
+	case records != nil:
 		records.finish()
-		return r // the fields' statistics say what first values would
+		r.First = recordRowTexts(dt, first.items) // inspectrows.go
+	case dt.Kind == 'S' || dt.Kind == 'U':
+		r.First = stringTexts(dt, first.items)
+	default:
+		r.First = first.values(dt)
 	}
-	r.First = first.values(dt)
 	return r
 }
 
@@ -502,6 +510,7 @@ func printArray(w io.Writer, a arrayReport) {
 	if a.Fields != nil {
 		fmt.Fprintf(w, "%sfields\n", indent)
 		printFields(w, indent+"  ", a.Fields)
+		printFirstRecords(w, indent, a) // inspectrows.go
 		return
 	}
 	more := ""
@@ -511,6 +520,10 @@ func printArray(w io.Writer, a arrayReport) {
 	texts := make([]string, len(a.First))
 	for i, v := range a.First {
 		texts[i] = v.text()
+	}
+	if a.Kind == "bytes" || a.Kind == "unicode" {
+		fmt.Fprintf(w, "%sfirst     [%s]\n", indent, firstLine(texts, a.Elements))
+		return
 	}
 	fmt.Fprintf(w, "%sfirst     [%s%s]\n", indent, strings.Join(texts, " "), more)
 }
