@@ -261,7 +261,10 @@ func TestHostileNPZClaims(t *testing.T) {
 				r, rss := limited(t, nil, argv...)
 				assert.Less(t, time.Since(start), 5*time.Second)
 				assert.Equal(t, 1, r.code, r.stderr)
-				assert.Less(t, rss, int64(64<<20), "peak RSS")
+				// About 42 MiB alone; once 69 MiB with other tests starving the
+	// collector on both cores. 96 MiB still tells it from the 1.4 GB of a
+	// buffer per member.
+	assert.Less(t, rss, int64(96<<20), "peak RSS")
 				assert.NotContains(t, r.stderr, "goroutine")
 				if args[0] == "inspect" {
 					// A member's error said once, on standard error, and
@@ -296,7 +299,10 @@ func TestHostileNPYClaimsOnStdin(t *testing.T) {
 				in := append(claimNPY(fortran), make([]byte, 1<<20)...)
 				r, rss := limited(t, in, args...)
 				assert.Equal(t, 1, r.code, r.stderr)
-				assert.Less(t, rss, int64(64<<20), "peak RSS")
+				// About 42 MiB alone; once 69 MiB with other tests starving the
+	// collector on both cores. 96 MiB still tells it from the 1.4 GB of a
+	// buffer per member.
+	assert.Less(t, rss, int64(96<<20), "peak RSS")
 				assert.Equal(t, "ndpack: npybridge: truncated input at byte 1048704: the header announces 68719476736 data bytes, standard input ends after 1048576 of them\n", r.stderr)
 				assert.Empty(t, dirEntries(t, dir), "files left")
 			})
@@ -357,8 +363,8 @@ func TestInspectOverlappingMembers(t *testing.T) {
 // inspect of a valid archive of 100,000 one-element members costs less CPU
 // than numpy's listing and reading of every member's header (zipfile and
 // numpy.lib.format, not np.load's NpzFile, whose lookups are quadratic),
-// in under 64 MiB: before, it took 74 s and 1.4 GB, a 4 MiB buffer per
-// member. Both measured here, in child processes.
+// in about 42 MiB (bounded at 96 for a loaded machine): before, it took
+// 74 s and 1.4 GB, a 4 MiB buffer per member. Both measured here, in child processes.
 func TestInspectManyMembers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("numpy takes about 6 s")
@@ -411,7 +417,10 @@ print(n, ru.ru_utime + ru.ru_stime)
 	theirs := time.Duration(secs * float64(time.Second))
 	t.Logf("%d members: ndpack inspect --json %v CPU, %d MiB peak RSS; numpy's header walk %v CPU", n, ours, rss>>20, theirs)
 	assert.LessOrEqual(t, ours, theirs, "CPU time")
-	assert.Less(t, rss, int64(64<<20), "peak RSS")
+	// About 42 MiB alone; once 69 MiB with other tests starving the
+	// collector on both cores. 96 MiB still tells it from the 1.4 GB of a
+	// buffer per member.
+	assert.Less(t, rss, int64(96<<20), "peak RSS")
 
 	var rep []struct {
 		Arrays []struct {
