@@ -127,7 +127,7 @@ func prepare(s Source, o Options) (*frame, error) {
 	}
 	f.sc = newScale(lo, hi, o.Log)
 	f.channels = 1
-	if o.cmap() != gray {
+	if f.cmap != gray {
 		f.channels = 3
 	}
 	if missing {

@@ -176,6 +176,7 @@ func (p *Preview) WriteTo(w io.Writer) (int64, error) {
 		cw.WriteString("\n")
 		return cw.done()
 	}
+	cmap := p.o.cmap()
 	color := func(bin int) (c [3]uint8, ok bool) {
 		if bin < 0 {
 			return c, false
@@ -184,7 +185,7 @@ func (p *Preview) WriteTo(w io.Writer) (int64, error) {
 		if !ok {
 			return c, false
 		}
-		c[0], c[1], c[2] = p.o.cmap().rgb(x)
+		c[0], c[1], c[2] = cmap.rgb(x)
 		return c, true
 	}
 	pixelRows := p.h * p.zoom

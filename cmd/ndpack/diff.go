@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -372,12 +373,13 @@ func indexText(flat int64, shape []int) string {
 	return "(" + strings.Join(idx, ", ") + ")"
 }
 
-// plural is noun for n things: "1 element", "2 elements".
+// plural is noun for n things: "1 element", "2 elements", "3 entries",
+// pluralised as the codecs' messages are (codecerr.Plural).
 func plural(n int64, noun string) string {
 	if n == 1 {
 		return noun
 	}
-	return noun + "s"
+	return codecerr.Plural(noun)
 }
 
 // asValues converts n items of dt to T's dtype (float64 for real items,

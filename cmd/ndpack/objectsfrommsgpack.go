@@ -33,7 +33,7 @@ func listObjects(b []byte) arraySource {
 				values = append(values, v)
 			}
 			if len(rest) != 0 {
-				return nil, fmt.Errorf("msgpack: %d bytes after the list", len(rest))
+				return nil, fmt.Errorf("msgpack: %d %s after the list", len(rest), plural(int64(len(rest)), "byte"))
 			}
 			return &npybridge.ObjectArray{Shape: []int{len(values)}, Values: values}, nil
 		},

@@ -604,9 +604,9 @@ func mapHeader(b []byte) (count, at int, err error) {
 	case err == nil:
 		return n, len(b) - len(rest), nil
 	case errors.As(err, &e) && e.Claim:
-		return 0, 0, fmt.Errorf("msgpack: map claims %d entries, the input holds %d bytes", e.Need, len(b))
+		return 0, 0, fmt.Errorf("msgpack: map claims %d %s, the input holds %d %s", e.Need, plural(int64(e.Need), "entry"), len(b), plural(int64(len(b)), "byte"))
 	case errors.Is(err, mpwire.ErrTruncated):
-		return 0, 0, fmt.Errorf("msgpack: the input ends inside the map header (%d bytes)", len(b))
+		return 0, 0, fmt.Errorf("msgpack: the input ends inside the map header (%d %s)", len(b), plural(int64(len(b)), "byte"))
 	}
 	return 0, 0, fmt.Errorf("msgpack: %w", errNotArrays)
 }
@@ -627,7 +627,7 @@ func mapKey(b []byte, at int) (string, int, error) {
 	case e.Err == mpwire.ErrType:
 		return "", 0, fmt.Errorf("msgpack type byte 0x%02x at byte %d is not a string", b[at], at)
 	case e.Claim:
-		return "", 0, fmt.Errorf("the key at byte %d is %d bytes long, the input ends after %d of them", at, e.Need, e.Remain)
+		return "", 0, fmt.Errorf("the key at byte %d is %d %s long, the input ends after %d of them", at, e.Need, plural(int64(e.Need), "byte"), e.Remain)
 	}
 	return "", 0, fmt.Errorf("the input ends at byte %d, inside the header of the key at byte %d", len(b), at)
 }
