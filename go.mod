@@ -10,7 +10,6 @@ require (
 	github.com/aws/smithy-go v1.28.9
 	github.com/coder/websocket v1.8.15
 	github.com/johannesboyne/gofakes3 v1.2.0
-	github.com/klauspost/compress v1.18.0
 	github.com/stretchr/testify v1.12.1
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 )

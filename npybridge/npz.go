@@ -38,7 +38,7 @@ type NPZ struct {
 	entries   []zipEntry // the directory
 	size      int64      // of the archive
 	file      *os.File   // of OpenNPZFile, for OpenMapped
-	inflaters sync.Pool  // of *inflater, reused from member to member
+	inflaters sync.Pool  // of *inflate.Reader, reused from member to member
 }
 
 // OpenNPZ opens the .npz archive of size bytes that r holds. It reads the

@@ -433,8 +433,8 @@ func TestNPZMemberErrorsSayWhere(t *testing.T) {
 		in      []byte
 		message string
 	}{
-		{"deflate data cut", honest(cut), `member "a": npybridge: truncated input at byte 106: the deflate data (71 bytes at byte 35) ends after 36 of the 40128 bytes the directory record says it decompresses to`},
-		{"not deflate data", honest(corrupt), `member "a": npybridge: corrupt npz member at byte 36: the deflate data is corrupt at its byte 1, after 0 bytes decompressed`},
+		{"deflate data cut", honest(cut), `member "a": npybridge: truncated input at byte 106: the deflate data (71 bytes at byte 35) ends after 38 of the 40128 bytes the directory record says it decompresses to`},
+		{"not deflate data", honest(corrupt), `member "a": npybridge: corrupt npz member at byte 35: the deflate data is corrupt at its byte 0, after 0 bytes decompressed`},
 		{"CRC", honest(badCRC), `member "a": npybridge: corrupt npz member at byte 35: the member's CRC-32 is a356afab, its directory record says a356afaa`},
 		{"deflated member longer than stated", honest(long), `member "a": npybridge: corrupt npz member at byte 35: the member decompresses to more than the 40128 bytes its directory record says: that size is wrong, or the data corrupt`},
 		{"stored member shorter than stated", honest(short), `member "a": npybridge: corrupt npz member at byte 40155: a stored member of 40120 bytes whose directory record says it holds 40128`},

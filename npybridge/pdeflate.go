@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 )
 
-// The compressor is the standard library's, not klauspost/compress's (whose
-// inflater the reader uses): in v1.18.0, its levels 1-6 store random float32
+// The compressor is the standard library's, not klauspost/compress's: in
+// v1.18.0, its levels 1-6 store random float32
 // data that zlib and the standard library shrink by 11%, and its levels 7-9
 // write dynamic trees that Info-ZIP's unzip refuses ("incomplete d-tree").
 //

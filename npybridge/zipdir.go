@@ -12,8 +12,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/klauspost/compress/flate"
 	"github.com/ndpack/ndpack/internal/codecerr"
+	"github.com/ndpack/ndpack/internal/inflate"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -368,8 +368,8 @@ func (e *zipEntry) maxBytes() uint64 {
 // against the directory and, at the end, their CRC.
 type zipMember struct {
 	e      *zipEntry
-	src    io.Reader // the decompressed bytes
-	inf    *inflater // for a deflated member, returned to pool on Close
+	src    io.Reader       // the decompressed bytes
+	inf    *inflate.Reader // for a deflated member, returned to pool on Close
 	pool   *sync.Pool
 	crc    hash.Hash32
 	n      uint64 // bytes delivered
@@ -377,14 +377,6 @@ type zipMember struct {
 	dataAt int64  // archive offset of the compressed data
 
 	closeSrc func() // ends the stream the data is read from
-}
-
-// inflater is a decompressor with the buffer it reads through, kept in an
-// NPZ's pool: a decompressor holds a 32 KiB window and tables, and an
-// archive of many small members would otherwise allocate them per member.
-type inflater struct {
-	br *bufio.Reader
-	fr io.ReadCloser
 }
 
 // openZipMember opens e for reading: it reads and checks the local header.
@@ -432,17 +424,16 @@ func openZipMember(r io.ReaderAt, e *zipEntry, inflaters *sync.Pool) (*zipMember
 	}
 	m := &zipMember{e: e, src: sec, dataAt: dataAt, crc: crc32.NewIEEE(), closeSrc: closeRest}
 	if e.method == zipDeflate {
-		inf, _ := inflaters.Get().(*inflater)
+		// A decompressor holds 350 KiB of window and buffers: an archive of
+		// many small members reuses them rather than allocating them per
+		// member.
+		inf, _ := inflaters.Get().(*inflate.Reader)
 		if inf == nil {
-			inf = &inflater{br: bufio.NewReaderSize(sec, 8<<10)}
-			inf.fr = flate.NewReader(inf.br)
+			inf = inflate.NewReader(sec)
 		} else {
-			inf.br.Reset(sec)
-			if err := inf.fr.(flate.Resetter).Reset(inf.br, nil); err != nil {
-				return nil, err
-			}
+			inf.Reset(sec)
 		}
-		m.inf, m.pool, m.src = inf, inflaters, inf.fr
+		m.inf, m.pool, m.src = inf, inflaters, inf
 	}
 	return m, nil
 }
@@ -478,7 +469,7 @@ func (m *zipMember) Read(p []byte) (int, error) {
 	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
 		m.err = m.short()
 	default:
-		var ce flate.CorruptInputError
+		var ce inflate.CorruptError
 		if errors.As(err, &ce) {
 			m.err = errAt(errCorruptMember, m.dataAt+int64(ce), "the deflate data is corrupt at its byte %d, after %d bytes decompressed", int64(ce), m.n)
 		} else {
@@ -506,7 +497,7 @@ func (m *zipMember) end(err error) error {
 		}
 	}
 	if err != io.EOF {
-		var ce flate.CorruptInputError
+		var ce inflate.CorruptError
 		if errors.As(err, &ce) {
 			return errAt(errCorruptMember, m.dataAt+int64(ce), "the deflate data is corrupt at its byte %d, after %d bytes decompressed", int64(ce), m.n)
 		}
@@ -539,7 +530,7 @@ func (m *zipMember) Close() error {
 		m.closeSrc = nil
 	}
 	if m.inf != nil {
-		m.inf.br.Reset(nil)
+		m.inf.Reset(nil)
 		m.pool.Put(m.inf)
 		m.inf, m.pool, m.src = nil, nil, nil
 	}
