@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -49,4 +50,54 @@ func TestBenchPattern(t *testing.T) {
 	assert.False(t, p.MatchString("BenchmarkRead16MiB"), "an unrelated benchmark with a shared prefix")
 	assert.False(t, p.MatchString("BenchmarkMapFill1GiB2Procs"))
 	assert.False(t, p.MatchString("Read16MiBVsReadFile"), "go test matches names with Benchmark")
+}
+
+// readmeRow is a row of the README's performance table: a label, the
+// benchmarks in backquotes, ndpack's ratios (or "not run") split by " / "
+// then the baseline, and the peer's ratio and baseline or nothing.
+var readmeRow = func() *regexp.Regexp {
+	ratio := `(?:\d+\.\d\d(?:-\d+\.\d\d)?x|not run)`
+	bench := "`Benchmark[A-Za-z0-9_]+`"
+	return regexp.MustCompile(`^\| [^|]*[^| ] \| ` + bench + `(?:, ` + bench + `)* \| ` +
+		ratio + `(?: / ` + ratio + `)* [^|]*[^| ] \| (?:` + ratio + ` [^|]*[^| ])? \|$`)
+}()
+
+// Every line perftable prints is in the format of the README's table, so
+// that the lead can paste it there: the same header, and rows of the form
+// the README's rows have (which the pattern is checked against first).
+func TestTableInReadmeFormat(t *testing.T) {
+	readme, err := os.ReadFile("../../../README.md")
+	require.NoError(t, err)
+	_, perf, ok := strings.Cut(string(readme), "\n## Performance\n")
+	require.True(t, ok, "README.md has no Performance section")
+	start := strings.Index(perf, "\n| ")
+	require.GreaterOrEqual(t, start, 0, "no table in README's Performance section")
+	tableText, _, _ := strings.Cut(perf[start+1:], "\n\n")
+	readmeLines := strings.Split(tableText, "\n")
+	require.Greater(t, len(readmeLines), 2)
+	for _, line := range readmeLines[2:] {
+		assert.Regexp(t, readmeRow, line, "a README row the pattern does not describe")
+	}
+
+	all, labels := map[string][]float64{}, map[string]bool{}
+	for i, r := range rows {
+		assert.False(t, labels[r.label], "row label used twice: %s", r.label)
+		labels[r.label] = true
+		assert.Equal(t, r.peer == "", r.peerBase == "", "row %q: a peer needs its baseline and a baseline its peer", r.label)
+		for _, name := range append(r.benches, r.peer) {
+			if name != "" {
+				all[name] = []float64{1 + float64(i)/100, 1.5}
+			}
+		}
+	}
+	for _, ratios := range []map[string][]float64{all, {}} {
+		lines := strings.Split(strings.TrimSuffix(table(ratios), "\n"), "\n")
+		require.Len(t, lines, len(rows)+2)
+		assert.Equal(t, readmeLines[:2], lines[:2], "the header differs from README's")
+		for i, line := range lines[2:] {
+			assert.Regexp(t, readmeRow, line)
+			assert.Equal(t, len(rows[i].benches)-1, strings.Count(line, "x / ")+strings.Count(line, "run / "),
+				"row %q: one value per benchmark", rows[i].label)
+		}
+	}
 }
