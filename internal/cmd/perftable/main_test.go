@@ -37,7 +37,7 @@ PASS
 
 // The pattern handed to go test picks every row's benchmark and no other.
 func TestBenchPattern(t *testing.T) {
-	p := regexp.MustCompile(benchPattern())
+	p := regexp.MustCompile(benchPattern(func(string) bool { return true }))
 	for _, r := range rows {
 		for _, name := range append(r.benches, r.peer) {
 			if name == "" {
@@ -50,6 +50,14 @@ func TestBenchPattern(t *testing.T) {
 	assert.False(t, p.MatchString("BenchmarkRead16MiB"), "an unrelated benchmark with a shared prefix")
 	assert.False(t, p.MatchString("BenchmarkMapFill1GiB2Procs"))
 	assert.False(t, p.MatchString("Read16MiBVsReadFile"), "go test matches names with Benchmark")
+
+	// The slow rows run on their own, with their own -benchtime.
+	fast := regexp.MustCompile(benchPattern(func(name string) bool { return slow[name] == "" }))
+	for name := range slow {
+		assert.False(t, fast.MatchString(name), name)
+		assert.True(t, p.MatchString(name), name)
+	}
+	assert.True(t, fast.MatchString("BenchmarkRead16MiBVsReadFile"))
 }
 
 // readmeRow is a row of the README's performance table: a label, the
