@@ -503,7 +503,10 @@ func (f *Reader) dynamic() bool {
 	clear(lens[:19])
 	for i := 0; i < nlit+ndist; {
 		if f.nbits < 16 {
-			if f.pos > f.end {
+			// A code takes 7 bits at most: with fewer than 16 left, the
+			// stream was cut only once the bits counted run 8 bytes
+			// past its end (overrun, below, catches the rest).
+			if f.pos > f.end+8 {
 				f.truncated()
 				return false
 			}
