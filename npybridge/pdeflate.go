@@ -10,9 +10,9 @@ import (
 )
 
 // The compressor is the standard library's, not klauspost/compress's: in
-// v1.18.0, its levels 1-6 store random float32
-// data that zlib and the standard library shrink by 11%, and its levels 7-9
-// write dynamic trees that Info-ZIP's unzip refuses ("incomplete d-tree").
+// v1.18.0, its levels 1-6 store random float32 data that zlib and the
+// standard library shrink by 11%, and its levels 7-9 write dynamic trees
+// that Info-ZIP's unzip refuses ("incomplete d-tree").
 //
 // Parallel deflate, as pigz does it: a member's bytes are cut into blocks
 // that are compressed at once on every core, each primed with the 32 KiB

@@ -424,8 +424,8 @@ func openZipMember(r io.ReaderAt, e *zipEntry, inflaters *sync.Pool) (*zipMember
 	}
 	m := &zipMember{e: e, src: sec, dataAt: dataAt, crc: crc32.NewIEEE(), closeSrc: closeRest}
 	if e.method == zipDeflate {
-		// A decompressor holds 350 KiB of window and buffers: an archive of
-		// many small members reuses them rather than allocating them per
+		// A decompressor's window and buffers grow to 350 KiB: an archive
+		// of many members reuses them rather than allocating them per
 		// member.
 		inf, _ := inflaters.Get().(*inflate.Reader)
 		if inf == nil {
@@ -469,9 +469,8 @@ func (m *zipMember) Read(p []byte) (int, error) {
 	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
 		m.err = m.short()
 	default:
-		var ce inflate.CorruptError
-		if errors.As(err, &ce) {
-			m.err = errAt(errCorruptMember, m.dataAt+int64(ce), "the deflate data is corrupt at its byte %d, after %d bytes decompressed", int64(ce), m.n)
+		if ce := m.corrupt(err); ce != nil {
+			m.err = ce
 		} else {
 			m.err = fmt.Errorf("reading the member's data at archive byte %d: %w", m.dataAt, err)
 		}
@@ -497,9 +496,8 @@ func (m *zipMember) end(err error) error {
 		}
 	}
 	if err != io.EOF {
-		var ce inflate.CorruptError
-		if errors.As(err, &ce) {
-			return errAt(errCorruptMember, m.dataAt+int64(ce), "the deflate data is corrupt at its byte %d, after %d bytes decompressed", int64(ce), m.n)
+		if ce := m.corrupt(err); ce != nil {
+			return ce
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return errAt(ndarray.ErrTruncated, m.dataAt+int64(m.e.csize), "the deflate data (%d bytes at byte %d) ends before its end mark, after the %d bytes the directory record says it decompresses to",
@@ -511,6 +509,16 @@ func (m *zipMember) end(err error) error {
 		return errAt(errCorruptMember, m.dataAt, "the member's CRC-32 is %08x, its directory record says %08x", m.crc.Sum32(), m.e.crc)
 	}
 	return io.EOF
+}
+
+// corrupt describes err at the archive byte where the decompressor found
+// the data corrupt; it returns nil if err is not that.
+func (m *zipMember) corrupt(err error) error {
+	var ce inflate.CorruptError
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	return errAt(errCorruptMember, m.dataAt+int64(ce), "the deflate data is corrupt at its byte %d, after %d bytes decompressed", int64(ce), m.n)
 }
 
 // short describes a member whose bytes end before the directory's count.

@@ -405,8 +405,9 @@ func (f *Reader) corrupt() {
 
 // refill tops the bit buffer up to at least 56 bits. in[pos:pos+8] is
 // always inside the buffer: callers keep pos at most inPad-8 bytes past
-// end, and in[end:end+inPad] is zeros. While the source has more, they also keep it
-// far enough before end that every bit they take is the stream's.
+// end, and in[end:end+inPad] is zeros. While the source has more, they
+// also keep pos far enough before end that every bit they take is the
+// stream's.
 func (f *Reader) refill() {
 	f.bits |= binary.LittleEndian.Uint64(f.in[f.pos:]) << f.nbits
 	f.pos += int(63-f.nbits) >> 3
