@@ -67,19 +67,22 @@ var rows = []row{
 		[]string{"BenchmarkConvertNPYToExt110File64MiBVsCopy", "BenchmarkConvertExt110ToNPYFile64MiBVsCopy"}, "`io.Copy`", "", ""},
 	{"80 MiB `.npz` (a 64 MiB camera-like `<i2` stack, 16 MiB of random `<f4`), deflate at level 6 / read every member of numpy's archive",
 		[]string{"BenchmarkNPZCompress80MiBVsNumpy", "BenchmarkNPZDecompress80MiBVsNumpy"}, "numpy's time (`np.savez_compressed` / `np.load` of every member)", "", ""},
+	{"`ndpack render` of a 512 MiB `<f4` image to PNG (the built command, its peak RSS in the benchmark's `peak-rss-MiB`)",
+		[]string{"BenchmarkRender512VsPillow"}, "Pillow's time (`Image.fromarray` of the same levels, then `save` as PNG)", "", ""},
 	{"32 MiB echo call reusing memory on both sides, yaqrpc / yaq",
 		[]string{"BenchmarkRoundTrip32MiBReusingVsUserEcho", "BenchmarkEcho32MiBReusingVsUserEcho"}, "an echo of each whole message", "", ""},
 }
 
 // packages holds every row's benchmark; they run one after another (-p 1).
-var packages = []string{".", "./npybridge", "./yaqrpc", "./yaq"}
+var packages = []string{".", "./npybridge", "./yaqrpc", "./yaq", "./cmd/ndpack"}
 
 // slow are the benchmarks whose iteration takes seconds (numpy's side
 // included), with the -benchtime they run at instead of the flag's: at
-// 40x, the .npz rows alone would take half an hour.
+// 40x, the .npz and render rows alone would take most of an hour.
 var slow = map[string]string{
 	"BenchmarkNPZCompress80MiBVsNumpy":   "4x",
 	"BenchmarkNPZDecompress80MiBVsNumpy": "10x",
+	"BenchmarkRender512VsPillow":         "3x",
 }
 
 func main() {
