@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ndpack/ndpack/internal/atomicfile"
+	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -138,7 +139,7 @@ func (z *NPZ) OpenMapped(name string) (*Mapped, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, m, err := z.openMember(name, e)
+	h, m, err := z.openMember(name, e, false)
 	if err != nil {
 		return nil, err
 	}
@@ -220,12 +221,13 @@ func listNames(names []string) string {
 }
 
 // openMember opens the member e and reads its NPY header, leaving the
-// reader at the first data byte. The header must declare exactly the bytes
+// reader at the first data byte; whole says the member will be read to its
+// end (see openZipMember). The header must declare exactly the bytes
 // the member holds: more is truncation, refused before any data is read
 // (whatever the header claims, nothing is allocated for it), and less
 // leaves bytes that np.load would not read.
-func (z *NPZ) openMember(name string, e *zipEntry) (*Header, *zipMember, error) {
-	m, err := openZipMember(z.r, e, &z.inflaters)
+func (z *NPZ) openMember(name string, e *zipEntry, whole bool) (*Header, *zipMember, error) {
+	m, err := openZipMember(z.r, e, &z.inflaters, whole)
 	if err != nil {
 		return nil, nil, memberError(name, err)
 	}
@@ -265,7 +267,7 @@ func (z *NPZ) Header(name string) (*Header, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, m, err := z.openMember(name, e)
+	h, m, err := z.openMember(name, e, false)
 	if err != nil {
 		return nil, err
 	}
@@ -277,19 +279,39 @@ func (z *NPZ) Header(name string) (*Header, error) {
 // data bytes as stored (column-major when Header.FortranOrder), which
 // decompresses as it is read: a member of any size is read in bounded
 // memory. The reader fails with ndarray.ErrTruncated if the member ends early;
-// close it when done. Its Len method gives the data bytes left to read,
-// which the member was checked to be able to hold (Header.ReadArray then
-// reads them into one allocation).
+// close it when done. When the archive is a local file or in memory (an
+// *os.File, *bytes.Reader or *strings.Reader), whose size is a fact, the
+// reader has a Len method giving the data bytes left to read, which the
+// member was checked to be able to hold (Header.ReadArray then reads them
+// into one allocation); of any other io.ReaderAt, whose size was a claim
+// (a remote object's), it has none, and ReadArray's memory grows as the
+// bytes arrive.
 func (z *NPZ) Open(name string) (*Header, io.ReadCloser, error) {
 	e, err := z.member(name)
 	if err != nil {
 		return nil, nil, err
 	}
-	h, m, err := z.openMember(name, e)
+	h, m, err := z.openMember(name, e, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	return h, &memberData{m: m, left: h.DataLen(), h: h, name: name}, nil
+	d := &memberData{m: m, left: h.DataLen(), h: h, name: name}
+	if sizeKnown(z.r) {
+		return h, sizedMemberData{d}, nil
+	}
+	return h, d, nil
+}
+
+// readClaimed reads n bytes of a member's data from d: into one allocation
+// when the archive's size is known, else into memory that grows as they
+// arrive.
+func (z *NPZ) readClaimed(d io.Reader, n int64) ([]byte, error) {
+	if sizeKnown(z.r) {
+		data := make([]byte, n)
+		_, err := io.ReadFull(d, data)
+		return data, err
+	}
+	return boundedio.ReadFull(d, int(n))
 }
 
 // memberData reads exactly a member's data bytes.
@@ -319,8 +341,12 @@ func (d *memberData) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// sizedMemberData is the data of a member of an archive whose size is
+// known: its Len lets ReadArray read it into one allocation.
+type sizedMemberData struct{ *memberData }
+
 // Len returns the data bytes left to read.
-func (d *memberData) Len() int { return int(d.left) }
+func (d sizedMemberData) Len() int { return int(d.left) }
 
 func (d *memberData) Close() error { return d.m.Close() }
 

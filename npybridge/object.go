@@ -196,7 +196,7 @@ func (z *NPZ) ReadObjects(name string) (*ObjectArray, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := openZipMember(z.r, e, &z.inflaters)
+	m, err := openZipMember(z.r, e, &z.inflaters, true)
 	if err != nil {
 		return nil, memberError(name, err)
 	}

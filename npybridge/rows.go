@@ -3,10 +3,49 @@ package npybridge
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"strings"
 
+	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/ndarray"
 )
+
+// sizeKnown reports whether the size given with r is a fact rather than a
+// claim: r is a local file or memory, whose bytes are there to be read, so
+// that what they hold may be allocated at once. The size of any other
+// io.ReaderAt (a remote object, whose size a server stated) is a claim, and
+// what is read from it goes into memory that grows as its bytes arrive.
+func sizeKnown(r io.ReaderAt) bool {
+	switch r := r.(type) {
+	case *os.File, *bytes.Reader, *strings.Reader:
+		return true
+	case *tailReader:
+		return sizeKnown(r.r)
+	}
+	return false
+}
+
+// readRange reads the n bytes at off of r (what names them for errors):
+// into one allocation when r's size is known, else into memory that grows
+// as they arrive, through one stream when r can give one.
+func readRange(r io.ReaderAt, off, n int64, what string) ([]byte, error) {
+	if sizeKnown(r) || n <= boundedio.FirstChunk {
+		data := make([]byte, n)
+		return data, readAtFull(r, data, off, what)
+	}
+	rr, done := rangeReader(r, off, n)
+	defer done()
+	data, err := boundedio.ReadFull(rr, int(n))
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, errAt(ndarray.ErrTruncated, off, "%s needs %d bytes, the archive has %d there", what, n, len(data))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s at archive byte %d: %w", what, off, err)
+	}
+	return data, nil
+}
 
 // rowSpan resolves the rows start:stop of an array of n rows as Python
 // slices along the first axis do: negative indexes count from the end, and
@@ -80,11 +119,11 @@ func (o ReadOptions) ReadRowsAt(r io.ReaderAt, size int64, start, stop int) (*nd
 		}
 		return o.inOrder(ndarray.FromColumnMajor(h.DType, out.Shape, data))
 	}
-	data := make([]byte, n)
 	at := h.DataOffset + off
+	var data []byte
 	if at+n <= int64(len(pre)) {
-		copy(data, pre[at:])
-	} else if err := readAtFull(r, data, at, "the rows"); err != nil {
+		data = bytes.Clone(pre[at : at+n])
+	} else if data, err = readRange(r, at, n, "the rows"); err != nil {
 		return nil, err
 	}
 	return o.inOrder(out.arrayFrom(data))
@@ -104,7 +143,7 @@ func (z *NPZ) ReadRows(name string, start, stop int) (*ndarray.Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, m, err := z.openMember(name, e)
+	h, m, err := z.openMember(name, e, e.method == zipDeflate)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +157,7 @@ func (z *NPZ) ReadRows(name string, start, stop int) (*ndarray.Array, error) {
 		if e.method == zipStore {
 			data, err = h.fortranRows(z.r, m.dataAt+h.DataOffset, start, stop)
 		} else {
-			data, err = h.fortranRowsFrom(&memberData{m: m, left: h.DataLen(), h: h, name: name}, start, stop)
+			data, err = h.fortranRowsFrom(&memberData{m: m, left: h.DataLen(), h: h, name: name}, start, stop, false, sizeKnown(z.r))
 		}
 		if err != nil {
 			return nil, memberError(name, err)
@@ -129,11 +168,11 @@ func (z *NPZ) ReadRows(name string, start, stop int) (*ndarray.Array, error) {
 		}
 		return z.opts.inOrder(a, nil)
 	}
-	data := make([]byte, n)
+	var data []byte
 	if e.method == zipStore {
 		// The data lies as is at m.dataAt + h.DataOffset; the member's
 		// size was checked against its header when it was opened.
-		if err := readAtFull(z.r, data, m.dataAt+h.DataOffset+off, "the rows"); err != nil {
+		if data, err = readRange(z.r, m.dataAt+h.DataOffset+off, n, "the rows"); err != nil {
 			return nil, memberError(name, err)
 		}
 	} else {
@@ -141,7 +180,7 @@ func (z *NPZ) ReadRows(name string, start, stop int) (*ndarray.Array, error) {
 		if _, err := io.CopyN(io.Discard, d, off); err != nil {
 			return nil, err
 		}
-		if _, err := io.ReadFull(d, data); err != nil {
+		if data, err = z.readClaimed(d, n); err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				err = memberError(name, errAt(ndarray.ErrTruncated, h.DataOffset+off, "the member ends inside the rows"))
 			}
@@ -174,15 +213,26 @@ func (h *Header) fortranLayout(start, stop int) (first, run, column, cols int64)
 
 // fortranRows reads, from the column-major data at base in r, the rows
 // start:stop of every column, column after column (their column-major
-// bytes).
+// bytes). Of an r whose size is a claim, the span of the rows is streamed
+// through, into memory that grows as they arrive.
 func (h *Header) fortranRows(r io.ReaderAt, base int64, start, stop int) ([]byte, error) {
 	first, run, column, cols := h.fortranLayout(start, stop)
-	data := make([]byte, run*cols)
-	if len(data) == 0 {
-		return data, nil
+	if run*cols == 0 {
+		return []byte{}, nil
 	}
 	at := base + first*int64(h.DType.ItemSize)
-	if span := (cols-1)*column + run; int64(len(data))*4 >= span {
+	span := (cols-1)*column + run
+	if !sizeKnown(r) {
+		rr, done := rangeReader(r, at, span)
+		defer done()
+		data, err := h.fortranRowsFrom(rr, start, stop, true, false)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, errAt(ndarray.ErrTruncated, at, "the rows need %d bytes from byte %d, the archive ends before them", span, at)
+		}
+		return data, err
+	}
+	data := make([]byte, run*cols)
+	if int64(len(data))*4 >= span {
 		buf := make([]byte, span) // at most 4 times the rows
 		if err := readAtFull(r, buf, at, "the rows"); err != nil {
 			return nil, err
@@ -200,21 +250,34 @@ func (h *Header) fortranRows(r io.ReaderAt, base int64, start, stop int) ([]byte
 	return data, nil
 }
 
-// fortranRowsFrom is fortranRows from a stream of the column-major data.
-func (h *Header) fortranRowsFrom(r io.Reader, start, stop int) ([]byte, error) {
+// fortranRowsFrom is fortranRows from a stream of the column-major data
+// from its first byte, or, atRun, from the first row's item in the first
+// column. Unless the data's size is known (a local file or memory), the
+// rows go into memory that grows as they arrive.
+func (h *Header) fortranRowsFrom(r io.Reader, start, stop int, atRun, known bool) ([]byte, error) {
 	first, run, column, cols := h.fortranLayout(start, stop)
-	data := make([]byte, run*cols)
+	var data []byte
+	if known {
+		data = make([]byte, 0, run*cols)
+	}
 	for c := int64(0); c < cols; c++ {
-		skip := first * int64(h.DType.ItemSize) // to the run in the first column
-		if c > 0 {
+		var skip int64
+		switch {
+		case c > 0:
 			skip = column - run // past the rest of a column, to the run in the next
+		case !atRun:
+			skip = first * int64(h.DType.ItemSize) // to the run in the first column
 		}
 		if _, err := io.CopyN(io.Discard, r, skip); err != nil {
 			return nil, err
 		}
-		if _, err := io.ReadFull(r, data[c*run:(c+1)*run]); err != nil {
+		var err error
+		if data, err = boundedio.Append(data, r, int(run)); err != nil {
 			return nil, err
 		}
+	}
+	if data == nil {
+		data = []byte{}
 	}
 	return data, nil
 }

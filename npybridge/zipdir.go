@@ -115,8 +115,10 @@ func readZipDir(r io.ReaderAt, size int64) (*zipDir, error) {
 	at := end.dirStart
 	stop := end.dirStart + int64(end.dirSize)
 	var name, extra []byte // at most 64 KiB each, within the directory's bytes
-	// Each record takes at least zipCentralLen bytes.
-	d.entries = make([]zipEntry, 0, min(end.count, end.dirSize/zipCentralLen))
+	// Entries are appended as their records are read: the count and size
+	// the end record claims size nothing (a zip64 record may claim a
+	// directory of a terabyte that the archive, or a server, never sends).
+	d.entries = make([]zipEntry, 0, min(end.count, end.dirSize/zipCentralLen, 1024))
 	for at < stop {
 		if stop-at < zipCentralLen {
 			break // trailing bytes shorter than a record: the count check decides
@@ -380,7 +382,13 @@ type zipMember struct {
 }
 
 // openZipMember opens e for reading: it reads and checks the local header.
-func openZipMember(r io.ReaderAt, e *zipEntry, inflaters *sync.Pool) (*zipMember, error) {
+// With whole, the member is to be read to its end: from an r that streams
+// (a remote object), its local header and its data then come in one
+// request, the local header's length checked as it arrives; otherwise the
+// local header and the start of the data (an NPY header, for a stored
+// member) come in one read of at most memberPrefix bytes, one request for
+// a remote archive, and the rest of the data after them.
+func openZipMember(r io.ReaderAt, e *zipEntry, inflaters *sync.Pool, whole bool) (*zipMember, error) {
 	if e.flags&1 != 0 {
 		return nil, errAt(ErrNotNPZ, e.local, "the member is encrypted")
 	}
@@ -390,27 +398,17 @@ func openZipMember(r io.ReaderAt, e *zipEntry, inflaters *sync.Pool) (*zipMember
 	if e.method == zipStore && e.csize != e.usize {
 		return nil, errAt(errCorruptMember, e.record, "a stored member of %d bytes whose directory record says it holds %d", e.csize, e.usize)
 	}
-	// The local header, the name the directory expects, and the start of
-	// the data (an NPY header, for a stored member), in one read of at
-	// most memberPrefix bytes: one request per member for a remote
-	// archive. The prefix ends where the next member starts.
+	if whole && streams(r) {
+		return openZipMemberStream(r, e, inflaters)
+	}
+	// The prefix ends where the next member starts.
 	pre := make([]byte, max(zipLocalHeaderLen+int64(len(e.name)), min(memberPrefix, e.limit-e.local)))
 	if err := readAtFull(r, pre, e.local, "the local header"); err != nil {
 		return nil, err
 	}
-	lh := pre[:zipLocalHeaderLen+len(e.name)]
-	if u32(lh) != zipLocalSig {
-		return nil, errAt(errCorruptMember, e.local, "no local header (PK\\x03\\x04) where the directory points, but % x", lh[:4])
-	}
-	nameLen, extraLen := int64(u16(lh[26:])), int64(u16(lh[28:]))
-	if name := lh[zipLocalHeaderLen:]; nameLen != int64(len(e.name)) || string(name) != e.name {
-		// zipfile, and so np.load, refuses this too.
-		return nil, errAt(errCorruptMember, e.local, "the local header names %q, the directory %q", name[:min(int64(len(name)), nameLen)], e.name)
-	}
-	dataAt := e.local + zipLocalHeaderLen + nameLen + extraLen
-	if end := uint64(dataAt) + e.csize; end > uint64(e.limit) {
-		return nil, errAt(ErrOverlap, e.local, "its %d compressed bytes at byte %d run to byte %d, past byte %d where the next member or the directory starts",
-			e.csize, dataAt, end, e.limit)
+	dataAt, err := e.checkLocal(pre[:zipLocalHeaderLen+len(e.name)])
+	if err != nil {
+		return nil, err
 	}
 	// The data: what the prefix holds of it, then the rest from r.
 	inPre := min(max(0, e.local+int64(len(pre))-dataAt), int64(e.csize))
@@ -422,7 +420,69 @@ func openZipMember(r io.ReaderAt, e *zipEntry, inflaters *sync.Pool) (*zipMember
 	} else {
 		sec, closeRest = rangeReader(r, dataAt, int64(e.csize))
 	}
-	m := &zipMember{e: e, src: sec, dataAt: dataAt, crc: crc32.NewIEEE(), closeSrc: closeRest}
+	return newZipMember(e, sec, dataAt, closeRest, inflaters), nil
+}
+
+// openZipMemberStream opens e as openZipMember does, reading its local
+// header and data in one stream: from the local header to the data's end
+// as far as the directory tells it (the local extra field, up to 64 KiB,
+// may be longer than the central one), or to where the next member starts.
+func openZipMemberStream(r io.ReaderAt, e *zipEntry, inflaters *sync.Pool) (*zipMember, error) {
+	span := min(e.limit-e.local, zipLocalHeaderLen+int64(len(e.name))+0xffff+int64(e.csize))
+	src, done := rangeReader(r, e.local, span)
+	lh := make([]byte, zipLocalHeaderLen+len(e.name))
+	if _, err := io.ReadFull(src, lh); err != nil {
+		done()
+		return nil, readErr(err, e.local, "the local header")
+	}
+	dataAt, err := e.checkLocal(lh)
+	if err == nil {
+		_, err = io.CopyN(io.Discard, src, dataAt-e.local-int64(len(lh)))
+		if err != nil {
+			err = readErr(err, e.local+int64(len(lh)), "the local header's extra field")
+		}
+	}
+	if err != nil {
+		done()
+		return nil, err
+	}
+	return newZipMember(e, io.LimitReader(src, int64(e.csize)), dataAt, done, inflaters), nil
+}
+
+// streams reports whether r reads a range in one stream (a remote object).
+func streams(r io.ReaderAt) bool {
+	if t, ok := r.(*tailReader); ok {
+		r = t.r
+	}
+	_, ok := r.(streamer)
+	return ok
+}
+
+// checkLocal checks a member's local header, lh (its fixed part and
+// name): its signature, the name the directory gives, and that its data
+// ends before the next member or the directory. It returns where the data
+// starts.
+func (e *zipEntry) checkLocal(lh []byte) (int64, error) {
+	if u32(lh) != zipLocalSig {
+		return 0, errAt(errCorruptMember, e.local, "no local header (PK\\x03\\x04) where the directory points, but % x", lh[:4])
+	}
+	nameLen, extraLen := int64(u16(lh[26:])), int64(u16(lh[28:]))
+	if name := lh[zipLocalHeaderLen:]; nameLen != int64(len(e.name)) || string(name) != e.name {
+		// zipfile, and so np.load, refuses this too.
+		return 0, errAt(errCorruptMember, e.local, "the local header names %q, the directory %q", name[:min(int64(len(name)), nameLen)], e.name)
+	}
+	dataAt := e.local + zipLocalHeaderLen + nameLen + extraLen
+	if end := uint64(dataAt) + e.csize; end > uint64(e.limit) {
+		return 0, errAt(ErrOverlap, e.local, "its %d compressed bytes at byte %d run to byte %d, past byte %d where the next member or the directory starts",
+			e.csize, dataAt, end, e.limit)
+	}
+	return dataAt, nil
+}
+
+// newZipMember reads e's data from sec, which starts at archive byte
+// dataAt; closeSrc ends sec.
+func newZipMember(e *zipEntry, sec io.Reader, dataAt int64, closeSrc func(), inflaters *sync.Pool) *zipMember {
+	m := &zipMember{e: e, src: sec, dataAt: dataAt, crc: crc32.NewIEEE(), closeSrc: closeSrc}
 	if e.method == zipDeflate {
 		// A decompressor's window and buffers grow to 350 KiB: an archive
 		// of many members reuses them rather than allocating them per
@@ -435,7 +495,7 @@ func openZipMember(r io.ReaderAt, e *zipEntry, inflaters *sync.Pool) (*zipMember
 		}
 		m.inf, m.pool, m.src = inf, inflaters, inf
 	}
-	return m, nil
+	return m
 }
 
 // Read reads decompressed bytes. It fails if the member holds more bytes

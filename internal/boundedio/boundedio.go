@@ -19,29 +19,37 @@ func ReadFull(r io.Reader, n int) ([]byte, error) {
 	if l, ok := r.(interface{ Len() int }); ok && l.Len() < n {
 		return nil, io.ErrUnexpectedEOF
 	}
-	if n <= FirstChunk {
-		buf := make([]byte, n)
+	if l, ok := r.(interface{ Len() int }); ok && l.Len() >= n || n <= FirstChunk {
+		buf := make([]byte, n) // the reader holds it all, or it is small: size it once
 		got, err := io.ReadFull(r, buf)
 		return buf[:got], err
 	}
-	if l, ok := r.(interface{ Len() int }); ok && l.Len() >= n {
-		buf := make([]byte, n) // the reader holds it all: size it once
-		got, err := io.ReadFull(r, buf)
-		return buf[:got], err
+	return Append(nil, r, n)
+}
+
+// Append reads exactly n bytes from r onto the end of dst and returns the
+// longer slice. Room dst already has is read into directly; room it lacks
+// is added only as the bytes arrive, doubling from FirstChunk, so that a
+// length the input claimed and does not back costs at most about twice what
+// it sent. On error the returned slice holds dst and whatever did arrive.
+func Append(dst []byte, r io.Reader, n int) ([]byte, error) {
+	end := len(dst) + n
+	if cap(dst) >= end {
+		got, err := io.ReadFull(r, dst[len(dst):end])
+		return dst[:len(dst)+got], err
 	}
-	buf := make([]byte, 0, FirstChunk)
-	for len(buf) < n {
-		if len(buf) == cap(buf) {
-			buf = grow(buf, min(cap(buf), n-len(buf)))
+	for len(dst) < end {
+		if len(dst) == cap(dst) {
+			dst = grow(dst, min(max(cap(dst), FirstChunk), end-len(dst)))
 		}
-		// Grow may round the capacity past n: never read beyond it.
-		got, err := io.ReadFull(r, buf[len(buf):min(cap(buf), n)])
-		buf = buf[:len(buf)+got]
+		// Grow may round the capacity past the end: never read beyond it.
+		got, err := io.ReadFull(r, dst[len(dst):min(cap(dst), end)])
+		dst = dst[:len(dst)+got]
 		if err != nil {
-			return buf, err
+			return dst, err
 		}
 	}
-	return buf, nil
+	return dst, nil
 }
 
 // ChunkSize is the largest chunk a Chunks reads into.
