@@ -39,10 +39,10 @@ func readRange(r io.ReaderAt, off, n int64, what string) ([]byte, error) {
 	defer done()
 	data, err := boundedio.ReadFull(rr, int(n))
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, errAt(ndarray.ErrTruncated, off, "%s needs %d bytes, the archive has %d there", what, n, len(data))
+		return nil, errAt(ndarray.ErrTruncated, off, "%s needs %d bytes, the input has %d there", what, n, len(data))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading %s at archive byte %d: %w", what, off, err)
+		return nil, fmt.Errorf("reading %s at byte %d: %w", what, off, err)
 	}
 	return data, nil
 }

@@ -87,9 +87,9 @@ func readAtFull(r io.ReaderAt, b []byte, off int64, what string) error {
 		return nil
 	}
 	if err == nil || err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errAt(ndarray.ErrTruncated, off, "%s needs %d bytes, the archive has %d there", what, len(b), n)
+		return errAt(ndarray.ErrTruncated, off, "%s needs %d bytes, the input has %d there", what, len(b), n)
 	}
-	return fmt.Errorf("reading %s at archive byte %d: %w", what, off, err)
+	return fmt.Errorf("reading %s at byte %d: %w", what, off, err)
 }
 
 // readZipDir reads the directory of the archive of size bytes in r and

@@ -1,6 +1,7 @@
 package remote_test
 
 import (
+	"archive/zip"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -302,5 +303,53 @@ np.savez(os.path.join(sys.argv[1], 'many.npz'), **{'member_with_a_long_name_%05d
 	a, err := z.Read("member_with_a_long_name_01000")
 	if err != nil || fmt.Sprint(a.Shape) != "[6]" {
 		t.Errorf("a member: %v, %v", a, err)
+	}
+}
+
+// One member of an archive of 1,000 members costs three requests (the
+// HEAD, the archive's last 64 KiB with the directory, and one stream of the
+// member's local header and data) and its bytes + 64 KiB: no other
+// member's header is read, whatever the member count.
+func TestNPZOneMemberBudget(t *testing.T) {
+	pypeer.Require(t)
+	dir := t.TempDir()
+	pypeer.Run(t, `
+import sys, os
+import numpy as np
+np.savez(os.path.join(sys.argv[1], 'run.npz'), **{'m%03d' % i: np.full(128 if i != 42 else 131072, i, dtype='<f8') for i in range(1000)})
+np.savez_compressed(os.path.join(sys.argv[1], 'runz.npz'), **{'m%03d' % i: np.full(128 if i != 42 else 131072, i, dtype='<f8') for i in range(1000)})
+`, nil, dir)
+	fs := serveDir(t, dir)
+	for _, name := range []string{"run.npz", "runz.npz"} {
+		r0, b0 := fs.counts()
+		obj := open(t, fs.url+"/"+name)
+		z, err := npybridge.ReadOptions{}.OpenNPZ(obj, obj.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := z.Read("m042")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Data) != 1<<20 || a.Data[len(a.Data)-2] != 0x45 {
+			t.Fatalf("%s: m042 is %d bytes ending % x", name, len(a.Data), a.Data[len(a.Data)-8:])
+		}
+		// The member's bytes in the archive: from where the one before it
+		// ends (np.savez writes them one after another) to its data's end.
+		zr, err := zip.OpenReader(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := func(i int) int64 {
+			off, _ := zr.File[i].DataOffset()
+			return off + int64(zr.File[i].CompressedSize64)
+		}
+		member := end(42) - end(41)
+		zr.Close()
+		r1, b1 := fs.counts()
+		if r1-r0 > 3 || b1-b0 > member+64<<10+22 {
+			t.Errorf("%s: one member of %d bytes took %d requests, %d bytes; want at most 3 and %d", name, member, r1-r0, b1-b0, member+64<<10+22)
+		}
+		t.Logf("%s: %d requests, %d bytes for a member of %d", name, r1-r0, b1-b0, member)
 	}
 }

@@ -5,12 +5,18 @@
 // Object is read as a file is: only the bytes asked for travel.
 //
 // Reads are checked against the version of the object seen when it was
-// opened (its ETag, else its Last-Modified): an object that changes while
-// it is read fails with ErrChanged, never yields a mix of two versions. A
-// body cut short is resumed from the byte reached, at most three times per
-// read, then fails with ndarray.ErrTruncated naming the byte. A server that ignores
-// Range and answers with the whole object is still read correctly, by
-// skipping to the bytes asked for.
+// opened (its ETag, else its Last-Modified): every read after the first
+// answer asks for that version (If-Match, or If-Range), and an answer whose
+// validator differs from it, or lacks it, fails with ErrChanged: an object
+// that changes while it is read is never a mix of two versions. An object
+// whose server gives neither validator is read as it is: a change is then
+// seen only if its size changes. A body cut short is resumed from the byte
+// reached; three resumes in a row that bring nothing fail with
+// ndarray.ErrTruncated naming the byte. A server that ignores Range and
+// answers with the whole object is read once, whole, into a temporary file
+// (removed at once, so that nothing is left behind whatever ends the
+// process) from which every read of the Object is then served; Options'
+// ErrorLog says so once.
 //
 // S3 uses the AWS SDK for Go v2 with its standard configuration: the
 // environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
@@ -31,9 +37,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -50,7 +58,8 @@ var (
 	ErrUnsupported = errors.New("remote: unsupported URL")
 )
 
-// maxResumes is how many times one read resumes a body cut short.
+// maxResumes is how many times in a row one read resumes a body cut short
+// that brought no byte.
 const maxResumes = 3
 
 // IsURL reports whether name is a URL this package reads: http://,
@@ -69,9 +78,23 @@ type Options struct {
 	// memory it holds; 0 means 8 MiB. S3 refuses parts under
 	// 5 MiB but the last, so smaller values are refused.
 	PartSize int64
+	// ErrorLog receives what a reader should know that is not an error:
+	// that a server ignores Range requests, and its object is read whole,
+	// once. nil means the log package's standard logger.
+	ErrorLog *log.Logger
 
-	// stall overrides defaultStall, for tests that cannot wait a minute.
-	stall time.Duration
+	// stall overrides defaultStall, and abortWait abortTimeout, for tests
+	// that cannot wait a minute.
+	stall, abortWait time.Duration
+}
+
+// logf logs through ErrorLog.
+func (o Options) logf(format string, args ...any) {
+	if o.ErrorLog != nil {
+		o.ErrorLog.Printf(format, args...)
+		return
+	}
+	log.Printf(format, args...)
 }
 
 // defaultStall is how long a body may send nothing before the read gives
@@ -91,21 +114,27 @@ type version struct {
 	etag, lastModified string
 }
 
-// differs reports whether v and w are visibly different versions.
+// differs reports whether w, the version an answer gave, is not v, the
+// version the object was opened as: its validator (the ETag, else the
+// Last-Modified time) differs or is missing.
 func (v version) differs(w version) bool {
-	if v.etag != "" && w.etag != "" {
+	if v.etag != "" {
 		return v.etag != w.etag
 	}
-	return v.lastModified != "" && w.lastModified != "" && v.lastModified != w.lastModified
+	return v.lastModified != "" && v.lastModified != w.lastModified
 }
 
 // source is what an Object reads through: an HTTP server or S3.
 type source interface {
-	// head returns the size and version of the object.
-	head(ctx context.Context) (int64, version, error)
-	// get returns a body holding at least the n bytes at off (it may
-	// hold more), checked against v.
-	get(ctx context.Context, off, n int64, v version) (io.ReadCloser, error)
+	// head returns the size and version of the object, and, when it had
+	// to ask for a byte and the server answered with the whole object
+	// instead, that answer's body.
+	head(ctx context.Context) (int64, version, io.ReadCloser, error)
+	// get returns a body of the n bytes at off, checked against v, or,
+	// with whole set, of the whole object (a server that ignores Range).
+	get(ctx context.Context, off, n int64, v version) (body io.ReadCloser, whole bool, err error)
+	// host names the server, for the log.
+	host() string
 }
 
 // Object is an object on an HTTP server or in S3, open for reading by
@@ -117,6 +146,10 @@ type Object struct {
 	size  int64
 	ver   version
 	stall time.Duration
+	opts  Options
+
+	spoolMu sync.Mutex
+	spool   *spool // once the server was found to ignore Range
 }
 
 // Open opens the object at rawURL (http://, https:// or s3://BUCKET/KEY)
@@ -132,7 +165,7 @@ func (o Options) Open(ctx context.Context, rawURL string) (*Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	size, ver, err := src.head(ctx)
+	size, ver, whole, err := src.head(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +173,11 @@ func (o Options) Open(ctx context.Context, rawURL string) (*Object, error) {
 	if stall <= 0 {
 		stall = defaultStall
 	}
-	return &Object{ctx: ctx, src: src, name: name, size: size, ver: ver, stall: stall}, nil
+	obj := &Object{ctx: ctx, src: src, name: name, size: size, ver: ver, stall: stall, opts: o}
+	if whole != nil {
+		obj.spoolFrom(whole)
+	}
+	return obj, nil
 }
 
 func (o Options) source(ctx context.Context, rawURL string) (source, string, error) {
@@ -156,7 +193,7 @@ func (o Options) source(ctx context.Context, rawURL string) (source, string, err
 		if c == nil {
 			c = http.DefaultClient
 		}
-		return &httpSource{client: c, url: rawURL, name: name}, name, nil
+		return newHTTPSource(c, u, rawURL, name), name, nil
 	case "s3":
 		s, err := newS3Source(ctx, u, name)
 		return s, name, err
@@ -212,8 +249,14 @@ type stream struct {
 	obj      *Object
 	off, end int64
 	body     io.ReadCloser
-	resumes  int
-	err      error
+	// skip is how many bytes of a whole object's body precede off: the
+	// spool's own stream reads the object whole from where it reached.
+	skip    int64
+	spooled bool // read from the object's spool, not from a body
+	feeds   bool // the spool's own stream, which reads bodies of the whole object
+	resumes int  // bodies in a row that ended bringing nothing
+	brought bool // the body read now brought bytes
+	err     error
 
 	// watch closes body when a read of it waits longer than obj.stall;
 	// stalled says it did, for the error message.
@@ -231,14 +274,45 @@ func (s *stream) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	if !s.feeds && (s.spooled || s.obj.spooled()) {
+		return s.readSpool(p)
+	}
 	for {
 		if s.body == nil {
-			body, err := s.obj.src.get(s.obj.ctx, s.off, s.end-s.off, s.obj.ver)
+			body, whole, err := s.obj.src.get(s.obj.ctx, s.off, s.end-s.off, s.obj.ver)
+			var te *transportError
+			if errors.As(err, &te) {
+				// No answer came (a connection reset, say): tried again
+				// as a body that brought nothing.
+				if _, err := s.cut(0, err); err != nil {
+					return 0, err
+				}
+				continue
+			}
 			if err != nil {
 				s.err = err
 				return 0, err
 			}
-			s.body = body
+			if whole && !s.feeds && (s.off > 0 || s.end < s.obj.size) {
+				// The server ignores Range: the object is read once, into
+				// the spool, and this read is served from there.
+				s.obj.spoolFrom(body)
+				return s.readSpool(p)
+			}
+			s.body, s.skip, s.brought = body, 0, false
+			if whole {
+				s.skip = s.off
+			}
+		}
+		if s.skip > 0 {
+			k, err := io.CopyN(io.Discard, s.body, s.skip)
+			s.skip -= k
+			if err != nil {
+				if n, err := s.cut(0, err); err != nil || n > 0 {
+					return n, err
+				}
+				continue
+			}
 		}
 		k := min(int64(len(p)), s.end-s.off)
 		n, err := s.readWatched(p[:k])
@@ -247,32 +321,48 @@ func (s *stream) Read(p []byte) (int, error) {
 			s.close()
 			return n, nil
 		}
+		s.brought = s.brought || n > 0
 		if err == nil {
 			if n > 0 {
 				return n, nil
 			}
 			continue
 		}
-		// The body ended or broke before the bytes asked for.
-		s.close()
-		if cerr := s.obj.ctx.Err(); cerr != nil {
-			s.err = fmt.Errorf("remote: %s: %w", s.obj.name, cerr)
-			return n, s.err
-		}
-		if s.resumes == maxResumes {
-			how := "ended early"
-			if s.stalled.Load() {
-				how = fmt.Sprintf("ended early or sent nothing for %v", s.obj.stall)
-			}
-			s.err = &ndarray.Error{Pkg: "remote", Err: ndarray.ErrTruncated, Offset: s.off,
-				Detail: fmt.Sprintf("%s: the body %s %d times", s.obj.name, how, maxResumes+1), Cause: err}
-			return n, s.err
-		}
-		s.resumes++
-		if n > 0 {
-			return n, nil
+		if n, err := s.cut(n, err); err != nil || n > 0 {
+			return n, err
 		}
 	}
+}
+
+// cut handles a body that ended or broke, after bringing n bytes, before
+// the bytes asked for: the next read resumes from the byte reached, unless
+// the context ended or bodies keep ending without bringing any. It returns
+// the n bytes to deliver and the error that ends the stream, if any.
+func (s *stream) cut(n int, err error) (int, error) {
+	s.close()
+	if cerr := s.obj.ctx.Err(); cerr != nil {
+		s.err = fmt.Errorf("remote: %s: %w", s.obj.name, cerr)
+		return n, s.err
+	}
+	var te *transportError
+	if errors.As(err, &te) {
+		err = te.cause
+	}
+	if s.brought {
+		s.resumes, s.brought = 0, false // it brought bytes: the count starts afresh
+		return n, nil
+	}
+	if s.resumes == maxResumes {
+		how := "ended early"
+		if s.stalled.Load() {
+			how = fmt.Sprintf("ended early or sent nothing for %v", s.obj.stall)
+		}
+		s.err = &ndarray.Error{Pkg: "remote", Err: ndarray.ErrTruncated, Offset: s.off,
+			Detail: fmt.Sprintf("%s: the body %s %d times in a row, bringing no byte of the object", s.obj.name, how, maxResumes+1), Cause: err}
+		return n, s.err
+	}
+	s.resumes++
+	return n, nil
 }
 
 // readWatched reads the body, closing it (so that the read returns) if
@@ -311,6 +401,16 @@ func (s *stream) Close() error {
 	return nil
 }
 
+// transportError is a request that got no answer: a connection refused,
+// reset or timed out, a name not found, a TLS failure. Its text says which.
+type transportError struct {
+	op    string // "GET https://host/path", for the message
+	cause error
+}
+
+func (e *transportError) Error() string { return "remote: " + e.op + ": " + e.cause.Error() }
+func (e *transportError) Unwrap() error { return e.cause }
+
 // statusError is an answer other than the one asked for.
 type statusError struct {
 	op, url string
@@ -341,6 +441,12 @@ func (e *statusError) Is(target error) bool {
 }
 
 func changed(name string, was, now version) error {
+	switch {
+	case was.etag != "" && now.etag == "":
+		return fmt.Errorf("%w: %s: opened as %s, and an answer gave no ETag: another version may have sent it", ErrChanged, name, was)
+	case was.etag == "" && now.lastModified == "":
+		return fmt.Errorf("%w: %s: opened as %s, and an answer gave no Last-Modified time: another version may have sent it", ErrChanged, name, was)
+	}
 	return fmt.Errorf("%w: %s: opened as %s, now %s", ErrChanged, name, was, now)
 }
 
@@ -385,6 +491,5 @@ func redactURL(u *url.URL) string {
 	return c.String()
 }
 
-// abortTimeout bounds the request that aborts an upload after its context
-// ended.
-const abortTimeout = 30 * time.Second
+// abortTimeout bounds the request that aborts an upload.
+const abortTimeout = 10 * time.Second

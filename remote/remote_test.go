@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,8 +39,13 @@ type server struct {
 	cuts        int  // how many bodies to cut
 	changeAfter int  // after this many GETs, the object changes
 	gets        atomic.Int64
-	status      int  // answer every request with this status
-	noHead      bool // answer HEAD with 405
+	status      int       // answer every request with this status
+	noHead      bool      // answer HEAD with 405
+	shortRanges int       // answer a range with at most this many bytes, honestly (206 of a shorter range)
+	noGetETag   bool      // give no ETag with GET answers
+	cutPlan     []int     // cut the next GETs' bodies after these many bytes, one each
+	modified    time.Time // the Last-Modified time, if not the default
+	headers     []http.Header
 }
 
 func newServer(t *testing.T, data []byte) *server {
@@ -74,19 +81,43 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if r.Method == http.MethodGet {
 		s.ranges = append(s.ranges, r.Header.Get("Range"))
+		s.headers = append(s.headers, r.Header.Clone())
 		if g := s.gets.Add(1); s.changeAfter > 0 && g > int64(s.changeAfter) {
 			s.data = bytes.ToUpper(s.data)
 			s.etag = `"v2"`
 		}
 	}
 	data, etag := s.data, s.etag
-	cut := r.Method == http.MethodGet && s.cuts > 0
-	if cut {
+	cut := r.Method == http.MethodGet && (s.cuts > 0 || len(s.cutPlan) > 0)
+	cutAfter := s.cutAfter
+	switch {
+	case cut && len(s.cutPlan) > 0:
+		cutAfter, s.cutPlan = s.cutPlan[0], s.cutPlan[1:]
+	case cut:
 		s.cuts--
 	}
+	modified := s.modified
+	if modified.IsZero() {
+		modified = time.Unix(1700000000, 0)
+	}
 	s.mu.Unlock()
-	w.Header().Set("ETag", etag)
+	if etag != "" && !(s.noGetETag && r.Method == http.MethodGet) {
+		w.Header().Set("ETag", etag)
+	}
+	if s.noGetETag {
+		r.Header.Del("If-Match") // as a cache in front of the server that drops validators
+	}
 	cw := countingWriter{w, &s.bytes}
+	if s.shortRanges > 0 && r.Method == http.MethodGet {
+		var first, last int64
+		fmt.Sscanf(r.Header.Get("Range"), "bytes=%d-%d", &first, &last)
+		last = min(last, int64(len(data))-1, first+int64(s.shortRanges)-1)
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", first, last, len(data)))
+		w.Header().Set("Content-Length", fmt.Sprint(last-first+1))
+		w.WriteHeader(http.StatusPartialContent)
+		cw.Write(data[first : last+1])
+		return
+	}
 	if cut {
 		// Answer the range asked for, but stop after cutAfter bytes.
 		var first, last int64
@@ -95,7 +126,7 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", first, last, len(data)))
 		w.Header().Set("Content-Length", fmt.Sprint(last-first+1))
 		w.WriteHeader(http.StatusPartialContent)
-		cw.Write(data[first:min(last+1, first+int64(s.cutAfter))])
+		cw.Write(data[first:min(last+1, first+int64(cutAfter))])
 		panic(http.ErrAbortHandler)
 	}
 	if s.ignoreRange {
@@ -105,7 +136,7 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	http.ServeContent(cw, r, "obj.bin", time.Unix(1700000000, 0), bytes.NewReader(data))
+	http.ServeContent(cw, r, "obj.bin", modified, bytes.NewReader(data))
 }
 
 func testData(n int) []byte {
@@ -173,14 +204,64 @@ func TestHTTPStream(t *testing.T) {
 	}
 }
 
+// A server that ignores Range is read once, whole, into a temporary file
+// that is removed at once, and every read is served from there; the log
+// says so once.
 func TestHTTPIgnoresRange(t *testing.T) {
-	data := testData(50000)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	data := testData(500000)
 	s := newServer(t, data)
 	s.ignoreRange = true
-	o := open(t, s.url())
+	var logged bytes.Buffer
+	o, err := remote.Options{ErrorLog: log.New(&logged, "", 0)}.Open(context.Background(), s.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
 	p := make([]byte, 300)
-	if n, err := o.ReadAt(p, 40000); n != 300 || err != nil || !bytes.Equal(p, data[40000:40300]) {
+	for _, off := range []int64{40000, 100, 499700, 250000, 0} {
+		if n, err := o.ReadAt(p, off); n != 300 || err != nil || !bytes.Equal(p, data[off:off+300]) {
+			t.Fatalf("ReadAt %d: %d, %v", off, n, err)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("the temporary copy is visible in %s: %v", tmp, left)
+		}
+	}
+	got, err := io.ReadAll(o.Stream(1000, 300000))
+	if err != nil || !bytes.Equal(got, data[1000:301000]) {
+		t.Fatalf("Stream: %d bytes, %v", len(got), err)
+	}
+	host := strings.TrimPrefix(s.srv.URL, "http://")
+	if want := host + " ignores Range requests: reading the whole object once\n"; logged.String() != want {
+		t.Errorf("log %q, want %q", logged.String(), want)
+	}
+	if g := s.gets.Load(); g != 1 {
+		t.Errorf("%d GETs, want 1", g)
+	}
+	if got := s.settled(int64(len(data))); got > int64(len(data)) {
+		t.Errorf("%d bytes served, more than the object's %d", got, len(data))
+	}
+	o.Close()
+	if _, err := o.ReadAt(p, 0); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("ReadAt after Close: %v", err)
+	}
+}
+
+// A server that answers every range honestly with fewer bytes than asked
+// is read on, piece after piece: a resume that brings bytes does not count
+// against the limit.
+func TestHTTPShortRanges(t *testing.T) {
+	data := testData(200000)
+	s := newServer(t, data)
+	s.shortRanges = 7000
+	o := open(t, s.url())
+	p := make([]byte, 100000)
+	if n, err := o.ReadAt(p, 1000); n != len(p) || err != nil || !bytes.Equal(p, data[1000:101000]) {
 		t.Fatalf("ReadAt: %d, %v", n, err)
+	}
+	if g := s.gets.Load(); g != 15 {
+		t.Errorf("%d GETs, want 15 of 7000 bytes", g)
 	}
 }
 
@@ -200,21 +281,25 @@ func TestHTTPResumesCutBody(t *testing.T) {
 	}
 }
 
+// Bodies that keep ending before they bring any byte fail after three
+// resumes in a row, naming the byte the read reached.
 func TestHTTPTruncatedAfterThreeResumes(t *testing.T) {
 	data := testData(200000)
 	s := newServer(t, data)
 	o := open(t, s.url())
-	s.cutAfter, s.cuts = 7000, 4
+	// Two bodies bring 7000 bytes each, then four bring nothing.
+	s.cutPlan = []int{7000, 7000, 0, 0, 0, 0}
 	p := make([]byte, 100000)
 	n, err := o.ReadAt(p, 1000)
-	if !errors.Is(err, ndarray.ErrTruncated) || n != 28000 {
-		t.Fatalf("ReadAt: %d, %v; want 28000 bytes and ndarray.ErrTruncated", n, err)
+	if !errors.Is(err, ndarray.ErrTruncated) || n != 14000 {
+		t.Fatalf("ReadAt: %d, %v; want 14000 bytes and ndarray.ErrTruncated", n, err)
 	}
-	if !strings.Contains(err.Error(), "at byte 29000") || !strings.HasPrefix(err.Error(), "remote: ") {
-		t.Errorf("error %q does not name byte 29000", err)
+	want := "remote: truncated input at byte 15000: " + s.url() + ": the body ended early 4 times in a row, bringing no byte of the object: EOF"
+	if err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
 	}
-	if len(s.ranges) != 4 {
-		t.Errorf("%d GETs, want 4 (3 resumes)", len(s.ranges))
+	if len(s.ranges) != 6 {
+		t.Errorf("%d GETs, want 6", len(s.ranges))
 	}
 }
 
@@ -231,8 +316,8 @@ func TestHTTPChangedMidRead(t *testing.T) {
 	if !errors.Is(err, remote.ErrChanged) {
 		t.Fatalf("after a change: %v, want ErrChanged", err)
 	}
-	if !strings.Contains(err.Error(), `"v1"`) || !strings.Contains(err.Error(), `"v2"`) {
-		t.Errorf("error %q does not name both versions", err)
+	if want := "remote: the object changed while it was read: " + s.url() + `: it is no longer ETag "v1" (412 Precondition Failed)`; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
 	}
 	// A stream resumed after the change fails too, never mixes.
 	s.mu.Lock()
@@ -244,6 +329,76 @@ func TestHTTPChangedMidRead(t *testing.T) {
 	_, err = o.ReadAt(make([]byte, 50000), 0)
 	if !errors.Is(err, remote.ErrChanged) {
 		t.Fatalf("resumed after a change: %v, want ErrChanged", err)
+	}
+}
+
+// Every read asks for the version the object was opened as: If-Match with
+// a strong ETag, If-Range with the Last-Modified time when there is no
+// ETag, neither with a weak ETag (which neither may carry); an answer
+// without the validator the object was opened with is a change.
+func TestHTTPValidators(t *testing.T) {
+	data := testData(10000)
+	for _, tc := range []struct {
+		etag, ifMatch, ifRange string
+	}{
+		{`"v1"`, `"v1"`, ""},
+		{"", "", "Tue, 14 Nov 2023 22:13:20 GMT"},
+		{`W/"v1"`, "", ""},
+	} {
+		s := newServer(t, data)
+		s.etag = tc.etag
+		o := open(t, s.url())
+		p := make([]byte, 100)
+		if n, err := o.ReadAt(p, 50); n != 100 || err != nil || !bytes.Equal(p, data[50:150]) {
+			t.Fatalf("%q: ReadAt: %d, %v", tc.etag, n, err)
+		}
+		h := s.headers[0]
+		if h.Get("If-Match") != tc.ifMatch || h.Get("If-Range") != tc.ifRange {
+			t.Errorf("ETag %q: sent If-Match %q, If-Range %q; want %q, %q", tc.etag, h.Get("If-Match"), h.Get("If-Range"), tc.ifMatch, tc.ifRange)
+		}
+	}
+	// The HEAD gave an ETag, the GET none: another version may answer.
+	s := newServer(t, data)
+	s.noGetETag = true
+	o := open(t, s.url())
+	_, err := o.ReadAt(make([]byte, 100), 50)
+	if want := "remote: the object changed while it was read: " + s.url() + `: opened as ETag "v1", and an answer gave no ETag: another version may have sent it`; err == nil || err.Error() != want || !errors.Is(err, remote.ErrChanged) {
+		t.Errorf("an answer without an ETag: %v, want %q", err, want)
+	}
+	// An object changed behind If-Range (Last-Modified alone) comes back
+	// whole, with the new time: refused, not read.
+	s = newServer(t, data)
+	s.etag, s.changeAfter = "", 0
+	o = open(t, s.url())
+	s.mu.Lock()
+	s.modified = time.Unix(1800000000, 0)
+	s.mu.Unlock()
+	if _, err := o.ReadAt(make([]byte, 100), 50); !errors.Is(err, remote.ErrChanged) {
+		t.Errorf("changed behind If-Range: %v, want ErrChanged", err)
+	}
+}
+
+// A redirect never carries the signed URL it came from in a Referer.
+func TestHTTPRedirectSendsNoReferer(t *testing.T) {
+	data := testData(1000)
+	s := newServer(t, data)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/signed.bin", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, s.url(), http.StatusFound)
+	})
+	front := httptest.NewServer(mux)
+	t.Cleanup(front.Close)
+	o := open(t, front.URL+"/signed.bin?X-Amz-Signature=sekrit")
+	if _, err := o.ReadAt(make([]byte, 10), 5); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range s.headers {
+		if ref := h.Get("Referer"); ref != "" {
+			t.Errorf("a redirected GET sent Referer %q", ref)
+		}
+	}
+	if len(s.headers) == 0 {
+		t.Fatal("no GET reached the server redirected to")
 	}
 }
 

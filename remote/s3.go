@@ -72,7 +72,21 @@ func s3Error(op, name string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("remote: %s %s: %w", op, name, contextOf(err))
 	}
+	var ue *url.Error
 	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() == 0 {
+		// No answer: the request failed (a connection refused, a name not
+		// found, TLS). The cause says which; the url.Error around it
+		// would quote the request's URL.
+		cause := errors.Unwrap(re)
+		if errors.As(err, &ue) {
+			cause = ue.Err
+		}
+		if cause == nil {
+			cause = errors.New("no answer")
+		}
+		return &transportError{op: op + " " + name, cause: cause}
+	}
 	if errors.As(err, &re) {
 		detail := ""
 		var ae smithy.APIError
@@ -104,18 +118,20 @@ func s3Version(etag *string, lm *time.Time) version {
 	return v
 }
 
-func (s *s3Source) head(ctx context.Context) (int64, version, error) {
+func (s *s3Source) host() string { return "s3://" + s.bucket }
+
+func (s *s3Source) head(ctx context.Context) (int64, version, io.ReadCloser, error) {
 	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &s.key})
 	if err != nil {
-		return 0, version{}, s3Error("HeadObject", s.name, err)
+		return 0, version{}, nil, s3Error("HeadObject", s.name, err)
 	}
 	if out.ContentLength == nil {
-		return 0, version{}, fmt.Errorf("remote: HeadObject %s: no Content-Length", s.name)
+		return 0, version{}, nil, fmt.Errorf("remote: HeadObject %s: no Content-Length", s.name)
 	}
-	return *out.ContentLength, s3Version(out.ETag, out.LastModified), nil
+	return *out.ContentLength, s3Version(out.ETag, out.LastModified), nil, nil
 }
 
-func (s *s3Source) get(ctx context.Context, off, n int64, v version) (io.ReadCloser, error) {
+func (s *s3Source) get(ctx context.Context, off, n int64, v version) (io.ReadCloser, bool, error) {
 	in := &s3.GetObjectInput{
 		Bucket: &s.bucket,
 		Key:    &s.key,
@@ -128,32 +144,21 @@ func (s *s3Source) get(ctx context.Context, off, n int64, v version) (io.ReadClo
 	if err != nil {
 		err = s3Error("GetObject", s.name, err)
 		if errors.Is(err, ErrChanged) {
-			return nil, fmt.Errorf("%w: %s: it is no longer %s", ErrChanged, s.name, v)
+			return nil, false, fmt.Errorf("%w: %s: it is no longer %s", ErrChanged, s.name, v)
 		}
-		return nil, err
+		return nil, false, err
 	}
 	if now := s3Version(out.ETag, out.LastModified); v.differs(now) {
 		out.Body.Close()
-		return nil, changed(s.name, v, now)
+		return nil, false, changed(s.name, v, now)
 	}
-	start := off
-	if cr := aws.ToString(out.ContentRange); cr != "" {
-		if start, err = contentRangeStart(cr); err != nil {
-			out.Body.Close()
-			return nil, fmt.Errorf("remote: GetObject %s: Content-Range %q", s.name, cr)
-		}
-	} else {
-		start = 0 // the whole object
+	cr := aws.ToString(out.ContentRange)
+	if cr == "" {
+		return out.Body, true, nil // the whole object: the store ignores Range
 	}
-	if start != off {
-		if start != 0 {
-			out.Body.Close()
-			return nil, fmt.Errorf("remote: GetObject %s: asked for bytes from %d, got them from %d", s.name, off, start)
-		}
-		if _, err := io.CopyN(io.Discard, out.Body, off); err != nil {
-			out.Body.Close()
-			return nil, fmt.Errorf("remote: GetObject %s: the whole body ended before byte %d: %w", s.name, off, err)
-		}
+	if start, err := contentRangeStart(cr); err != nil || start != off {
+		out.Body.Close()
+		return nil, false, fmt.Errorf("remote: GetObject %s: asked for bytes from %d, the store answered Content-Range %q", s.name, off, cr)
 	}
-	return out.Body, nil
+	return out.Body, false, nil
 }

@@ -141,3 +141,15 @@ func TestS3WriterAborts(t *testing.T) {
 		t.Fatal("a 1 MiB part size was accepted")
 	}
 }
+
+// A store that cannot be reached is named with the cause (a connection
+// refused, a name not found), not a status of 0.
+func TestS3Unreachable(t *testing.T) {
+	s3fake.Start(t, "arrays")
+	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+	_, err := remote.Options{}.Open(context.Background(), "s3://arrays/big.npy")
+	if err == nil || !strings.HasPrefix(err.Error(), "remote: HeadObject s3://arrays/big.npy: dial tcp 127.0.0.1:9: ") ||
+		!strings.HasSuffix(err.Error(), "connection refused") {
+		t.Errorf("unreachable store: %v", err)
+	}
+}

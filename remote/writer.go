@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -31,6 +33,7 @@ type Writer struct {
 	parts       []types.CompletedPart
 	err         error // sticky
 	done        bool
+	abortWait   time.Duration
 }
 
 // Create starts writing the S3 object at rawURL (s3://BUCKET/KEY): nothing
@@ -63,7 +66,11 @@ func (o Options) Create(ctx context.Context, rawURL string) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{ctx: ctx, client: c, bucket: bucket, key: key, name: name, buf: make([]byte, 0, part)}, nil
+	wait := o.abortWait
+	if wait <= 0 {
+		wait = abortTimeout
+	}
+	return &Writer{ctx: ctx, client: c, bucket: bucket, key: key, name: name, buf: make([]byte, 0, part), abortWait: wait}, nil
 }
 
 // Write adds p to the object, uploading each part as it fills. On an
@@ -129,12 +136,40 @@ func (w *Writer) flush() error {
 	return nil
 }
 
-// fail records err and aborts the upload.
+// fail records err and aborts the upload; an abort that fails too is
+// said in the error.
 func (w *Writer) fail(op string, err error) error {
 	w.err = s3Error(op, w.name, err)
-	w.abort()
+	var af *abortFailure
+	if errors.As(w.abort(), &af) {
+		w.err = fmt.Errorf("%w (and the upload could not be aborted: upload ID %s: %v; %s)", w.err, af.id, af.cause, partsStay)
+	}
 	return w.err
 }
+
+// partsStay says what an upload that was not aborted leaves.
+const partsStay = "its parts stay in the bucket, unseen, until it is aborted (aws s3api abort-multipart-upload) or a lifecycle rule removes them"
+
+// abortFailure is an AbortMultipartUpload that failed or had no answer.
+type abortFailure struct {
+	name, id string
+	cause    error
+}
+
+func (e *abortFailure) Error() string {
+	return fmt.Sprintf("remote: AbortMultipartUpload %s: upload ID %s: %v; %s", e.name, e.id, e.cause, partsStay)
+}
+
+func (e *abortFailure) Unwrap() error { return e.cause }
+
+// wrapped is an error that says text and wraps err.
+type wrapped struct {
+	text string
+	err  error
+}
+
+func (e *wrapped) Error() string { return e.text }
+func (e *wrapped) Unwrap() error { return e.err }
 
 // id returns the upload's ID, nil before it began or once aborted.
 func (w *Writer) id() *string {
@@ -155,10 +190,17 @@ func (w *Writer) abort() error {
 	if id == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), abortTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), w.abortWait)
 	defer cancel()
 	if _, err := w.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &w.bucket, Key: &w.key, UploadId: id}); err != nil {
-		return s3Error("AbortMultipartUpload", w.name, err)
+		if ctx.Err() != nil {
+			return &abortFailure{name: w.name, id: *id, cause: fmt.Errorf("no answer within %v", w.abortWait)}
+		}
+		// Its cause as s3Error says it, without the operation and name
+		// that abortFailure says.
+		err = s3Error("AbortMultipartUpload", w.name, err)
+		what := strings.TrimPrefix(err.Error(), "remote: AbortMultipartUpload "+w.name+": ")
+		return &abortFailure{name: w.name, id: *id, cause: &wrapped{what, err}}
 	}
 	return nil
 }
@@ -219,8 +261,9 @@ func (w *Writer) Close() error {
 // Abort discards what was written: the upload is aborted and nothing
 // appears under the key; Write and Close fail after it. It does nothing
 // once Close has completed the upload. It may be called while another
-// goroutine writes.
-// Its error is AbortMultipartUpload's.
+// goroutine writes. It waits at most 10 seconds for the store's answer.
+// Its error, when the store refuses the abort or gives no answer in time,
+// names the upload ID, whose parts then stay in the bucket.
 func (w *Writer) Abort() error {
 	return w.abort()
 }

@@ -30,6 +30,15 @@ type Server struct {
 	Requests, Bytes atomic.Int64
 	mu              sync.Mutex
 	calls           []string // "METHOD QUERY" of each request
+	intercept       func(w http.ResponseWriter, r *http.Request) bool
+}
+
+// Intercept has f see every request first; a request f reports handled
+// (true) goes no further. f runs on the server's goroutines; nil ends it.
+func (s *Server) Intercept(f func(w http.ResponseWriter, r *http.Request) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.intercept = f
 }
 
 // Start starts a server holding the buckets, and sets the AWS_*
@@ -42,7 +51,11 @@ func Start(t testing.TB, buckets ...string) *Server {
 		s.Requests.Add(1)
 		s.mu.Lock()
 		s.calls = append(s.calls, r.Method+" "+r.URL.RawQuery)
+		f := s.intercept
 		s.mu.Unlock()
+		if f != nil && f(w, r) {
+			return
+		}
 		h.ServeHTTP(countingWriter{w, &s.Bytes}, r)
 	}))
 	t.Cleanup(srv.Close)
