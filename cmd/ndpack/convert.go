@@ -114,6 +114,9 @@ Options:
   --max-header-size N  read .npy headers of up to N bytes (default 10000,
                        numpy's max_header_size): records of thousands of
                        fields
+  --max-size SIZE      the largest array read into memory whole (rows,
+                       a field, a Fortran-order array; default half the
+                       memory the process may use; 512M, 2G ...)
   --part-size MIB      the part size of an s3:// OUT's upload (default 8,
                        at least 5)
   --quiet              no progress on standard error
@@ -147,13 +150,14 @@ type convertOptions struct {
 	maxObjects       int64 // --max-objects-size; 0 is the default
 	rows             *rowRange
 	maxHeader        int         // --max-header-size; 0 is numpy's 10,000
+	maxSize          int64       // --max-size; 0 is half the memory
 	field            string      // --field: a record field
 	astype           *astypeSpec // --astype and --casting
 }
 
 // inputOptions are the options IN is read with.
-func (o convertOptions) inputOptions() inputOptions {
-	return inputOptions{objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader}
+func (o convertOptions) inputOptions(e env) inputOptions {
+	return inputOptions{objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, maxSize: o.maxSize, stderr: e.stderr}
 }
 
 // transformed reports whether the arrays are changed on the way (--rows,
@@ -183,6 +187,7 @@ func runConvert(e env, args []string) error {
 	astype := fs.String("astype", "", "")
 	casting := fs.String("casting", "", "")
 	maxHeader := addMaxHeaderFlag(fs)
+	maxSize := addMaxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -214,7 +219,7 @@ func runConvert(e env, args []string) error {
 		return usageError("--level sets the deflate level; it goes with --compress")
 	}
 	o := convertOptions{allowNonstandard: *allow, compress: *compress, level: *level, member: *member, name: *name, quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), rows: rows,
-		maxHeader: int(*maxHeader), field: *field, astype: as}
+		maxHeader: int(*maxHeader), maxSize: int64(*maxSize), field: *field, astype: as}
 	in, o.member = splitMember(in, o.member)
 	if o.from, err = resolveFormat(in, *from, "from"); err != nil {
 		return err
@@ -295,14 +300,14 @@ func failedOn(in, out string, err error) error {
 // appendTo adds the one array of IN to the .npy file out as a row or a block
 // of rows. A new file takes the array's shape as its row shape.
 func (o convertOptions) appendTo(e env, in, out string) error {
-	fa, err := openInputArrays(in, e.stdin, o.from, o.inputOptions())
+	fa, err := openInputArrays(in, e.stdin, o.from, o.inputOptions(e))
 	if err != nil {
 		return err
 	}
 	defer fa.close()
 	fa.withRows(o.rows)
 	fa.withFieldAndType(o.field, o.astype)
-	arrays, err := o.pick(fa.all())
+	arrays, err := o.pickFrom(fa)
 	if err != nil {
 		return err
 	}
@@ -451,12 +456,12 @@ func (o convertOptions) openInput(e env, in string) (total int64, obj *remote.Ob
 		fi, _ := os.Stat(in)
 		return fi.Size(), nil, nil, nil
 	case remote.IsURL(in) && o.from == formatNPY && !o.transformed() && o.maxHeader == 0 && o.to == formatMsgpack && o.toDialect == 0 && !o.objects:
-		if obj, err = remoteOptions(0).Open(context.Background(), in); err != nil {
+		if obj, err = remoteOptions(0, e.stderr).Open(context.Background(), in); err != nil {
 			return 0, nil, nil, err
 		}
 		return obj.Size(), obj, nil, nil
 	case remote.IsURL(in):
-		if fa, err = openInputArrays(in, e.stdin, o.from, o.inputOptions()); err != nil {
+		if fa, err = openInputArrays(in, e.stdin, o.from, o.inputOptions(e)); err != nil {
 			return 0, nil, nil, err
 		}
 		return fa.size, nil, fa, nil
@@ -500,14 +505,14 @@ func (o convertOptions) convert(e env, w io.Writer, in string) (err error) {
 		}
 	}
 	if fa == nil {
-		if fa, err = openInputArrays(in, e.stdin, o.from, o.inputOptions()); err != nil {
+		if fa, err = openInputArrays(in, e.stdin, o.from, o.inputOptions(e)); err != nil {
 			return err
 		}
 		defer fa.close()
 	}
 	fa.withRows(o.rows)
 	fa.withFieldAndType(o.field, o.astype)
-	arrays, err := o.pick(fa.all())
+	arrays, err := o.pickFrom(fa)
 	if err != nil {
 		return err
 	}
@@ -611,6 +616,21 @@ func startsWithExt(name string) bool {
 	return isExtHeader(b[0])
 }
 
+// pickFrom is pick over fa's arrays. The one --member names is described
+// alone where fa can find it by name (an .npz, by its directory), so that
+// one member of a remote archive costs its own request, not one per member.
+func (o convertOptions) pickFrom(fa *fileArrays) ([]arraySource, error) {
+	if o.member != "" {
+		switch a, found, known := fa.named(o.member); {
+		case found:
+			return []arraySource{a}, nil
+		case known:
+			return nil, fmt.Errorf("no array %q; it holds %s", o.member, strings.Join(fa.memberNames, ", "))
+		}
+	}
+	return o.pick(fa.all())
+}
+
 // pick returns the arrays to convert: the one --member names, or all.
 func (o convertOptions) pick(arrays []arraySource) ([]arraySource, error) {
 	if o.member != "" {
@@ -706,6 +726,11 @@ func withData(a arraySource, write func(ndarray.DType, []int, io.Reader) error) 
 	if a.err != nil {
 		return a.err
 	}
+	if a.whole {
+		if err := a.fits(); err != nil {
+			return err
+		}
+	}
 	if a.fortran {
 		arr, err := readArray(a)
 		if err != nil {
@@ -730,6 +755,9 @@ func withData(a arraySource, write func(ndarray.DType, []int, io.Reader) error) 
 func readArray(a arraySource) (*ndarray.Array, error) {
 	if a.err != nil {
 		return nil, a.err
+	}
+	if err := a.fits(); err != nil {
+		return nil, err
 	}
 	rc, err := a.open()
 	if err != nil {

@@ -36,6 +36,9 @@ Options:
   --equal-nan   NaN equals NaN (at the same place)
   --max-header-size N  read .npy headers of up to N bytes (default 10000,
                 numpy's max_header_size)
+  --max-size SIZE  the largest array read into memory whole (a
+                Fortran-order one; default half the memory the process
+                may use; 512M, 2G ...)
 
 Examples:
   ndpack diff a.npy b.msgpack
@@ -57,7 +60,8 @@ type diffOptions struct {
 	tolerant   bool
 	rtol, atol float64
 	equalNaN   bool
-	maxHeader  int // --max-header-size
+	maxHeader  int   // --max-header-size
+	maxSize    int64 // --max-size
 }
 
 func runDiff(e env, args []string) error {
@@ -66,6 +70,7 @@ func runDiff(e env, args []string) error {
 	atol := fs.String("atol", "", "")
 	equalNaN := fs.Bool("equal-nan", false, "")
 	maxHeader := addMaxHeaderFlag(fs)
+	maxSize := addMaxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -73,7 +78,7 @@ func runDiff(e env, args []string) error {
 	if len(pos) != 2 {
 		return usageError("want A and B, got %d %s", len(pos), plural(int64(len(pos)), "argument"))
 	}
-	o := diffOptions{equalNaN: *equalNaN, rtol: 1e-5, atol: 1e-8, maxHeader: int(*maxHeader)}
+	o := diffOptions{equalNaN: *equalNaN, rtol: 1e-5, atol: 1e-8, maxHeader: int(*maxHeader), maxSize: int64(*maxSize)}
 	for _, t := range []struct {
 		flag, text string
 		v          *float64
@@ -109,14 +114,14 @@ type diffInput struct {
 
 // openDiffInput opens the arrays spec names (FILE or FILE:NAME), only the
 // rows of rows if it is not nil.
-func openDiffInput(e env, spec string, rows *rowRange, maxHeader int) (*diffInput, error) {
+func openDiffInput(e env, spec string, rows *rowRange, o inputOptions) (*diffInput, error) {
 	path, member := splitMember(spec, "")
-	fa, err := openInputArrays(path, e.stdin, formatOf(path), inputOptions{maxHeader: maxHeader})
+	fa, err := openInputArrays(path, e.stdin, formatOf(path), o)
 	if err != nil {
 		return nil, errors.New(describe(path, err))
 	}
 	fa.withRows(rows)
-	arrays, err := convertOptions{member: member}.pick(fa.all())
+	arrays, err := convertOptions{member: member}.pickFrom(fa)
 	if err != nil {
 		fa.close()
 		return nil, errors.New(describe(path, err))
@@ -127,12 +132,12 @@ func openDiffInput(e env, spec string, rows *rowRange, maxHeader int) (*diffInpu
 // diff compares a and b, printing what differs; it reports whether they
 // are the same.
 func (o diffOptions) diff(e env, a, b string) (bool, error) {
-	A, err := openDiffInput(e, a, nil, o.maxHeader)
+	A, err := openDiffInput(e, a, nil, inputOptions{maxHeader: o.maxHeader, maxSize: o.maxSize, stderr: e.stderr})
 	if err != nil {
 		return false, err
 	}
 	defer A.fa.close()
-	B, err := openDiffInput(e, b, nil, o.maxHeader)
+	B, err := openDiffInput(e, b, nil, inputOptions{maxHeader: o.maxHeader, maxSize: o.maxSize, stderr: e.stderr})
 	if err != nil {
 		return false, err
 	}

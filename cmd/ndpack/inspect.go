@@ -189,7 +189,7 @@ func inspectEach(e env, name string, o inspectOpts, out reportWriter, seen func(
 	if isRegularFile(name) {
 		f = "" // its first bytes tell, whatever its name says
 	}
-	fa, err := openInputArrays(name, e.stdin, f, inputOptions{objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader})
+	fa, err := openInputArrays(name, e.stdin, f, inputOptions{objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, stderr: e.stderr})
 	if err != nil {
 		return err
 	}

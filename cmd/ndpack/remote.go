@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"math"
 	"net/http"
 	"net/url"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -21,11 +23,15 @@ import (
 )
 
 // remoteOptions are how the commands reach remote objects: net/http with
-// a bound on the wait for an answer (a body may take as long as it takes).
-func remoteOptions(partSize int64) remote.Options {
+// a bound on the wait for an answer (a body may take as long as it takes),
+// and what they should know (a server that ignores Range) said on stderr.
+func remoteOptions(partSize int64, stderr io.Writer) remote.Options {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.ResponseHeaderTimeout = time.Minute
-	return remote.Options{HTTPClient: &http.Client{Transport: t}, PartSize: partSize}
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	return remote.Options{HTTPClient: &http.Client{Transport: t}, PartSize: partSize, ErrorLog: log.New(stderr, "ndpack: ", 0)}
 }
 
 // urlFormat is the format a URL's path names by its extension.
@@ -40,13 +46,14 @@ func urlFormat(name string) format {
 // openRemote opens the object name and describes its arrays. Only .npy and
 // .npz are read remotely: a msgpack file is read through a mapping.
 func openRemote(name string, f format, o inputOptions) (*fileArrays, *remote.Object, error) {
-	obj, err := remoteOptions(0).Open(context.Background(), name)
+	obj, err := remoteOptions(0, o.stderr).Open(context.Background(), name)
 	if err != nil {
 		return nil, nil, err
 	}
 	if f == "" {
 		var magic [6]byte
 		if _, err := obj.ReadAt(magic[:], 0); err != nil && err != io.EOF {
+			obj.Close()
 			return nil, nil, err
 		}
 		switch {
@@ -58,7 +65,7 @@ func openRemote(name string, f format, o inputOptions) (*fileArrays, *remote.Obj
 			f = formatMsgpack
 		}
 	}
-	fa := &fileArrays{format: f, size: obj.Size(), close: func() {}, objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader}
+	fa := &fileArrays{format: f, size: obj.Size(), close: func() { obj.Close() }, objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, maxSize: o.arrayBound()}
 	switch f {
 	case formatNPY:
 		err = fa.npyRemote(obj)
@@ -80,6 +87,7 @@ func openRemote(name string, f format, o inputOptions) (*fileArrays, *remote.Obj
 		err = fmt.Errorf("a %s file is read from a local file or standard input; only .npy and .npz are read from %s", f, obj.Name())
 	}
 	if err != nil {
+		fa.close()
 		return nil, nil, err
 	}
 	return fa, obj, nil
@@ -95,8 +103,10 @@ func (fa *fileArrays) npyRemote(obj *remote.Object) error {
 	if err := fa.checkNPY(h, "object"); err != nil {
 		return err
 	}
+	// The data streams; its size is the server's claim, so the memory
+	// it is read into grows as it arrives.
 	src := headerSource("", h, func() (io.ReadCloser, error) {
-		return &sizedStream{obj.Stream(h.DataOffset, h.DataLen()), h.DataLen()}, nil
+		return obj.Stream(h.DataOffset, h.DataLen()), nil
 	})
 	src.rows = func(start, stop int) (*ndarray.Array, error) {
 		return fa.readOptions().ReadRowsAt(obj, obj.Size(), start, stop)
@@ -104,22 +114,6 @@ func (fa *fileArrays) npyRemote(obj *remote.Object) error {
 	fa.arrays = []arraySource{src}
 	return nil
 }
-
-// sizedStream is a remote range that was checked to be there: its Len lets
-// npybridge's ReadArray read it into one allocation.
-type sizedStream struct {
-	io.ReadCloser
-	left int64
-}
-
-func (s *sizedStream) Read(p []byte) (int, error) {
-	n, err := s.ReadCloser.Read(p)
-	s.left -= int64(n)
-	return n, err
-}
-
-// Len returns the bytes left.
-func (s *sizedStream) Len() int { return int(s.left) }
 
 // rowRange is --rows START:STOP.
 type rowRange struct {
@@ -194,12 +188,13 @@ func (r *rowRange) apply(src arraySource) arraySource {
 	src.shape = append([]int{count}, src.shape[1:]...)
 	src.size = int64(count) * rowBytes
 	src.dataOffset += int64(first) * rowBytes
+	src.whole = true
 	src.open = func() (io.ReadCloser, error) {
 		a, err := read(start, stop)
 		if err != nil {
 			return nil, err
 		}
-		return &sizedStream{io.NopCloser(bytes.NewReader(a.Data)), int64(len(a.Data))}, nil
+		return nopCloser{bytes.NewReader(a.Data)}, nil
 	}
 	return src
 }
@@ -212,6 +207,7 @@ func (fa *fileArrays) withRows(r *rowRange) {
 	if fa.member != nil {
 		member := fa.member
 		fa.member = func(i int) arraySource { return r.apply(member(i)) }
+		fa.wholeMember = nil // the rows are read alone
 		fa.arrays = nil
 		return
 	}
@@ -221,17 +217,44 @@ func (fa *fileArrays) withRows(r *rowRange) {
 }
 
 // s3Output writes OUT (s3://BUCKET/KEY) as a multipart upload, completed
-// by commit and aborted by abort or by SIGINT or SIGTERM.
+// by commit and aborted by abort or by SIGINT or SIGTERM. Its errors name
+// OUT; an abort the store refuses or does not answer is said on standard
+// error, with the upload's ID.
 func s3Output(e env, name string, partSize int64) (*output, error) {
-	w, err := remoteOptions(partSize).Create(context.Background(), name)
+	w, err := remoteOptions(partSize, e.stderr).Create(context.Background(), name)
 	if err != nil {
 		return nil, err
 	}
-	remove := e.cleanup.add(func() { w.Abort() })
-	return &output{w: w, commit: func() error {
+	abort := func() {
+		if err := w.Abort(); err != nil {
+			fmt.Fprintf(e.stderr, "ndpack: %v\n", err)
+		}
+	}
+	remove := e.cleanup.add(abort)
+	return &output{w: s3Writer{w, name}, commit: func() error {
 		defer remove()
-		return w.Close()
-	}, abort: func() { w.Abort(); remove() }}, nil
+		return outputError(name, w.Close())
+	}, abort: func() { abort(); remove() }}, nil
+}
+
+// s3Writer is an upload whose errors name it, as the output's, not the
+// input's.
+type s3Writer struct {
+	w    *remote.Writer
+	name string
+}
+
+func (s s3Writer) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	return n, outputError(s.name, err)
+}
+
+// outputError says err is the output's: its message names name.
+func outputError(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &os.PathError{Op: "write", Path: name, Err: err}
 }
 
 // displayName is name as messages show it: a URL without credentials.

@@ -35,7 +35,7 @@ const maxFortranBand = 64 << 20
 // is read whole. The returned function releases the input.
 func openSource(e env, in string, f format, sel selection, check func(arraySource) error) (render.Source, func(), error) {
 	member, rows := sel.member, sel.rows
-	fa, err := openInputArrays(in, e.stdin, f, inputOptions{maxHeader: sel.maxHeader})
+	fa, err := openInputArrays(in, e.stdin, f, inputOptions{maxHeader: sel.maxHeader, stderr: e.stderr})
 	if err != nil {
 		if errors.Is(err, npybridge.ErrObjectArray) {
 			return render.Source{}, nil, errors.New("an object array (pickled Python objects) cannot be drawn")
@@ -44,7 +44,7 @@ func openSource(e env, in string, f format, sel selection, check func(arraySourc
 	}
 	fa.withRows(rows)
 	fa.withFieldAndType(sel.field, nil)
-	arrays, err := convertOptions{member: member}.pick(fa.all())
+	arrays, err := convertOptions{member: member}.pickFrom(fa)
 	if err == nil && len(arrays) != 1 {
 		err = fmt.Errorf("%d arrays (%s): name the one to draw as IN:NAME or with --member", len(arrays), names(arrays))
 	}

@@ -29,6 +29,9 @@ Options:
                    a['NAME']; "outer.inner" for a nested record's field)
   --max-header-size N  read .npy headers of up to N bytes (default 10000,
                    numpy's max_header_size): records of thousands of fields
+  --max-size SIZE  the largest array read into memory (default half the
+                   memory the process may use; 512M, 2G ...): a larger
+                   one is refused before anything is allocated
   --csv            write the values as CSV (a 1-D array one per line, a
                    2-D array row by row), for other tools
   --json           write {"dtype", "shape", "values"} as one JSON line (an
@@ -50,6 +53,7 @@ func runShow(e env, args []string) error {
 	asCSV := fs.Bool("csv", false, "")
 	asJSON := fs.Bool("json", false, "")
 	maxHeader := addMaxHeaderFlag(fs)
+	maxSize := addMaxSizeFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -72,7 +76,7 @@ func runShow(e env, args []string) error {
 		o.threshold = math.MaxInt
 	}
 	for i, spec := range pos {
-		in, err := openDiffInput(e, spec, sel, int(*maxHeader))
+		in, err := openDiffInput(e, spec, sel, inputOptions{maxHeader: int(*maxHeader), maxSize: int64(*maxSize), stderr: e.stderr})
 		if err != nil {
 			return err
 		}

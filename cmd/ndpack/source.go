@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -49,6 +50,26 @@ type arraySource struct {
 	// --rows; nil where they cannot be read alone (msgpack, standard
 	// input).
 	rows func(start, stop int) (*ndarray.Array, error)
+	// whole says open reads the data into memory whole (the rows of
+	// --rows) rather than streaming it.
+	whole bool
+	// maxSize bounds the bytes of the array read into memory whole
+	// (--max-size), set by fileArrays' at and all.
+	maxSize int64
+}
+
+// fits refuses an array whose data, read into memory whole, would be
+// larger than --max-size allows, before anything is allocated for it.
+func (a arraySource) fits() error {
+	if a.maxSize <= 0 || a.size <= a.maxSize {
+		return nil
+	}
+	what := "the array"
+	if a.name != "" {
+		what = fmt.Sprintf("array %q", a.name)
+	}
+	return fmt.Errorf("%s, %s of %s, is %s: more than the %s --max-size lets a command read into memory (by default half the memory the process may use); raise it, or read rows with --rows",
+		what, ndarray.FormatShape(a.shape), a.dtype, bytesText(a.size), bytesText(a.maxSize))
 }
 
 // fileArrays is the arrays of one input file.
@@ -73,14 +94,37 @@ type fileArrays struct {
 	// maxHeader bounds an .npy header's text (--max-header-size); 0 is
 	// numpy's default, 10,000 bytes.
 	maxHeader int
+	// maxSize bounds an array read into memory whole (--max-size).
+	maxSize int64
+	// memberNames are an .npz's member names, from its directory: a
+	// member is found by name without describing the others.
+	memberNames []string
+	// wholeMember describes member i as member does, when the member is
+	// to be read whole, in one request with its headers (a remote .npz);
+	// nil where that is not so.
+	wholeMember func(i int) arraySource
 }
 
 // inputOptions are how a command's inputs are read: object arrays
-// (--objects, --max-objects-size) and header sizes (--max-header-size).
+// (--objects, --max-objects-size), header sizes (--max-header-size) and
+// the largest array read into memory (--max-size; 0: half the memory the
+// process may use).
 type inputOptions struct {
 	objects    bool
 	maxObjects int64
 	maxHeader  int
+	maxSize    int64
+	stderr     io.Writer // where a remote input's warnings go
+}
+
+// arrayBound is the largest array read into memory whole: --max-size, else
+// half the memory the process may use (the other half for what is made of
+// it).
+func (o inputOptions) arrayBound() int64 {
+	if o.maxSize > 0 {
+		return o.maxSize
+	}
+	return usableMemory() / 2
 }
 
 // readOptions are the options .npy headers and data are read with.
@@ -103,10 +147,13 @@ func (fa *fileArrays) len() int {
 
 // at describes the array i.
 func (fa *fileArrays) at(i int) arraySource {
+	a := fa.arrays
 	if fa.member != nil {
-		return fa.member(i)
+		a = []arraySource{fa.member(i)}
+		i = 0
 	}
-	return fa.arrays[i]
+	a[i].maxSize = fa.maxSize
+	return a[i]
 }
 
 // all describes every array.
@@ -117,7 +164,32 @@ func (fa *fileArrays) all() []arraySource {
 			fa.arrays = append(fa.arrays, fa.member(i))
 		}
 	}
+	for i := range fa.arrays {
+		fa.arrays[i].maxSize = fa.maxSize
+	}
 	return fa.arrays
+}
+
+// named describes the array called name alone, when fa can find it
+// without describing the others: a member of an .npz, by its directory (of
+// a remote archive, in one request with its data when it is to be read
+// whole). found is false when it is not there; known is false when fa
+// cannot tell without describing every array.
+func (fa *fileArrays) named(name string) (a arraySource, found, known bool) {
+	if fa.memberNames == nil {
+		return arraySource{}, false, false
+	}
+	i := slices.Index(fa.memberNames, name)
+	if i < 0 {
+		return arraySource{}, false, true
+	}
+	if fa.wholeMember != nil {
+		a = fa.wholeMember(i)
+	} else {
+		a = fa.member(i)
+	}
+	a.maxSize = fa.maxSize
+	return a, true, true
 }
 
 // openArrays opens the input name ("-" for standard input) and describes its
@@ -173,7 +245,7 @@ func openInputArrays(name string, stdin io.Reader, f format, o inputOptions) (*f
 			return nil, err
 		}
 	}
-	fa := &fileArrays{format: f, size: fi.Size(), close: func() { file.Close() }, objects: objects, maxObjects: maxObjects, maxHeader: o.maxHeader}
+	fa := &fileArrays{format: f, size: fi.Size(), close: func() { file.Close() }, objects: objects, maxObjects: maxObjects, maxHeader: o.maxHeader, maxSize: o.arrayBound()}
 	switch f {
 	case formatNPY:
 		err = fa.npyFile(file)
@@ -252,8 +324,16 @@ func (fa *fileArrays) npzFile(r io.ReaderAt, size int64) error {
 		return err
 	}
 	names := z.Names()
-	fa.n = len(names)
-	fa.member = func(i int) arraySource {
+	fa.n, fa.memberNames = len(names), names
+	var member func(i int) arraySource
+	if _, streams := r.(interface {
+		Stream(off, n int64) io.ReadCloser
+	}); streams {
+		fa.wholeMember = func(i int) arraySource {
+			return fa.npzWholeMember(z, names[i], func() arraySource { return member(i) })
+		}
+	}
+	member = func(i int) arraySource {
 		member := names[i]
 		h, err := z.Header(member)
 		if fa.objects && errors.Is(err, npybridge.ErrObjectArray) {
@@ -269,7 +349,32 @@ func (fa *fileArrays) npzFile(r io.ReaderAt, size int64) error {
 		src.rows = func(start, stop int) (*ndarray.Array, error) { return z.ReadRows(member, start, stop) }
 		return src
 	}
+	fa.member = member
 	return nil
+}
+
+// npzWholeMember describes the member called name of a remote archive,
+// to be read whole: its local header, NPY header and data come in one
+// request, which its first open hands on. A member that cannot be opened
+// so (an object array, an error) is described by describe instead.
+func (fa *fileArrays) npzWholeMember(z *npybridge.NPZ, name string, describe func() arraySource) arraySource {
+	h, rc, err := z.Open(name)
+	if err != nil {
+		return describe()
+	}
+	done := fa.close
+	fa.close = func() { rc.Close(); done() }
+	src := headerSource(name, h, func() (io.ReadCloser, error) {
+		if rc != nil {
+			r := rc
+			rc = nil
+			return r, nil
+		}
+		_, r, err := z.Open(name)
+		return r, err
+	})
+	src.rows = func(start, stop int) (*ndarray.Array, error) { return z.ReadRows(name, start, stop) }
+	return src
 }
 
 // msgpackFile reads the framing of a msgpack file through a mapping, which
@@ -640,7 +745,7 @@ func stdinArrays(stdin io.Reader, f format, o inputOptions) (*fileArrays, error)
 		head, _ := br.Peek(6)
 		f = sniffBytes(head)
 	}
-	fa := &fileArrays{format: f, close: func() {}, objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader}
+	fa := &fileArrays{format: f, close: func() {}, objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, maxSize: o.arrayBound()}
 	if f == formatNPY {
 		var header bytes.Buffer // kept to read an object array from its start
 		h, err := fa.readOptions().ReadHeader(io.TeeReader(br, &header))

@@ -289,8 +289,11 @@ func (s sizedBlockReader) Len() int { return int(s.left) }
 // mapSources makes every array of fa f of it.
 func (fa *fileArrays) mapSources(f func(arraySource) arraySource) {
 	if fa.member != nil {
-		member := fa.member
+		member, whole := fa.member, fa.wholeMember
 		fa.member = func(i int) arraySource { return f(member(i)) }
+		if whole != nil {
+			fa.wholeMember = func(i int) arraySource { return f(whole(i)) }
+		}
 		fa.arrays = nil
 		return
 	}
@@ -338,5 +341,13 @@ func (m *maxHeaderFlag) Set(s string) error {
 func addMaxHeaderFlag(fs *flag.FlagSet) *maxHeaderFlag {
 	m := new(maxHeaderFlag)
 	fs.Var(m, "max-header-size", "")
+	return m
+}
+
+// addMaxSizeFlag adds --max-size SIZE to fs: the largest array a command
+// reads into memory whole (0, unset: half the memory the process may use).
+func addMaxSizeFlag(fs *flag.FlagSet) *byteSize {
+	m := new(byteSize)
+	fs.Var(m, "max-size", "")
 	return m
 }
