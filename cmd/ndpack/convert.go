@@ -367,6 +367,15 @@ func splitMember(in, member string) (string, string) {
 	return in, member
 }
 
+// shownName is FILE[:NAME] as messages show it: a URL without its user,
+// password, query and fragment (displayName), then the member picked.
+func shownName(path, member string) string {
+	if member == "" {
+		return displayName(path)
+	}
+	return displayName(path) + ":" + member
+}
+
 // outputWriter names OUT, not its temporary file, in write errors.
 type outputWriter struct {
 	w    io.Writer
@@ -472,7 +481,7 @@ func (o convertOptions) convert(e env, w io.Writer, in string) (err error) {
 	if fa != nil {
 		defer fa.close()
 	}
-	prog := e.startProgress("convert "+remote.Redact(in), total, o.quiet)
+	prog := e.startProgress("convert "+displayName(in), total, o.quiet)
 	defer prog.finish()
 	uncounted := w
 	w = countingWriter{w, prog}
@@ -665,7 +674,7 @@ func (o convertOptions) warnSkipped(e env, in string, fa *fileArrays) {
 	var skipped []string
 	for _, a := range fa.all() {
 		if a.err != nil && errors.Is(a.err, npybridge.ErrNotArray) {
-			skipped = append(skipped, a.name)
+			skipped = append(skipped, escapeText(a.name))
 		}
 	}
 	if len(skipped) == 0 {
@@ -675,14 +684,16 @@ func (o convertOptions) warnSkipped(e env, in string, fa *fileArrays) {
 	if len(skipped) == 1 {
 		what = "a member that is not an .npy file"
 	}
-	fmt.Fprintf(e.stderr, "ndpack: warning: %s: %s left out (%s): ndpack converts the arrays\n",
-		displayName(in), what, strings.Join(skipped, ", "))
+	fmt.Fprintf(e.stderr, "ndpack: warning: %s\n", oneLine(fmt.Sprintf("%s: %s left out (%s): ndpack converts the arrays",
+		displayName(in), what, strings.Join(skipped, ", "))))
 }
 
+// names lists the names of arrays for a message, each escaped
+// (escapeText): a name from a file may hold anything.
 func names(arrays []arraySource) string {
 	var s []string
 	for _, a := range arrays {
-		s = append(s, a.name)
+		s = append(s, escapeText(a.name))
 	}
 	return strings.Join(s, ", ")
 }
