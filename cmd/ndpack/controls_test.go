@@ -60,6 +60,11 @@ func hostileNames(t *testing.T) string {
 	}
 	require.NoError(t, npybridge.WriteFile(filepath.Join(dir, "str.npy"), &ndarray.Array{DType: u, Shape: []int{1}, Data: data}))
 
+	u2 := ndarray.DType{Order: '<', Kind: 'U', ItemSize: 8}
+	rec, err = ndarray.NewRecord([]ndarray.Field{{Name: "s", DType: u2}}, 8)
+	require.NoError(t, err)
+	require.NoError(t, npybridge.WriteFile(filepath.Join(dir, "rec.npy"), &ndarray.Array{DType: rec, Shape: []int{1}, Data: []byte{0x9b, 0, 0, 0, 0x2e, 0x20, 0, 0}}))
+
 	msg := mpwire.AppendMapHeader(nil, 2)
 	msg = mpwire.AppendString(msg, "k\x1b[2J")
 	msg, err = ext110.Options{}.Append(msg, mustSlice(t, []int64{0, 1, 2}, 3))
@@ -145,6 +150,15 @@ c: [0 0]
   first     ['x\x9b[2J\u202ey']
 `, ""},
 		{[]string{"show", "--csv", "str.npy"}, 0, `x\x9b[2J\u202ey` + "\n", ""},
+		// numpy's repr escapes what Python does not print: C1, U+202E.
+		{[]string{"inspect", "rec.npy"}, 0, `rec.npy: npy 1.0, 1 array
+  dtype     [('s', '<U2')] (record, 8 bytes each, byte order not applicable, outside YEP-110's standard kinds)
+  shape     (1,): 1 element, 8 bytes
+  fields
+    s         <U2 at byte 0
+  first     ('\x9b\u202e',)
+`, ""},
+		{[]string{"show", "rec.npy"}, 0, `s: ['\x9b\u202e']` + "\n", ""},
 		// The last line of defence: whatever made the message.
 		{[]string{"inspect", "no\x1b[2Jsuch.npy"}, 1, "", `ndpack: no\x1b[2Jsuch.npy: no such file or directory` + "\n"},
 		{[]string{"show", "no\u202esuch.npy"}, 1, "", `ndpack: no\u202esuch.npy: no such file or directory` + "\n"},

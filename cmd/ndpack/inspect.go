@@ -523,7 +523,7 @@ func printArray(w io.Writer, a arrayReport) {
 		texts[i] = v.text()
 	}
 	if a.Kind == "bytes" || a.Kind == "unicode" {
-		fmt.Fprintf(w, "%sfirst     [%s]\n", indent, firstLine(texts, a.Elements))
+		fmt.Fprintf(w, "%sfirst     [%s]\n", indent, escapeText(firstLine(texts, a.Elements)))
 		return
 	}
 	fmt.Fprintf(w, "%sfirst     [%s%s]\n", indent, strings.Join(texts, " "), more)
