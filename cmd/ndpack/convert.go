@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -242,7 +243,7 @@ func runConvert(e env, args []string) error {
 	case *wait && !*appendRows:
 		return usageError("--wait waits for another appender; it goes with --append")
 	case *partSize != 0 && !strings.HasPrefix(out, "s3://"):
-		return usageError("--part-size sets the parts of an s3:// OUT's upload; OUT is %s", out)
+		return usageError("--part-size sets the parts of an s3:// OUT's upload; OUT is %s", displayName(out))
 	case *appendRows && remote.IsURL(out):
 		return usageError("--append adds rows to a local .npy file")
 	case *appendRows && (o.to != formatNPY || isStdout(out)):
@@ -268,7 +269,7 @@ func (o convertOptions) convertTo(e env, in, out string, partSize int64) error {
 	case strings.HasPrefix(out, "s3://"):
 		dst, err = s3Output(e, out, partSize)
 	case remote.IsURL(out):
-		return usageError("OUT %s: only s3:// objects are written; HTTP outputs are not", remote.Redact(out))
+		return usageError("OUT %s: only s3:// objects are written; HTTP outputs are not", displayName(out))
 	default:
 		dst, err = openOutput(e, out)
 	}
@@ -347,11 +348,14 @@ func (o convertOptions) appendTo(e env, in, out string) error {
 }
 
 // splitMember reads IN as FILE:MEMBER when FILE is an .npz or msgpack file
-// and IN itself does not exist.
+// and IN itself does not exist; a URL as splitURLMember reads it.
 func splitMember(in, member string) (string, string) {
 	i := strings.LastIndexByte(in, ':')
 	if i <= 0 || member != "" {
 		return in, member
+	}
+	if remote.IsURL(in) {
+		return splitURLMember(in)
 	}
 	if _, err := os.Stat(in); err == nil {
 		return in, member
@@ -365,6 +369,41 @@ func splitMember(in, member string) (string, string) {
 		return in[:i], in[i+1:]
 	}
 	return in, member
+}
+
+// splitURLMember reads a URL as URL:MEMBER when what comes before the
+// member names an .npz or a msgpack file. The member is cut from the
+// URL's path, and the query and fragment stay with the URL: a signed
+// https://h/run.npz:image?X-Amz-Signature=... is the object run.npz,
+// requested with its signature, and its member image, never a member
+// named "image?X-Amz-Signature=..." (which messages would show) of an
+// object requested unsigned. A member after the query, as in
+// https://h/run.npz?X-Amz-Signature=...:image, is read too.
+func splitURLMember(in string) (string, string) {
+	base, tail := in, ""
+	if i := strings.IndexAny(in, "?#"); i >= 0 {
+		base, tail = in[:i], in[i:]
+	}
+	pathAt := strings.Index(base, "://") + 3
+	if slash := strings.IndexByte(base[pathAt:], '/'); slash >= 0 {
+		pathAt += slash
+	} else {
+		pathAt = len(base) // no path: a ':' is the host's port
+	}
+	if i := strings.LastIndexByte(base, ':'); i > pathAt && namesArchive(base[:i]) {
+		return base[:i] + tail, base[i+1:]
+	}
+	if i := strings.LastIndexByte(tail, ':'); i >= 0 && namesArchive(base+tail[:i]) {
+		return base + tail[:i], tail[i+1:]
+	}
+	return in, ""
+}
+
+// namesArchive says whether name's extension is an .npz's or a msgpack
+// file's, whose arrays are named.
+func namesArchive(name string) bool {
+	f := formatOf(name)
+	return f == formatNPZ || f == formatMsgpack
 }
 
 // shownName is FILE[:NAME] as messages show it: a URL without its user,
@@ -708,6 +747,13 @@ func (o convertOptions) lonelyName(in string) string {
 		return "arr_0"
 	}
 	base := filepath.Base(in)
+	if remote.IsURL(in) {
+		// The object's name: not its query (a signature), nor a user.
+		base = path.Base(urlPath(in))
+	}
+	if base == "/" || base == "." {
+		return "arr_0"
+	}
 	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
