@@ -143,11 +143,11 @@ func runInspect(e env, args []string) error {
 				failed++
 				// Reported in the listing, and as every failure is, on
 				// standard error.
-				where := displayName(name)
+				msg := a.Error
 				if a.Name != "" {
-					where += ": " + a.Name
+					msg = escapeText(a.Name) + ": " + msg
 				}
-				fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(describe(where, errors.New(a.Error))))
+				fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(describe(name, errors.New(msg))))
 			}
 		})
 		if err != nil {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -49,6 +52,13 @@ func TestURLSecretsNeverShown(t *testing.T) {
 	require.NoError(t, npybridge.WriteFile(filepath.Join(dir, "b.npy"), b))
 	require.NoError(t, npybridge.WriteNPZFile(filepath.Join(dir, "run.npz"), []npybridge.NamedArray{{Name: "a", Array: a}, {Name: "image", Array: a}}, false))
 	require.NoError(t, npybridge.WriteNPZFile(filepath.Join(dir, "other.npz"), []npybridge.NamedArray{{Name: "a", Array: b}, {Name: "dark", Array: a}}, false))
+	var z bytes.Buffer
+	zw := zip.NewWriter(&z)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "what?x.npy", Method: zip.Store})
+	require.NoError(t, err)
+	w.Write([]byte("garbage"))
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.npz"), z.Bytes(), 0o644))
 	url, pre, q := signedServer(t, dir)
 	usage := func(cmd, msg string) string {
 		return "ndpack " + cmd + ": " + msg + "\nRun 'ndpack help " + cmd + "' for usage.\n"
@@ -73,6 +83,10 @@ func TestURLSecretsNeverShown(t *testing.T) {
 		{[]string{"show", "--rows", "1:", pre + "/run.npz" + q + ":image"}, 0, "[[3. 4. 5.]]\n", ""},
 		{[]string{"convert", pre + "/a.npy:x" + q, "x.npy"}, 2, "", usage("convert",
 			`"`+url+`/a.npy:x": NAME in IN:NAME picks an array of an .npz or a msgpack map; an .npy holds one array (its rows: --rows START:STOP)`)},
+		// A member that cannot be read is named after the URL as shown,
+		// whatever it holds ('?' once made it part of the URL's query).
+		{[]string{"inspect", pre + "/bad.npz" + q}, 1, url + "/bad.npz: npz, 1 array\n  what?x:\n    not read  (said on standard error)\n",
+			"ndpack: " + url + `/bad.npz: what?x: member "what?x": npybridge: truncated input at byte 0: the file ends inside the magic string, version and header length` + "\n"},
 		// Usage errors quote arguments as messages show them.
 		{[]string{"convert", "--to", "npy", "a.npy", pre + "/x.npz" + q}, 2, "", usage("convert",
 			`--to npy contradicts the extension of "`+url+`/x.npz" (npz); rename the file or drop --to`)},
@@ -99,10 +113,10 @@ func TestURLSecretsNeverShown(t *testing.T) {
 	// query (a '.' in it once made the rest part of the name).
 	r := cli(t, nil, "convert", pre+"/a.npy"+q, filepath.Join(dir, "lone.npz"))
 	require.Equal(t, 0, r.code, r.stderr)
-	z, err := npybridge.ReadOptions{}.OpenNPZFile(filepath.Join(dir, "lone.npz"))
+	lone, err := npybridge.ReadOptions{}.OpenNPZFile(filepath.Join(dir, "lone.npz"))
 	require.NoError(t, err)
-	defer z.Close()
-	if names := z.Names(); len(names) != 1 || names[0] != "a" {
+	defer lone.Close()
+	if names := lone.Names(); len(names) != 1 || names[0] != "a" {
 		t.Errorf("convert URL.npy?QUERY lone.npz: members %q, want [a]", names)
 	}
 }
