@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestEscapeText(t *testing.T) {
@@ -68,4 +69,28 @@ func TestOneLine(t *testing.T) {
 	if got != want {
 		t.Errorf("oneLine = %q, want %q", got, want)
 	}
+}
+
+// FuzzOneLine: whatever a message holds, the line printed is valid UTF-8
+// with no character escapeText escapes (no newline either), and escaping
+// again changes nothing.
+func FuzzOneLine(f *testing.F) {
+	for _, s := range []string{"", "plain", "evil\x1b]52;c;aGk=\a", "a\nb\r\tc", "\u009b\u202e\u2066\xff\xc3",
+		"http://u:p@h/x?X-Amz-Signature=s: \x1b[2J", "s3://b/k#\u202e", "http://[::1/%zz?q"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := oneLine(s)
+		if !utf8.ValidString(out) {
+			t.Fatalf("oneLine(%q) = %q: not UTF-8", s, out)
+		}
+		for i, r := range out {
+			if mustEscape(r, utf8.RuneLen(r)) {
+				t.Fatalf("oneLine(%q) = %q: %U at byte %d", s, out, r, i)
+			}
+		}
+		if e := escapeText(s); escapeText(e) != e {
+			t.Fatalf("escapeText(%q) = %q, again %q", s, e, escapeText(e))
+		}
+	})
 }
