@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -247,7 +248,7 @@ func runConvert(e env, args []string) error {
 	case *wait && !*appendRows:
 		return usageError("--wait waits for another appender; it goes with --append")
 	case *partSize != 0 && !strings.HasPrefix(out, "s3://"):
-		return usageError("--part-size sets the parts of an s3:// OUT's upload; OUT is %s", out)
+		return usageError("--part-size sets the parts of an s3:// OUT's upload; OUT is %s", displayName(out))
 	case *appendRows && remote.IsURL(out):
 		return usageError("--append adds rows to a local .npy file")
 	case *appendRows && (o.to != formatNPY || isStdout(out)):
@@ -273,7 +274,7 @@ func (o convertOptions) convertTo(e env, in, out string, partSize int64) error {
 	case strings.HasPrefix(out, "s3://"):
 		dst, err = s3Output(e, out, partSize)
 	case remote.IsURL(out):
-		return usageError("OUT %s: only s3:// objects are written; HTTP outputs are not", remote.Redact(out))
+		return usageError("OUT %s: only s3:// objects are written; HTTP outputs are not", displayName(out))
 	default:
 		dst, err = openOutput(e, out)
 	}
@@ -352,11 +353,14 @@ func (o convertOptions) appendTo(e env, in, out string) error {
 }
 
 // splitMember reads IN as FILE:MEMBER when FILE is an .npz or msgpack file
-// and IN itself does not exist.
+// and IN itself does not exist; a URL as splitURLMember reads it.
 func splitMember(in, member string) (string, string) {
 	i := strings.LastIndexByte(in, ':')
 	if i <= 0 || member != "" {
 		return in, member
+	}
+	if remote.IsURL(in) {
+		return splitURLMember(in)
 	}
 	if _, err := os.Stat(in); err == nil {
 		return in, member
@@ -370,6 +374,50 @@ func splitMember(in, member string) (string, string) {
 		return in[:i], in[i+1:]
 	}
 	return in, member
+}
+
+// splitURLMember reads a URL as URL:MEMBER when what comes before the
+// member names an .npz or a msgpack file. The member is cut from the
+// URL's path, and the query and fragment stay with the URL: a signed
+// https://h/run.npz:image?X-Amz-Signature=... is the object run.npz,
+// requested with its signature, and its member image, never a member
+// named "image?X-Amz-Signature=..." (which messages would show) of an
+// object requested unsigned. A member after the query, as in
+// https://h/run.npz?X-Amz-Signature=...:image, is read too.
+func splitURLMember(in string) (string, string) {
+	base, tail := in, ""
+	if i := strings.IndexAny(in, "?#"); i >= 0 {
+		base, tail = in[:i], in[i:]
+	}
+	pathAt := strings.Index(base, "://") + 3
+	if slash := strings.IndexByte(base[pathAt:], '/'); slash >= 0 {
+		pathAt += slash
+	} else {
+		pathAt = len(base) // no path: a ':' is the host's port
+	}
+	if i := strings.LastIndexByte(base, ':'); i > pathAt && namesArchive(base[:i]) {
+		return base[:i] + tail, base[i+1:]
+	}
+	if i := strings.LastIndexByte(tail, ':'); i >= 0 && namesArchive(base+tail[:i]) {
+		return base + tail[:i], tail[i+1:]
+	}
+	return in, ""
+}
+
+// namesArchive says whether name's extension is an .npz's or a msgpack
+// file's, whose arrays are named.
+func namesArchive(name string) bool {
+	f := formatOf(name)
+	return f == formatNPZ || f == formatMsgpack
+}
+
+// shownName is FILE[:NAME] as messages show it: a URL without its user,
+// password, query and fragment (displayName), then the member picked.
+func shownName(path, member string) string {
+	if member == "" {
+		return displayName(path)
+	}
+	return displayName(path) + ":" + member
 }
 
 // outputWriter names OUT, not its temporary file, in write errors.
@@ -477,7 +525,7 @@ func (o convertOptions) convert(e env, w io.Writer, in string) (err error) {
 	if fa != nil {
 		defer fa.close()
 	}
-	prog := e.startProgress("convert "+remote.Redact(in), total, o.quiet)
+	prog := e.startProgress("convert "+displayName(in), total, o.quiet)
 	defer prog.finish()
 	uncounted := w
 	w = countingWriter{w, prog}
@@ -685,7 +733,7 @@ func (o convertOptions) warnSkipped(e env, in string, fa *fileArrays) {
 	var skipped []string
 	for _, a := range fa.all() {
 		if a.err != nil && errors.Is(a.err, npybridge.ErrNotArray) {
-			skipped = append(skipped, a.name)
+			skipped = append(skipped, escapeText(a.name))
 		}
 	}
 	if len(skipped) == 0 {
@@ -695,14 +743,16 @@ func (o convertOptions) warnSkipped(e env, in string, fa *fileArrays) {
 	if len(skipped) == 1 {
 		what = "a member that is not an .npy file"
 	}
-	fmt.Fprintf(e.stderr, "ndpack: warning: %s: %s left out (%s): ndpack converts the arrays\n",
-		displayName(in), what, strings.Join(skipped, ", "))
+	fmt.Fprintf(e.stderr, "ndpack: warning: %s\n", oneLine(fmt.Sprintf("%s: %s left out (%s): ndpack converts the arrays",
+		displayName(in), what, strings.Join(skipped, ", "))))
 }
 
+// names lists the names of arrays for a message, each escaped
+// (escapeText): a name from a file may hold anything.
 func names(arrays []arraySource) string {
 	var s []string
 	for _, a := range arrays {
-		s = append(s, a.name)
+		s = append(s, escapeText(a.name))
 	}
 	return strings.Join(s, ", ")
 }
@@ -717,6 +767,13 @@ func (o convertOptions) lonelyName(in string) string {
 		return "arr_0"
 	}
 	base := filepath.Base(in)
+	if remote.IsURL(in) {
+		// The object's name: not its query (a signature), nor a user.
+		base = path.Base(urlPath(in))
+	}
+	if base == "/" || base == "." {
+		return "arr_0"
+	}
 	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 

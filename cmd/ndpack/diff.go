@@ -107,7 +107,7 @@ func runDiff(e env, args []string) error {
 
 // diffInput is one side: its arrays, the ones asked for.
 type diffInput struct {
-	name   string
+	name   string // FILE[:NAME] as messages show it (shownName)
 	fa     *fileArrays
 	arrays []arraySource
 }
@@ -126,7 +126,7 @@ func openDiffInput(e env, spec string, rows *rowRange, o inputOptions) (*diffInp
 		fa.close()
 		return nil, errors.New(describe(path, err))
 	}
-	return &diffInput{name: spec, fa: fa, arrays: arrays}, nil
+	return &diffInput{name: shownName(path, member), fa: fa, arrays: arrays}, nil
 }
 
 // diff compares a and b, printing what differs; it reports whether they
@@ -143,7 +143,7 @@ func (o diffOptions) diff(e env, a, b string) (bool, error) {
 	}
 	defer B.fa.close()
 	if len(A.arrays) == 1 && len(B.arrays) == 1 {
-		return o.compare(e.stdout, a, b, A.arrays[0], B.arrays[0])
+		return o.compare(e.stdout, A.name, B.name, A.arrays[0], B.arrays[0])
 	}
 	same := true
 	byName := map[string]arraySource{}
@@ -153,12 +153,12 @@ func (o diffOptions) diff(e env, a, b string) (bool, error) {
 	for _, x := range A.arrays {
 		y, ok := byName[x.name]
 		if !ok {
-			fmt.Fprintf(e.stdout, "%s: only in %s\n", x.name, a)
+			fmt.Fprintf(e.stdout, "%s: only in %s\n", escapeText(x.name), escapeText(A.name))
 			same = false
 			continue
 		}
 		delete(byName, x.name)
-		eq, err := o.compare(e.stdout, a+":"+x.name, b+":"+y.name, x, y)
+		eq, err := o.compare(e.stdout, A.name+":"+x.name, B.name+":"+y.name, x, y)
 		if err != nil {
 			return false, err
 		}
@@ -166,7 +166,7 @@ func (o diffOptions) diff(e env, a, b string) (bool, error) {
 	}
 	for _, y := range B.arrays {
 		if _, left := byName[y.name]; left {
-			fmt.Fprintf(e.stdout, "%s: only in %s\n", y.name, b)
+			fmt.Fprintf(e.stdout, "%s: only in %s\n", escapeText(y.name), escapeText(B.name))
 			same = false
 		}
 	}
@@ -174,8 +174,10 @@ func (o diffOptions) diff(e env, a, b string) (bool, error) {
 }
 
 // compare compares two arrays, streaming their data in chunks unless one
-// is in Fortran order (read whole, row-major).
+// is in Fortran order (read whole, row-major). aName and bName are how
+// the report names them (shownName, and a member's name).
 func (o diffOptions) compare(w io.Writer, aName, bName string, a, b arraySource) (bool, error) {
+	aName, bName = escapeText(aName), escapeText(bName)
 	for _, s := range []arraySource{a, b} {
 		if s.err != nil {
 			return false, s.err

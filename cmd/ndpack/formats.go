@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,6 +47,15 @@ func formatOf(name string) format {
 	return ""
 }
 
+// urlPath is the path of the URL name, or "" if it is no URL.
+func urlPath(name string) string {
+	u, err := url.Parse(name)
+	if err != nil {
+		return ""
+	}
+	return u.Path
+}
+
 // resolveFormat decides a file's format from an explicit flag or its name.
 // A --to that contradicts the output's extension is refused: msgpack
 // written into out.npy makes a file every reader misreads. (--from may
@@ -59,7 +69,7 @@ func resolveFormat(name, flagValue, flagName string) (format, error) {
 			return "", err
 		}
 		if ext := formatOf(name); flagName == "to" && ext != "" && ext != f {
-			return "", usageError("--%s %s contradicts the extension of %q (%s); rename the file or drop --%s", flagName, flagValue, name, ext, flagName)
+			return "", usageError("--%s %s contradicts the extension of %q (%s); rename the file or drop --%s", flagName, flagValue, displayName(name), ext, flagName)
 		}
 		return f, nil
 	}
@@ -67,7 +77,7 @@ func resolveFormat(name, flagValue, flagName string) (format, error) {
 		return "", nil // standard input's first bytes will tell
 	}
 	if isStdout(name) && flagName == "to" {
-		return "", usageError("%s needs --to to name the format of standard output", name)
+		return "", usageError("%s needs --to to name the format of standard output", displayName(name))
 	}
 	if f := formatOf(name); f != "" {
 		return f, nil
@@ -78,7 +88,7 @@ func resolveFormat(name, flagValue, flagName string) (format, error) {
 		}
 	}
 	if i := strings.LastIndexByte(name, ':'); i > 0 && formatOf(name[:i]) == formatNPY {
-		return "", usageError("%q: NAME in IN:NAME picks an array of an .npz or a msgpack map; an .npy holds one array (its rows: --rows START:STOP)", name)
+		return "", usageError("%q: NAME in IN:NAME picks an array of an .npz or a msgpack map; an .npy holds one array (its rows: --rows START:STOP)", displayName(name))
 	}
-	return "", usageError("cannot tell the format of %q from its extension (.npy, .npz, .msgpack, .mpk); use --%s", name, flagName)
+	return "", usageError("cannot tell the format of %q from its extension (.npy, .npz, .msgpack, .mpk); use --%s", displayName(name), flagName)
 }

@@ -143,11 +143,11 @@ func runInspect(e env, args []string) error {
 				failed++
 				// Reported in the listing, and as every failure is, on
 				// standard error.
-				where := displayName(name)
+				msg := a.Error
 				if a.Name != "" {
-					where += ": " + a.Name
+					msg = escapeText(a.Name) + ": " + msg
 				}
-				fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(describe(where, errors.New(a.Error))))
+				fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(describe(name, errors.New(msg))))
 			}
 		})
 		if err != nil {
@@ -263,7 +263,7 @@ func (t *textReports) file(r fileReport, arrays, others int) {
 	if others > 0 {
 		more = fmt.Sprintf(" and %d other %s", others, plural(int64(others), "value"))
 	}
-	fmt.Fprintf(t.w, "%s: %s%s, %d %s%s\n", r.File, r.Format, version, arrays, plural(int64(arrays), "array"), more)
+	fmt.Fprintf(t.w, "%s: %s%s, %d %s%s\n", escapeText(r.File), r.Format, version, arrays, plural(int64(arrays), "array"), more)
 }
 
 func (t *textReports) array(a arrayReport) {
@@ -271,7 +271,7 @@ func (t *textReports) array(a arrayReport) {
 		// A failure: its message said once, on standard error, by
 		// inspect's loop; an archive's member is still listed.
 		if a.Name != "" {
-			fmt.Fprintf(t.w, "  %s:\n    not read  (said on standard error)\n", a.Name)
+			fmt.Fprintf(t.w, "  %s:\n    not read  (said on standard error)\n", escapeText(a.Name))
 		}
 		return
 	}
@@ -293,7 +293,8 @@ type jsonReports struct {
 
 func (j *jsonReports) needsCounts() bool { return false }
 
-// encode lays v out as it would be at the depth of prefix.
+// encode lays v out as it would be at the depth of prefix, with no
+// control character raw (escapeJSON).
 func (j *jsonReports) encode(v any, prefix string) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -302,7 +303,7 @@ func (j *jsonReports) encode(v any, prefix string) []byte {
 	if err := enc.Encode(v); err != nil && j.err == nil {
 		j.err = err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	return escapeJSON(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
 func (j *jsonReports) file(r fileReport, _, _ int) {
@@ -477,11 +478,11 @@ const firstCount = 8
 func printArray(w io.Writer, a arrayReport) {
 	indent := "  "
 	if a.Name != "" {
-		fmt.Fprintf(w, "  %s:\n", a.Name)
+		fmt.Fprintf(w, "  %s:\n", escapeText(a.Name))
 		indent = "    "
 	}
 	if a.Value != "" {
-		fmt.Fprintf(w, "%svalue     %s\n", indent, a.Value)
+		fmt.Fprintf(w, "%svalue     %s\n", indent, escapeText(a.Value))
 		return
 	}
 	if a.Error != "" {
@@ -522,7 +523,7 @@ func printArray(w io.Writer, a arrayReport) {
 		texts[i] = v.text()
 	}
 	if a.Kind == "bytes" || a.Kind == "unicode" {
-		fmt.Fprintf(w, "%sfirst     [%s]\n", indent, firstLine(texts, a.Elements))
+		fmt.Fprintf(w, "%sfirst     [%s]\n", indent, escapeText(firstLine(texts, a.Elements)))
 		return
 	}
 	fmt.Fprintf(w, "%sfirst     [%s%s]\n", indent, strings.Join(texts, " "), more)

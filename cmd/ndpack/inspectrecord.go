@@ -110,9 +110,9 @@ func (rs *recordStats) finish() {
 // the field that holds them.
 func printFields(w io.Writer, indent string, fields []fieldReport) {
 	for _, f := range fields {
-		name := f.Name
+		name := escapeText(f.Name)
 		if f.Title != "" {
-			name = fmt.Sprintf("%s (title %q)", f.Name, f.Title)
+			name = fmt.Sprintf("%s (title %q)", name, f.Title)
 		}
 		shape := ""
 		if f.Shape != nil {

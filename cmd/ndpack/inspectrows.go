@@ -143,7 +143,7 @@ func printFirstRecords(w io.Writer, indent string, a arrayReport) {
 	}
 	label := "first     "
 	for _, v := range a.First {
-		fmt.Fprintf(w, "%s%s%s\n", indent, label, v.text())
+		fmt.Fprintf(w, "%s%s%s\n", indent, label, escapeText(v.text()))
 		label = strings.Repeat(" ", len(label))
 	}
 	if a.Elements > len(a.First) {

@@ -12,7 +12,9 @@ import (
 // one line of JSON: maps with sorted keys, arrays as {"dtype", "shape",
 // "values"} with the values nested by the shape, as numpy's tolist nests
 // them, each value in inspect's JSON form (numbers, with "NaN", "+Inf" and
-// "-Inf" as strings; booleans; text; [re, im] for complex numbers).
+// "-Inf" as strings; booleans; text; [re, im] for complex numbers). No
+// control character is written raw, even where JSON allows it
+// (escapeJSON).
 func writeJSONLine(w io.Writer, v any) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -20,7 +22,7 @@ func writeJSONLine(w io.Writer, v any) error {
 	if err := enc.Encode(jsonValue(v)); err != nil {
 		return err
 	}
-	_, err := w.Write(b.Bytes())
+	_, err := w.Write(escapeJSON(b.Bytes()))
 	return err
 }
 

@@ -35,13 +35,13 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/npybridge"
-	"github.com/ndpack/ndpack/remote"
 )
 
 // errUsage marks errors in how the command was called: exit status 2.
@@ -99,7 +99,7 @@ func run(e env, args []string) int {
 				fmt.Fprint(e.stdout, c.usage)
 				return 0
 			}
-			fmt.Fprintf(e.stderr, "ndpack: unknown command %q; run 'ndpack help'\n", args[1])
+			fmt.Fprintf(e.stderr, "ndpack: unknown command %s; run 'ndpack help'\n", oneLine(strconv.Quote(args[1])))
 			return 2
 		}
 		printHelp(e.stdout)
@@ -115,7 +115,7 @@ func run(e env, args []string) int {
 	}
 	c, ok := lookup(name)
 	if !ok {
-		fmt.Fprintf(e.stderr, "ndpack: unknown command %q; run 'ndpack help'\n", name)
+		fmt.Fprintf(e.stderr, "ndpack: unknown command %s; run 'ndpack help'\n", oneLine(strconv.Quote(name)))
 		return 2
 	}
 	err := c.run(e, args[1:])
@@ -131,7 +131,7 @@ func run(e env, args []string) int {
 		fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(describe("", err)))
 		return 2
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(e.stderr, "ndpack %s: %s\nRun 'ndpack help %s' for usage.\n", name, strings.TrimPrefix(err.Error(), "usage: "), name)
+		fmt.Fprintf(e.stderr, "ndpack %s: %s\nRun 'ndpack help %s' for usage.\n", name, oneLine(strings.TrimPrefix(err.Error(), "usage: ")), name)
 		return 2
 	default:
 		fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(describe("", err)))
@@ -148,8 +148,14 @@ func lookup(name string) (command, bool) {
 	return command{}, false
 }
 
-// oneLine keeps an error message on the single line the contract promises.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine makes a message the single line the contract promises, fit to
+// be shown whatever produced it: runs of white space become one space,
+// URLs lose their user, password, query and fragment (redactURLs), and
+// control characters are escaped (escapeText). Every line ndpack writes
+// on standard error passes through it.
+func oneLine(s string) string {
+	return escapeText(redactURLs(strings.Join(strings.Fields(s), " ")))
+}
 
 func printHelp(w io.Writer) {
 	fmt.Fprint(w, `ndpack moves N-dimensional arrays losslessly between NumPy .npy/.npz
@@ -193,7 +199,8 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 // describe says what went wrong with the file name in one message that names
 // it once: an error that already names it (an *os.PathError) is unwrapped,
 // and library errors that would tell a Go programmer which option to set
-// name the command-line flag instead.
+// name the command-line flag instead. URLs in it show no user, password,
+// query or fragment.
 func describe(name string, err error) string {
 	if pe, ok := err.(*os.PathError); ok {
 		name, err = pe.Path, pe.Err // it names the file it is about
@@ -217,13 +224,10 @@ func describe(name string, err error) string {
 	msg = strings.NewReplacer("ReadOptions.MaxObjectsSize", "--max-objects-size",
 		"Options.MaxSize", "--max-objects-size", "Options.MaxAlloc", "--max-objects-size",
 		"ReadOptions.MaxHeaderSize", "--max-header-size").Replace(msg)
-	if name == "" || name == "-" {
-		return msg
+	if name != "" && name != "-" {
+		msg = displayName(name) + ": " + msg
 	}
-	if remote.IsURL(name) {
-		name = remote.Redact(name) // no credentials in messages
-	}
-	return name + ": " + msg
+	return redactURLs(msg) // no credentials in messages, wherever a URL came from
 }
 
 // versionText says which ndpack this is (the module version, or the

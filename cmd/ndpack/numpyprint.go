@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/ndpack/ndpack/internal/float16"
 	"github.com/ndpack/ndpack/ndarray"
@@ -458,6 +460,18 @@ func pyRepr(dt ndarray.DType, b []byte) string {
 	return quoteRepr(ucs4(b, order), false)
 }
 
+// pyEscape is Python's escape of a character its repr does not print:
+// \x9b, \u202e, \U000e0001.
+func pyEscape(r rune) string {
+	switch {
+	case r < 0x100:
+		return fmt.Sprintf(`\x%02x`, r)
+	case r < 0x10000:
+		return fmt.Sprintf(`\u%04x`, r)
+	}
+	return fmt.Sprintf(`\U%08x`, r)
+}
+
 // quoteRepr quotes s as Python's repr of a str (or, bytesRepr, of bytes,
 // byte by byte) does.
 func quoteRepr(s string, bytesRepr bool) string {
@@ -487,6 +501,10 @@ func quoteRepr(s string, bytesRepr bool) string {
 			out.WriteString(`\r`)
 		case r < 0x20 || r == 0x7f || (bytesRepr && r >= 0x80):
 			out.WriteString(`\x` + strconv.FormatInt(int64(r)|0x100, 16)[1:])
+		case !unicode.IsPrint(r):
+			// What Python does not print (C1 controls, U+202E that
+			// reverses the text after it, separators) it escapes.
+			out.WriteString(pyEscape(r))
 		default:
 			out.WriteRune(r)
 		}

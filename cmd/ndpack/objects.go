@@ -131,7 +131,7 @@ func printObjects(w interface{ Write([]byte) (int, error) }, indent string, o *o
 	if elements > len(o.First) {
 		more = ", ..."
 	}
-	fmt.Fprintf(w, "%stypes     %s\n%sfirst     [%s%s]\n", indent, strings.Join(parts, ", "), indent, strings.Join(o.First, ", "), more)
+	fmt.Fprintf(w, "%stypes     %s\n%sfirst     [%s%s]\n", indent, escapeText(strings.Join(parts, ", ")), indent, escapeText(strings.Join(o.First, ", ")), more)
 }
 
 // pythonType names a value's Python type, as type(v).__name__ does.

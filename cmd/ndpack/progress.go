@@ -35,9 +35,11 @@ func isTerminal(f *os.File) bool {
 
 // startProgress starts showing progress of work on total bytes (0 if
 // unknown) when e's standard error is a terminal and quiet is false. The
-// returned progress is never nil; call finish when the work ends.
+// returned progress is never nil; call finish when the work ends. The
+// label is shown as every message is (oneLine): a name in it holds no
+// secret and no control character.
 func (e env) startProgress(label string, total int64, quiet bool) *progress {
-	p := &progress{w: e.stderr, label: label, total: total, start: time.Now(), stop: make(chan struct{})}
+	p := &progress{w: e.stderr, label: oneLine(label), total: total, start: time.Now(), stop: make(chan struct{})}
 	if quiet || !e.terminal {
 		return p
 	}

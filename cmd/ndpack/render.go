@@ -13,6 +13,7 @@ import (
 
 	"github.com/ndpack/ndpack/internal/atomicfile"
 	"github.com/ndpack/ndpack/ndarray"
+	"github.com/ndpack/ndpack/remote"
 	"github.com/ndpack/ndpack/render"
 )
 
@@ -129,6 +130,9 @@ func runRender(e env, args []string) error {
 	fs.Visit(func(f *flag.Flag) { r.flagsSet[f.Name] = true })
 	r.in, r.member = splitMember(pos[0], *member)
 	r.out = pos[1]
+	if remote.IsURL(r.out) {
+		return usageError("OUT %s: render writes a local file or standard output, not a URL", displayName(r.out))
+	}
 
 	// What is drawn, and how: a flag that makes no sense (an unknown
 	// colormap, a range the wrong way round, an OUT that is neither .png

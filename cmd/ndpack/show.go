@@ -83,7 +83,7 @@ func runShow(e env, args []string) error {
 		err = showInput(e.stdout, in, o, *field, *asCSV, *asJSON, len(pos) > 1 || len(in.arrays) > 1)
 		in.fa.close()
 		if err != nil {
-			return fmt.Errorf("%s: %w", spec, err)
+			return fmt.Errorf("%s: %w", in.name, err)
 		}
 		if i < len(pos)-1 && !*asJSON && !*asCSV {
 			fmt.Fprintln(e.stdout)
@@ -125,7 +125,7 @@ func showInput(w io.Writer, in *diffInput, o printOptions, field string, asCSV, 
 				fmt.Fprintln(w)
 			}
 			if named {
-				fmt.Fprintf(w, "%s: %s %s\n", name, arr.DType, ndarray.FormatShape(arr.Shape))
+				fmt.Fprintf(w, "%s: %s %s\n", escapeText(name), arr.DType, ndarray.FormatShape(arr.Shape))
 			}
 			printValues(w, arr, o)
 		}
@@ -142,10 +142,10 @@ func printValues(w io.Writer, a *ndarray.Array, o printOptions) {
 		for _, f := range a.DType.Fields() {
 			v, err := fieldArray(a, f.Name)
 			if err != nil {
-				fmt.Fprintf(w, "%s: %v\n", f.Name, err)
+				fmt.Fprintf(w, "%s: %s\n", escapeText(f.Name), oneLine(err.Error()))
 				continue
 			}
-			fmt.Fprintf(w, "%s: ", f.Name)
+			fmt.Fprintf(w, "%s: ", escapeText(f.Name))
 			printValues(w, v, o)
 		}
 		return

@@ -582,7 +582,7 @@ func (fa *fileArrays) nestedArrays(b []byte, at int, base string, depth int, des
 	var walk func(at, depth int) (int, error)
 	walk = func(at, depth int) (int, error) {
 		fail := func(err error) (int, error) {
-			return 0, fmt.Errorf("msgpack: %s: %w", pathString(base, segs), err)
+			return 0, fmt.Errorf("msgpack: %s: %w", escapeText(pathString(base, segs)), err)
 		}
 		if depth > mpwalk.DefaultMaxDepth {
 			return fail(fmt.Errorf("lists and maps nest more than %d deep at byte %d", mpwalk.DefaultMaxDepth, at))

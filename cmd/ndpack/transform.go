@@ -136,7 +136,7 @@ func applyField(src arraySource, name string) arraySource {
 	if err != nil {
 		var fields []string
 		for _, f := range rec.Fields() {
-			fields = append(fields, f.Name)
+			fields = append(fields, escapeText(f.Name))
 		}
 		src.err = fmt.Errorf("--field %s: no such field; the records have %s", name, strings.Join(fields, ", "))
 		return src
