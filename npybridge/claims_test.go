@@ -144,3 +144,57 @@ func TestHugeDirectoryClaim(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// gapAt is an object of which only head and tail are there, with gap bytes
+// between them that a server claims and never sends.
+type gapAt struct {
+	head, tail []byte
+	gap        int64
+}
+
+func (g *gapAt) size() int64 { return int64(len(g.head)) + g.gap + int64(len(g.tail)) }
+
+func (g *gapAt) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		at := off + int64(n)
+		switch tailAt := int64(len(g.head)) + g.gap; {
+		case at < int64(len(g.head)):
+			n += copy(p[n:], g.head[at:])
+		case at >= tailAt && at < g.size():
+			n += copy(p[n:], g.tail[at-tailAt:])
+		case at >= g.size():
+			return n, io.EOF
+		default:
+			return n, io.ErrUnexpectedEOF
+		}
+	}
+	return n, nil
+}
+
+// FuzzClaimedNPZ reads an archive, and the same bytes as an .npy, through
+// an io.ReaderAt whose size is only claimed: the input split in two with a
+// gap between the halves that the reader claims and never delivers (up to
+// petabytes). Whatever the gap, no panic, and memory stays within what the
+// bytes delivered can make, as FuzzNPZ's bound.
+func FuzzClaimedNPZ(f *testing.F) {
+	for i, s := range npzSeeds(f) {
+		f.Add(s, uint32(i%3)<<10)
+	}
+	f.Add(AppendHeader(nil, ndarray.DTypeOf[float64](), []int{1 << 37}), uint32(1<<20))
+	f.Fuzz(func(t *testing.T, in []byte, gap uint32) {
+		r := &gapAt{head: in[:len(in)/2], tail: in[len(in)/2:], gap: int64(gap) << 20}
+		before := allocatedSoFar()
+		if z, err := (ReadOptions{}).OpenNPZ(r, r.size()); err == nil {
+			for _, name := range z.Names() {
+				z.Header(name)
+				z.Read(name)
+				z.ReadRows(name, 1, -1)
+			}
+		}
+		ReadOptions{}.ReadRowsAt(r, r.size(), 0, math.MaxInt)
+		if got, most := allocatedSoFar()-before, uint64(4<<20+3*maxInflateRatio*len(in)); got > most {
+			t.Fatalf("%d bytes allocated for %d bytes delivered, %d claimed (at most %d)", got, len(in), r.size(), most)
+		}
+	})
+}

@@ -138,7 +138,8 @@ type source interface {
 }
 
 // Object is an object on an HTTP server or in S3, open for reading by
-// ranges. Its methods may be called concurrently.
+// ranges. Its methods may be called concurrently. Close it when done: an
+// object whose server ignores Range holds a temporary copy until then.
 type Object struct {
 	ctx   context.Context
 	src   source

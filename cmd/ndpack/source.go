@@ -362,8 +362,8 @@ func (fa *fileArrays) npzWholeMember(z *npybridge.NPZ, name string, describe fun
 	if err != nil {
 		return describe()
 	}
-	done := fa.close
-	fa.close = func() { rc.Close(); done() }
+	held, done := rc, fa.close
+	fa.close = func() { held.Close(); done() } // closing it twice is harmless
 	src := headerSource(name, h, func() (io.ReadCloser, error) {
 		if rc != nil {
 			r := rc
