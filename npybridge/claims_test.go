@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ndpack/ndpack/ndarray"
@@ -197,4 +198,25 @@ func FuzzClaimedNPZ(f *testing.F) {
 			t.Fatalf("%d bytes allocated for %d bytes delivered, %d claimed (at most %d)", got, len(in), r.size(), most)
 		}
 	})
+}
+
+// An end record that claims 2^35 members for a directory of a few bytes, in
+// an object that claims 2 TiB, allocates nothing for the claim. (This is
+// the case archive/zip cannot hold: its NewReader makes one pointer per
+// claimed record whenever the claimed size could hold their headers, 256
+// GiB here, before it reads any; see ARCHITECTURE.md.)
+func TestClaimedRecordCount(t *testing.T) {
+	npy := AppendHeader(nil, ndarray.DTypeOf[float64](), []int{4})
+	z := lyingNPZ(npy, 1<<41)
+	dirLen := int64(len(z.tail)) - zipEnd64Len - zipEnd64LocLen - zipEndLen
+	binary.LittleEndian.PutUint64(z.tail[dirLen+24:], 1<<35)
+	binary.LittleEndian.PutUint64(z.tail[dirLen+32:], 1<<35)
+	var err error
+	alloc := allocated(func() { _, err = ReadOptions{}.OpenNPZ(z, z.size) })
+	if err == nil || !strings.Contains(err.Error(), "counts 34359738368 members") {
+		t.Errorf("a claim of 2^35 members: %v", err)
+	}
+	if alloc > 1<<20 {
+		t.Errorf("allocated %d bytes for a claim of 2^35 members", alloc)
+	}
 }
