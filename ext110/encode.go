@@ -87,10 +87,10 @@ func (o Options) layoutFor(dt ndarray.DType, shape []int, dataLen int) (layout, 
 		return layout{}, newError(ErrMalformed, -1, fmt.Sprintf("cannot encode an array of the subarray dtype %s: fold its shape into the array's", dt), nil)
 	}
 	if dt.IsRecord() && !o.AllowNonstandard {
-		return layout{}, newError(ErrNonstandard, -1, fmt.Sprintf("the record dtype %s is outside YEP-110's standard kinds (b, i, u, f, c), and the YEP's reference ext_hook cannot read it; set Options.AllowNonstandard to send it", dt), nil)
+		return layout{}, nonstandard(fmt.Sprintf("the record dtype %s is outside YEP-110's standard kinds (b, i, u, f, c), and the YEP's reference ext_hook cannot read it; it is sent only when allowed", dt))
 	}
 	if !dt.IsStandard() && !o.AllowNonstandard {
-		return layout{}, newError(ErrNonstandard, -1, fmt.Sprintf("%s is outside YEP-110's standard kinds (b, i, u, f, c); set Options.AllowNonstandard to send it", dt), nil)
+		return layout{}, nonstandard(fmt.Sprintf("%s is outside YEP-110's standard kinds (b, i, u, f, c); it is sent only when allowed", dt))
 	}
 	l := layout{shape: shape, dataLen: dataLen}
 	ts, _ := dt.AppendText(l.ts[:0])

@@ -36,3 +36,9 @@ func errAt(class error, off int, format string, args ...any) error {
 func newError(class error, off int64, detail string, cause error) error {
 	return &ndarray.Error{Pkg: "ext110", Err: class, Offset: off, Detail: detail, Cause: cause}
 }
+
+// nonstandard refuses a dtype YEP-110 leaves out, naming the option that
+// sends it anyway.
+func nonstandard(detail string) error {
+	return &ndarray.Error{Pkg: "ext110", Err: ErrNonstandard, Offset: -1, Detail: detail, Option: "Options.AllowNonstandard"}
+}

@@ -49,11 +49,20 @@ type Error struct {
 	Offset int64  // byte offset in the input; -1 when none applies
 	Detail string // what exactly was wrong, quoting the input where it helps
 	Cause  error  // the underlying error, such as another *Error; may be nil
+	// Option names the reporting package's option that decides what
+	// failed, where one does: the bound that refused it
+	// ("ReadOptions.MaxHeaderSize") or the permission it lacked
+	// ("Options.AllowNonstandard"). A program that has its own names for
+	// those knobs (a command's flags) finds it here, not in the text.
+	Option string
 }
 
-// Error formats the failure as "PKG: CLASS at byte N: DETAIL: CAUSE",
-// leaving out the offset when it is negative and the parts that are empty.
-func (e *Error) Error() string { return codecerr.Format(e.Pkg, e.Err, e.Offset, e.Detail, e.Cause) }
+// Error formats the failure as "PKG: CLASS at byte N: DETAIL (OPTION):
+// CAUSE", leaving out the offset when it is negative and the parts that
+// are empty.
+func (e *Error) Error() string {
+	return codecerr.FormatOption(e.Pkg, e.Err, e.Offset, e.Detail, e.Option, e.Cause)
+}
 
 // Unwrap returns the class and the cause, so that errors.Is matches either.
 func (e *Error) Unwrap() []error { return codecerr.Unwrap(e.Err, e.Cause) }

@@ -117,8 +117,8 @@ func (o ReadOptions) readHeader(r io.Reader, objects bool) (*Header, error) {
 		limit *= utf8.UTFMax
 	}
 	if hlen > limit {
-		return nil, errAt(errHeaderTooLarge, 8,
-			"header of %d bytes exceeds the limit of %d (ReadOptions.MaxHeaderSize)", hlen, o.maxHeader())
+		return nil, &ndarray.Error{Pkg: "npybridge", Err: errHeaderTooLarge, Offset: 8, Option: "ReadOptions.MaxHeaderSize",
+			Detail: fmt.Sprintf("header of %d bytes exceeds the limit of %d", hlen, o.maxHeader())}
 	}
 	var text []byte // bounded by the limit just checked
 	if 12+hlen <= int64(cap(*bp)) {
@@ -135,8 +135,8 @@ func (o ReadOptions) readHeader(r io.Reader, objects bool) (*Header, error) {
 	}
 	text = append([]byte(nil), text...) // the general parser's values keep it
 	if h.Major == 3 && utf8.RuneCount(text) > o.maxHeader() {
-		return nil, errAt(errHeaderTooLarge, 8,
-			"header of %d characters exceeds the limit of %d (ReadOptions.MaxHeaderSize)", utf8.RuneCount(text), o.maxHeader())
+		return nil, &ndarray.Error{Pkg: "npybridge", Err: errHeaderTooLarge, Offset: 8, Option: "ReadOptions.MaxHeaderSize",
+			Detail: fmt.Sprintf("header of %d characters exceeds the limit of %d", utf8.RuneCount(text), o.maxHeader())}
 	}
 	if err := h.parse(text, o.AllowObjects, objects); err != nil {
 		return nil, err

@@ -98,7 +98,7 @@ func TestReadRejects(t *testing.T) {
 		{"byte count overflow", h("{'descr': '<u2', 'fortran_order': False, 'shape': (4611686018427387904,)}"), ndarray.ErrShape, "byte count"},
 		{"unknown descr", h("{'descr': '<q2', 'fortran_order': False, 'shape': (2, 3)}"), ndarray.ErrDType, `descr "<q2" is not a dtype numpy reads`},
 		{"descr not a str", h("{'descr': 8, 'fortran_order': False, 'shape': (2, 3)}"), ErrHeader, "descr is an int, not a str"},
-		{"object", h("{'descr': '|O', 'fortran_order': False, 'shape': (2,)}"), ErrUnsupported, `descr "|O" is an object array (pickle), which is never read`},
+		{"object", h("{'descr': '|O', 'fortran_order': False, 'shape': (2,)}"), ErrUnsupported, `descr "|O" is an object array (pickle), which is read, as data and running nothing, only when allowed (ReadOptions.AllowObjects)`},
 		{"object field", h("{'descr': [('a', '<u2'), ('b', [('c', ('|O', (2,)))])], 'fortran_order': False, 'shape': (2,)}"), ErrUnsupported, `at byte 49: descr "|O" is an object array (pickle)`},
 		{"dict descr", h("{'descr': {'names': ['a'], 'formats': ['<u2'], 'offsets': [0], 'itemsize': 2}, 'fortran_order': False, 'shape': (2,)}"), ErrHeader, "at byte 21: field 0 has 5 items, not (name, format) or (name, format, shape)"},
 		{"field name an int", h("{'descr': [(1, '<u2')], 'fortran_order': False, 'shape': (2,)}"), ErrHeader, "at byte 22: field 0: field names must be strings, this one is an int"},

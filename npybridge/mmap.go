@@ -2,9 +2,9 @@ package npybridge
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/ndpack/ndpack/internal/filesection"
 	"github.com/ndpack/ndpack/ndarray"
@@ -139,7 +139,10 @@ func mappedError(err error, writable bool) error {
 		// Under Guard, a read-write map's pages may have been written as
 		// well as read.
 		op, how = "access", "read or written"
-		detail = strings.Replace(detail, "were being read", "were being read or written", 1)
+		detail = fmt.Sprintf("it now holds %d bytes, and bytes %d to %d were being read or written", fe.Size, fe.From, fe.To)
+		if fe.Size < 0 {
+			detail = fmt.Sprintf("bytes %d to %d were being read or written", fe.From, fe.To)
+		}
 	}
 	return &os.PathError{Op: op, Path: pe.Path, Err: &ndarray.Error{Pkg: "npybridge", Err: ndarray.ErrTruncated, Offset: fe.Offset,
 		Detail: "another process truncated the file while it was being " + how + ": " + detail}}

@@ -145,11 +145,11 @@ func isPlainObjectDescr(s string) bool {
 // objectRefusal is the error for an object array read without asking for
 // one: it says what would read it.
 func objectRefusal(at int64, descr string, allowed bool) error {
-	how := "which is never read unless ReadOptions.AllowObjects is set (then ReadObjects reads it)"
 	if allowed {
-		how = "which only ReadObjects reads, not Read"
+		return &ndarray.Error{Pkg: "npybridge", Err: ErrObjectArray, Offset: at, Detail: fmt.Sprintf("descr %q is an object array (pickle), which only ReadObjects reads, not Read", descr)}
 	}
-	return &ndarray.Error{Pkg: "npybridge", Err: ErrObjectArray, Offset: at, Detail: fmt.Sprintf("descr %q is an object array (pickle), %s", descr, how)}
+	return &ndarray.Error{Pkg: "npybridge", Err: ErrObjectArray, Offset: at, Option: "ReadOptions.AllowObjects",
+		Detail: fmt.Sprintf("descr %q is an object array (pickle), which is read, as data and running nothing, only when allowed", descr)}
 }
 
 // ReadObjects reads an NPY file holding an object array from r: its header,
@@ -297,7 +297,7 @@ func (o ReadOptions) readPickle(h *Header, r io.Reader, first, stored int64) (*O
 		}
 		if int64(len(buf)) >= limit {
 			return nil, &ndarray.Error{Pkg: "npybridge", Err: ErrPickle, Offset: h.DataOffset, Cause: codecerr.ErrTooLarge,
-				Detail: fmt.Sprintf("the pickle is longer than %d bytes (ReadOptions.MaxObjectsSize)", limit)}
+				Detail: fmt.Sprintf("the pickle is longer than %d bytes", limit), Option: "ReadOptions.MaxObjectsSize"}
 		}
 		want = min(2*int64(len(buf)), limit)
 	}
@@ -320,9 +320,11 @@ func (h *Header) decodeObjects(data []byte, limit int64) (*ObjectArray, error) {
 			class = ndarray.ErrTruncated
 		}
 		// The reader's limits are, here, MaxObjectsSize.
-		detail := strings.NewReplacer("Options.MaxSize", "ReadOptions.MaxObjectsSize",
-			"Options.MaxAlloc", "ReadOptions.MaxObjectsSize").Replace(pe.Detail)
-		return nil, &ndarray.Error{Pkg: "npybridge", Err: class, Offset: h.DataOffset + pe.Offset, Detail: detail, Cause: pe.Err}
+		e := &ndarray.Error{Pkg: "npybridge", Err: class, Offset: h.DataOffset + pe.Offset, Detail: pe.Detail, Cause: pe.Err}
+		if pe.Option != "" {
+			e.Option = "ReadOptions.MaxObjectsSize"
+		}
+		return nil, e
 	}
 	a, ok := v.(*ObjectArray)
 	if !ok {

@@ -56,7 +56,11 @@ func (h *httpSource) host() string { return h.server }
 func (h *httpSource) request(ctx context.Context, method string) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, method, h.url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("remote: %s: %v", h.name, strings.ReplaceAll(err.Error(), h.url, h.name))
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // it quotes the URL, which may hold a secret
+		}
+		return nil, fmt.Errorf("remote: %s: %v", h.name, err)
 	}
 	return req, nil
 }

@@ -40,8 +40,7 @@ import (
 	"time"
 
 	"github.com/ndpack/ndpack/dialect"
-	"github.com/ndpack/ndpack/ext110"
-	"github.com/ndpack/ndpack/npybridge"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // errUsage marks errors in how the command was called: exit status 2.
@@ -205,29 +204,38 @@ func describe(name string, err error) string {
 	if pe, ok := err.(*os.PathError); ok {
 		name, err = pe.Path, pe.Err // it names the file it is about
 	}
-	msg := err.Error()
-	if errors.Is(err, ext110.ErrNonstandard) {
-		msg = strings.Replace(msg, "Options.AllowNonstandard", "--allow-nonstandard", 1)
-		if !strings.Contains(msg, "--allow-nonstandard") {
-			msg += " (--allow-nonstandard sends it anyway)"
-		}
+	msg := withFlags(err)
+	if errors.Is(err, dialect.ErrPickle) && !strings.Contains(msg, "--objects") {
+		msg += " (--objects reads it, running nothing in the pickle)"
 	}
-	if errors.Is(err, npybridge.ErrObjectArray) || errors.Is(err, dialect.ErrPickle) {
-		// The library names its option; the command has a flag for it.
-		if i := strings.Index(msg, "never read unless"); i >= 0 {
-			msg = msg[:i] + "read only with --objects"
-		} else if !strings.Contains(msg, "--objects") {
-			msg += " (--objects reads it, running nothing in the pickle)"
-		}
-	}
-	// The object arrays' limit is a flag too.
-	msg = strings.NewReplacer("ReadOptions.MaxObjectsSize", "--max-objects-size",
-		"Options.MaxSize", "--max-objects-size", "Options.MaxAlloc", "--max-objects-size",
-		"ReadOptions.MaxHeaderSize", "--max-header-size").Replace(msg)
 	if name != "" && name != "-" {
 		msg = displayName(name) + ": " + msg
 	}
 	return redactURLs(msg) // no credentials in messages, wherever a URL came from
+}
+
+// flagOf is the command's flag for each library option its errors name.
+var flagOf = map[string]string{
+	"ReadOptions.MaxObjectsSize":    "--max-objects-size",
+	"ReadOptions.MaxHeaderSize":     "--max-header-size",
+	"ReadOptions.AllowObjects":      "--objects",
+	"Options.AllowNonstandard":      "--allow-nonstandard",
+	"ArrayOptions.AllowNonstandard": "--allow-nonstandard",
+}
+
+// withFlags is err's message, with the library option that decided it (an
+// *ndarray.Error's Option) named by the command's flag for it: the typed
+// error's own rendering is swapped for its rendering with the flag, so
+// that no other text of the message is touched.
+func withFlags(err error) string {
+	msg := err.Error()
+	var ne *ndarray.Error
+	if errors.As(err, &ne) && flagOf[ne.Option] != "" {
+		flagged := *ne
+		flagged.Option = flagOf[ne.Option]
+		msg = strings.Replace(msg, ne.Error(), flagged.Error(), 1)
+	}
+	return msg
 }
 
 // versionText says which ndpack this is (the module version, or the

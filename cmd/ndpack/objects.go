@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -48,6 +49,10 @@ func pickledObjects(name string, b []byte, why error, maxSize int64) (arraySourc
 			MaxSize:     limit,
 			ObjectArray: func(shape []int, values []any) any { return &npybridge.ObjectArray{Shape: shape, Values: values} },
 		})
+		var pe *pickle.Error
+		if errors.As(err, &pe) && pe.Option != "" {
+			pe.Option = "--max-objects-size" // the bound set here, by its flag
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -36,7 +36,7 @@ np.save(os.path.join(d, "evil.npy"), e)
 
 	r := cli(t, nil, "inspect", filepath.Join(dir, "obj.npy"))
 	assert.Equal(t, 1, r.code)
-	assert.Contains(t, r.stderr, "object array (pickle), which is read only with --objects")
+	assert.Contains(t, r.stderr, "object array (pickle), which is read, as data and running nothing, only when allowed (--objects)")
 
 	r = cli(t, nil, "inspect", "--objects", filepath.Join(dir, "obj.npy"))
 	require.Equal(t, 0, r.code, r.stderr)

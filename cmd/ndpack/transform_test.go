@@ -262,6 +262,7 @@ a = np.zeros(3, dt)
 a["field_4999"] = [1.5, -2, 3]
 np.save(os.path.join(d, "wide.npy"), a)
 np.savez(os.path.join(d, "wide.npz"), wide=a)
+np.savez(os.path.join(d, "named.npz"), **{"ReadOptions.MaxHeaderSize": a})
 with open(os.path.join(d, "wide.npy"), "rb") as f:
     f.read(8)
     hlen = int.from_bytes(f.read(4), "little")
@@ -291,6 +292,11 @@ print(json.dumps({"hlen": hlen, "dtype": v.dtype.str, "shape": list(v.shape), "h
 	r := cli(t, nil, "inspect", p("wide.npy"))
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "--max-header-size")
+	// The flag is put for the option the error names as data, and no other
+	// text is touched: a member named after the option keeps its name
+	// (a text replacer turned it into the flag).
+	r = cli(t, nil, "convert", p("named.npz")+":ReadOptions.MaxHeaderSize", p("o.npy"))
+	assert.Equal(t, "ndpack: "+p("named.npz")+`: member "ReadOptions.MaxHeaderSize": npybridge: header too large at byte 8: header of `+limit+" bytes exceeds the limit of 10000 (--max-header-size)\n", r.stderr)
 
 	// Read with it, as numpy reads with max_header_size.
 	r = cli(t, nil, "convert", "--max-header-size", limit, "--field", "field_4999", p("wide.npy"), p("f.npy"))

@@ -46,12 +46,22 @@ func (e *closedError) Is(target error) bool {
 // Format renders a failure as "PKG: CLASS at byte N: DETAIL: CAUSE", leaving
 // out the offset when it is negative and the parts that are empty.
 func Format(pkg string, class error, offset int64, detail string, cause error) string {
+	return FormatOption(pkg, class, offset, detail, "", cause)
+}
+
+// FormatOption is Format with the option that decides what failed (a
+// bound or a permission, "ReadOptions.MaxHeaderSize") after the detail, in
+// parentheses: "PKG: CLASS at byte N: DETAIL (OPTION): CAUSE".
+func FormatOption(pkg string, class error, offset int64, detail, option string, cause error) string {
 	s := pkg + ": " + class.Error()
 	if offset >= 0 {
 		s += " at byte " + strconv.FormatInt(offset, 10)
 	}
 	if detail != "" {
 		s += ": " + detail
+	}
+	if option != "" {
+		s += " (" + option + ")"
 	}
 	if cause != nil {
 		s += ": " + cause.Error()

@@ -59,6 +59,10 @@ type Error struct {
 	Err    error  // ErrTruncated or ErrShort
 	Offset int64  // the first byte that is missing
 	Detail string // the file's size and the bytes being read
+	// Size is the file's size when the error was found (-1 if unknown),
+	// and From and To the bytes being read: what Detail says, as data,
+	// for a caller that words it otherwise.
+	Size, From, To int64
 }
 
 // Error formats the failure as "filesection: CLASS at byte N: DETAIL".
@@ -77,7 +81,7 @@ func errorAt(class error, name string, size, at, from, to int64) error {
 			detail = fmt.Sprintf("bytes %d to %d were being read", from, to)
 		}
 	}
-	return &os.PathError{Op: "read", Path: name, Err: &Error{Err: class, Offset: at, Detail: detail}}
+	return &os.PathError{Op: "read", Path: name, Err: &Error{Err: class, Offset: at, Detail: detail, Size: size, From: from, To: to}}
 }
 
 // Section is n bytes of a file starting at off, read through Read or, fast,

@@ -296,7 +296,9 @@ type decoder struct {
 func (d *decoder) charge(n int64) error {
 	d.budget -= n
 	if d.budget < 0 {
-		return errAt(ErrTooLarge, d.opStart, "the values would take more than %d bytes (Options.MaxAlloc)", d.opts.MaxAlloc)
+		e := errAt(ErrTooLarge, d.opStart, "the values would take more than %d bytes", d.opts.MaxAlloc)
+		e.Option = "Options.MaxAlloc"
+		return e
 	}
 	return nil
 }

@@ -31,11 +31,15 @@ type Error struct {
 	Err    error  // the class: one of the sentinel errors
 	Offset int64  // byte offset in the stream; -1 when none applies
 	Detail string // what was wrong, naming the opcode or global
+	// Option is the bound of Options that refused the stream
+	// ("Options.MaxSize"), if one did: the caller, who has its own name
+	// for that bound, may rename it.
+	Option string
 }
 
-// Error formats the failure as "pickle: CLASS at byte N: DETAIL".
+// Error formats the failure as "pickle: CLASS at byte N: DETAIL (OPTION)".
 func (e *Error) Error() string {
-	return codecerr.Format("pickle", e.Err, e.Offset, e.Detail, nil)
+	return codecerr.FormatOption("pickle", e.Err, e.Offset, e.Detail, e.Option, nil)
 }
 
 // Unwrap returns the class, so that errors.Is matches it.

@@ -690,7 +690,9 @@ func (f *freezer) freeze(v any, depth int, at int) (any, int64, error) {
 	add := func(k int64) error {
 		total += k
 		if total > d.opts.MaxSize {
-			return errAt(ErrTooLarge, n.at, "the values would be more than %d bytes written out, shared ones repeated where they appear (Options.MaxSize)", d.opts.MaxSize)
+			e := errAt(ErrTooLarge, n.at, "the values would be more than %d bytes written out, shared ones repeated where they appear", d.opts.MaxSize)
+			e.Option = "Options.MaxSize"
+			return e
 		}
 		return nil
 	}

@@ -1,6 +1,7 @@
 package avro
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ndpack/ndpack/internal/codecerr"
@@ -59,7 +60,8 @@ func (o ArrayOptions) appendArrayHead(dst []byte, a *ndarray.Array, room int) ([
 		return dst, errAt(ErrDoesNotFit, -1, "the record dtype %s cannot be carried by YEP-113's ndarray record, which has a typestr and no descr", a.DType)
 	}
 	if !a.DType.IsStandard() && !o.AllowNonstandard {
-		return dst, errAt(ErrNonstandard, -1, "%s is outside YEP-110's standard kinds (b, i, u, f, c); set ArrayOptions.AllowNonstandard to send it", a.DType)
+		return dst, &ndarray.Error{Pkg: "avro", Err: ErrNonstandard, Offset: -1, Option: "ArrayOptions.AllowNonstandard",
+			Detail: fmt.Sprintf("%s is outside YEP-110's standard kinds (b, i, u, f, c); it is sent only when allowed", a.DType)}
 	}
 	for i, d := range a.Shape {
 		if d > math.MaxInt32 {
