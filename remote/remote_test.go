@@ -57,6 +57,19 @@ func newServer(t *testing.T, data []byte) *server {
 
 func (s *server) url() string { return s.srv.URL + "/obj.bin" }
 
+// seenRequests are the Range and other headers of the GETs served.
+type seenRequests struct {
+	ranges  []string
+	headers []http.Header
+}
+
+// seen returns what the GETs so far asked, under the server's lock.
+func (s *server) seen() seenRequests {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return seenRequests{append([]string(nil), s.ranges...), append([]http.Header(nil), s.headers...)}
+}
+
 type countingWriter struct {
 	http.ResponseWriter
 	n *atomic.Int64
@@ -184,8 +197,8 @@ func TestHTTPReadAt(t *testing.T) {
 	if got := s.settled(1010); got != 1010 {
 		t.Errorf("%d bytes served, want 1010", got)
 	}
-	if want := []string{"bytes=5000-5999", "bytes=99990-99999"}; fmt.Sprint(s.ranges) != fmt.Sprint(want) {
-		t.Errorf("ranges %q, want %q", s.ranges, want)
+	if want := []string{"bytes=5000-5999", "bytes=99990-99999"}; fmt.Sprint(s.seen().ranges) != fmt.Sprint(want) {
+		t.Errorf("ranges %q, want %q", s.seen().ranges, want)
 	}
 }
 
@@ -276,8 +289,8 @@ func TestHTTPResumesCutBody(t *testing.T) {
 	}
 	// Resumed from the byte reached each time.
 	want := []string{"bytes=1000-100999", "bytes=8000-100999", "bytes=15000-100999", "bytes=22000-100999"}
-	if fmt.Sprint(s.ranges) != fmt.Sprint(want) {
-		t.Errorf("ranges %q, want %q", s.ranges, want)
+	if fmt.Sprint(s.seen().ranges) != fmt.Sprint(want) {
+		t.Errorf("ranges %q, want %q", s.seen().ranges, want)
 	}
 }
 
@@ -298,8 +311,8 @@ func TestHTTPTruncatedAfterThreeResumes(t *testing.T) {
 	if err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}
-	if len(s.ranges) != 6 {
-		t.Errorf("%d GETs, want 6", len(s.ranges))
+	if len(s.seen().ranges) != 6 {
+		t.Errorf("%d GETs, want 6", len(s.seen().ranges))
 	}
 }
 
@@ -352,7 +365,7 @@ func TestHTTPValidators(t *testing.T) {
 		if n, err := o.ReadAt(p, 50); n != 100 || err != nil || !bytes.Equal(p, data[50:150]) {
 			t.Fatalf("%q: ReadAt: %d, %v", tc.etag, n, err)
 		}
-		h := s.headers[0]
+		h := s.seen().headers[0]
 		if h.Get("If-Match") != tc.ifMatch || h.Get("If-Range") != tc.ifRange {
 			t.Errorf("ETag %q: sent If-Match %q, If-Range %q; want %q, %q", tc.etag, h.Get("If-Match"), h.Get("If-Range"), tc.ifMatch, tc.ifRange)
 		}
@@ -392,12 +405,12 @@ func TestHTTPRedirectSendsNoReferer(t *testing.T) {
 	if _, err := o.ReadAt(make([]byte, 10), 5); err != nil {
 		t.Fatal(err)
 	}
-	for _, h := range s.headers {
+	for _, h := range s.seen().headers {
 		if ref := h.Get("Referer"); ref != "" {
 			t.Errorf("a redirected GET sent Referer %q", ref)
 		}
 	}
-	if len(s.headers) == 0 {
+	if len(s.seen().headers) == 0 {
 		t.Fatal("no GET reached the server redirected to")
 	}
 }
@@ -463,8 +476,8 @@ func TestHTTPNoHead(t *testing.T) {
 	if n, err := o.ReadAt(p, 4900); n != 100 || err != nil || !bytes.Equal(p, data[4900:]) {
 		t.Fatalf("ReadAt: %d, %v", n, err)
 	}
-	if fmt.Sprint(s.ranges) != "[bytes=0-0 bytes=4900-4999]" {
-		t.Errorf("ranges %q", s.ranges)
+	if fmt.Sprint(s.seen().ranges) != "[bytes=0-0 bytes=4900-4999]" {
+		t.Errorf("ranges %q", s.seen().ranges)
 	}
 }
 
