@@ -74,10 +74,17 @@ type Options struct {
 	// HTTPClient makes the requests to http:// and https:// objects;
 	// nil means http.DefaultClient.
 	HTTPClient *http.Client
-	// PartSize is the size of the parts an S3 Writer uploads, and so the
-	// memory it holds; 0 means 8 MiB. S3 refuses parts under
-	// 5 MiB but the last, so smaller values are refused.
+	// PartSize is the size of the parts a large read fetches at once
+	// and an S3 Writer uploads: 0 means 8 MiB, as S3's guidelines
+	// advise. S3 refuses upload parts under 5 MiB but the last, so Create
+	// refuses smaller values; reads take parts of 64 KiB or more.
 	PartSize int64
+	// Concurrency is how many parts a large read fetches, and a Writer
+	// uploads, at once, each on a connection of its own: 0 means 8. A
+	// store that caps each connection's speed (S3 serves about 5 Gbit/s a
+	// connection) is read and written that many times as fast; the memory
+	// held is at most Concurrency parts.
+	Concurrency int
 	// ErrorLog receives what a reader should know that is not an error:
 	// that a server ignores Range requests, and its object is read whole,
 	// once. nil means the log package's standard logger.
@@ -87,6 +94,27 @@ type Options struct {
 	// that cannot wait a minute.
 	stall, abortWait time.Duration
 }
+
+func (o Options) partSize() int64 {
+	if o.PartSize <= 0 {
+		return defaultPartSize
+	}
+	return max(o.PartSize, minReadPart)
+}
+
+func (o Options) concurrency() int {
+	if o.Concurrency <= 0 {
+		return defaultConcurrency
+	}
+	return o.Concurrency
+}
+
+// defaultConcurrency is Options.Concurrency's default; minReadPart the
+// smallest part a read fetches.
+const (
+	defaultConcurrency = 8
+	minReadPart        = 64 << 10
+)
 
 // logf logs through ErrorLog.
 func (o Options) logf(format string, args ...any) {
@@ -151,6 +179,11 @@ type Object struct {
 
 	spoolMu sync.Mutex
 	spool   *spool // once the server was found to ignore Range
+
+	// ranged is closed once a ranged request was answered with the range:
+	// a parallel read waits for that before it asks for more than one.
+	ranged     chan struct{}
+	rangedOnce sync.Once
 }
 
 // Open opens the object at rawURL (http://, https:// or s3://BUCKET/KEY)
@@ -174,7 +207,7 @@ func (o Options) Open(ctx context.Context, rawURL string) (*Object, error) {
 	if stall <= 0 {
 		stall = defaultStall
 	}
-	obj := &Object{ctx: ctx, src: src, name: name, size: size, ver: ver, stall: stall, opts: o}
+	obj := &Object{ctx: ctx, src: src, name: name, size: size, ver: ver, stall: stall, opts: o, ranged: make(chan struct{})}
 	if whole != nil {
 		obj.spoolFrom(whole)
 	}
@@ -239,10 +272,17 @@ func (r *Object) ReadAt(p []byte, off int64) (int, error) {
 
 // Stream returns a reader of the n bytes at off (fewer if the object ends
 // first), fetched by one request as they are read and resumed where a body
-// is cut short. Close it when done.
+// is cut short. A range of more than two parts (Options.PartSize) is
+// fetched in parts on Options.Concurrency connections at once and handed
+// on in order, in memory of at most that many parts. Close it when done.
 func (r *Object) Stream(off, n int64) io.ReadCloser {
-	end := min(r.size, off+max(n, 0))
-	return &stream{obj: r, off: max(off, 0), end: max(end, off)}
+	off = max(off, 0)
+	end := max(min(r.size, off+max(n, 0)), off)
+	part, conc := r.opts.partSize(), r.opts.concurrency()
+	if conc > 1 && end-off > 2*part && !r.spooled() {
+		return newParallel(r, off, end, part, conc)
+	}
+	return &stream{obj: r, off: off, end: end}
 }
 
 // stream reads the bytes [off, end) of an object.
@@ -263,6 +303,17 @@ type stream struct {
 	// stalled says it did, for the error message.
 	watch   *time.Timer
 	stalled atomic.Bool
+	// ctx, when set, governs this stream's requests instead of the
+	// Object's (a part of a parallel read, ended with its read).
+	ctx context.Context
+}
+
+// context is what governs the stream's requests.
+func (s *stream) context() context.Context {
+	if s.ctx != nil {
+		return s.ctx
+	}
+	return s.obj.ctx
 }
 
 func (s *stream) Read(p []byte) (int, error) {
@@ -280,7 +331,7 @@ func (s *stream) Read(p []byte) (int, error) {
 	}
 	for {
 		if s.body == nil {
-			body, whole, err := s.obj.src.get(s.obj.ctx, s.off, s.end-s.off, s.obj.ver)
+			body, whole, err := s.obj.src.get(s.context(), s.off, s.end-s.off, s.obj.ver)
 			var te *transportError
 			if errors.As(err, &te) {
 				// No answer came (a connection reset, say): tried again
@@ -303,6 +354,8 @@ func (s *stream) Read(p []byte) (int, error) {
 			s.body, s.skip, s.brought = body, 0, false
 			if whole {
 				s.skip = s.off
+			} else {
+				s.obj.rangedOnce.Do(func() { close(s.obj.ranged) })
 			}
 		}
 		if s.skip > 0 {
@@ -341,7 +394,7 @@ func (s *stream) Read(p []byte) (int, error) {
 // the n bytes to deliver and the error that ends the stream, if any.
 func (s *stream) cut(n int, err error) (int, error) {
 	s.close()
-	if cerr := s.obj.ctx.Err(); cerr != nil {
+	if cerr := s.context().Err(); cerr != nil {
 		s.err = fmt.Errorf("remote: %s: %w", s.obj.name, cerr)
 		return n, s.err
 	}

@@ -44,6 +44,7 @@ type server struct {
 	shortRanges int       // answer a range with at most this many bytes, honestly (206 of a shorter range)
 	noGetETag   bool      // give no ETag with GET answers
 	cutPlan     []int     // cut the next GETs' bodies after these many bytes, one each
+	onGet       func(start bool) // called as each GET starts and ends
 	modified    time.Time // the Last-Modified time, if not the default
 	headers     []http.Header
 }
@@ -83,6 +84,10 @@ func (w countingWriter) Write(p []byte) (int, error) {
 
 func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
+	if f := s.onGet; f != nil && r.Method == http.MethodGet {
+		f(true)
+		defer f(false)
+	}
 	if s.status != 0 || s.noHead && r.Method == http.MethodHead {
 		status := s.status
 		if status == 0 {
@@ -151,6 +156,10 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	http.ServeContent(cw, r, "obj.bin", modified, bytes.NewReader(data))
 }
+
+// quietLog is an ErrorLog that keeps what it is told from the test's
+// output.
+func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }
 
 func testData(n int) []byte {
 	b := make([]byte, n)

@@ -1,0 +1,82 @@
+package remote_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ndpack/ndpack/remote"
+)
+
+// A read of more than two parts is fetched in parts on Concurrency
+// connections at once, never more, and handed on in order; each part is
+// resumed where its body is cut, and a change of the object fails the read.
+func TestParallelStream(t *testing.T) {
+	data := testData(20<<20 + 12345)
+	s := newServer(t, data)
+	var inFlight, most atomic.Int64
+	s.onGet = func(start bool) {
+		if !start {
+			inFlight.Add(-1)
+			return
+		}
+		n := inFlight.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+	}
+	o, err := remote.Options{PartSize: 1 << 20, Concurrency: 4}.Open(context.Background(), s.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A first ranged answer shows the server takes ranges.
+	if _, err := o.ReadAt(make([]byte, 10), 0); err != nil {
+		t.Fatal(err)
+	}
+	s.cutPlan = []int{5000, 0, 100000} // three bodies cut, among the parts
+	r := o.Stream(100, int64(len(data)))
+	got, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || !bytes.Equal(got, data[100:]) {
+		t.Fatalf("Stream: %d bytes, equal %v, %v", len(got), bytes.Equal(got, data[100:]), err)
+	}
+	if m := most.Load(); m > 4 || m < 2 {
+		t.Errorf("%d requests at once, want 2 to 4", m)
+	}
+	if g := s.gets.Load(); g != 1+21+3 {
+		t.Errorf("%d GETs, want 25: the first, 21 parts and 3 resumes", g)
+	}
+	// A change between parts fails the read.
+	s.mu.Lock()
+	s.changeAfter = int(s.gets.Load()) + 3
+	s.mu.Unlock()
+	_, err = io.ReadAll(o.Stream(0, int64(len(data))))
+	if !errors.Is(err, remote.ErrChanged) {
+		t.Errorf("a change mid-read: %v, want ErrChanged", err)
+	}
+}
+
+// A server that ignores Range is read once, whole, even by a parallel
+// read: the parts after the first wait for it to show it takes ranges.
+func TestParallelStreamIgnoredRange(t *testing.T) {
+	data := testData(10 << 20)
+	s := newServer(t, data)
+	s.ignoreRange = true
+	o, err := remote.Options{PartSize: 1 << 20, Concurrency: 8, ErrorLog: quietLog()}.Open(context.Background(), s.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	got, err := io.ReadAll(o.Stream(5, int64(len(data))))
+	if err != nil || !bytes.Equal(got, data[5:]) {
+		t.Fatalf("Stream: %d bytes, %v", len(got), err)
+	}
+	if g := s.gets.Load(); g != 1 {
+		t.Errorf("%d GETs, want 1", g)
+	}
+}
+
+var _ = http.MethodGet
