@@ -370,6 +370,27 @@ func TestProgramServe(t *testing.T) {
 	assert.ErrorContains(t, err, `[s] limits: the string "wide" is not a array`)
 }
 
+// Close right after Serve returns waits for the last save of the state:
+// the state is kept from the moment Serve returns, not from when the
+// serving goroutine gets round to it.
+func TestProgramServeThenClose(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	for i := range 20 {
+		p := &Program{Kind: "stage", Traits: []string{"has-position"}, Stderr: io.Discard, New: func(d *Daemon) error {
+			d.Set("position", float64(i))
+			return nil
+		}}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		d, err := p.Serve(l, "s", map[string]any{})
+		require.NoError(t, err)
+		require.NoError(t, d.Close())
+		text, err := os.ReadFile(StateFile("stage", "s"))
+		require.NoError(t, err, "run %d", i)
+		assert.Contains(t, string(text), fmt.Sprintf("position = %d.0\n", i))
+	}
+}
+
 // A misspelt trait in Program.Traits stops the daemon at start, naming
 // the trait and the ones yaq has.
 func TestProgramUnknownTrait(t *testing.T) {

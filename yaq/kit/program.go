@@ -454,18 +454,33 @@ func (p *Program) Serve(l net.Listener, name string, table map[string]any) (*Dae
 	if d == nil {
 		return nil, fmt.Errorf("[%s] is disabled (enable = false)", name)
 	}
-	go p.serveOnce(d, l)
+	// The state is kept from now, so that a Close right after Serve
+	// returns still waits for its last save.
+	d.startKeepingState()
+	go p.serveKept(d, l)
 	return d, nil
+}
+
+// startKeepingState starts saving d's state file, until d closes and the
+// state has been saved for the last time, which Close waits for.
+func (d *Daemon) startKeepingState() {
+	saved := make(chan struct{})
+	d.mu.Lock()
+	d.stateSaved = saved
+	d.mu.Unlock()
+	go func() { d.keepState(StateFile(d.Kind(), d.Name), d.loaded, d.Context().Done()); close(saved) }()
 }
 
 // serveOnce serves d on l until it closes, keeping its state file, and
 // reports whether it was shut down to restart.
 func (p *Program) serveOnce(d *Daemon, l net.Listener) (restart bool, err error) {
+	d.startKeepingState()
+	return p.serveKept(d, l)
+}
+
+// serveKept is serveOnce once the state is kept.
+func (p *Program) serveKept(d *Daemon, l net.Listener) (restart bool, err error) {
 	k := d
-	k.mu.Lock()
-	k.stateSaved = make(chan struct{})
-	k.mu.Unlock()
-	go func() { k.keepState(StateFile(d.Kind(), d.Name), k.loaded, d.Context().Done()); close(k.stateSaved) }()
 	if v, _ := d.Config["loop_at_startup"].(bool); v && k.traits["has-measure-trigger"] {
 		k.measure(true)
 	}
