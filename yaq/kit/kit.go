@@ -385,7 +385,13 @@ func (k *Daemon) handle(method string, h func(p []any) (any, error)) {
 // behaviour yaqd-core gives it.
 func (k *Daemon) installDefaults() {
 	d := k
-	k.handle("get_state", func([]any) (any, error) { return yaqtoml.Text(k.stateSnapshot()), nil })
+	k.handle("get_state", func([]any) (any, error) {
+		text, err := yaqtoml.Marshal(k.stateSnapshot())
+		if err != nil {
+			return nil, fmt.Errorf("the state cannot be written as TOML: %w", err)
+		}
+		return string(text), nil
+	})
 	k.handle("shutdown", func(p []any) (any, error) {
 		restart, _ := p[0].(bool)
 		k.mu.Lock()

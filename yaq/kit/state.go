@@ -3,7 +3,6 @@ package kit
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log"
 	"os"
@@ -81,9 +80,19 @@ func (k *Daemon) loadState(path string) []byte {
 
 // saveState writes the state file if the state differs from what was last
 // written (or read), through a temporary file renamed over it, so that a
-// crash leaves the old state or the new, never half of one.
+// crash leaves the old state or the new, never half of one. A state that
+// TOML cannot hold, or whose file loadState would set aside (over
+// maxTOMLFile), is not written: the file keeps the last state written, and
+// the error says why.
 func (k *Daemon) saveState(path string, last *string) error {
-	text := yaqtoml.Text(k.stateSnapshot())
+	b, err := yaqtoml.Marshal(k.stateSnapshot())
+	if err != nil {
+		return fmt.Errorf("the state cannot be written as TOML: %w", err)
+	}
+	if len(b) > maxTOMLFile {
+		return fmt.Errorf("the state takes %d bytes as TOML, over the %d a state file may hold", len(b), maxTOMLFile)
+	}
+	text := string(b)
 	if text == *last {
 		return nil
 	}
@@ -94,7 +103,7 @@ func (k *Daemon) saveState(path string, last *string) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(tmp, text)
+	_, err = tmp.Write(b)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -114,22 +123,30 @@ func (k *Daemon) saveState(path string, last *string) error {
 
 // keepState saves the state at most once a second while the daemon runs,
 // then once more when it has closed and its tasks have ended; loaded is
-// the file's text as loadState read it.
+// the file's text as loadState read it. An error is logged when it first
+// comes, not again each second while it lasts.
 func (k *Daemon) keepState(path string, loaded []byte, done <-chan struct{}) {
-	last := string(loaded)
+	last, lastErr := string(loaded), ""
+	save := func() {
+		err := k.saveState(path, &last)
+		switch {
+		case err == nil:
+			lastErr = ""
+		case err.Error() != lastErr:
+			lastErr = err.Error()
+			k.Logf("error", "saving the state to %s: %v", path, err)
+		}
+	}
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			if err := k.saveState(path, &last); err != nil {
-				k.Logf("error", "saving the state: %v", err)
-			}
+			save()
 		case <-done:
 			k.tasks.Wait()
-			if err := k.saveState(path, &last); err != nil {
-				k.Logf("error", "saving the state: %v", err)
-			}
+			lastErr = "" // the last word is always logged
+			save()
 			return
 		}
 	}
