@@ -173,3 +173,31 @@ func TestProgramSIGHUPKeepsRunningOnABadConfig(t *testing.T) {
 		t.Fatal("shutdown did not end the program")
 	}
 }
+
+// The state file is written as every file of the module is, through
+// internal/atomicfile: a state file that is a link to a file elsewhere
+// stays a link, and the file it leads to gets the new state; no
+// temporary file is left beside it.
+func TestStateFileThroughALink(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	elsewhere := filepath.Join(t.TempDir(), "kept-state.toml")
+	require.NoError(t, os.WriteFile(elsewhere, []byte("position = 1.5\n"), 0o600))
+	statePath := StateFile("stage", "d")
+	require.NoError(t, os.MkdirAll(filepath.Dir(statePath), 0o755))
+	require.NoError(t, os.Symlink(elsewhere, statePath))
+	d, _, _ := serveStage(t, nil)
+	assert.Equal(t, 1.5, d.Float("position"), "read through the link")
+	d.Set("position", 2.5)
+	closeWithin(t, d, 5*time.Second)
+	fi, err := os.Lstat(statePath)
+	require.NoError(t, err)
+	assert.True(t, fi.Mode()&os.ModeSymlink != 0, "still a link")
+	text, err := os.ReadFile(elsewhere)
+	require.NoError(t, err)
+	assert.Equal(t, "destination = nan\nposition = 2.5\n", string(text))
+	for _, dir := range []string{filepath.Dir(statePath), filepath.Dir(elsewhere)} {
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Len(t, entries, 1, "nothing but the file in %s", dir)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/atomicfile"
 	"github.com/ndpack/ndpack/internal/yaqtoml"
 )
 
@@ -79,11 +80,11 @@ func (k *Daemon) loadState(path string) []byte {
 }
 
 // saveState writes the state file if the state differs from what was last
-// written (or read), through a temporary file renamed over it, so that a
-// crash leaves the old state or the new, never half of one. A state that
-// TOML cannot hold, or whose file loadState would set aside (over
-// maxTOMLFile), is not written: the file keeps the last state written, and
-// the error says why.
+// written (or read), through internal/atomicfile (a temporary file beside
+// it, synced and renamed over it), so that a crash leaves the old state or
+// the new, never half of one. A state that TOML cannot hold, or whose file
+// loadState would set aside (over maxTOMLFile), is not written: the file
+// keeps the last state written, and the error says why.
 func (k *Daemon) saveState(path string, last *string) error {
 	b, err := yaqtoml.Marshal(k.stateSnapshot())
 	if err != nil {
@@ -99,22 +100,14 @@ func (k *Daemon) saveState(path string, last *string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	// 0644, as yaqd-core's open() makes it; a file there keeps its mode.
+	err = atomicfile.Write(path, 0o644, func(f *os.File) error {
+		if _, err := f.Write(b); err != nil {
+			return err
+		}
+		return f.Sync() // the state outlives a power loss, as a database's would
+	})
 	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
 		return err
 	}
 	*last = text
