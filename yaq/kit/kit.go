@@ -3,6 +3,7 @@ package kit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -65,7 +66,9 @@ type Sensor struct {
 // the fields below. A Program hands each daemon it makes to New; a Daemon
 // made any other way has no server, and its methods act on its own state
 // alone (Kind answers "", Go runs tasks with an ended context), never
-// panicking.
+// panicking. The server's Busy and State hooks are the kit's: a daemon
+// whose New sets either is refused at start (SetBusy and Set say what they
+// answer).
 type Daemon struct {
 	*yaq.Daemon
 
@@ -125,9 +128,22 @@ func newKit(server *yaq.Daemon, c *Composed) *Daemon {
 		k.mappingID = 1
 		k.mappings = map[string]any{"mapping_id": int64(1)}
 	}
-	server.Busy = k.isBusy
-	server.State = k.stateSnapshot
 	return k
+}
+
+// installHooks gives the server the kit's answers to busy and get_state,
+// once Program.New has run. A hook New set itself would silently replace
+// the kit's (busy would no longer follow SetBusy, nor get_state the state
+// fields), so it is refused with an error that says what to do instead.
+func (d *Daemon) installHooks() error {
+	switch {
+	case d.Busy != nil:
+		return errors.New("Program.New set Daemon.Busy, which the kit sets: busy answers what SetBusy sets (register a handler for busy with Handle to answer it otherwise)")
+	case d.State != nil:
+		return errors.New("Program.New set Daemon.State, which the kit sets: get_state answers the state fields, set with Set (register a handler for get_state with Handle to answer it otherwise)")
+	}
+	d.Busy, d.State = d.isBusy, d.stateSnapshot
+	return nil
 }
 
 func (k *Daemon) isBusy() bool {

@@ -101,7 +101,9 @@ type Program struct {
 	// its state loaded, and it answers its traits' messages already; New
 	// sets what they need (Position, Sensor, ...) and registers handlers
 	// for its own messages or to override a trait's. It may start
-	// goroutines with Daemon.Go. nil: the traits' defaults alone.
+	// goroutines with Daemon.Go. It must leave the Busy and State hooks
+	// of the embedded yaq.Daemon to the kit: a daemon whose New sets
+	// either is an error at start. nil: the traits' defaults alone.
 	New func(d *Daemon) error
 	// Stdout and Stderr receive --protocol and --version, and the logs
 	// and errors; nil means os.Stdout and os.Stderr.
@@ -593,6 +595,10 @@ func (p *Program) makeDaemonOn(path, name string, table map[string]any, logLevel
 			closeLog()
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
+	}
+	if err := d.installHooks(); err != nil {
+		closeLog()
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := d.checkHandled(); err != nil {
 		closeLog()
