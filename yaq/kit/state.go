@@ -44,7 +44,7 @@ func xdgHome(env, fallback string) string {
 // own with one log line, and the daemon starts from its defaults, as
 // yaqd-core ignores such a file; a field whose saved value no longer fits
 // its type takes its default.
-func (k *Daemon) loadState(path string) []byte {
+func (d *Daemon) loadState(path string) []byte {
 	saved, text, err := readTOMLFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		msg := fmt.Sprintf("state file %s: %v; starting from the defaults", path, err)
@@ -53,28 +53,28 @@ func (k *Daemon) loadState(path string) []byte {
 		} else {
 			msg += fmt.Sprintf(" (it could not be set aside: %v)", aerr)
 		}
-		k.Logf("warning", "%s", msg)
+		d.Logf("warning", "%s", msg)
 	}
 	if saved == nil {
 		saved = map[string]any{}
 	}
-	tree, _ := k.composed.tree["state"].(map[string]any)
+	tree, _ := d.composed.tree["state"].(map[string]any)
 	for name, v := range saved {
-		k.state[name] = v
+		d.state[name] = v
 	}
-	for _, name := range sortedKeys(k.composed.state) {
-		s := k.composed.state[name]
+	for _, name := range sortedKeys(d.composed.state) {
+		s := d.composed.state[name]
 		if v, has := saved[name]; has {
 			if x, err := checkValue(s, v, name); err == nil {
-				k.state[name] = x
+				d.state[name] = x
 				continue
 			} else {
-				k.Logf("warning", "state file %s: %v; using the default", path, err)
+				d.Logf("warning", "state file %s: %v; using the default", path, err)
 			}
 		}
 		f, _ := tree[name].(map[string]any)
 		def, _ := checkValue(s, deepCopy(f["default"]), name)
-		k.state[name] = def
+		d.state[name] = def
 	}
 	return text
 }
@@ -85,8 +85,8 @@ func (k *Daemon) loadState(path string) []byte {
 // the new, never half of one. A state that TOML cannot hold, or whose file
 // loadState would set aside (over maxTOMLFile), is not written: the file
 // keeps the last state written, and the error says why.
-func (k *Daemon) saveState(path string, last *string) error {
-	b, err := yaqtoml.Marshal(k.stateSnapshot())
+func (d *Daemon) saveState(path string, last *string) error {
+	b, err := yaqtoml.Marshal(d.stateSnapshot())
 	if err != nil {
 		return fmt.Errorf("the state cannot be written as TOML: %w", err)
 	}
@@ -118,16 +118,16 @@ func (k *Daemon) saveState(path string, last *string) error {
 // then once more when it has closed and its tasks have ended; loaded is
 // the file's text as loadState read it. An error is logged when it first
 // comes, not again each second while it lasts.
-func (k *Daemon) keepState(path string, loaded []byte, done <-chan struct{}) {
+func (d *Daemon) keepState(path string, loaded []byte, done <-chan struct{}) {
 	last, lastErr := string(loaded), ""
 	save := func() {
-		err := k.saveState(path, &last)
+		err := d.saveState(path, &last)
 		switch {
 		case err == nil:
 			lastErr = ""
 		case err.Error() != lastErr:
 			lastErr = err.Error()
-			k.Logf("error", "saving the state to %s: %v", path, err)
+			d.Logf("error", "saving the state to %s: %v", path, err)
 		}
 	}
 	t := time.NewTicker(time.Second)
@@ -137,7 +137,7 @@ func (k *Daemon) keepState(path string, loaded []byte, done <-chan struct{}) {
 		case <-t.C:
 			save()
 		case <-done:
-			k.tasks.Wait()
+			d.tasks.Wait()
 			lastErr = "" // the last word is always logged
 			save()
 			return
