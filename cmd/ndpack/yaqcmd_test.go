@@ -395,3 +395,32 @@ func TestYaqEscapesWhatAPeerSays(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
 	assert.Contains(t, r.stderr, `ValueError('\x1b]52;c;aGk=\a\x1b[2J')`)
 }
+
+// A peer that is no yaq daemon is named as such in one line, whatever
+// protocol it speaks: text (an HTTP server) or binary, whose first bytes
+// would make a frame of gigabytes.
+func TestYaqNotAYaqPeer(t *testing.T) {
+	for name, greeting := range map[string]string{
+		"HTTP":   "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n",
+		"binary": "\xab\xcd\xef\x01\x37\x91\x05\x1b]52;c;aGk=\a",
+	} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		go func() {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			c.Write([]byte(greeting))
+			c.Read(make([]byte, 100))
+		}()
+		r := cli(t, nil, "yaq", "--timeout", "5s", l.Addr().String())
+		l.Close()
+		assert.Equal(t, 1, r.code, name)
+		assert.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+		assert.Contains(t, r.stderr, "does not speak yaq (Avro RPC frames): it sent ", name)
+		assert.NotContains(t, r.stderr, "over the limit", name)
+		assert.NotContains(t, r.stderr, "\x1b", name)
+	}
+}
