@@ -1,11 +1,13 @@
 package yaqtoml
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
+	"github.com/ndpack/ndpack/internal/testutil/yaqrecord"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -47,4 +49,34 @@ want = {
 print("same" if d == want else repr(d))
 `, text)
 	assert.Equal(t, "same\n", string(out), "%s", text)
+}
+
+// What yaqd-core answered to get_config and get_state (tomli_w's TOML:
+// arrays over lines with a trailing comma, NaN and infinities, tables),
+// recorded beside the repository, Decode reads, and Marshal writes again as
+// TOML Decode reads back equal.
+func TestDecodesWhatYaqdCoreWrote(t *testing.T) {
+	seen := 0
+	for _, kind := range yaqrecord.Kinds {
+		_, _, calls := yaqrecord.Read(t, "../../../shared/yaq/", kind)
+		for _, c := range calls {
+			if c.Method != "get_config" && c.Method != "get_state" {
+				continue
+			}
+			var text string
+			require.NoError(t, json.Unmarshal(c.Result, &text))
+			m, err := Decode([]byte(text))
+			require.NoError(t, err, "%s %s: %q", kind, c.Method, text)
+			again, err := Marshal(m)
+			require.NoError(t, err)
+			back, err := Decode(again)
+			require.NoError(t, err)
+			assert.Equal(t, plain(m), plain(back), "%s %s", kind, c.Method)
+			seen++
+		}
+	}
+	assert.Equal(t, 18, seen)
+	m, err := Decode([]byte("destination = nan\nhw_limits = [\n    -inf,\n    inf,\n]\nposition = nan\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []any{math.Inf(-1), math.Inf(1)}, m["hw_limits"])
 }
