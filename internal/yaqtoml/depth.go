@@ -13,12 +13,15 @@ import "fmt"
 // It reads strings as BurntSushi/toml's lexer does, so that no string can
 // hide brackets from it or show it brackets the parser does not see: a
 // multi-line string ends at the last three quotes of the first run of
-// three or more (up to two quotes may end its text: ”'x”” holds x',
-// """x""""" holds x""), a basic string's backslash escapes the byte after
-// it, a literal string has no escapes. Where the lexer would stop at an
-// error (a newline in a one-line string, six quotes) the guard goes on
-// reading, which can only count more. It is linear in the text and
-// allocates nothing.
+// three or more, so that up to two quotes may end its text,
+//
+//	a = '''x''''   # the string x'
+//	b = """x"""""  # the string x""
+//
+// a basic string's backslash escapes the byte after it, a literal string
+// has no escapes. Where the lexer would stop at an error (a newline in a
+// one-line string, six quotes) the guard goes on reading, which can only
+// count more. It is linear in the text and allocates nothing.
 //
 // It also refuses what the parser is known to read wrong: an inline table
 // that is an element of an array, under an empty key or holding one
