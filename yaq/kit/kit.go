@@ -177,7 +177,10 @@ func (d *Daemon) Float(key string) float64 {
 }
 
 // Set sets the state field key; the state file is rewritten within a
-// second.
+// second. A value TOML cannot hold (a string that is not UTF-8, nil in a
+// list, nesting over 64 levels) is not written changed: while the state
+// holds it, the file keeps the last state written, the error is logged
+// once, and get_state answers it.
 func (d *Daemon) Set(key string, value any) {
 	d.mu.Lock()
 	d.setStateLocked(key, value)
