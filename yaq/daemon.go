@@ -40,10 +40,14 @@ type Daemon struct {
 	// Make, Model and Serial complete id()'s answer; nil when unknown.
 	Make, Model, Serial *string
 	// Config and ConfigFile are what get_config (as TOML) and
-	// get_config_filepath answer.
+	// get_config_filepath answer. The TOML is BurntSushi/toml's, keys
+	// sorted and nil values left out; a value TOML cannot hold (a string
+	// that is not UTF-8, nil in an array, nesting over 64 levels) is
+	// answered as a yaq error naming its key.
 	Config     map[string]any
 	ConfigFile string
-	// State, when set, gives what get_state answers (as TOML).
+	// State, when set, gives what get_state answers (as TOML, as
+	// get_config's).
 	State func() map[string]any
 	// Busy, when set, gives what busy answers; nil answers false.
 	Busy func() bool
@@ -462,18 +466,27 @@ func (d *Daemon) call(method string, params []any) (result any, err error) {
 	case "busy":
 		return d.Busy != nil && d.Busy(), nil
 	case "get_config":
-		return yaqtoml.Text(d.Config), nil
+		return tomlText("config", d.Config)
 	case "get_config_filepath":
 		return d.ConfigFile, nil
 	case "get_state":
 		if d.State == nil {
 			return "", nil
 		}
-		return yaqtoml.Text(d.State()), nil
+		return tomlText("state", d.State())
 	case "shutdown":
 		return nil, nil
 	}
 	return nil, fmt.Errorf("NotImplementedError('%s')", method)
+}
+
+// tomlText is get_config's or get_state's answer.
+func tomlText(what string, m map[string]any) (any, error) {
+	text, err := yaqtoml.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("the %s cannot be written as TOML: %w", what, err)
+	}
+	return string(text), nil
 }
 
 func strOrNil(s *string) any {

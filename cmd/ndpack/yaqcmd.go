@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ndpack/ndpack/internal/yaqtoml"
 	"github.com/ndpack/ndpack/ndarray"
@@ -74,7 +75,10 @@ func runYaq(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return y.run(e)
+	if err := y.run(e); err != nil {
+		return peerError{err}
+	}
+	return nil
 }
 
 // parseYaq checks the whole command line before the daemon is called: a
@@ -204,12 +208,16 @@ func (y *yaqCommand) callOnce(e env, c *yaq.Client) error {
 		fmt.Fprintf(&out, "%s %s every %s, %s\n", y.addr, y.method, y.watch, time.Now().Format("15:04:05.000"))
 	}
 	if y.asJSON {
-		if err := writeJSONLine(&out, result); err != nil {
+		var line bytes.Buffer
+		if err := writeJSONLine(&line, result); err != nil {
 			return fmt.Errorf("%s: %s: %w", y.addr, y.method, err)
 		}
+		out.Write(peerJSON(line.Bytes()))
 	} else if text, ok := result.(string); ok && strings.Contains(text, "\n") {
 		// A text answer (get_config's TOML, a doc) is printed as the
-		// daemon wrote it, to be read or saved as it is.
+		// daemon wrote it, to be read or saved as it is, but for the
+		// control characters in it.
+		text = peerLines(text)
 		out.WriteString(text)
 		if !strings.HasSuffix(text, "\n") {
 			out.WriteByte('\n')
@@ -244,13 +252,14 @@ func describeDaemon(w io.Writer, c *yaq.Client, withTimeout func() (context.Cont
 			return err
 		}
 	}
-	fmt.Fprintf(w, "%v: a %s daemon\n", id["name"], p.Name)
+	// Everything below is the daemon's word: its protocol and its id.
+	fmt.Fprintf(w, "%s: a %s daemon\n", peerLine(fmt.Sprint(id["name"])), peerLine(p.Name))
 	for _, k := range []string{"make", "model", "serial"} {
 		if id[k] != nil {
-			fmt.Fprintf(w, "  %-6s %v\n", k, id[k])
+			fmt.Fprintf(w, "  %-6s %s\n", k, peerLine(fmt.Sprint(id[k])))
 		}
 	}
-	fmt.Fprintf(w, "traits: %s\n\nmessages:\n", strings.Join(p.Traits, ", "))
+	fmt.Fprintf(w, "traits: %s\n\nmessages:\n", peerLine(strings.Join(p.Traits, ", ")))
 	names := make([]string, 0, len(p.Messages))
 	for name := range p.Messages {
 		names = append(names, name)
@@ -267,9 +276,9 @@ func describeDaemon(w io.Writer, c *yaq.Client, withTimeout func() (context.Cont
 			}
 			params = append(params, s)
 		}
-		fmt.Fprintf(w, "  %s(%s) -> %s\n", name, strings.Join(params, ", "), m.Response)
+		fmt.Fprintf(w, "  %s(%s) -> %s\n", peerLine(name), peerLine(strings.Join(params, ", ")), peerLine(m.Response.String()))
 		if m.Doc != "" {
-			fmt.Fprintf(w, "      %s\n", oneLine(m.Doc))
+			fmt.Fprintf(w, "      %s\n", peerLine(oneLine(m.Doc)))
 		}
 	}
 	return nil
@@ -290,7 +299,7 @@ func printValue(w io.Writer, v any, indent string) {
 			fmt.Fprintln(w)
 		}
 		for _, k := range keys {
-			fmt.Fprintf(w, "%s%s: ", indent+"  ", k)
+			fmt.Fprintf(w, "%s%s: ", indent+"  ", peerLine(k))
 			printValue(w, x[k], indent+"  ")
 		}
 	default:
@@ -298,7 +307,7 @@ func printValue(w io.Writer, v any, indent string) {
 		if err != nil {
 			b = []byte(fmt.Sprint(v))
 		}
-		fmt.Fprintf(w, "%s\n", b)
+		fmt.Fprintf(w, "%s\n", peerLine(string(b)))
 	}
 }
 
@@ -427,3 +436,89 @@ func asArray(v any) *ndarray.Array {
 	}
 	return nil
 }
+
+// peerLine is s, something a peer daemon said (a name, a doc, a value, an
+// error), made safe to print on one line of a terminal: every control
+// character (C0 with newline and tab, DEL, C1), every bidirectional
+// override and every byte that is not UTF-8 is written as Go escapes it
+// (\x1b, \a, \n, \u009b, \u202e, \xff), so that no escape sequence a
+// peer sends reaches the terminal (an OSC 52 sequence sets the clipboard,
+// others move the cursor or rewrite the title). The rest, backslashes
+// included, is left as it is. It is the yaq command's own; the CLI's
+// escaping of file-derived names may take its place.
+func peerLine(s string) string { return escapePeer(s, false) }
+
+// peerLines is peerLine for a text of several lines, printed as the peer
+// wrote it: newlines and tabs are kept.
+func peerLines(s string) string { return escapePeer(s, true) }
+
+func escapePeer(s string, lines bool) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || mustEscape(r, lines) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case mustEscape(r, lines):
+			q := strconv.QuoteRuneToASCII(r) // '\x1b', '\a', '\u009b'
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// mustEscape reports whether r may change what a terminal shows beyond
+// itself: a control character (but newline and tab in lines), a line or
+// paragraph separator, a bidirectional override or isolate.
+func mustEscape(r rune, lines bool) bool {
+	switch {
+	case lines && (r == '\n' || r == '\t'):
+		return false
+	case r < 0x20, r >= 0x7f && r <= 0x9f, r == 0x2028, r == 0x2029:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+		return true
+	}
+	return false
+}
+
+// peerJSON is a line of JSON (--json) whose strings hold what a peer said,
+// with the characters peerLine escapes that encoding/json leaves raw (DEL,
+// C1, bidirectional overrides) written as JSON escapes (\u007f): the same
+// JSON value, safe on a terminal.
+func peerJSON(b []byte) []byte {
+	s := string(b)
+	if escapePeer(s, true) == s {
+		return b
+	}
+	var out bytes.Buffer
+	for _, r := range s {
+		if r != '\n' && mustEscape(r, false) {
+			fmt.Fprintf(&out, `\u%04x`, r)
+			continue
+		}
+		out.WriteRune(r)
+	}
+	return out.Bytes()
+}
+
+// peerError is an error whose text may hold what a peer said (a yaq
+// error's message, a protocol's names), printed escaped as peerLine does,
+// while errors.Is and errors.As still see its cause.
+type peerError struct{ err error }
+
+func (e peerError) Error() string { return peerLine(e.err.Error()) }
+func (e peerError) Unwrap() error { return e.err }

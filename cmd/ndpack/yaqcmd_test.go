@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -315,4 +317,110 @@ func TestYaqSavesPlots(t *testing.T) {
 	assert.Contains(t, r.stderr, "answered no 1-D array to save as a plot")
 	r = cli(t, nil, "yaq", "--save", filepath.Join(dir, "s.png"), addr, "get_spectrum")
 	assert.Equal(t, 1, r.code, r.stderr)
+}
+
+// A hostile daemon's words (its protocol's names and docs, its id, its
+// answers, its errors) carry escape sequences: an OSC 52 write to the
+// clipboard, a screen clear, a bell, C1 controls, a bidirectional
+// override, bytes that are not UTF-8. None reaches the terminal raw, in
+// any of the command's outputs, and each is shown escaped.
+func TestYaqEscapesWhatAPeerSays(t *testing.T) {
+	const osc = "\x1b]52;c;aGk=\a"
+	proto := `{"protocol": "cam\u001b]52;c;aGk=\u0007", "traits": ["is-daemon\u001b[2J"], "doc": "d",
+ "messages": {
+  "id": {"request": [], "response": {"type": "map", "values": ["null", "string"]}},
+  "get_config": {"request": [], "response": "string"},
+  "get_\u009b31m": {"doc": "red\u001b[31m\u0007\u202e", "request": [{"name": "p\u001b[1m", "type": "double", "default": 1.0}], "response": "null"},
+  "get_map": {"request": [], "response": {"type": "map", "values": "string"}},
+  "fail": {"request": [], "response": "null"}}}`
+	d, err := yaq.NewDaemon("cam", proto)
+	require.NoError(t, err)
+	d.ErrorLog = log.New(io.Discard, "", 0)
+	model := "m\x1b[2J\x9b\x7f"
+	d.Model = &model
+	require.NoError(t, d.Handle("id", func(context.Context, []any) (any, error) {
+		return map[string]any{"name": "cam" + osc, "model": model}, nil
+	}))
+	require.NoError(t, d.Handle("get_config", func(context.Context, []any) (any, error) {
+		return "[cam]\nname = \"" + osc + "\"\n\tport = 1\xff\n", nil
+	}))
+	require.NoError(t, d.Handle("get_map", func(context.Context, []any) (any, error) {
+		return map[string]any{"k" + osc: "v\u009b\u007f\u202e" + osc}, nil
+	}))
+	require.NoError(t, d.Handle("fail", func(context.Context, []any) (any, error) {
+		return nil, errors.New("ValueError('" + osc + "\x1b[2J')")
+	}))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go d.Serve(l)
+	defer d.Close()
+	addr := l.Addr().String()
+
+	raw := func(t *testing.T, s string) {
+		t.Helper()
+		for _, r := range s {
+			if r == '\n' {
+				continue
+			}
+			assert.False(t, r < 0x20 || r >= 0x7f && r <= 0x9f || r == 0x202e || r == utf8.RuneError, "raw %U in %q", r, s)
+		}
+	}
+	r := cli(t, nil, "yaq", addr)
+	require.Equal(t, 0, r.code, r.stderr)
+	raw(t, r.stdout)
+	assert.Contains(t, r.stdout, `cam\x1b]52;c;aGk=\a: a cam\x1b]52;c;aGk=\a daemon`)
+	assert.Contains(t, r.stdout, `  model  m\x1b[2J\x9b\x7f`)
+	assert.Contains(t, r.stdout, `traits: is-daemon\x1b[2J`)
+	assert.Contains(t, r.stdout, `  get_\u009b31m(p\x1b[1m: double = 1.0) -> null`+"\n"+`      red\x1b[31m\a\u202e`)
+
+	r = cli(t, nil, "yaq", addr, "get_config")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "[cam]\nname = \"\\x1b]52;c;aGk=\\a\"\n\tport = 1\\xff\n", r.stdout, "lines and tabs kept, the rest escaped")
+
+	r = cli(t, nil, "yaq", addr, "get_map")
+	require.Equal(t, 0, r.code, r.stderr)
+	raw(t, r.stdout)
+	assert.Equal(t, `  k\x1b]52;c;aGk=\a: "v\u009b\x7f\u202e\u001b]52;c;aGk=\u0007"`+"\n", r.stdout)
+
+	r = cli(t, nil, "yaq", "--json", addr, "get_map")
+	require.Equal(t, 0, r.code, r.stderr)
+	raw(t, r.stdout)
+	var m map[string]string
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &m))
+	assert.Equal(t, map[string]string{"k" + osc: "v\u009b\u007f\u202e" + osc}, m, "the same JSON value")
+
+	r = cli(t, nil, "yaq", addr, "fail")
+	assert.Equal(t, 1, r.code)
+	raw(t, r.stderr)
+	assert.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+	assert.Contains(t, r.stderr, `ValueError('\x1b]52;c;aGk=\a\x1b[2J')`)
+}
+
+// A peer that is no yaq daemon is named as such in one line, whatever
+// protocol it speaks: text (an HTTP server) or binary, whose first bytes
+// would make a frame of gigabytes.
+func TestYaqNotAYaqPeer(t *testing.T) {
+	for name, greeting := range map[string]string{
+		"HTTP":   "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n",
+		"binary": "\xab\xcd\xef\x01\x37\x91\x05\x1b]52;c;aGk=\a",
+	} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		go func() {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			c.Write([]byte(greeting))
+			c.Read(make([]byte, 100))
+		}()
+		r := cli(t, nil, "yaq", "--timeout", "5s", l.Addr().String())
+		l.Close()
+		assert.Equal(t, 1, r.code, name)
+		assert.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+		assert.Contains(t, r.stderr, "does not speak yaq (Avro RPC frames): it sent ", name)
+		assert.NotContains(t, r.stderr, "over the limit", name)
+		assert.NotContains(t, r.stderr, "\x1b", name)
+	}
 }

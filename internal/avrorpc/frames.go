@@ -228,6 +228,17 @@ func (f *FrameReader) readFrame(s *avro.Schema, valueAt *int64) (grew bool, err 
 		return false, errAt(avro.ErrMalformed, 0, "%s does not speak yaq (Avro RPC frames): it sent %s first",
 			f.Peer(), printable(append(h[:got:got], more...)))
 	}
+	if int64(n)+int64(len(f.buf)) > int64(f.max) && frameAt == 0 && f.capped == handshakeAnswer {
+		// No handshake answer comes in such a frame, and what follows the
+		// length is not how one starts: a peer of some other binary
+		// protocol (yaq's own answer to a huge protocol still says how
+		// large it was).
+		more, _ := f.br.Peek(min(f.br.Buffered(), 60))
+		if len(more) >= 2 && !startsHandshakeResponse(more) {
+			return false, errAt(avro.ErrMalformed, 0, "%s does not speak yaq (Avro RPC frames): it sent %s first, which is no handshake answer (as a frame it would be %d bytes)",
+				f.Peer(), printable(append(h[:got:got], more...)), n)
+		}
+	}
 	if int64(n)+int64(len(f.buf)) > int64(f.max) {
 		if f.capped != "" {
 			return false, errAt(ndarray.ErrTooLarge, int(frameAt), "%s sent a frame of %d bytes, which with the %d bytes before it is over the limit of %d bytes on a %s",
@@ -405,6 +416,13 @@ func errAt(class error, off int, format string, args ...any) error {
 // first key is "ver", as every yaq-RPC message does.
 func isYaqRPC(b []byte) bool {
 	return len(b) >= 4 && b[0]&0xf0 == 0x80 && b[1] == 0xa3 && b[2] == 'v' && b[3] == 'e'
+}
+
+// startsHandshakeResponse says whether b can start a HandshakeResponse:
+// the match (BOTH, CLIENT or NONE: 0, 2 or 4 as a zig-zag varint), then
+// the serverProtocol union's branch (null or string: 0 or 2).
+func startsHandshakeResponse(b []byte) bool {
+	return len(b) >= 2 && (b[0] == 0 || b[0] == 2 || b[0] == 4) && (b[1] == 0 || b[1] == 2)
 }
 
 func isText(b []byte) bool {

@@ -138,12 +138,16 @@ func (f *FrameReader) ReadHandshakeRequest() (HandshakeRequest, error) {
 	return r, nil
 }
 
+// handshakeAnswer names the HandshakeResponse in errors, and tells the
+// frame reader that it reads the first value a server sends.
+const handshakeAnswer = "handshake response"
+
 // ReadHandshakeResponse reads a server's HandshakeResponse of at most
 // limit bytes, its protocol included (see CappedValue): a server has no
 // reason to send more than its protocol's size and a little.
 func (f *FrameReader) ReadHandshakeResponse(limit int) (HandshakeResponse, error) {
 	var r HandshakeResponse
-	v, err := f.CappedValue(handshakeResponse, limit, "handshake response")
+	v, err := f.CappedValue(handshakeResponse, limit, handshakeAnswer)
 	if err != nil {
 		return r, err
 	}

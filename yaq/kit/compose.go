@@ -11,8 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/BurntSushi/toml"
 	"github.com/ndpack/ndpack/internal/codecerr"
+	"github.com/ndpack/ndpack/internal/yaqtoml"
 	"github.com/ndpack/ndpack/yaq/avro"
 )
 
@@ -54,12 +54,10 @@ func (c *Composed) Tree() map[string]any { return deepCopy(c.tree).(map[string]a
 // names the description in errors, which match ErrDescription and name the
 // key at fault.
 func ComposeTOML(file string, text []byte) (*Composed, error) {
-	var daemon map[string]any
-	md, err := toml.Decode(string(text), &daemon)
+	daemon, err := yaqtoml.Decode(text)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrDescription, file, err)
 	}
-	_ = md
 	return compose(file, daemon)
 }
 

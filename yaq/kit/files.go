@@ -1,7 +1,6 @@
 package kit
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,23 +10,19 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/BurntSushi/toml"
+	"github.com/ndpack/ndpack/internal/yaqtoml"
 )
 
-// The bounds on the config and state files a Program reads: real ones are
-// a few kilobytes and nest a few levels. Past them a file is refused before
-// the TOML parser sees it (it recurses once per level, and reads whatever
-// it is given).
-const (
-	maxTOMLFile  = 1 << 20
-	maxTOMLDepth = 64
-)
+// maxTOMLFile bounds the config and state files a Program reads: real
+// ones are a few kilobytes. Past it a file is refused before the TOML
+// parser sees it (which reads whatever it is given); the nesting within is
+// bounded by yaqtoml.Decode.
+const maxTOMLFile = 1 << 20
 
 // readTOMLFile reads the TOML file at path, and its errors leave the path
 // for the caller to say: only a regular file (a FIFO,
 // a device or a link to one is refused at once, never waited on) of at
-// most maxTOMLFile bytes, nesting arrays and inline tables at most
-// maxTOMLDepth deep.
+// most maxTOMLFile bytes, nesting at most yaqtoml.MaxDepth deep.
 func readTOMLFile(path string) (map[string]any, []byte, error) {
 	// O_NONBLOCK: opening a FIFO with no writer must not wait.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -56,11 +51,8 @@ func readTOMLFile(path string) (map[string]any, []byte, error) {
 	if len(text) > maxTOMLFile {
 		return nil, nil, fmt.Errorf("grew past the %d bytes a config or state file may hold", maxTOMLFile)
 	}
-	if err := checkTOMLDepth(text); err != nil {
-		return nil, nil, err
-	}
-	var out map[string]any
-	if _, err := toml.Decode(string(text), &out); err != nil {
+	out, err := yaqtoml.Decode(text)
+	if err != nil {
 		return nil, nil, errors.New(cutShort(err.Error(), 300))
 	}
 	return out, text, nil
@@ -78,58 +70,6 @@ func fileKind(m os.FileMode) string {
 		return "a socket"
 	}
 	return "not a file"
-}
-
-// checkTOMLDepth refuses text whose arrays and inline tables nest deeper
-// than maxTOMLDepth, skipping strings and comments; it is linear and
-// allocates nothing. (A table header's "[[" counts as two levels for the
-// moment it is open, which no real file comes near.)
-func checkTOMLDepth(text []byte) error {
-	depth := 0
-	for i := 0; i < len(text); i++ {
-		switch c := text[i]; c {
-		case '[', '{':
-			if depth++; depth > maxTOMLDepth {
-				return fmt.Errorf("arrays or tables nest deeper than %d levels at byte %d", maxTOMLDepth, i)
-			}
-		case ']', '}':
-			if depth > 0 {
-				depth--
-			}
-		case '#':
-			for i < len(text) && text[i] != '\n' {
-				i++
-			}
-		case '"', '\'':
-			i = skipTOMLString(text, i)
-		}
-	}
-	return nil
-}
-
-// skipTOMLString returns the index of the last byte of the string that
-// starts at text[i] (a basic or literal string, one line or three quotes),
-// or the end of text.
-func skipTOMLString(text []byte, i int) int {
-	q := text[i]
-	if bytes.HasPrefix(text[i:], []byte{q, q, q}) {
-		end := bytes.Index(text[i+3:], []byte{q, q, q})
-		if end < 0 {
-			return len(text)
-		}
-		return i + 3 + end + 2
-	}
-	for j := i + 1; j < len(text); j++ {
-		switch text[j] {
-		case '\\':
-			if q == '"' {
-				j++
-			}
-		case q, '\n':
-			return j
-		}
-	}
-	return len(text)
 }
 
 // cutShort keeps the first n bytes of s, saying how much it left out, so

@@ -48,16 +48,25 @@ func TestProgramRefusesNamesThatEscape(t *testing.T) {
 }
 
 // A state file that cannot be read as one (a link to /dev/zero, a FIFO,
-// 300,000 nested arrays, over a megabyte, not TOML) is set aside with one
-// short log line, and the daemon starts from its defaults at once.
+// 300,000 nested arrays, hidden or not behind a string that ends as only
+// TOML's grammar says, 100,000 dotted key parts, over a megabyte, not TOML)
+// is set aside with one short log line, and the daemon starts from its
+// defaults at once.
 func TestProgramSetsAsideABadStateFile(t *testing.T) {
-	deep := strings.Repeat("[", 300_000)
+	deep := strings.Repeat("[", 300_000) + "1" + strings.Repeat("]", 300_000)
+	write := func(text string) func(path string) error {
+		return func(path string) error { return os.WriteFile(path, []byte(text), 0o600) }
+	}
 	for name, make := range map[string]func(path string) error{
-		"a link to /dev/zero": func(path string) error { return os.Symlink("/dev/zero", path) },
-		"a FIFO":              func(path string) error { return syscall.Mkfifo(path, 0o600) },
-		"deep nesting":        func(path string) error { return os.WriteFile(path, []byte("position = "+deep), 0o600) },
-		"over a megabyte":     func(path string) error { return os.WriteFile(path, bytes.Repeat([]byte("# x\n"), 300_000), 0o600) },
-		"not TOML":            func(path string) error { return os.WriteFile(path, []byte("position = = 3\n"+deep[:2000]), 0o600) },
+		"a link to /dev/zero":  func(path string) error { return os.Symlink("/dev/zero", path) },
+		"a FIFO":               func(path string) error { return syscall.Mkfifo(path, 0o600) },
+		"deep nesting":         write("position = " + deep),
+		`after '''x''''`:       write("position = ['''x'''', " + deep + "]\n"),
+		`after """x"""""`:      write(`position = ["""x""""", ` + deep + "]\n"),
+		"100,000 dotted parts": write(strings.Repeat("x.", 100_000) + "x = 1\n"),
+		"100,000 header parts": write("[" + strings.Repeat("x.", 100_000) + "x]\n"),
+		"over a megabyte":      func(path string) error { return os.WriteFile(path, bytes.Repeat([]byte("# x\n"), 300_000), 0o600) },
+		"not TOML":             write("position = = 3\n" + deep[:2000]),
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("XDG_DATA_HOME", t.TempDir())
@@ -114,7 +123,7 @@ func TestProgramRefusesABadConfigFile(t *testing.T) {
 	for path, want := range map[string]string{
 		"/dev/zero": "config /dev/zero: not a regular file but a device",
 		fifo:        "config " + fifo + ": not a regular file but a FIFO",
-		deep:        "config " + deep + ": arrays or tables nest deeper than 64 levels at byte",
+		deep:        "config " + deep + ": keys, arrays and tables nest deeper than 64 levels at byte",
 	} {
 		var errb bytes.Buffer
 		p := &Program{Kind: "stage", Traits: []string{"has-position"}, Stderr: &errb}
@@ -162,5 +171,33 @@ func TestProgramSIGHUPKeepsRunningOnABadConfig(t *testing.T) {
 		assert.Equal(t, 0, code)
 	case <-time.After(10 * time.Second):
 		t.Fatal("shutdown did not end the program")
+	}
+}
+
+// The state file is written as every file of the module is, through
+// internal/atomicfile: a state file that is a link to a file elsewhere
+// stays a link, and the file it leads to gets the new state; no
+// temporary file is left beside it.
+func TestStateFileThroughALink(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	elsewhere := filepath.Join(t.TempDir(), "kept-state.toml")
+	require.NoError(t, os.WriteFile(elsewhere, []byte("position = 1.5\n"), 0o600))
+	statePath := StateFile("stage", "d")
+	require.NoError(t, os.MkdirAll(filepath.Dir(statePath), 0o755))
+	require.NoError(t, os.Symlink(elsewhere, statePath))
+	d, _, _ := serveStage(t, nil)
+	assert.Equal(t, 1.5, d.Float("position"), "read through the link")
+	d.Set("position", 2.5)
+	closeWithin(t, d, 5*time.Second)
+	fi, err := os.Lstat(statePath)
+	require.NoError(t, err)
+	assert.True(t, fi.Mode()&os.ModeSymlink != 0, "still a link")
+	text, err := os.ReadFile(elsewhere)
+	require.NoError(t, err)
+	assert.Equal(t, "destination = nan\nposition = 2.5\n", string(text))
+	for _, dir := range []string{filepath.Dir(statePath), filepath.Dir(elsewhere)} {
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Len(t, entries, 1, "nothing but the file in %s", dir)
 	}
 }

@@ -3,6 +3,7 @@ package kit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -65,7 +66,9 @@ type Sensor struct {
 // the fields below. A Program hands each daemon it makes to New; a Daemon
 // made any other way has no server, and its methods act on its own state
 // alone (Kind answers "", Go runs tasks with an ended context), never
-// panicking.
+// panicking. The server's Busy and State hooks are the kit's: a daemon
+// whose New sets either is refused at start (SetBusy and Set say what they
+// answer).
 type Daemon struct {
 	*yaq.Daemon
 
@@ -114,42 +117,54 @@ type Daemon struct {
 }
 
 func newKit(server *yaq.Daemon, c *Composed) *Daemon {
-	k := &Daemon{Daemon: server, composed: c, traits: map[string]bool{}, state: map[string]any{},
+	d := &Daemon{Daemon: server, composed: c, traits: map[string]bool{}, state: map[string]any{},
 		busyCh: make(chan struct{}), measured: map[string]any{"measurement_id": int64(0)},
 		mappings: map[string]any{}, level: logLevels["info"]}
 	for _, t := range c.Traits {
-		k.traits[t] = true
+		d.traits[t] = true
 	}
-	if k.traits["has-mapping"] {
+	if d.traits["has-mapping"] {
 		// yaqd-core's sensors start with empty mappings, numbered 1.
-		k.mappingID = 1
-		k.mappings = map[string]any{"mapping_id": int64(1)}
+		d.mappingID = 1
+		d.mappings = map[string]any{"mapping_id": int64(1)}
 	}
-	server.Busy = k.isBusy
-	server.State = k.stateSnapshot
-	return k
+	return d
 }
 
-func (k *Daemon) isBusy() bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.busy
+// installHooks gives the server the kit's answers to busy and get_state,
+// once Program.New has run. A hook New set itself would silently replace
+// the kit's (busy would no longer follow SetBusy, nor get_state the state
+// fields), so it is refused with an error that says what to do instead.
+func (d *Daemon) installHooks() error {
+	switch {
+	case d.Busy != nil:
+		return errors.New("Program.New set Daemon.Busy, which the kit sets: busy answers what SetBusy sets (register a handler for busy with Handle to answer it otherwise)")
+	case d.State != nil:
+		return errors.New("Program.New set Daemon.State, which the kit sets: get_state answers the state fields, set with Set (register a handler for get_state with Handle to answer it otherwise)")
+	}
+	d.Busy, d.State = d.isBusy, d.stateSnapshot
+	return nil
 }
 
-func (k *Daemon) stateSnapshot() map[string]any {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return maps.Clone(k.state)
+func (d *Daemon) isBusy() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.busy
+}
+
+func (d *Daemon) stateSnapshot() map[string]any {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return maps.Clone(d.state)
 }
 
 // Get returns the state field key (as the state file and get_state hold
 // it: float64, int64, string, bool, nil, []any or map[string]any). The
 // value is shared: replace it with Set rather than changing it.
 func (d *Daemon) Get(key string) any {
-	k := d
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.state[key]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.state[key]
 }
 
 // Float returns the state field key as a float64: NaN if it is not a
@@ -162,58 +177,58 @@ func (d *Daemon) Float(key string) float64 {
 }
 
 // Set sets the state field key; the state file is rewritten within a
-// second.
+// second. A value TOML cannot hold (a string that is not UTF-8, nil in a
+// list, nesting over 64 levels) is not written changed: while the state
+// holds it, the file keeps the last state written, the error is logged
+// once, and get_state answers it.
 func (d *Daemon) Set(key string, value any) {
-	k := d
-	k.mu.Lock()
-	k.setStateLocked(key, value)
-	k.mu.Unlock()
+	d.mu.Lock()
+	d.setStateLocked(key, value)
+	d.mu.Unlock()
 }
 
 // SetBusy sets what busy answers.
 func (d *Daemon) SetBusy(busy bool) {
-	k := d
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.setBusyLocked(busy)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.setBusyLocked(busy)
 }
 
-func (k *Daemon) setBusyLocked(busy bool) {
-	if k.busyCh == nil { // a Daemon no Program made
-		k.busyCh = make(chan struct{})
+func (d *Daemon) setBusyLocked(busy bool) {
+	if d.busyCh == nil { // a Daemon no Program made
+		d.busyCh = make(chan struct{})
 	}
-	if busy && !k.busy {
-		close(k.busyCh)
-	} else if !busy && k.busy {
-		k.busyCh = make(chan struct{})
+	if busy && !d.busy {
+		close(d.busyCh)
+	} else if !busy && d.busy {
+		d.busyCh = make(chan struct{})
 	}
-	k.busy = busy
+	d.busy = busy
 }
 
 // setStateLocked sets a state field, making the map of a Daemon no Program
 // made.
-func (k *Daemon) setStateLocked(key string, value any) {
-	if k.state == nil {
-		k.state = map[string]any{}
+func (d *Daemon) setStateLocked(key string, value any) {
+	if d.state == nil {
+		d.state = map[string]any{}
 	}
-	k.state[key] = value
+	d.state[key] = value
 }
 
 // WaitBusy blocks until the daemon is busy (at once if it is), or ctx
 // ends, or the daemon closes; it reports whether the daemon is busy. A
 // motion loop waits on it between moves.
 func (d *Daemon) WaitBusy(ctx context.Context) bool {
-	k := d
-	k.mu.Lock()
-	if k.busy {
-		k.mu.Unlock()
+	d.mu.Lock()
+	if d.busy {
+		d.mu.Unlock()
 		return true
 	}
-	if k.busyCh == nil {
-		k.busyCh = make(chan struct{})
+	if d.busyCh == nil {
+		d.busyCh = make(chan struct{})
 	}
-	ch := k.busyCh
-	k.mu.Unlock()
+	ch := d.busyCh
+	d.mu.Unlock()
 	select {
 	case <-ch:
 		return true
@@ -227,10 +242,9 @@ func (d *Daemon) WaitBusy(ctx context.Context) bool {
 // daemon closes; the daemon's state is saved for the last time after every
 // such task has returned.
 func (d *Daemon) Go(task func(ctx context.Context)) {
-	k := d
-	k.tasks.Add(1)
+	d.tasks.Add(1)
 	go func() {
-		defer k.tasks.Done()
+		defer d.tasks.Done()
 		task(d.Context())
 	}()
 }
@@ -247,39 +261,37 @@ func (d *Daemon) Kind() string {
 // is-sensor daemon without has-measure-trigger): it gets the next
 // measurement_id, which SetMeasured returns.
 func (d *Daemon) SetMeasured(values map[string]any) int64 {
-	k := d
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.setMeasuredLocked(values)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.setMeasuredLocked(values)
 }
 
-func (k *Daemon) setMeasuredLocked(values map[string]any) int64 {
+func (d *Daemon) setMeasuredLocked(values map[string]any) int64 {
 	m := make(map[string]any, len(values)+2)
 	for key, v := range values {
 		m[key] = v
 	}
-	k.measurementID++
-	m["measurement_id"] = k.measurementID
-	if k.traits["has-mapping"] {
-		m["mapping_id"] = k.mappingID
+	d.measurementID++
+	m["measurement_id"] = d.measurementID
+	if d.traits["has-mapping"] {
+		m["mapping_id"] = d.mappingID
 	}
-	k.measured = m
-	return k.measurementID
+	d.measured = m
+	return d.measurementID
 }
 
 // SetMappings replaces the mappings (has-mapping), which get the next
 // mapping_id.
 func (d *Daemon) SetMappings(mappings map[string]any) {
-	k := d
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	m := make(map[string]any, len(mappings)+1)
 	for key, v := range mappings {
 		m[key] = v
 	}
-	k.mappingID++
-	m["mapping_id"] = k.mappingID
-	k.mappings = m
+	d.mappingID++
+	m["mapping_id"] = d.mappingID
+	d.mappings = m
 }
 
 // SetMapping sets one mapping (has-mapping) and keeps the mapping_id, as
@@ -288,25 +300,23 @@ func (d *Daemon) SetMappings(mappings map[string]any) {
 // clients that fetch mappings again only when mapping_id changes behave
 // with the Go daemon as with the Python one.
 func (d *Daemon) SetMapping(name string, value any) {
-	k := d
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	// A new map: get_mappings answers may be encoding the old one.
-	m := make(map[string]any, len(k.mappings)+1)
-	for key, v := range k.mappings {
+	m := make(map[string]any, len(d.mappings)+1)
+	for key, v := range d.mappings {
 		m[key] = v
 	}
 	m[name] = value
-	k.mappings = m
+	d.mappings = m
 }
 
 // Looping reports whether measure was asked to loop and stop_looping has
 // not been called since.
 func (d *Daemon) Looping() bool {
-	k := d
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.looping
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.looping
 }
 
 // Close closes the daemon as yaq.Daemon.Close does, then waits until its
@@ -374,63 +384,68 @@ func (d *Daemon) checkHandled() error {
 
 // handle registers a trait's default answer for method, if the protocol
 // has that message.
-func (k *Daemon) handle(method string, h func(p []any) (any, error)) {
-	if k.Protocol().Messages[method] == nil {
+func (d *Daemon) handle(method string, h func(p []any) (any, error)) {
+	if d.Protocol().Messages[method] == nil {
 		return
 	}
-	_ = k.Handle(method, func(_ context.Context, p []any) (any, error) { return h(p) })
+	_ = d.Handle(method, func(_ context.Context, p []any) (any, error) { return h(p) })
 }
 
 // installDefaults gives every message of the daemon's traits the
 // behaviour yaqd-core gives it.
-func (k *Daemon) installDefaults() {
-	d := k
-	k.handle("get_state", func([]any) (any, error) { return yaqtoml.Text(k.stateSnapshot()), nil })
-	k.handle("shutdown", func(p []any) (any, error) {
+func (d *Daemon) installDefaults() {
+	d.handle("get_state", func([]any) (any, error) {
+		text, err := yaqtoml.Marshal(d.stateSnapshot())
+		if err != nil {
+			return nil, fmt.Errorf("the state cannot be written as TOML: %w", err)
+		}
+		return string(text), nil
+	})
+	d.handle("shutdown", func(p []any) (any, error) {
 		restart, _ := p[0].(bool)
-		k.mu.Lock()
-		k.restart = restart
-		k.mu.Unlock()
+		d.mu.Lock()
+		d.restart = restart
+		d.mu.Unlock()
 		return nil, nil
 	})
-	if k.traits["has-position"] {
-		k.installPosition()
+	if d.traits["has-position"] {
+		d.installPosition()
 	}
-	if k.traits["is-discrete"] {
-		k.handle("get_position_identifiers", func([]any) (any, error) { return k.identifiers(), nil })
-		k.handle("get_position_identifier_options", func([]any) (any, error) {
-			return sortedKeys(k.identifiers()), nil
+	if d.traits["is-discrete"] {
+		d.handle("get_position_identifiers", func([]any) (any, error) { return d.identifiers(), nil })
+		d.handle("get_position_identifier_options", func([]any) (any, error) {
+			return sortedKeys(d.identifiers()), nil
 		})
-		k.handle("set_identifier", func(p []any) (any, error) {
+		d.handle("set_identifier", func(p []any) (any, error) {
 			id := p[0].(string)
-			pos, ok := k.identifiers()[id]
+			pos, ok := d.identifiers()[id]
 			if !ok {
 				return nil, fmt.Errorf("KeyError('%s')", id)
 			}
-			return pos, k.setPosition(pos)
+			return pos, d.setPosition(pos)
 		})
-		k.handle("get_identifier", func([]any) (any, error) { return d.Get("position_identifier"), nil })
+		d.handle("get_identifier", func([]any) (any, error) { return d.Get("position_identifier"), nil })
 	}
-	if k.traits["is-homeable"] {
-		k.handle("home", func([]any) (any, error) {
+	if d.traits["is-homeable"] {
+		d.handle("home", func([]any) (any, error) {
 			if d.Home == nil {
 				return nil, fmt.Errorf("NotImplementedError('home')")
 			}
 			return nil, d.Home(d.Context())
 		})
 	}
-	k.installTurret()
-	k.installSensor()
-	if k.traits["has-dependents"] {
-		k.handle("get_dependent_hardware", func([]any) (any, error) {
+	d.installTurret()
+	d.installSensor()
+	if d.traits["has-dependents"] {
+		d.handle("get_dependent_hardware", func([]any) (any, error) {
 			if d.DependentHardware == nil {
 				return map[string]string{}, nil
 			}
 			return d.DependentHardware(), nil
 		})
 	}
-	if k.traits["uses-serial"] {
-		k.handle("direct_serial_write", func(p []any) (any, error) {
+	if d.traits["uses-serial"] {
+		d.handle("direct_serial_write", func(p []any) (any, error) {
 			if d.SerialWrite == nil {
 				return nil, fmt.Errorf("NotImplementedError('direct_serial_write')")
 			}
@@ -441,12 +456,11 @@ func (k *Daemon) installDefaults() {
 
 // installTurret answers has-turret's messages from TurretOptions and
 // SetTurret.
-func (k *Daemon) installTurret() {
-	d := k
-	if k.traits["has-turret"] {
-		k.handle("get_turret", func([]any) (any, error) { return d.Get("turret"), nil })
-		k.handle("get_turret_options", func([]any) (any, error) { return d.TurretOptions, nil })
-		k.handle("set_turret", func(p []any) (any, error) {
+func (d *Daemon) installTurret() {
+	if d.traits["has-turret"] {
+		d.handle("get_turret", func([]any) (any, error) { return d.Get("turret"), nil })
+		d.handle("get_turret_options", func([]any) (any, error) { return d.TurretOptions, nil })
+		d.handle("set_turret", func(p []any) (any, error) {
 			name := p[0].(string)
 			if !slices.Contains(d.TurretOptions, name) {
 				return nil, fmt.Errorf("ValueError('%s is not one of the turret options %s')", name, strings.Join(d.TurretOptions, ", "))
@@ -464,13 +478,12 @@ func (k *Daemon) installTurret() {
 
 // installSensor answers is-sensor's, has-measure-trigger's and
 // has-mapping's messages from Sensor and the measurements taken.
-func (k *Daemon) installSensor() {
-	d := k
-	if k.traits["is-sensor"] {
+func (d *Daemon) installSensor() {
+	if d.traits["is-sensor"] {
 		s := &d.Sensor
-		k.handle("get_channel_names", func([]any) (any, error) { return nonNil(s.ChannelNames), nil })
-		k.handle("get_channel_units", func([]any) (any, error) { return unitsMap(s.ChannelUnits), nil })
-		k.handle("get_channel_shapes", func([]any) (any, error) {
+		d.handle("get_channel_names", func([]any) (any, error) { return nonNil(s.ChannelNames), nil })
+		d.handle("get_channel_units", func([]any) (any, error) { return unitsMap(s.ChannelUnits), nil })
+		d.handle("get_channel_shapes", func([]any) (any, error) {
 			out := map[string]any{}
 			for _, n := range s.ChannelNames {
 				out[n] = []int{}
@@ -480,42 +493,42 @@ func (k *Daemon) installSensor() {
 			}
 			return out, nil
 		})
-		k.handle("get_measured", func([]any) (any, error) { return d.locked(func() any { return d.measured }), nil })
-		k.handle("get_measurement_id", func([]any) (any, error) {
-			k.mu.Lock()
-			defer k.mu.Unlock()
-			id, _ := k.measured["measurement_id"].(int64) // the kit's own count
+		d.handle("get_measured", func([]any) (any, error) { return d.locked(func() any { return d.measured }), nil })
+		d.handle("get_measurement_id", func([]any) (any, error) {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			id, _ := d.measured["measurement_id"].(int64) // the kit's own count
 			return id, nil
 		})
 	}
-	if k.traits["has-measure-trigger"] {
-		k.handle("measure", func(p []any) (any, error) {
+	if d.traits["has-measure-trigger"] {
+		d.handle("measure", func(p []any) (any, error) {
 			loop, _ := p[0].(bool)
-			return k.measure(loop), nil
+			return d.measure(loop), nil
 		})
-		k.handle("stop_looping", func([]any) (any, error) {
-			k.mu.Lock()
-			k.looping = false
-			k.mu.Unlock()
+		d.handle("stop_looping", func([]any) (any, error) {
+			d.mu.Lock()
+			d.looping = false
+			d.mu.Unlock()
 			return nil, nil
 		})
 	}
-	if k.traits["has-mapping"] {
+	if d.traits["has-mapping"] {
 		s := &d.Sensor
-		k.handle("get_channel_mappings", func([]any) (any, error) {
+		d.handle("get_channel_mappings", func([]any) (any, error) {
 			out := map[string]any{}
 			for n, m := range s.ChannelMappings {
 				out[n] = nonNil(m)
 			}
 			return out, nil
 		})
-		k.handle("get_mapping_id", func([]any) (any, error) {
-			k.mu.Lock()
-			defer k.mu.Unlock()
-			return k.mappingID, nil
+		d.handle("get_mapping_id", func([]any) (any, error) {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return d.mappingID, nil
 		})
-		k.handle("get_mapping_units", func([]any) (any, error) { return unitsMap(s.MappingUnits), nil })
-		k.handle("get_mappings", func([]any) (any, error) { return d.locked(func() any { return d.mappings }), nil })
+		d.handle("get_mapping_units", func([]any) (any, error) { return unitsMap(s.MappingUnits), nil })
+		d.handle("get_mappings", func([]any) (any, error) { return d.locked(func() any { return d.mappings }), nil })
 	}
 }
 
@@ -535,9 +548,9 @@ func unitsMap(m map[string]*string) map[string]any {
 }
 
 // identifiers is the is-discrete config's identifiers.
-func (k *Daemon) identifiers() map[string]float64 {
+func (d *Daemon) identifiers() map[string]float64 {
 	out := map[string]float64{}
-	ids, _ := k.Config["identifiers"].(map[string]any)
+	ids, _ := d.Config["identifiers"].(map[string]any)
 	for name, v := range ids {
 		if f, ok := asFloat(v); ok {
 			out[name] = f
@@ -548,113 +561,112 @@ func (k *Daemon) identifiers() map[string]float64 {
 
 // measure starts a measurement unless one runs, as has-measure-trigger
 // does, and answers the id the next measurement will have.
-func (k *Daemon) measure(loop bool) int64 {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.looping = loop
-	if !k.busy {
-		k.setBusyLocked(true)
-		k.Go(k.runMeasurements)
+func (d *Daemon) measure(loop bool) int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.looping = loop
+	if !d.busy {
+		d.setBusyLocked(true)
+		d.Go(d.runMeasurements)
 	}
-	return k.measurementID + 1
+	return d.measurementID + 1
 }
 
-func (k *Daemon) runMeasurements(ctx context.Context) {
+func (d *Daemon) runMeasurements(ctx context.Context) {
 	for {
 		var values map[string]any
 		var err error
-		if f := k.Sensor.Measure; f != nil {
+		if f := d.Sensor.Measure; f != nil {
 			values, err = f(ctx)
 		} else {
 			err = fmt.Errorf("the daemon has no Sensor.Measure")
 		}
-		k.mu.Lock()
+		d.mu.Lock()
 		if err != nil || ctx.Err() != nil {
-			k.setBusyLocked(false)
-			k.mu.Unlock()
+			d.setBusyLocked(false)
+			d.mu.Unlock()
 			if err != nil && ctx.Err() == nil {
-				k.Logf("error", "measure: %v", err)
+				d.Logf("error", "measure: %v", err)
 			}
 			return
 		}
-		k.setMeasuredLocked(values)
-		if !k.looping {
-			k.setBusyLocked(false)
-			k.mu.Unlock()
+		d.setMeasuredLocked(values)
+		if !d.looping {
+			d.setBusyLocked(false)
+			d.mu.Unlock()
 			return
 		}
-		k.mu.Unlock()
+		d.mu.Unlock()
 	}
 }
 
 // installPosition answers has-position's messages, with has-limits' and
 // has-transformed-position's when the daemon has them.
-func (k *Daemon) installPosition() {
-	d := k
+func (d *Daemon) installPosition() {
 	pos := &d.Position
-	k.handle("get_position", func([]any) (any, error) { return k.toTransformed(d.Float("position")), nil })
-	k.handle("get_destination", func([]any) (any, error) { return k.toTransformed(d.Float("destination")), nil })
-	k.handle("get_units", func([]any) (any, error) { return orNil(pos.Units), nil })
-	k.handle("set_position", func(p []any) (any, error) { return nil, k.setPosition(p[0].(float64)) })
-	k.handle("set_relative", func(p []any) (any, error) {
-		next := k.toTransformed(d.Float("destination")) + p[0].(float64)
-		return next, k.setPosition(next)
+	d.handle("get_position", func([]any) (any, error) { return d.toTransformed(d.Float("position")), nil })
+	d.handle("get_destination", func([]any) (any, error) { return d.toTransformed(d.Float("destination")), nil })
+	d.handle("get_units", func([]any) (any, error) { return orNil(pos.Units), nil })
+	d.handle("set_position", func(p []any) (any, error) { return nil, d.setPosition(p[0].(float64)) })
+	d.handle("set_relative", func(p []any) (any, error) {
+		next := d.toTransformed(d.Float("destination")) + p[0].(float64)
+		return next, d.setPosition(next)
 	})
-	if k.traits["has-limits"] {
-		k.handle("get_limits", func([]any) (any, error) {
-			lim, err := k.limits()
+	if d.traits["has-limits"] {
+		d.handle("get_limits", func([]any) (any, error) {
+			lim, err := d.limits()
 			if err != nil {
 				return nil, err
 			}
-			if k.traits["has-transformed-position"] {
-				lim = []float64{k.toTransformed(lim[0]), k.toTransformed(lim[1])}
+			if d.traits["has-transformed-position"] {
+				lim = []float64{d.toTransformed(lim[0]), d.toTransformed(lim[1])}
 				sort.Float64s(lim)
 			}
 			return lim, nil
 		})
-		k.handle("in_limits", func(p []any) (any, error) {
-			lim, err := k.limits()
+		d.handle("in_limits", func(p []any) (any, error) {
+			lim, err := d.limits()
 			if err != nil {
 				return nil, err
 			}
-			x := k.toNative(p[0].(float64))
+			x := d.toNative(p[0].(float64))
 			return lim[0] <= x && x <= lim[1], nil
 		})
 	}
-	if k.traits["has-transformed-position"] {
-		k.handle("to_native", func(p []any) (any, error) { return k.toNative(p[0].(float64)), nil })
-		k.handle("to_transformed", func(p []any) (any, error) { return k.toTransformed(p[0].(float64)), nil })
-		k.handle("set_native_reference", func(p []any) (any, error) {
+	if d.traits["has-transformed-position"] {
+		d.handle("to_native", func(p []any) (any, error) { return d.toNative(p[0].(float64)), nil })
+		d.handle("to_transformed", func(p []any) (any, error) { return d.toTransformed(p[0].(float64)), nil })
+		d.handle("set_native_reference", func(p []any) (any, error) {
 			d.Set("native_reference_position", p[0].(float64))
 			return nil, nil
 		})
-		k.handle("get_native_reference", func([]any) (any, error) { return d.Float("native_reference_position"), nil })
-		k.handle("set_native_position", func(p []any) (any, error) { return nil, k.setNative(p[0].(float64)) })
-		k.handle("get_native_position", func([]any) (any, error) { return d.Float("position"), nil })
-		k.handle("get_native_destination", func([]any) (any, error) { return d.Float("destination"), nil })
-		k.handle("get_native_limits", func([]any) (any, error) { return k.limits() })
-		k.handle("get_native_units", func([]any) (any, error) { return orNil(pos.NativeUnits), nil })
+		d.handle("get_native_reference", func([]any) (any, error) { return d.Float("native_reference_position"), nil })
+		d.handle("set_native_position", func(p []any) (any, error) { return nil, d.setNative(p[0].(float64)) })
+		d.handle("get_native_position", func([]any) (any, error) { return d.Float("position"), nil })
+		d.handle("get_native_destination", func([]any) (any, error) { return d.Float("destination"), nil })
+		d.handle("get_native_limits", func([]any) (any, error) { return d.limits() })
+		d.handle("get_native_units", func([]any) (any, error) { return orNil(pos.NativeUnits), nil })
 	}
 }
 
 // toNative and toTransformed convert positions (identity unless the
 // daemon has has-transformed-position).
-func (k *Daemon) toNative(x float64) float64 {
-	if !k.traits["has-transformed-position"] {
+func (d *Daemon) toNative(x float64) float64 {
+	if !d.traits["has-transformed-position"] {
 		return x
 	}
-	if f := k.Position.TransformedToRelative; f != nil {
+	if f := d.Position.TransformedToRelative; f != nil {
 		x = f(x)
 	}
-	return x + k.Float("native_reference_position")
+	return x + d.Float("native_reference_position")
 }
 
-func (k *Daemon) toTransformed(x float64) float64 {
-	if !k.traits["has-transformed-position"] {
+func (d *Daemon) toTransformed(x float64) float64 {
+	if !d.traits["has-transformed-position"] {
 		return x
 	}
-	x -= k.Float("native_reference_position")
-	if f := k.Position.RelativeToTransformed; f != nil {
+	x -= d.Float("native_reference_position")
+	if f := d.Position.RelativeToTransformed; f != nil {
 		x = f(x)
 	}
 	return x
@@ -663,15 +675,15 @@ func (k *Daemon) toTransformed(x float64) float64 {
 // limits joins the hardware's limits and the config's (for
 // has-transformed-position, the config's in native terms, and its
 // native_limits): the greatest lower and least upper.
-func (k *Daemon) limits() ([]float64, error) {
-	sets := [][]float64{floats(k.Get("hw_limits")), floats(k.Config["limits"])}
-	if k.traits["has-transformed-position"] {
+func (d *Daemon) limits() ([]float64, error) {
+	sets := [][]float64{floats(d.Get("hw_limits")), floats(d.Config["limits"])}
+	if d.traits["has-transformed-position"] {
 		c := sets[1]
 		if len(c) == 2 {
-			c = []float64{k.toNative(c[0]), k.toNative(c[1])}
+			c = []float64{d.toNative(c[0]), d.toNative(c[1])}
 			sort.Float64s(c)
 		}
-		sets = [][]float64{sets[0], c, floats(k.Config["native_limits"])}
+		sets = [][]float64{sets[0], c, floats(d.Config["native_limits"])}
 	}
 	out := []float64{math.Inf(-1), math.Inf(1)}
 	for _, s := range sets {
@@ -710,14 +722,13 @@ func pyList(f []float64) string {
 }
 
 // setPosition handles set_position: a transformed position made native.
-func (k *Daemon) setPosition(p float64) error { return k.setNative(k.toNative(p)) }
+func (d *Daemon) setPosition(p float64) error { return d.setNative(d.toNative(p)) }
 
 // setNative applies has-limits' out_of_limits to a native position, then
 // makes the daemon busy, stores the destination and starts the move.
-func (k *Daemon) setNative(p float64) error {
-	d := k
-	if k.traits["has-limits"] {
-		lim, err := k.limits()
+func (d *Daemon) setNative(p float64) error {
+	if d.traits["has-limits"] {
+		lim, err := d.limits()
 		if err != nil {
 			return err
 		}
@@ -732,10 +743,10 @@ func (k *Daemon) setNative(p float64) error {
 			}
 		}
 	}
-	k.mu.Lock()
-	k.setBusyLocked(true)
-	k.state["destination"] = p
-	k.mu.Unlock()
+	d.mu.Lock()
+	d.setBusyLocked(true)
+	d.state["destination"] = p
+	d.mu.Unlock()
 	if d.Position.Move != nil {
 		return d.Position.Move(p)
 	}
@@ -747,13 +758,12 @@ func (k *Daemon) setNative(p float64) error {
 // busy; it reports whether it is not. A motion loop calls it on arrival, so
 // that a destination set while it checked is not lost.
 func (d *Daemon) Arrived(position float64) bool {
-	k := d
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.setStateLocked("position", position)
-	dest, _ := asFloat(k.state["destination"])
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.setStateLocked("position", position)
+	dest, _ := asFloat(d.state["destination"])
 	if dest == position || (math.IsNaN(dest) && math.IsNaN(position)) {
-		k.setBusyLocked(false)
+		d.setBusyLocked(false)
 		return true
 	}
 	return false

@@ -370,6 +370,77 @@ func TestProgramServe(t *testing.T) {
 	assert.ErrorContains(t, err, `[s] limits: the string "wide" is not a array`)
 }
 
+// Close right after Serve returns waits for the last save of the state:
+// the state is kept from the moment Serve returns, not from when the
+// serving goroutine gets round to it.
+func TestProgramServeThenClose(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	for i := range 20 {
+		p := &Program{Kind: "stage", Traits: []string{"has-position"}, Stderr: io.Discard, New: func(d *Daemon) error {
+			d.Set("position", float64(i))
+			return nil
+		}}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		d, err := p.Serve(l, "s", map[string]any{})
+		require.NoError(t, err)
+		require.NoError(t, d.Close())
+		text, err := os.ReadFile(StateFile("stage", "s"))
+		require.NoError(t, err, "run %d", i)
+		assert.Contains(t, string(text), fmt.Sprintf("position = %d.0\n", i))
+	}
+}
+
+// The kit answers busy and get_state through the server's Busy and State
+// hooks: a New that sets them would silently replace the kit's answers, so
+// the daemon is refused at start, with what to do instead.
+func TestProgramRefusesNewSettingTheKitsHooks(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	for hook, set := range map[string]func(d *Daemon){
+		"Daemon.Busy, which the kit sets: busy answers what SetBusy sets":      func(d *Daemon) { d.Busy = func() bool { return true } },
+		"Daemon.State, which the kit sets: get_state answers the state fields": func(d *Daemon) { d.State = func() map[string]any { return nil } },
+	} {
+		var errb bytes.Buffer
+		p := &Program{Kind: "stage", Traits: []string{"has-position"}, Stderr: &errb, New: func(d *Daemon) error { set(d); return nil }}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		_, err = p.Serve(l, "d", map[string]any{})
+		assert.ErrorContains(t, err, "d: Program.New set "+hook)
+		l.Close()
+		cfg := filepath.Join(t.TempDir(), "c.toml")
+		port := freePort(t)
+		require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf("[d]\nport = %d\nhost = \"127.0.0.1\"\n", port)), 0o644))
+		code := make(chan int, 1)
+		go func() { code <- p.Run([]string{"--config", cfg}) }()
+		select {
+		case c := <-code:
+			assert.Equal(t, 1, c)
+		case <-time.After(5 * time.Second):
+			if c, err := yaq.Dial(context.Background(), fmt.Sprintf("127.0.0.1:%d", port), nil); err == nil {
+				_ = c.Call(context.Background(), "shutdown", nil, nil)
+				c.Close()
+			}
+			t.Fatalf("the daemon started: %s", errb.String())
+		}
+		assert.Contains(t, errb.String(), "yaqd-stage: d: Program.New set "+hook)
+	}
+	// A handler of its own is the way to answer busy otherwise.
+	p := &Program{Kind: "stage", Traits: []string{"has-position"}, Stderr: io.Discard, New: func(d *Daemon) error {
+		return d.Handle("busy", func(context.Context, []any) (any, error) { return true, nil })
+	}}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	d, err := p.Serve(l, "d", map[string]any{})
+	require.NoError(t, err)
+	defer d.Close()
+	c, err := yaq.Dial(context.Background(), l.Addr().String(), nil)
+	require.NoError(t, err)
+	defer c.Close()
+	var busy bool
+	require.NoError(t, c.Call(context.Background(), "busy", nil, &busy))
+	assert.True(t, busy)
+}
+
 // A misspelt trait in Program.Traits stops the daemon at start, naming
 // the trait and the ones yaq has.
 func TestProgramUnknownTrait(t *testing.T) {

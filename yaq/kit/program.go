@@ -101,7 +101,9 @@ type Program struct {
 	// its state loaded, and it answers its traits' messages already; New
 	// sets what they need (Position, Sensor, ...) and registers handlers
 	// for its own messages or to override a trait's. It may start
-	// goroutines with Daemon.Go. nil: the traits' defaults alone.
+	// goroutines with Daemon.Go. It must leave the Busy and State hooks
+	// of the embedded yaq.Daemon to the kit: a daemon whose New sets
+	// either is an error at start. nil: the traits' defaults alone.
 	New func(d *Daemon) error
 	// Stdout and Stderr receive --protocol and --version, and the logs
 	// and errors; nil means os.Stdout and os.Stderr.
@@ -323,8 +325,8 @@ func (p *Program) precheck(path string) error {
 		return err
 	}
 	for _, name := range sortedKeys(tables) {
-		k := &Daemon{composed: c, level: logLevels["emergency"] + 1} // the start logs its warnings
-		if _, err := k.checkConfig(path, name, tables[name]); err != nil {
+		d := &Daemon{composed: c, level: logLevels["emergency"] + 1} // the start logs its warnings
+		if _, err := d.checkConfig(path, name, tables[name]); err != nil {
 			return err
 		}
 	}
@@ -454,29 +456,43 @@ func (p *Program) Serve(l net.Listener, name string, table map[string]any) (*Dae
 	if d == nil {
 		return nil, fmt.Errorf("[%s] is disabled (enable = false)", name)
 	}
-	go p.serveOnce(d, l)
+	// The state is kept from now, so that a Close right after Serve
+	// returns still waits for its last save.
+	d.startKeepingState()
+	go p.serveKept(d, l)
 	return d, nil
+}
+
+// startKeepingState starts saving d's state file, until d closes and the
+// state has been saved for the last time, which Close waits for.
+func (d *Daemon) startKeepingState() {
+	saved := make(chan struct{})
+	d.mu.Lock()
+	d.stateSaved = saved
+	d.mu.Unlock()
+	go func() { d.keepState(StateFile(d.Kind(), d.Name), d.loaded, d.Context().Done()); close(saved) }()
 }
 
 // serveOnce serves d on l until it closes, keeping its state file, and
 // reports whether it was shut down to restart.
 func (p *Program) serveOnce(d *Daemon, l net.Listener) (restart bool, err error) {
-	k := d
-	k.mu.Lock()
-	k.stateSaved = make(chan struct{})
-	k.mu.Unlock()
-	go func() { k.keepState(StateFile(d.Kind(), d.Name), k.loaded, d.Context().Done()); close(k.stateSaved) }()
-	if v, _ := d.Config["loop_at_startup"].(bool); v && k.traits["has-measure-trigger"] {
-		k.measure(true)
+	d.startKeepingState()
+	return p.serveKept(d, l)
+}
+
+// serveKept is serveOnce once the state is kept.
+func (p *Program) serveKept(d *Daemon, l net.Listener) (restart bool, err error) {
+	if v, _ := d.Config["loop_at_startup"].(bool); v && d.traits["has-measure-trigger"] {
+		d.measure(true)
 	}
 	err = d.Serve(l)
 	d.Close()
 	if err != nil && !errors.Is(err, net.ErrClosed) {
 		return false, err
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.restart, nil
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.restart, nil
 }
 
 // serve serves d until it closes, saving its state as it goes, and starts
@@ -534,9 +550,8 @@ func (p *Program) makeDaemonOn(path, name string, table map[string]any, logLevel
 		return nil, nil, err
 	}
 	server.ErrorLog = newStderrLogger(p.errOut())
-	k := newKit(server, c)
-	d := k
-	cfg, err := k.checkConfig(path, name, table)
+	d := newKit(server, c)
+	cfg, err := d.checkConfig(path, name, table)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -549,7 +564,7 @@ func (p *Program) makeDaemonOn(path, name string, table map[string]any, logLevel
 	}
 	if lv, ok := cfg["log_level"].(string); ok {
 		if n, ok := logLevels[lv]; ok {
-			k.level = n
+			d.level = n
 		}
 	}
 	var logFile *os.File
@@ -558,7 +573,7 @@ func (p *Program) makeDaemonOn(path, name string, table map[string]any, logLevel
 			return nil, nil, fmt.Errorf("%s: log_to_file: %w", name, err)
 		}
 		var mu sync.Mutex
-		k.logSink = func(line string) { mu.Lock(); fmt.Fprintln(logFile, line); mu.Unlock() }
+		d.logSink = func(line string) { mu.Lock(); fmt.Fprintln(logFile, line); mu.Unlock() }
 	}
 	d.Config, d.ConfigFile = cfg, path
 	for key, dst := range map[string]**string{"make": &d.Make, "model": &d.Model, "serial": &d.Serial} {
@@ -566,8 +581,8 @@ func (p *Program) makeDaemonOn(path, name string, table map[string]any, logLevel
 			*dst = &s
 		}
 	}
-	k.installDefaults()
-	k.loaded = k.loadState(StateFile(c.Name, name))
+	d.installDefaults()
+	d.loaded = d.loadState(StateFile(c.Name, name))
 	closeLog := func() {
 		if logFile != nil {
 			logFile.Close()
@@ -578,6 +593,10 @@ func (p *Program) makeDaemonOn(path, name string, table map[string]any, logLevel
 			closeLog()
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
+	}
+	if err := d.installHooks(); err != nil {
+		closeLog()
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := d.checkHandled(); err != nil {
 		closeLog()
@@ -608,8 +627,8 @@ var programKeys = map[string]bool{"host": true, "max_connections": true, "idle_t
 
 // checkConfig gives a table the protocol's defaults under its values and
 // checks every value against its field's type.
-func (k *Daemon) checkConfig(path, name string, table map[string]any) (map[string]any, error) {
-	c := k.composed
+func (d *Daemon) checkConfig(path, name string, table map[string]any) (map[string]any, error) {
+	c := d.composed
 	fields, _ := c.tree["config"].(map[string]any)
 	cfg := map[string]any{}
 	for _, key := range sortedKeys(c.config) {
@@ -633,7 +652,7 @@ func (k *Daemon) checkConfig(path, name string, table map[string]any) (map[strin
 			continue
 		}
 		if !programKeys[key] {
-			k.Logf("warning", "config %s: [%s] %s is not a config key of %s; kept", path, name, key, c.Name)
+			d.Logf("warning", "config %s: [%s] %s is not a config key of %s; kept", path, name, key, c.Name)
 		}
 		cfg[key] = table[key]
 	}

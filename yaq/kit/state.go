@@ -3,7 +3,6 @@ package kit
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/atomicfile"
 	"github.com/ndpack/ndpack/internal/yaqtoml"
 )
 
@@ -44,7 +44,7 @@ func xdgHome(env, fallback string) string {
 // own with one log line, and the daemon starts from its defaults, as
 // yaqd-core ignores such a file; a field whose saved value no longer fits
 // its type takes its default.
-func (k *Daemon) loadState(path string) []byte {
+func (d *Daemon) loadState(path string) []byte {
 	saved, text, err := readTOMLFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		msg := fmt.Sprintf("state file %s: %v; starting from the defaults", path, err)
@@ -53,59 +53,61 @@ func (k *Daemon) loadState(path string) []byte {
 		} else {
 			msg += fmt.Sprintf(" (it could not be set aside: %v)", aerr)
 		}
-		k.Logf("warning", "%s", msg)
+		d.Logf("warning", "%s", msg)
 	}
 	if saved == nil {
 		saved = map[string]any{}
 	}
-	tree, _ := k.composed.tree["state"].(map[string]any)
+	tree, _ := d.composed.tree["state"].(map[string]any)
 	for name, v := range saved {
-		k.state[name] = v
+		d.state[name] = v
 	}
-	for _, name := range sortedKeys(k.composed.state) {
-		s := k.composed.state[name]
+	for _, name := range sortedKeys(d.composed.state) {
+		s := d.composed.state[name]
 		if v, has := saved[name]; has {
 			if x, err := checkValue(s, v, name); err == nil {
-				k.state[name] = x
+				d.state[name] = x
 				continue
 			} else {
-				k.Logf("warning", "state file %s: %v; using the default", path, err)
+				d.Logf("warning", "state file %s: %v; using the default", path, err)
 			}
 		}
 		f, _ := tree[name].(map[string]any)
 		def, _ := checkValue(s, deepCopy(f["default"]), name)
-		k.state[name] = def
+		d.state[name] = def
 	}
 	return text
 }
 
 // saveState writes the state file if the state differs from what was last
-// written (or read), through a temporary file renamed over it, so that a
-// crash leaves the old state or the new, never half of one.
-func (k *Daemon) saveState(path string, last *string) error {
-	text := yaqtoml.Text(k.stateSnapshot())
+// written (or read), through internal/atomicfile (a temporary file beside
+// it, synced and renamed over it), so that a crash leaves the old state or
+// the new, never half of one. A state that TOML cannot hold, or whose file
+// loadState would set aside (over maxTOMLFile), is not written: the file
+// keeps the last state written, and the error says why.
+func (d *Daemon) saveState(path string, last *string) error {
+	b, err := yaqtoml.Marshal(d.stateSnapshot())
+	if err != nil {
+		return fmt.Errorf("the state cannot be written as TOML: %w", err)
+	}
+	if len(b) > maxTOMLFile {
+		return fmt.Errorf("the state takes %d bytes as TOML, over the %d a state file may hold", len(b), maxTOMLFile)
+	}
+	text := string(b)
 	if text == *last {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	// 0644, as yaqd-core's open() makes it; a file there keeps its mode.
+	err = atomicfile.Write(path, 0o644, func(f *os.File) error {
+		if _, err := f.Write(b); err != nil {
+			return err
+		}
+		return f.Sync() // the state outlives a power loss, as a database's would
+	})
 	if err != nil {
-		return err
-	}
-	_, err = io.WriteString(tmp, text)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
 		return err
 	}
 	*last = text
@@ -114,22 +116,30 @@ func (k *Daemon) saveState(path string, last *string) error {
 
 // keepState saves the state at most once a second while the daemon runs,
 // then once more when it has closed and its tasks have ended; loaded is
-// the file's text as loadState read it.
-func (k *Daemon) keepState(path string, loaded []byte, done <-chan struct{}) {
-	last := string(loaded)
+// the file's text as loadState read it. An error is logged when it first
+// comes, not again each second while it lasts.
+func (d *Daemon) keepState(path string, loaded []byte, done <-chan struct{}) {
+	last, lastErr := string(loaded), ""
+	save := func() {
+		err := d.saveState(path, &last)
+		switch {
+		case err == nil:
+			lastErr = ""
+		case err.Error() != lastErr:
+			lastErr = err.Error()
+			d.Logf("error", "saving the state to %s: %v", path, err)
+		}
+	}
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			if err := k.saveState(path, &last); err != nil {
-				k.Logf("error", "saving the state: %v", err)
-			}
+			save()
 		case <-done:
-			k.tasks.Wait()
-			if err := k.saveState(path, &last); err != nil {
-				k.Logf("error", "saving the state: %v", err)
-			}
+			d.tasks.Wait()
+			lastErr = "" // the last word is always logged
+			save()
 			return
 		}
 	}
