@@ -39,13 +39,13 @@ type server struct {
 	cuts        int  // how many bodies to cut
 	changeAfter int  // after this many GETs, the object changes
 	gets        atomic.Int64
-	status      int       // answer every request with this status
-	noHead      bool      // answer HEAD with 405
-	shortRanges int       // answer a range with at most this many bytes, honestly (206 of a shorter range)
-	noGetETag   bool      // give no ETag with GET answers
-	cutPlan     []int     // cut the next GETs' bodies after these many bytes, one each
+	status      int              // answer every request with this status
+	noHead      bool             // answer HEAD with 405
+	shortRanges int              // answer a range with at most this many bytes, honestly (206 of a shorter range)
+	noGetETag   bool             // give no ETag with GET answers
+	cutPlan     []int            // cut the next GETs' bodies after these many bytes, one each
 	onGet       func(start bool) // called as each GET starts and ends
-	modified    time.Time // the Last-Modified time, if not the default
+	modified    time.Time        // the Last-Modified time, if not the default
 	headers     []http.Header
 }
 
