@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ndpack/ndpack/internal/yaqtoml"
 	"github.com/ndpack/ndpack/ndarray"
@@ -438,82 +437,26 @@ func asArray(v any) *ndarray.Array {
 }
 
 // peerLine is s, something a peer daemon said (a name, a doc, a value, an
-// error), made safe to print on one line of a terminal: every control
-// character (C0 with newline and tab, DEL, C1), every bidirectional
-// override and every byte that is not UTF-8 is written as Go escapes it
-// (\x1b, \a, \n, \u009b, \u202e, \xff), so that no escape sequence a
-// peer sends reaches the terminal (an OSC 52 sequence sets the clipboard,
-// others move the cursor or rewrite the title). The rest, backslashes
-// included, is left as it is. It is the yaq command's own; the CLI's
-// escaping of file-derived names may take its place.
-func peerLine(s string) string { return escapePeer(s, false) }
+// error), made safe to print on one line of a terminal (escapeText).
+func peerLine(s string) string { return escapeText(s) }
 
 // peerLines is peerLine for a text of several lines, printed as the peer
 // wrote it: newlines and tabs are kept.
-func peerLines(s string) string { return escapePeer(s, true) }
-
-func escapePeer(s string, lines bool) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || mustEscape(r, lines) {
-			clean = false
-			break
+func peerLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		cells := strings.Split(l, "\t")
+		for j, c := range cells {
+			cells[j] = escapeText(c)
 		}
+		lines[i] = strings.Join(cells, "\t")
 	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case mustEscape(r, lines):
-			q := strconv.QuoteRuneToASCII(r) // '\x1b', '\a', '\u009b'
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-// mustEscape reports whether r may change what a terminal shows beyond
-// itself: a control character (but newline and tab in lines), a line or
-// paragraph separator, a bidirectional override or isolate.
-func mustEscape(r rune, lines bool) bool {
-	switch {
-	case lines && (r == '\n' || r == '\t'):
-		return false
-	case r < 0x20, r >= 0x7f && r <= 0x9f, r == 0x2028, r == 0x2029:
-		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
-		return true
-	}
-	return false
+	return strings.Join(lines, "\n")
 }
 
 // peerJSON is a line of JSON (--json) whose strings hold what a peer said,
-// with the characters peerLine escapes that encoding/json leaves raw (DEL,
-// C1, bidirectional overrides) written as JSON escapes (\u007f): the same
-// JSON value, safe on a terminal.
-func peerJSON(b []byte) []byte {
-	s := string(b)
-	if escapePeer(s, true) == s {
-		return b
-	}
-	var out bytes.Buffer
-	for _, r := range s {
-		if r != '\n' && mustEscape(r, false) {
-			fmt.Fprintf(&out, `\u%04x`, r)
-			continue
-		}
-		out.WriteRune(r)
-	}
-	return out.Bytes()
-}
+// escaped as escapeJSON does: the same JSON value, safe on a terminal.
+func peerJSON(b []byte) []byte { return escapeJSON(b) }
 
 // peerError is an error whose text may hold what a peer said (a yaq
 // error's message, a protocol's names), printed escaped as peerLine does,
