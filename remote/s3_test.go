@@ -6,8 +6,12 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ndpack/ndpack/internal/testutil/s3fake"
 	"github.com/ndpack/ndpack/remote"
@@ -151,5 +155,73 @@ func TestS3Unreachable(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "remote: HeadObject s3://arrays/big.npy: dial tcp 127.0.0.1:9: ") ||
 		!strings.HasSuffix(err.Error(), "connection refused") {
 		t.Errorf("unreachable store: %v", err)
+	}
+}
+
+// A Writer uploads its parts Concurrency at a time, never more, and the
+// object is the bytes written, in order, whatever order the parts end in;
+// a part that fails aborts the upload and leaves no object.
+func TestS3WriterParallel(t *testing.T) {
+	f := s3fake.Start(t, "out")
+	var inFlight, most atomic.Int64
+	var failPart atomic.Value
+	failPart.Store("")
+	overlap := make(chan struct{}) // closed when two parts are in at once
+	var once sync.Once
+	f.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodPut || !r.URL.Query().Has("partNumber") {
+			return false
+		}
+		if r.URL.Query().Get("partNumber") == failPart.Load().(string) {
+			io.Copy(io.Discard, r.Body)
+			http.Error(w, "no", http.StatusForbidden)
+			return true
+		}
+		n := inFlight.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		if n >= 2 {
+			once.Do(func() { close(overlap) })
+		}
+		select { // the first part waits for a second, or gives up
+		case <-overlap:
+		case <-time.After(5 * time.Second):
+		}
+		inFlight.Add(-1)
+		return false
+	})
+	data := testData(5<<20*7 + 999)
+	w, err := remote.Options{PartSize: 5 << 20, Concurrency: 3}.Create(context.Background(), "s3://out/p.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := 0; off < len(data); off += 1 << 20 {
+		if _, err := w.Write(data[off:min(len(data), off+1<<20)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := f.Get(t, "out", "p.bin"); !ok || !bytes.Equal(got, data) {
+		t.Fatalf("the object (%v) is not the bytes written", ok)
+	}
+	if m := most.Load(); m < 2 || m > 3 {
+		t.Errorf("%d parts at once, want 2 or 3", m)
+	}
+	failPart.Store("4")
+	w, err = remote.Options{PartSize: 5 << 20, Concurrency: 3}.Create(context.Background(), "s3://out/q.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.Write(data)
+	if err == nil {
+		err = w.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "UploadPart s3://out/q.bin: 403 Forbidden") {
+		t.Errorf("a failed part: %v", err)
+	}
+	if _, ok := f.Get(t, "out", "q.bin"); ok {
+		t.Error("a failed upload left an object")
 	}
 }

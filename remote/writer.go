@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,14 +16,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// Writer writes an S3 object in one stream, as a multipart upload in
-// memory of one part: the object appears under its key only when Close
-// completes the upload. Any error, Abort, or the end of the context given
-// to Create aborts the upload, so that no partial object is ever visible.
-// Write and Close are not for concurrent use; Abort may be called from
-// another goroutine at any time (a signal handler).
+// Writer writes an S3 object in one stream, as a multipart upload: the
+// object appears under its key only when Close completes the upload. Full
+// parts are uploaded Options.Concurrency at a time while the next fills,
+// so that it holds at most that many parts and the one being filled. Any
+// error, Abort, or the end of the context given to Create aborts the
+// upload, so that no partial object is ever visible. Write and Close are
+// not for concurrent use; Abort may be called from another goroutine at
+// any time (a signal handler).
 type Writer struct {
-	mu          sync.Mutex // guards uploadID and aborted, for Abort
+	mu          sync.Mutex // guards uploadID, aborted, parts and failed, for Abort and the uploads
 	aborted     bool
 	ctx         context.Context
 	client      *s3.Client
@@ -31,9 +34,19 @@ type Writer struct {
 	buf         []byte // the part being filled, of cap PartSize
 	uploadID    *string
 	parts       []types.CompletedPart
-	err         error // sticky
+	failed      error // the first upload's failure, as the error of Write and Close
+	err         error // sticky, for Write and Close
 	done        bool
 	abortWait   time.Duration
+
+	// The parts being uploaded: slots holds one token per upload that may
+	// run, uploads the ones running; cancel ends them (an error, Abort).
+	slots   chan struct{}
+	uploads sync.WaitGroup
+	upCtx   context.Context
+	cancel  context.CancelFunc
+	next    int32 // the number of the next part
+	bufs    sync.Pool
 }
 
 // Create starts writing the S3 object at rawURL (s3://BUCKET/KEY): nothing
@@ -70,20 +83,21 @@ func (o Options) Create(ctx context.Context, rawURL string) (*Writer, error) {
 	if wait <= 0 {
 		wait = abortTimeout
 	}
-	return &Writer{ctx: ctx, client: c, bucket: bucket, key: key, name: name, buf: make([]byte, 0, part), abortWait: wait}, nil
+	w := &Writer{ctx: ctx, client: c, bucket: bucket, key: key, name: name, buf: make([]byte, 0, part), abortWait: wait,
+		slots: make(chan struct{}, o.concurrency()), next: 1}
+	w.upCtx, w.cancel = context.WithCancel(ctx)
+	w.bufs.New = func() any { b := make([]byte, 0, part); return &b }
+	return w, nil
 }
 
 // Write adds p to the object, uploading each part as it fills. On an
 // error the upload is aborted and every later call fails.
 func (w *Writer) Write(p []byte) (int, error) {
-	if w.err != nil {
-		return 0, w.err
+	if err := w.check("UploadPart"); err != nil {
+		return 0, err
 	}
 	if w.done {
 		return 0, fmt.Errorf("remote: %s: write after Close", w.name)
-	}
-	if w.isAborted() {
-		return 0, w.fail("UploadPart", errAborted)
 	}
 	n := 0
 	for len(p) > 0 {
@@ -100,7 +114,30 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// flush uploads the buffered part.
+// check returns the error that ends the upload, if one has: an earlier
+// one, a part's upload that failed (the upload is then aborted), or Abort.
+func (w *Writer) check(op string) error {
+	if w.err != nil {
+		return w.err
+	}
+	w.mu.Lock()
+	failed, aborted := w.failed, w.aborted
+	w.mu.Unlock()
+	switch {
+	case failed != nil:
+		w.err = failed
+		if err := w.abortErr(); err != nil {
+			w.err = err
+		}
+		return w.err
+	case aborted:
+		return w.fail(op, errAborted)
+	}
+	return nil
+}
+
+// flush starts uploading the buffered part, once one of the Concurrency
+// uploads is free, and gives the Writer a new buffer to fill.
 func (w *Writer) flush() error {
 	if err := w.ctx.Err(); err != nil {
 		return w.fail("UploadPart", err)
@@ -119,32 +156,79 @@ func (w *Writer) flush() error {
 			return w.fail("UploadPart", errAborted)
 		}
 	}
-	num := int32(len(w.parts) + 1)
+	num := w.next
 	if num > 10000 {
 		return w.fail("UploadPart", errors.New("more than S3's 10,000 parts: raise the part size"))
 	}
-	out, err := w.client.UploadPart(w.ctx, &s3.UploadPartInput{
+	select {
+	case w.slots <- struct{}{}:
+	case <-w.upCtx.Done():
+		return w.check("UploadPart")
+	}
+	// Once aborted, no upload starts: Abort waits for those that did.
+	w.mu.Lock()
+	stopped := w.aborted || w.failed != nil
+	if !stopped {
+		w.uploads.Add(1)
+	}
+	w.mu.Unlock()
+	if stopped {
+		<-w.slots
+		return w.check("UploadPart")
+	}
+	w.next++
+	part := w.buf
+	nb := w.bufs.Get().(*[]byte)
+	w.buf = (*nb)[:0]
+	go w.upload(id, num, part)
+	return nil
+}
+
+// upload sends one part; its failure fails the Writer and ends the other
+// uploads.
+func (w *Writer) upload(id *string, num int32, part []byte) {
+	defer w.uploads.Done()
+	defer func() { <-w.slots }()
+	out, err := w.client.UploadPart(w.upCtx, &s3.UploadPartInput{
 		Bucket: &w.bucket, Key: &w.key, UploadId: id,
-		PartNumber: aws.Int32(num), Body: bytes.NewReader(w.buf),
-		ContentLength: aws.Int64(int64(len(w.buf))),
+		PartNumber: aws.Int32(num), Body: bytes.NewReader(part),
+		ContentLength: aws.Int64(int64(len(part))),
 	})
+	part = part[:0]
+	w.bufs.Put(&part)
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if err != nil {
-		return w.fail("UploadPart", err)
+		if w.failed == nil && !w.aborted {
+			w.failed = s3Error("UploadPart", w.name, err)
+			w.cancel()
+		}
+		return
 	}
 	w.parts = append(w.parts, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(num)})
-	w.buf = w.buf[:0]
-	return nil
 }
 
 // fail records err and aborts the upload; an abort that fails too is
 // said in the error.
 func (w *Writer) fail(op string, err error) error {
 	w.err = s3Error(op, w.name, err)
-	var af *abortFailure
-	if errors.As(w.abort(), &af) {
-		w.err = fmt.Errorf("%w (and the upload could not be aborted: upload ID %s: %v; %s)", w.err, af.id, af.cause, partsStay)
+	if aerr := w.abortErr(); aerr != nil {
+		w.err = aerr
 	}
 	return w.err
+}
+
+// abortErr aborts the upload once the parts being uploaded have ended,
+// and returns w.err with the abort's failure said too, or nil if the abort
+// went well.
+func (w *Writer) abortErr() error {
+	w.cancel()
+	w.uploads.Wait()
+	var af *abortFailure
+	if errors.As(w.abort(), &af) {
+		return fmt.Errorf("%w (and the upload could not be aborted: upload ID %s: %v; %s)", w.err, af.id, af.cause, partsStay)
+	}
+	return nil
 }
 
 // partsStay says what an upload that was not aborted leaves.
@@ -241,10 +325,16 @@ func (w *Writer) Close() error {
 			return err
 		}
 	}
+	w.uploads.Wait()
+	if err := w.check("CompleteMultipartUpload"); err != nil {
+		return err
+	}
 	id := w.id()
 	if id == nil {
 		return w.fail("CompleteMultipartUpload", errAborted)
 	}
+	// Parts end in any order; S3 takes them in order of their numbers.
+	slices.SortFunc(w.parts, func(a, b types.CompletedPart) int { return int(*a.PartNumber - *b.PartNumber) })
 	_, err := w.client.CompleteMultipartUpload(w.ctx, &s3.CompleteMultipartUploadInput{
 		Bucket: &w.bucket, Key: &w.key, UploadId: id,
 		MultipartUpload: &types.CompletedMultipartUpload{Parts: w.parts},
@@ -255,6 +345,7 @@ func (w *Writer) Close() error {
 	w.mu.Lock()
 	w.uploadID, w.buf = nil, nil
 	w.mu.Unlock()
+	w.cancel()
 	return nil
 }
 
@@ -265,6 +356,11 @@ func (w *Writer) Close() error {
 // Its error, when the store refuses the abort or gives no answer in time,
 // names the upload ID, whose parts then stay in the bucket.
 func (w *Writer) Abort() error {
+	w.mu.Lock()
+	w.aborted = true // no upload starts after this
+	w.mu.Unlock()
+	w.cancel() // and those running end, before the abort that S3 would race
+	w.uploads.Wait()
 	return w.abort()
 }
 
