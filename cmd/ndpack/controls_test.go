@@ -162,7 +162,7 @@ c: [0 0]
 		// The last line of defence: whatever made the message.
 		{[]string{"inspect", "no\x1b[2Jsuch.npy"}, 1, "", `ndpack: no\x1b[2Jsuch.npy: no such file or directory` + "\n"},
 		{[]string{"show", "no\u202esuch.npy"}, 1, "", `ndpack: no\u202esuch.npy: no such file or directory` + "\n"},
-		{[]string{"convert", "--part-size", "5", "bel.npy", "x\x1b]0;title\a.npy"}, 2, "", `ndpack convert: --part-size sets the parts of an s3:// OUT's upload; OUT is x\x1b]0;title\a.npy` + "\nRun 'ndpack help convert' for usage.\n"},
+		{[]string{"convert", "--to", "npz", "bel.npy", "x\x1b]0;title\a.npy"}, 2, "", `ndpack convert: --to npz contradicts the extension of "x\x1b]0;title\a.npy" (npy); rename the file or drop --to` + "\nRun 'ndpack help convert' for usage.\n"},
 		// JSON escapes what encoding/json would leave raw: C1, U+202E.
 		{[]string{"show", "--json", "str.npy"}, 0, `{"dtype":"<U7","shape":[1],"values":["x\u009b[2J\u202ey"]}` + "\n", ""},
 		{[]string{"show", "--json", "esc.npz"}, 0, `{"evil\u001b]52;c;aGk=\u0007":{"dtype":"<i8","shape":[3],"values":[0,1,2]},"rlo\u202egnp":{"dtype":"<i8","shape":[2],"values":[0,1]}}` + "\n", ""},

@@ -52,9 +52,11 @@ the format; --to that contradicts OUT's extension is an error. OUT may not
 be IN (by any name or link): that would destroy what is being read.
 
 IN may be a URL of an .npy or .npz: http://, https:// or s3://BUCKET/KEY
-(with :NAME for a member, as for files), read by Range requests. OUT may be
-s3://BUCKET/KEY: written as a multipart upload in parts of --part-size MiB
-(memory stays one part), completed only when the whole output was
+(with :NAME for a member, as for files), read by Range requests, a large
+one in --part-size parts on --concurrency connections at once. OUT may be
+s3://BUCKET/KEY: written as a multipart upload of --part-size parts,
+--concurrency of them at once (memory stays that many parts), completed
+only when the whole output was
 written and aborted on any error or on Ctrl-C, so that no partial object
 ever appears under the key. The AWS settings honoured are listed in the
 README (AWS_ENDPOINT_URL for S3-compatible stores, path-style).
@@ -118,9 +120,7 @@ Options:
   --max-size SIZE      the largest array read into memory whole (rows,
                        a field, a Fortran-order array; default half the
                        memory the process may use; 512M, 2G ...)
-  --part-size MIB      the part size of an s3:// OUT's upload (default 8,
-                       at least 5)
-  --quiet              no progress on standard error
+` + remoteHelp + `  --quiet              no progress on standard error
 
 Examples:
   ndpack convert image.npy image.msgpack
@@ -152,13 +152,14 @@ type convertOptions struct {
 	rows             *rowRange
 	maxHeader        int         // --max-header-size; 0 is numpy's 10,000
 	maxSize          int64       // --max-size; 0 is half the memory
+	remote           remoteFlags // --concurrency, --part-size
 	field            string      // --field: a record field
 	astype           *astypeSpec // --astype and --casting
 }
 
 // inputOptions are the options IN is read with.
 func (o convertOptions) inputOptions(e env) inputOptions {
-	return inputOptions{objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, maxSize: o.maxSize, stderr: e.stderr}
+	return inputOptions{objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, maxSize: o.maxSize, stderr: e.stderr, remote: o.remote}
 }
 
 // transformed reports whether the arrays are changed on the way (--rows,
@@ -183,7 +184,7 @@ func runConvert(e env, args []string) error {
 	fs.Var(&maxObjects, "max-objects-size", "")
 	wait := fs.Bool("wait", false, "")
 	rowsFlag := fs.String("rows", "", "")
-	partSize := fs.Int64("part-size", 0, "")
+	remoteSet := addRemoteFlags(fs)
 	field := fs.String("field", "", "")
 	astype := fs.String("astype", "", "")
 	casting := fs.String("casting", "", "")
@@ -204,8 +205,8 @@ func runConvert(e env, args []string) error {
 	if *casting != "" && as == nil {
 		return usageError("--casting says how --astype converts; it goes with --astype")
 	}
-	if *partSize != 0 && (*partSize < 5 || *partSize > 5<<10) {
-		return usageError("--part-size %d: S3 takes parts of 5 to 5120 MiB", *partSize)
+	if err := remoteSet.check(); err != nil {
+		return err
 	}
 	if len(pos) != 2 {
 		return usageError("want IN and OUT, got %d %s", len(pos), plural(int64(len(pos)), "argument"))
@@ -220,7 +221,7 @@ func runConvert(e env, args []string) error {
 		return usageError("--level sets the deflate level; it goes with --compress")
 	}
 	o := convertOptions{allowNonstandard: *allow, compress: *compress, level: *level, member: *member, name: *name, quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), rows: rows,
-		maxHeader: int(*maxHeader), maxSize: int64(*maxSize), field: *field, astype: as}
+		maxHeader: int(*maxHeader), maxSize: int64(*maxSize), field: *field, astype: as, remote: *remoteSet}
 	in, o.member = splitMember(in, o.member)
 	if o.from, err = resolveFormat(in, *from, "from"); err != nil {
 		return err
@@ -247,8 +248,8 @@ func runConvert(e env, args []string) error {
 		return usageError("--append adds rows of numbers to an .npy; an object array (--objects) is not appended")
 	case *wait && !*appendRows:
 		return usageError("--wait waits for another appender; it goes with --append")
-	case *partSize != 0 && !strings.HasPrefix(out, "s3://"):
-		return usageError("--part-size sets the parts of an s3:// OUT's upload; OUT is %s", displayName(out))
+	case remoteSet.partSize != 0 && remoteSet.partSize < 5<<20 && strings.HasPrefix(out, "s3://"):
+		return usageError("--part-size %d: S3 takes upload parts of 5M to 5G", remoteSet.partSize)
 	case *appendRows && remote.IsURL(out):
 		return usageError("--append adds rows to a local .npy file")
 	case *appendRows && (o.to != formatNPY || isStdout(out)):
@@ -261,18 +262,18 @@ func runConvert(e env, args []string) error {
 		o.wait = *wait
 		return failedOn(in, out, o.appendTo(e, in, out))
 	}
-	return o.convertTo(e, in, out, *partSize<<20)
+	return o.convertTo(e, in, out)
 }
 
 // convertTo converts IN into OUT, a local file, standard output or an
-// s3:// object (uploaded in parts of partSize bytes), which is left as it
+// s3:// object (uploaded in parts as o.remote says), which is left as it
 // was if the conversion fails.
-func (o convertOptions) convertTo(e env, in, out string, partSize int64) error {
+func (o convertOptions) convertTo(e env, in, out string) error {
 	var dst *output
 	var err error
 	switch {
 	case strings.HasPrefix(out, "s3://"):
-		dst, err = s3Output(e, out, partSize)
+		dst, err = s3Output(e, out, o.remote)
 	case remote.IsURL(out):
 		return usageError("OUT %s: only s3:// objects are written; HTTP outputs are not", displayName(out))
 	default:
@@ -504,7 +505,7 @@ func (o convertOptions) openInput(e env, in string) (total int64, obj *remote.Ob
 		fi, _ := os.Stat(in)
 		return fi.Size(), nil, nil, nil
 	case remote.IsURL(in) && o.from == formatNPY && !o.transformed() && o.maxHeader == 0 && o.to == formatMsgpack && o.toDialect == 0 && !o.objects:
-		if obj, err = remoteOptions(0, e.stderr).Open(context.Background(), in); err != nil {
+		if obj, err = remoteOptions(o.remote, e.stderr).Open(context.Background(), in); err != nil {
 			return 0, nil, nil, err
 		}
 		return obj.Size(), obj, nil, nil

@@ -36,7 +36,7 @@ Options:
   --equal-nan   NaN equals NaN (at the same place)
   --max-header-size N  read .npy headers of up to N bytes (default 10000,
                 numpy's max_header_size)
-  --max-size SIZE  the largest array read into memory whole (a
+`+remoteHelp+`  --max-size SIZE  the largest array read into memory whole (a
                 Fortran-order one; default half the memory the process
                 may use; 512M, 2G ...)
 
@@ -62,6 +62,7 @@ type diffOptions struct {
 	equalNaN   bool
 	maxHeader  int   // --max-header-size
 	maxSize    int64 // --max-size
+	remote     remoteFlags
 }
 
 func runDiff(e env, args []string) error {
@@ -71,14 +72,18 @@ func runDiff(e env, args []string) error {
 	equalNaN := fs.Bool("equal-nan", false, "")
 	maxHeader := addMaxHeaderFlag(fs)
 	maxSize := addMaxSizeFlag(fs)
+	remoteSet := addRemoteFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := remoteSet.check(); err != nil {
 		return err
 	}
 	if len(pos) != 2 {
 		return usageError("want A and B, got %d %s", len(pos), plural(int64(len(pos)), "argument"))
 	}
-	o := diffOptions{equalNaN: *equalNaN, rtol: 1e-5, atol: 1e-8, maxHeader: int(*maxHeader), maxSize: int64(*maxSize)}
+	o := diffOptions{equalNaN: *equalNaN, rtol: 1e-5, atol: 1e-8, maxHeader: int(*maxHeader), maxSize: int64(*maxSize), remote: *remoteSet}
 	for _, t := range []struct {
 		flag, text string
 		v          *float64
@@ -132,12 +137,12 @@ func openDiffInput(e env, spec string, rows *rowRange, o inputOptions) (*diffInp
 // diff compares a and b, printing what differs; it reports whether they
 // are the same.
 func (o diffOptions) diff(e env, a, b string) (bool, error) {
-	A, err := openDiffInput(e, a, nil, inputOptions{maxHeader: o.maxHeader, maxSize: o.maxSize, stderr: e.stderr})
+	A, err := openDiffInput(e, a, nil, inputOptions{maxHeader: o.maxHeader, maxSize: o.maxSize, stderr: e.stderr, remote: o.remote})
 	if err != nil {
 		return false, err
 	}
 	defer A.fa.close()
-	B, err := openDiffInput(e, b, nil, inputOptions{maxHeader: o.maxHeader, maxSize: o.maxSize, stderr: e.stderr})
+	B, err := openDiffInput(e, b, nil, inputOptions{maxHeader: o.maxHeader, maxSize: o.maxSize, stderr: e.stderr, remote: o.remote})
 	if err != nil {
 		return false, err
 	}

@@ -64,7 +64,7 @@ Options:
            "outer.inner" for a nested record's field)
   --max-header-size N  read .npy headers of up to N bytes (default 10000,
            numpy's max_header_size): records of thousands of fields
-
+`+remoteHelp+`
 Examples:
   ndpack inspect image.npy
   ndpack inspect --json run.npz | jq '.[0].arrays[].shape'
@@ -114,16 +114,20 @@ func runInspect(e env, args []string) error {
 	rowsFlag := fs.String("rows", "", "")
 	field := fs.String("field", "", "")
 	maxHeader := addMaxHeaderFlag(fs)
+	remoteSet := addRemoteFlags(fs)
 	pf := addPreviewFlags(fs) // preview.go
 	files, err := parseFlags(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := remoteSet.check(); err != nil {
 		return err
 	}
 	rows, err := parseRows(*rowsFlag)
 	if err != nil {
 		return err
 	}
-	opts := inspectOpts{quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), header: *header, rows: rows, field: *field, maxHeader: int(*maxHeader)}
+	opts := inspectOpts{quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), header: *header, rows: rows, field: *field, maxHeader: int(*maxHeader), remote: *remoteSet}
 	if len(files) == 0 {
 		return usageError("name at least one file (or - for standard input)")
 	}
@@ -189,7 +193,7 @@ func inspectEach(e env, name string, o inspectOpts, out reportWriter, seen func(
 	if isRegularFile(name) {
 		f = "" // its first bytes tell, whatever its name says
 	}
-	fa, err := openInputArrays(name, e.stdin, f, inputOptions{objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, stderr: e.stderr})
+	fa, err := openInputArrays(name, e.stdin, f, inputOptions{objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, stderr: e.stderr, remote: o.remote})
 	if err != nil {
 		return err
 	}
@@ -369,11 +373,12 @@ const chunkSize = 4 << 20
 // inspectOpts are inspect's choices for each file.
 type inspectOpts struct {
 	quiet, objects bool
-	maxObjects     int64     // --max-objects-size; 0 is the default
-	header         bool      // --header: no data read
-	rows           *rowRange // --rows, or nil
-	field          string    // --field, or ""
-	maxHeader      int       // --max-header-size; 0 is numpy's 10,000
+	maxObjects     int64       // --max-objects-size; 0 is the default
+	header         bool        // --header: no data read
+	rows           *rowRange   // --rows, or nil
+	field          string      // --field, or ""
+	maxHeader      int         // --max-header-size; 0 is numpy's 10,000
+	remote         remoteFlags // --concurrency, --part-size
 }
 
 // headerReport describes src from its header alone.

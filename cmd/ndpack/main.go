@@ -169,6 +169,11 @@ Commands:
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
+Files may be URLs: http://, https:// and s3://BUCKET/KEY objects are read
+by Range requests, a large one in parts of 8 MiB, 8 at once, and s3://
+outputs are uploaded the same way; --part-size SIZE and --concurrency N
+change that on every command that takes URLs.
+
 Run 'ndpack help COMMAND' for a command's options and examples, and
 'ndpack --version' for the version and the formats it writes.
 `)

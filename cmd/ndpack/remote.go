@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -22,16 +23,55 @@ import (
 	"github.com/ndpack/ndpack/remote"
 )
 
+// remoteFlags are --concurrency and --part-size, on every command that
+// reads or writes remote objects.
+type remoteFlags struct {
+	concurrency int
+	partSize    byteSize
+}
+
+// remoteHelp is their help text, for the commands' usage.
+const remoteHelp = `  --concurrency N      parts of a remote object read or uploaded at once,
+                       each on a connection of its own (default 8)
+  --part-size SIZE     the size of those parts (default 8M; an s3://
+                       upload's are 5M to 5G)
+`
+
+// addRemoteFlags adds --concurrency and --part-size to fs.
+func addRemoteFlags(fs *flag.FlagSet) *remoteFlags {
+	r := &remoteFlags{}
+	fs.IntVar(&r.concurrency, "concurrency", 0, "")
+	fs.Var(&r.partSize, "part-size", "")
+	return r
+}
+
+// check refuses values the stores would not take.
+func (r *remoteFlags) check() error {
+	switch {
+	case r.concurrency < 0 || r.concurrency > 256:
+		return usageError("--concurrency %d: want 1 to 256 connections", r.concurrency)
+	case r.partSize != 0 && r.partSize < 64<<10:
+		return usageError("--part-size %d: want 64K or more", r.partSize)
+	case r.partSize > 5<<30:
+		return usageError("--part-size %d: S3 takes parts of at most 5G", r.partSize)
+	}
+	return nil
+}
+
 // remoteOptions are how the commands reach remote objects: net/http with
 // a bound on the wait for an answer (a body may take as long as it takes),
-// and what they should know (a server that ignores Range) said on stderr.
-func remoteOptions(partSize int64, stderr io.Writer) remote.Options {
+// parts of f.partSize bytes f.concurrency at a time, and what they should
+// know (a server that ignores Range) said on stderr.
+func remoteOptions(f remoteFlags, stderr io.Writer) remote.Options {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.ResponseHeaderTimeout = time.Minute
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	return remote.Options{HTTPClient: &http.Client{Transport: t}, PartSize: partSize, ErrorLog: log.New(stderr, "ndpack: ", 0)}
+	// Enough idle connections kept for every part read at once.
+	t.MaxIdleConnsPerHost = max(t.MaxIdleConnsPerHost, f.concurrency, 8)
+	return remote.Options{HTTPClient: &http.Client{Transport: t}, PartSize: int64(f.partSize), Concurrency: f.concurrency,
+		ErrorLog: log.New(stderr, "ndpack: ", 0)}
 }
 
 // urlFormat is the format a URL's path names by its extension.
@@ -46,7 +86,7 @@ func urlFormat(name string) format {
 // openRemote opens the object name and describes its arrays. Only .npy and
 // .npz are read remotely: a msgpack file is read through a mapping.
 func openRemote(name string, f format, o inputOptions) (*fileArrays, *remote.Object, error) {
-	obj, err := remoteOptions(0, o.stderr).Open(context.Background(), name)
+	obj, err := remoteOptions(o.remote, o.stderr).Open(context.Background(), name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -220,8 +260,8 @@ func (fa *fileArrays) withRows(r *rowRange) {
 // by commit and aborted by abort or by SIGINT or SIGTERM. Its errors name
 // OUT; an abort the store refuses or does not answer is said on standard
 // error, with the upload's ID.
-func s3Output(e env, name string, partSize int64) (*output, error) {
-	w, err := remoteOptions(partSize, e.stderr).Create(context.Background(), name)
+func s3Output(e env, name string, f remoteFlags) (*output, error) {
+	w, err := remoteOptions(f, e.stderr).Create(context.Background(), name)
 	if err != nil {
 		return nil, err
 	}

@@ -355,7 +355,7 @@ func TestS3UploadFailureNamesTheOutput(t *testing.T) {
 	if err := npybridge.WriteFile(big, a); err != nil {
 		t.Fatal(err)
 	}
-	r := cli(t, nil, "convert", "--part-size", "5", big, "s3://lab/k.msgpack")
+	r := cli(t, nil, "convert", "--part-size", "5M", big, "s3://lab/k.msgpack")
 	if r.code != 1 || strings.Count(r.stderr, "\n") != 1 ||
 		!strings.HasPrefix(r.stderr, "ndpack: s3://lab/k.msgpack: remote: UploadPart s3://lab/k.msgpack: 403 Forbidden") ||
 		!strings.Contains(r.stderr, "(and the upload could not be aborted: upload ID ") ||

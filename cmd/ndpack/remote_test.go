@@ -133,7 +133,7 @@ func TestS3ConvertAndInspect(t *testing.T) {
 	var got *ndarray.Array
 	var err error
 	dir, _, _ := remoteDir(t)
-	r := cli(t, nil, "convert", "--part-size", "5", filepath.Join(dir, "run.npz"), "s3://lab/out/run.npz")
+	r := cli(t, nil, "convert", "--part-size", "5M", filepath.Join(dir, "run.npz"), "s3://lab/out/run.npz")
 	if r.code != 0 {
 		t.Fatalf("convert to S3: %d %s", r.code, r.stderr)
 	}
@@ -183,7 +183,7 @@ func mustSlice[T ndarray.Element](t *testing.T, v []T, shape ...int) *ndarray.Ar
 // upload: no object appears.
 func TestS3ConvertInterrupted(t *testing.T) {
 	s := s3fake.Start(t, "lab")
-	cmd := exec.Command(ndpackBin, "convert", "--part-size", "5", "--from", "npy", "-", "s3://lab/slow.msgpack")
+	cmd := exec.Command(ndpackBin, "convert", "--part-size", "5M", "--from", "npy", "-", "s3://lab/slow.msgpack")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -69,7 +69,7 @@ Options:
   --field NAME     the field NAME of a record array (numpy's a['NAME'])
   --max-header-size N  read .npy headers of up to N bytes (default 10000,
                    numpy's max_header_size): records of thousands of fields
-  --from FMT       the format of IN: npy, npz or msgpack
+`+remoteHelp+`  --from FMT       the format of IN: npy, npz or msgpack
   --to png|svg     the format of OUT, for standard output
 
 Examples:
@@ -96,6 +96,7 @@ type renderFlags struct {
 	flagsSet  map[string]bool
 	field     string // --field: a record field
 	maxHeader int    // --max-header-size
+	remote    remoteFlags
 }
 
 func runRender(e env, args []string) error {
@@ -115,8 +116,12 @@ func runRender(e env, args []string) error {
 	to := fs.String("to", "", "")
 	field := fs.String("field", "", "")
 	maxHeader := addMaxHeaderFlag(fs)
+	remoteSet := addRemoteFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := remoteSet.check(); err != nil {
 		return err
 	}
 	if len(pos) != 2 {
@@ -126,7 +131,7 @@ func runRender(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	r := renderFlags{flagsSet: map[string]bool{}, rowRange: rowRange, field: *field, maxHeader: int(*maxHeader)}
+	r := renderFlags{flagsSet: map[string]bool{}, rowRange: rowRange, field: *field, maxHeader: int(*maxHeader), remote: *remoteSet}
 	fs.Visit(func(f *flag.Flag) { r.flagsSet[f.Name] = true })
 	r.in, r.member = splitMember(pos[0], *member)
 	r.out = pos[1]
@@ -217,7 +222,7 @@ func runRender(e env, args []string) error {
 // not grow with the array.
 func (r *renderFlags) run(e env) error {
 	if r.png {
-		s, release, err := openSource(e, r.in, r.from, selection{member: r.member, rows: r.rowRange, field: r.field, maxHeader: r.maxHeader}, func(src arraySource) error {
+		s, release, err := openSource(e, r.in, r.from, selection{member: r.member, rows: r.rowRange, field: r.field, maxHeader: r.maxHeader, remote: r.remote}, func(src arraySource) error {
 			return render.CheckImage(src.dtype, src.shape, r.opts)
 		})
 		if err != nil {
@@ -226,7 +231,7 @@ func (r *renderFlags) run(e env) error {
 		defer release()
 		return r.write(e, func(w io.Writer) error { return render.EncodePNGSource(w, s, r.opts) })
 	}
-	s, release, err := openSource(e, r.in, r.from, selection{member: r.member, rows: r.rowRange, field: r.field, maxHeader: r.maxHeader}, func(src arraySource) error {
+	s, release, err := openSource(e, r.in, r.from, selection{member: r.member, rows: r.rowRange, field: r.field, maxHeader: r.maxHeader, remote: r.remote}, func(src arraySource) error {
 		if len(src.shape) == 2 && !r.rows {
 			return fmt.Errorf("render: a 2-D array of shape %s plots one line per row with --lines (%d %s); or draw it as an image, .png", ndarray.FormatShape(src.shape), src.shape[0], plural(int64(src.shape[0]), "line"))
 		}
@@ -244,7 +249,7 @@ func (r *renderFlags) run(e env) error {
 			return err
 		}
 		n := s.Shape[len(s.Shape)-1]
-		xs, xrelease, err := openSource(e, xin, xf, selection{member: xmember, maxHeader: r.maxHeader}, func(src arraySource) error {
+		xs, xrelease, err := openSource(e, xin, xf, selection{member: xmember, maxHeader: r.maxHeader, remote: r.remote}, func(src arraySource) error {
 			if err := render.CheckPlot(src.dtype, src.shape, render.Plot{}); err != nil {
 				return err
 			}

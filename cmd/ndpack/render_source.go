@@ -18,6 +18,7 @@ type selection struct {
 	rows      *rowRange // --rows, or nil
 	field     string    // --field, or ""
 	maxHeader int       // --max-header-size; 0 is numpy's 10,000
+	remote    remoteFlags
 }
 
 // maxFortranBand bounds the rows of a Fortran-order array that are
@@ -35,7 +36,7 @@ const maxFortranBand = 64 << 20
 // is read whole. The returned function releases the input.
 func openSource(e env, in string, f format, sel selection, check func(arraySource) error) (render.Source, func(), error) {
 	member, rows := sel.member, sel.rows
-	fa, err := openInputArrays(in, e.stdin, f, inputOptions{maxHeader: sel.maxHeader, stderr: e.stderr})
+	fa, err := openInputArrays(in, e.stdin, f, inputOptions{maxHeader: sel.maxHeader, stderr: e.stderr, remote: sel.remote})
 	if err != nil {
 		if errors.Is(err, npybridge.ErrObjectArray) {
 			return render.Source{}, nil, errors.New("an object array (pickled Python objects) cannot be drawn")

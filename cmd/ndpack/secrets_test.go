@@ -90,8 +90,8 @@ func TestURLSecretsNeverShown(t *testing.T) {
 		// Usage errors quote arguments as messages show them.
 		{[]string{"convert", "--to", "npy", "a.npy", pre + "/x.npz" + q}, 2, "", usage("convert",
 			`--to npy contradicts the extension of "`+url+`/x.npz" (npz); rename the file or drop --to`)},
-		{[]string{"convert", "--part-size", "5", "a.npy", pre + "/x.npy" + q}, 2, "", usage("convert",
-			"--part-size sets the parts of an s3:// OUT's upload; OUT is "+url+"/x.npy")},
+		{[]string{"convert", "a.npy", pre + "/x.npy" + q}, 2, "", usage("convert",
+			"OUT "+url+"/x.npy: only s3:// objects are written; HTTP outputs are not")},
 		{[]string{"render", "a.npy", pre + "/x.png" + q}, 2, "", usage("render",
 			"OUT "+url+"/x.png: render writes a local file or standard output, not a URL")},
 		{[]string{pre + "/x" + q}, 2, "", `ndpack: unknown command "` + url + `/x"; run 'ndpack help'` + "\n"},

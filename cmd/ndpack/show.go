@@ -36,7 +36,7 @@ Options:
                    2-D array row by row), for other tools
   --json           write {"dtype", "shape", "values"} as one JSON line (an
                    archive: an object of them by name)
-
+`+remoteHelp+`
 Examples:
   ndpack show image.npy
   ndpack show run.npz:spectrum --rows -10:
@@ -54,8 +54,12 @@ func runShow(e env, args []string) error {
 	asJSON := fs.Bool("json", false, "")
 	maxHeader := addMaxHeaderFlag(fs)
 	maxSize := addMaxSizeFlag(fs)
+	remoteSet := addRemoteFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := remoteSet.check(); err != nil {
 		return err
 	}
 	switch {
@@ -76,7 +80,7 @@ func runShow(e env, args []string) error {
 		o.threshold = math.MaxInt
 	}
 	for i, spec := range pos {
-		in, err := openDiffInput(e, spec, sel, inputOptions{maxHeader: int(*maxHeader), maxSize: int64(*maxSize), stderr: e.stderr})
+		in, err := openDiffInput(e, spec, sel, inputOptions{maxHeader: int(*maxHeader), maxSize: int64(*maxSize), stderr: e.stderr, remote: *remoteSet})
 		if err != nil {
 			return err
 		}

@@ -114,7 +114,8 @@ type inputOptions struct {
 	maxObjects int64
 	maxHeader  int
 	maxSize    int64
-	stderr     io.Writer // where a remote input's warnings go
+	stderr     io.Writer   // where a remote input's warnings go
+	remote     remoteFlags // how a remote input is read
 }
 
 // arrayBound is the largest array read into memory whole: --max-size, else
