@@ -107,7 +107,7 @@ func dial(ctx context.Context, url string, header http.Header, maxSize int64) (*
 		case ctx.Err() != nil, errors.As(err, &op) && op.Op == "dial":
 			return nil, fmt.Errorf("openpi: %s: %w", url, err)
 		}
-		return nil, fmt.Errorf("openpi: %s: %w: %w", url, ErrNotWebsocket, err)
+		return nil, fmt.Errorf("openpi: %s: %w: %w", url, ErrNotWebsocket, escapedError{err})
 	}
 	conn.SetReadLimit(maxSize)
 	c := &Client{url: url, conn: conn, maxSize: maxSize, closed: make(chan struct{})}
@@ -247,11 +247,11 @@ func (c *Client) connError(doing string, err error) error {
 	case errors.Is(err, websocket.ErrMessageTooBig):
 		return fmt.Errorf("openpi: %s: %s: %w: a message over the limit of %d bytes (MaxSize)", c.url, doing, ndarray.ErrTooLarge, c.maxSize)
 	case websocket.CloseStatus(err) == websocket.StatusMessageTooBig:
-		return fmt.Errorf("openpi: %s: the server refused a message over its size limit while the client was %s: %w: %w", c.url, doing, ndarray.ErrTooLarge, err)
+		return fmt.Errorf("openpi: %s: the server refused a message over its size limit while the client was %s: %w: %w", c.url, doing, ndarray.ErrTooLarge, escapedError{err})
 	case websocket.CloseStatus(err) != -1, errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("openpi: %s: the server closed the connection while the client was %s: %w: %w", c.url, doing, io.EOF, err)
+		return fmt.Errorf("openpi: %s: the server closed the connection while the client was %s: %w: %w", c.url, doing, io.EOF, escapedError{err})
 	}
-	return fmt.Errorf("openpi: %s: %s: %w", c.url, doing, err)
+	return fmt.Errorf("openpi: %s: %s: %w", c.url, doing, escapedError{err})
 }
 
 // Close closes the connection; calls then fail with net.ErrClosed. Closing a

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -334,5 +335,66 @@ func TestHostileClientHoldsHugeFrame(t *testing.T) {
 	t.Logf("heap grew %d bytes for %d peers each claiming 1 TiB and sending 256 KiB", grew, peers)
 	if grew > peers*(1<<20) {
 		t.Errorf("heap grew %d bytes for %d peers that sent 256 KiB each", grew, peers)
+	}
+}
+
+// rawControl reports whether s holds a character that would drive a
+// terminal: a control character other than a newline, or invalid UTF-8.
+func rawControl(s string) bool {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return true
+			}
+		}
+		if r != '\n' && (r < 0x20 || r >= 0x7f && r < 0xa0) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostileTraceback is a server's text that writes the clipboard (OSC 52),
+// clears the screen, colours and hides what follows.
+const hostileTraceback = "Traceback (most recent call last):\n  \x1b]52;c;cm0gLXJmIH4=\a\x1b[2J\r\n" +
+	"ValueError: \x1b[31mred\u009b8m\xff\n"
+
+// TestHostileText: what a server says (a traceback, a dtype, a close
+// reason) reaches the client's errors with its control characters
+// escaped, the traceback's newlines kept; ServerError keeps the text as
+// sent.
+func TestHostileText(t *testing.T) {
+	c := dialT(t, fakeServer(t, []byte{0x80}, hostileTraceback), nil)
+	_, err := c.Infer(ctx10(t), nil)
+	var se *ServerError
+	if !errors.As(err, &se) || se.Traceback != hostileTraceback {
+		t.Fatalf("got %v, want the traceback as a ServerError", err)
+	}
+	if want := `ValueError: \x1b[31mred\u009b8m\xff`; se.LastLine() != want {
+		t.Errorf("LastLine %q, want %q", se.LastLine(), want)
+	}
+	if text := err.Error(); rawControl(text) || !strings.HasPrefix(text, `openpi: server error: ValueError: \x1b[31mred`) ||
+		!strings.Contains(text, "\n  \\x1b]52;c;cm0gLXJmIH4=\\a\\x1b[2J\\r\n") {
+		t.Errorf("the error holds raw control characters, or lost the traceback's lines: %q", text)
+	}
+
+	// A dtype that is an escape sequence, in the metadata.
+	meta := []byte{0x81, 0xa1, 'a', 0x84, 0xc4, 11}
+	meta = append(meta, "__ndarray__"...)
+	meta = append(meta, 0xc3, 0xc4, 4, 'd', 'a', 't', 'a', 0xc4, 0, 0xc4, 5, 'd', 't', 'y', 'p', 'e', 0xa6, 0x1b, ']', '5', '2', ';', 7,
+		0xc4, 5, 's', 'h', 'a', 'p', 'e', 0x91, 0)
+	if _, err := Dial(ctx10(t), fakeServer(t, meta), nil); !errors.Is(err, ErrMalformed) || rawControl(err.Error()) {
+		t.Errorf("a hostile dtype: %q", err)
+	}
+
+	// A close reason that is an escape sequence.
+	addr := serveHTTP(t, wsHandler(func(r *http.Request, conn *websocket.Conn) {
+		conn.Write(r.Context(), websocket.MessageBinary, []byte{0x80})
+		conn.Read(r.Context())
+		conn.Close(websocket.StatusPolicyViolation, "\x1b]52;c;aGk=\a\u009b")
+	}))
+	c = dialT(t, addr, nil)
+	if _, err := c.Infer(ctx10(t), nil); err == nil || rawControl(err.Error()) {
+		t.Errorf("a hostile close reason: %q", err)
 	}
 }

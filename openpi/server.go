@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -138,9 +139,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// logf logs a line, escaped: it may quote what a client sent.
 func (s *Server) logf(format string, args ...any) {
 	if s.ErrorLog != nil {
-		s.ErrorLog.Printf(format, args...)
+		s.ErrorLog.Print(peertext.Lines(fmt.Sprintf(format, args...)))
 	}
 }
 

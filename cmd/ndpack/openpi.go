@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"github.com/ndpack/ndpack/internal/yaqtoml"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
@@ -120,7 +122,7 @@ func runOpenpi(e env, args []string) error {
 	}
 	defer c.Close()
 	if obs == nil {
-		printValue(e.stdout, c.Metadata(), "")
+		printPeerValue(e.stdout, c.Metadata())
 		return nil
 	}
 	var (
@@ -135,7 +137,7 @@ func runOpenpi(e env, args []string) error {
 		}
 		times = append(times, time.Since(start))
 	}
-	printValue(e.stdout, action, "")
+	printPeerValue(e.stdout, action)
 	if *repeat > 1 {
 		slices.Sort(times)
 		p99 := times[min(len(times)-1, (len(times)*99+99)/100-1)]
@@ -150,14 +152,53 @@ func runOpenpi(e env, args []string) error {
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond)) }
 
 // serverError prints a server's traceback before the one-line error, which
-// names its last line.
+// names its last line; both escaped, as the server's text may hold
+// terminal escape sequences.
 func serverError(e env, err error) error {
 	var se *openpi.ServerError
 	if errors.As(err, &se) {
-		fmt.Fprint(e.stderr, strings.TrimRight(se.Traceback, "\n")+"\n")
+		fmt.Fprint(e.stderr, peertext.Lines(strings.TrimRight(se.Traceback, "\n"))+"\n")
 		return fmt.Errorf("openpi: server error: %s", se.LastLine())
 	}
 	return err
+}
+
+// printPeerValue prints metadata or an action as printValue does, with
+// what the server chose escaped: keys that hold a control character
+// quoted, any other control character in the text shown escaped.
+func printPeerValue(w io.Writer, v any) {
+	printValue(peerTextWriter{w}, quoteKeys(v), "")
+}
+
+// quoteKeys returns v with the keys of its maps, at every depth, quoted
+// (peertext.Quote) where they hold what does not print.
+func quoteKeys(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[peertext.Quote(k)] = quoteKeys(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = quoteKeys(e)
+		}
+		return l
+	}
+	return v
+}
+
+// peerTextWriter escapes every control character but newlines and tabs in
+// what is written through it, one whole line (a Write) at a time.
+type peerTextWriter struct{ w io.Writer }
+
+func (p peerTextWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, peertext.Lines(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // readObservation reads OBS (.npz or msgpack map) and adds --json's values.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/ndarray"
@@ -237,4 +238,58 @@ func TestOpenpiCommandAPIKeyAndWait(t *testing.T) {
 	require.NoError(t, cmd.Wait(), stderr.String())
 	assert.Equal(t, "  ok: true\n", stdout.String())
 	assert.Equal(t, "Api-Key s3cret", <-auth)
+}
+
+// rawControl reports whether s holds a character that would drive a
+// terminal: a control character other than a newline, or invalid UTF-8.
+func rawControl(s string) bool {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return true
+			}
+		}
+		if r != '\n' && (r < 0x20 || r >= 0x7f && r < 0xa0) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestOpenpiCommandEscapesPeerText: a server's metadata keys and values,
+// action keys and traceback reach the terminal with their control
+// characters escaped (an OSC 52 clipboard write among them), keys that
+// hold one quoted.
+func TestOpenpiCommandEscapesPeerText(t *testing.T) {
+	const osc52 = "\x1b]52;c;cm0gLXJmIH4=\a"
+	a, _ := ndarray.FromSlice([]float32{1}, 1)
+	addr := openpiServer(t, &openpi.Server{
+		Metadata: map[string]any{osc52: "x\u009b2Jy", "list": []any{map[string]any{"\x1b[2J": 1}}},
+		Policy: openpi.PolicyFunc(func(_ context.Context, obs map[string]any) (map[string]any, error) {
+			if obs["fail"] != nil {
+				return nil, errors.New("Traceback:\n  " + osc52 + "\r\nValueError: \x1b[31mred")
+			}
+			return map[string]any{"act\x1b[8m": a, "nested": map[string]any{"\u202ek": "v"}}, nil
+		}),
+	})
+	r := cli(t, nil, "openpi", addr)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.False(t, rawControl(r.stdout), "%q", r.stdout)
+	assert.Contains(t, r.stdout, `  "\x1b]52;c;cm0gLXJmIH4=\a": "x\u009b2Jy"`)
+
+	dir := t.TempDir()
+	obs := filepath.Join(dir, "obs.npz")
+	writeNPZ(t, obs, npybridge.NamedArray{Name: "x", Array: a})
+	r = cli(t, nil, "openpi", addr, obs)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.False(t, rawControl(r.stdout), "%q", r.stdout)
+	assert.Contains(t, r.stdout, `  "act\x1b[8m": <f4 (1,)`)
+	assert.Contains(t, r.stdout, `    "\u202ek": "v"`)
+
+	fail := filepath.Join(dir, "fail.json")
+	require.NoError(t, os.WriteFile(fail, []byte(`{"fail": true}`), 0o644))
+	r = cli(t, nil, "openpi", "--json", fail, addr, obs)
+	assert.Equal(t, 1, r.code)
+	assert.False(t, rawControl(r.stderr), "%q", r.stderr)
+	assert.Equal(t, "Traceback:\n  \\x1b]52;c;cm0gLXJmIH4=\\a\\r\nValueError: \\x1b[31mred\nndpack: openpi: server error: ValueError: \\x1b[31mred\n", r.stderr)
 }
