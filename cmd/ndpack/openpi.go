@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
@@ -40,7 +42,9 @@ OBS is an .npz (each member an array; a name with "/" makes nested dicts:
 "observation/image" is obs["observation"]["image"]) or a .msgpack/.mpk
 map. ACTION is written as .npz (its arrays, nested keys joined with "/")
 or as .msgpack/.mpk (the whole map, arrays as openpi's maps), by its
-extension, whole or not at all.
+extension, whole or not at all. An .npz is not written (exit 1) when an
+action key would make a member name that starts with "/", holds a ".."
+element, or holds a control character (NUL among them) or invalid UTF-8.
 
 Options:
   --json FILE     plain values to add to the observation: a JSON object,
@@ -298,6 +302,27 @@ func flattenArrays(prefix string, m map[string]any, out []npybridge.NamedArray) 
 	return out
 }
 
+// checkMemberName refuses an action key (nested keys joined with "/")
+// that would name a file, rather than a member, when the .npz is
+// unpacked or loaded: one that starts with "/", holds a ".." element
+// (between "/" or "\\"), or holds a control character (numpy loads
+// "a\x00b" as "a").
+func checkMemberName(key string) error {
+	bad := ""
+	switch {
+	case strings.HasPrefix(key, "/"):
+		bad = `starts with "/"`
+	case slices.Contains(strings.FieldsFunc(key, func(r rune) bool { return r == '/' || r == '\\' }), ".."):
+		bad = `holds a ".." element`
+	case strings.ContainsFunc(key, unicode.IsControl) || !utf8.ValidString(key):
+		bad = "holds a control character or invalid UTF-8"
+	}
+	if bad != "" {
+		return fmt.Errorf("the server's action key %s %s, which an .npz member name may not: nothing written", peertext.Quote(key), bad)
+	}
+	return nil
+}
+
 // writeAction writes the action to name, as .npz or msgpack, whole.
 func writeAction(e env, name string, action map[string]any) error {
 	var data []byte
@@ -305,6 +330,11 @@ func writeAction(e env, name string, action map[string]any) error {
 		arrays := flattenArrays("", action, nil)
 		if len(arrays) == 0 {
 			return fmt.Errorf("%s: the action holds no array to write", name)
+		}
+		for _, a := range arrays {
+			if err := checkMemberName(a.Name); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
 		}
 		var b bytes.Buffer
 		if err := npybridge.WriteNPZ(&b, arrays, false); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -292,4 +293,58 @@ func TestOpenpiCommandEscapesPeerText(t *testing.T) {
 	assert.Equal(t, 1, r.code)
 	assert.False(t, rawControl(r.stderr), "%q", r.stderr)
 	assert.Equal(t, "Traceback:\n  \\x1b]52;c;cm0gLXJmIH4=\\a\\r\nValueError: \\x1b[31mred\nndpack: openpi: server error: ValueError: \\x1b[31mred\n", r.stderr)
+}
+
+// TestOpenpiCommandActionKeysNameNoFile: action keys that would name a
+// file rather than a member (an absolute path, a ".." element, a NUL,
+// which numpy's loader cuts at) are refused: exit 1, one line, nothing
+// written anywhere.
+func TestOpenpiCommandActionKeysNameNoFile(t *testing.T) {
+	a, _ := ndarray.FromSlice([]float32{1}, 1)
+	keys := make(chan map[string]any, 1)
+	addr := openpiServer(t, &openpi.Server{Policy: openpi.PolicyFunc(func(context.Context, map[string]any) (map[string]any, error) {
+		return <-keys, nil
+	})})
+	dir := t.TempDir()
+	obs := filepath.Join(dir, "obs.npz")
+	writeNPZ(t, obs, npybridge.NamedArray{Name: "x", Array: a})
+	work := filepath.Join(dir, "a", "b", "c")
+	require.NoError(t, os.MkdirAll(work, 0o755))
+	for _, c := range []struct {
+		action map[string]any
+		quoted string
+	}{
+		{map[string]any{"../../../x": a}, `../../../x holds a ".." element`},
+		{map[string]any{"/abs/path": a}, `/abs/path starts with "/"`},
+		{map[string]any{"a\x00b": a}, `"a\x00b" holds a control character`},
+		{map[string]any{"ok": a, "..": map[string]any{"x": a}}, `../x holds a ".." element`},
+		{map[string]any{`..\..\x`: a}, `..\..\x holds a ".." element`},
+		{map[string]any{"bell\a": a}, `"bell\a" holds a control character`},
+	} {
+		keys <- c.action
+		out := filepath.Join(work, "act.npz")
+		cmd := exec.Command(ndpackBin, "openpi", addr, obs, "act.npz")
+		cmd.Dir = work
+		r := runCmd(t, cmd, nil)
+		assert.Equal(t, 1, r.code, "%v: %s", c.action, r.stderr)
+		assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+		assert.Contains(t, r.stderr, "the server's action key "+c.quoted)
+		assert.False(t, rawControl(r.stderr), "%q", r.stderr)
+		assert.NoFileExists(t, out)
+	}
+	var found []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			found = append(found, p)
+		}
+		return nil
+	})
+	assert.Equal(t, []string{obs}, found, "files written")
+	// A good key still writes.
+	keys <- map[string]any{"arm": map[string]any{"joints": a}}
+	r := cli(t, nil, "openpi", addr, obs, filepath.Join(dir, "good.npz"))
+	require.Equal(t, 0, r.code, r.stderr)
+	saved, err := npybridge.ReadOptions{}.ReadNPZFile(filepath.Join(dir, "good.npz"))
+	require.NoError(t, err)
+	assert.Equal(t, "arm/joints", saved[0].Name)
 }
