@@ -25,7 +25,10 @@ type DialOptions struct {
 	// Header holds more headers for the handshake request.
 	Header http.Header
 	// MaxSize bounds each message read from the server, in bytes; 0 means
-	// ndarray.DefaultMaxSize (64 MiB). A larger message fails with ndarray.ErrTooLarge.
+	// ndarray.DefaultMaxSize (64 MiB). A larger message fails with
+	// ndarray.ErrTooLarge, and so does one whose Go values would take more
+	// than 8 times its size and 1 MiB (arrays and byte strings alias the
+	// message: only lists, maps, strings and numbers count).
 	MaxSize int64
 	// Wait makes Dial wait for a server that is not listening yet: while
 	// the connection is refused it tries again (every second at most)

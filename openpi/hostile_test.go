@@ -60,6 +60,11 @@ func hostileMessages() []struct {
 		{"nesting 100,000 lists", inMap(hostile.Nested(100000)), ndarray.ErrTooLarge},
 		{"nesting 100,000 maps", append(bytes.Repeat([]byte{0x81, 0xa0}, 100000), 0xc0), ndarray.ErrTooLarge},
 		{"3 million one-entry maps", tiny, ndarray.ErrTooLarge},
+		// 40 and 64 times their size in Go values: under the 48 the
+		// module's other decoders allow, over openpi's 8.
+		{"a million empty lists", inMap(append([]byte{0xdd, 0x00, 0x0f, 0x42, 0x40}, bytes.Repeat([]byte{0x90}, 1000000)...)), ndarray.ErrTooLarge},
+		{"a million empty maps", inMap(append([]byte{0xdd, 0x00, 0x0f, 0x42, 0x40}, bytes.Repeat([]byte{0x80}, 1000000)...)), ndarray.ErrTooLarge},
+		{"a map of a million nils", append([]byte{0xdf, 0x00, 0x0f, 0x42, 0x40}, bytes.Repeat([]byte{0xa0, 0xc0}, 1000000)...), ndarray.ErrTooLarge},
 	}
 }
 
