@@ -69,7 +69,7 @@ func BenchmarkRoundTripVsPlainWebsocket(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	c := dialT(b, startServer(b, &Server{}), nil)
+	c := dialT(b, startServer(b, &Server{Policy: Echo}), nil)
 	var buf ResultBuffer
 	b.Run("reusing", func(b *testing.B) {
 		benchbase.Versus(b, func() {

@@ -116,7 +116,7 @@ func dial(ctx context.Context, url string, header http.Header, maxSize int64) (*
 	c := &Client{url: url, conn: conn, maxSize: maxSize, closed: make(chan struct{})}
 	typ, msg, err := readMessage(ctx, conn, nil)
 	if err == nil && typ == websocket.MessageText {
-		err = &ServerError{Traceback: string(msg)}
+		err = newServerError(string(msg))
 	}
 	if err == nil {
 		c.meta, err = decodeMessage(msg)
@@ -208,7 +208,7 @@ func (c *Client) infer(ctx context.Context, obs map[string]any, buf *ResultBuffe
 		return nil, c.fail("reading the action", err)
 	}
 	if typ == websocket.MessageText {
-		se := &ServerError{Traceback: string(msg)}
+		se := newServerError(string(msg))
 		c.err = se
 		// The server closes after its traceback: answer its close.
 		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)

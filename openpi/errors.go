@@ -52,6 +52,16 @@ type ServerError struct {
 	// before printing it (Error does), for a server's text may hold
 	// terminal escape sequences.
 	Traceback string
+	// LastLine is the traceback's last line that is not blank (for a
+	// Python traceback, the exception and its message), control
+	// characters escaped: the error in one line. The client sets it;
+	// where it is empty, Error takes it from Traceback.
+	LastLine string
+}
+
+// newServerError is the ServerError of a server's text.
+func newServerError(text string) *ServerError {
+	return &ServerError{Traceback: text, LastLine: lastLine(text)}
 }
 
 // Error gives the traceback's last line (the exception) first, then the
@@ -59,18 +69,19 @@ type ServerError struct {
 // than newlines and tabs escaped (\x1b) so that the server's text cannot
 // drive the terminal that shows it.
 func (e *ServerError) Error() string {
-	last := e.LastLine()
+	last := e.LastLine
+	if last == "" {
+		last = lastLine(e.Traceback)
+	}
 	if t := strings.TrimSpace(e.Traceback); peertext.Line(t) == last || t == "" {
 		return "openpi: server error: " + last
 	}
 	return "openpi: server error: " + last + "\n" + peertext.Lines(strings.TrimRight(e.Traceback, "\n"))
 }
 
-// LastLine returns the traceback's last line that is not blank, control
-// characters escaped: for a Python traceback, the exception and its
-// message.
-func (e *ServerError) LastLine() string {
-	t := strings.TrimRight(e.Traceback, " \t\r\n")
+// lastLine returns the last line of text that is not blank, escaped.
+func lastLine(text string) string {
+	t := strings.TrimRight(text, " \t\r\n")
 	if t == "" {
 		return "(no message)"
 	}

@@ -168,7 +168,7 @@ func TestHostileServer(t *testing.T) {
 	// Text where the metadata should be: the server's error.
 	_, err := Dial(ctx10(t), fakeServer(t, "Traceback ...\nRuntimeError: no GPU\n"), nil)
 	var se *ServerError
-	if !errors.As(err, &se) || se.LastLine() != "RuntimeError: no GPU" {
+	if !errors.As(err, &se) || se.LastLine != "RuntimeError: no GPU" {
 		t.Errorf("text metadata: got %v", err)
 	}
 	// A server that closes without metadata.
@@ -265,7 +265,7 @@ func readFrame(t *testing.T, br *bufio.Reader) (opcode byte, payload []byte) {
 // TestHostileClientHugeFrame: a client frame that claims a terabyte is
 // read only up to the server's limit, and closed with 1009.
 func TestHostileClientHugeFrame(t *testing.T) {
-	addr := startServer(t, &Server{MaxSize: 64 << 10})
+	addr := startServer(t, &Server{Policy: Echo, MaxSize: 64 << 10})
 	conn, br := rawClient(t, addr)
 	if op, meta := readFrame(t, br); op != 2 || !bytes.Equal(meta, []byte{0x80}) {
 		t.Fatalf("metadata frame %d %x", op, meta)
@@ -292,7 +292,7 @@ func TestHostileClientHugeFrame(t *testing.T) {
 // gets a text message saying why and a close with 1011, as openpi's
 // server answers an exception.
 func TestHostileClient(t *testing.T) {
-	addr := startServer(t, &Server{})
+	addr := startServer(t, &Server{Policy: Echo})
 	send := func(typ websocket.MessageType, msg []byte) (string, error) {
 		conn, _, err := websocket.Dial(ctx10(t), "ws://"+addr, nil)
 		if err != nil {
@@ -329,7 +329,7 @@ func TestHostileClient(t *testing.T) {
 // frame, send 256 KiB of it and wait cost the server what arrived, not
 // what was claimed, under the default limit of 64 MiB.
 func TestHostileClientHoldsHugeFrame(t *testing.T) {
-	addr := startServer(t, &Server{})
+	addr := startServer(t, &Server{Policy: Echo})
 	handshake := "GET / HTTP/1.1\r\nHost: " + addr + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
 		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
 	msg := binary.BigEndian.AppendUint64(append([]byte(handshake), 0x82, 0x80|127), 1<<40)
@@ -375,8 +375,8 @@ func TestHostileText(t *testing.T) {
 	if !errors.As(err, &se) || se.Traceback != hostileTraceback {
 		t.Fatalf("got %v, want the traceback as a ServerError", err)
 	}
-	if want := `ValueError: \x1b[31mred\u009b8m\xff`; se.LastLine() != want {
-		t.Errorf("LastLine %q, want %q", se.LastLine(), want)
+	if want := `ValueError: \x1b[31mred\u009b8m\xff`; se.LastLine != want {
+		t.Errorf("LastLine %q, want %q", se.LastLine, want)
 	}
 	if text := err.Error(); rawControl(text) || !strings.HasPrefix(text, `openpi: server error: ValueError: \x1b[31mred`) ||
 		!strings.Contains(text, "\n  \\x1b]52;c;cm0gLXJmIH4=\\a\\x1b[2J\\r\n") {

@@ -97,7 +97,7 @@ func runPyClient(t *testing.T, addr, mode string) {
 // echo server: every kind of value comes back as it was sent.
 func TestLivePythonClientEcho(t *testing.T) {
 	pythonPath(t)
-	addr := startServer(t, &Server{Metadata: map[string]any{"name": "go echo", "horizon": 50, "dims": []any{1, 2.5, "x"}}})
+	addr := startServer(t, &Server{Policy: Echo, Metadata: map[string]any{"name": "go echo", "horizon": 50, "dims": []any{1, 2.5, "x"}}})
 	runPyClient(t, addr, "echo")
 }
 
@@ -247,7 +247,7 @@ func TestLivePythonServer(t *testing.T) {
 
 	_, err = c.Infer(ctx10(t), map[string]any{"prompt": "fail"})
 	var se *ServerError
-	if !errors.As(err, &se) || se.LastLine() != "ValueError: no fork" ||
+	if !errors.As(err, &se) || se.LastLine != "ValueError: no fork" ||
 		!strings.HasPrefix(se.Traceback, "Traceback (most recent call last):\n") ||
 		!strings.HasPrefix(err.Error(), "openpi: server error: ValueError: no fork\nTraceback") {
 		t.Errorf("got %v, want the policy's traceback", err)

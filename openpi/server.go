@@ -42,34 +42,49 @@ func (f PolicyFunc) Infer(ctx context.Context, obs map[string]any) (map[string]a
 	return f(ctx, obs)
 }
 
+// Echo is a Policy that answers each observation with the observation
+// itself: a stand-in policy for trying robots and clients (ndpack openpi
+// serve --echo). A numpy scalar comes back as a 0-d array, as Infer and
+// a Policy see one.
+var Echo Policy = PolicyFunc(func(_ context.Context, obs map[string]any) (map[string]any, error) { return obs, nil })
+
+// errNoPolicy is the error of a Server that has no Policy.
+var errNoPolicy = errors.New("openpi: the Server has no Policy to answer with (openpi.Echo answers each observation with itself)")
+
 // Server serves a Policy as openpi's WebsocketPolicyServer does: to each
 // websocket connection it sends Metadata first, then answers each
 // observation with the policy's action plus "server_timing" ({"infer_ms":
 // ..., "prev_total_ms": ...} from the second call on); GET /healthz
 // answers 200 "OK\n". It is an http.Handler, so it can also be mounted
-// on a mux of one's own. The zero value answers each observation with the
-// observation itself (an echo) and sends empty metadata.
+// on a mux of one's own. It needs a Policy: a Server without one fails to
+// Serve, and answers a websocket handshake with HTTP status 500, rather
+// than drive a robot with a guess.
 //
 // Unlike websockets' server, a handshake that carries an Origin header
 // naming another host than the request's is refused (403): robots send
 // none, and a browser page elsewhere should not drive a robot's policy.
 type Server struct {
-	// Policy answers the observations; nil echoes them back.
+	// Policy answers the observations (Echo sends each back).
 	Policy Policy
 	// Metadata is sent to each client when it connects; nil sends {}.
 	Metadata map[string]any
 	// MaxSize bounds each observation, in bytes; 0 means ndarray.DefaultMaxSize (64 MiB).
 	// A larger one closes the connection with status 1009.
 	MaxSize int64
-	// ErrorLog receives connection and policy errors; nil means none are
-	// logged.
+	// ErrorLog receives connection and policy errors; nil means the log
+	// package's standard logger.
 	ErrorLog *log.Logger
 }
 
 // Serve accepts connections on l until ctx ends, then closes l and every
 // connection, waits for their handlers to return and returns nil; or it
-// returns the error of l's Accept that stopped it.
+// returns the error of l's Accept that stopped it. A Server without a
+// Policy returns an error at once, having closed l.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	if s.Policy == nil {
+		l.Close()
+		return errNoPolicy
+	}
 	var (
 		mu      sync.Mutex
 		running int
@@ -91,9 +106,6 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          s.ErrorLog,
-	}
-	if hs.ErrorLog == nil {
-		hs.ErrorLog = log.New(io.Discard, "", 0)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(l) }()
@@ -128,6 +140,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "OK\n")
 		return
 	}
+	if s.Policy == nil {
+		s.logf("openpi: %s: %v", r.RemoteAddr, errNoPolicy)
+		http.Error(w, errNoPolicy.Error(), http.StatusInternalServerError)
+		return
+	}
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		s.logf("openpi: %s: %v", r.RemoteAddr, err)
@@ -141,9 +158,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // logf logs a line, escaped: it may quote what a client sent.
 func (s *Server) logf(format string, args ...any) {
-	if s.ErrorLog != nil {
-		s.ErrorLog.Print(peertext.Lines(fmt.Sprintf(format, args...)))
+	l := s.ErrorLog
+	if l == nil {
+		l = log.Default()
 	}
+	l.Print(peertext.Lines(fmt.Sprintf(format, args...)))
 }
 
 // internalErrorReason is the reason of openpi's close after a traceback.
@@ -214,9 +233,6 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // infer calls the policy, turning a panic into an error that holds the
 // stack (a traceback) and ends with the panic's value.
 func (s *Server) infer(ctx context.Context, obs map[string]any) (action map[string]any, err error) {
-	if s.Policy == nil {
-		return obs, nil
-	}
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("%s\npanic: %v", debug.Stack(), v)

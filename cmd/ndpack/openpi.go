@@ -59,7 +59,8 @@ Options:
 
 serve answers on HOST:PORT (port 0 picks one, printed first) until
 interrupted:
-  --echo          answer each observation with itself
+  --echo          answer each observation with itself (numpy scalars
+                  come back as 0-d arrays)
   --replay FILE   answer each observation with FILE's arrays (.npz, names
                   with "/" nested as above)
   --metadata FILE send this JSON object as the server's metadata
@@ -162,7 +163,7 @@ func serverError(e env, err error) error {
 	var se *openpi.ServerError
 	if errors.As(err, &se) {
 		fmt.Fprint(e.stderr, peertext.Lines(strings.TrimRight(se.Traceback, "\n"))+"\n")
-		return fmt.Errorf("openpi: server error: %s", se.LastLine())
+		return fmt.Errorf("openpi: server error: %s", se.LastLine)
 	}
 	return err
 }
@@ -391,7 +392,9 @@ func runOpenpiServe(e env, args []string) error {
 			return fmt.Errorf("--metadata %s: %w", *metaFile, err)
 		}
 	}
-	if *replay != "" {
+	if *echo {
+		s.Policy = openpi.Echo
+	} else {
 		arrays, err := npybridge.ReadOptions{}.ReadNPZFile(*replay)
 		if err != nil {
 			return err

@@ -226,7 +226,7 @@ func TestOpenpiCommandAPIKeyAndWait(t *testing.T) {
 		t.Skipf("the port was taken meanwhile: %v", err)
 	}
 	auth := make(chan string, 1)
-	s := &openpi.Server{Metadata: map[string]any{"ok": true}}
+	s := &openpi.Server{Policy: openpi.Echo, Metadata: map[string]any{"ok": true}}
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case auth <- r.Header.Get("Authorization"):
