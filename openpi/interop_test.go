@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ndpack/ndpack/ndarray"
 )
@@ -133,9 +134,11 @@ func TestLivePythonClientPolicy(t *testing.T) {
 }
 
 // pyServer is openpi's WebsocketPolicyServer (its handler and health
-// check, on a port the system picks, which it prints) with a numpy policy.
+// check, on a port the system picks, which it prints) with a numpy policy;
+// argv[1], if given, is how often it pings (websockets' default, 20 s).
 const pyServer = `
 import asyncio
+import sys
 import numpy as np
 from openpi_client import base_policy
 from openpi.serving import websocket_policy_server as wps
@@ -164,8 +167,9 @@ def process_request(connection, request):
 
 async def main():
     srv = wps.WebsocketPolicyServer(Policy(), host="127.0.0.1", port=0, metadata={"name": "numpy policy", "horizon": 50})
+    ping = float(sys.argv[1]) if len(sys.argv) > 1 else 20
     async with _server.serve(srv._handler, "127.0.0.1", 0, compression=None, max_size=None,
-                             process_request=process_request) as server:
+                             process_request=process_request, ping_interval=ping, ping_timeout=ping) as server:
         print(server.sockets[0].getsockname()[1], flush=True)
         await server.serve_forever()
 
@@ -173,9 +177,25 @@ asyncio.run(main())
 `
 
 // startPyServer starts openpi's server and returns its address.
-func startPyServer(t testing.TB) string {
-	port, _, _ := startPython(t, pyServer)
+func startPyServer(t testing.TB, args ...string) string {
+	port, _, _ := startPython(t, pyServer, args...)
 	return "127.0.0.1:" + port
+}
+
+// TestLivePythonServerPings: openpi's server (websockets) closes a
+// connection whose pings go unanswered for its ping timeout, 20 s by
+// default: the Go client answers them while it waits between calls, so a
+// robot that pauses keeps its connection. Here the server pings every
+// 0.2 s, and the client waits 2 s.
+func TestLivePythonServerPings(t *testing.T) {
+	pythonPath(t)
+	c := dialT(t, startPyServer(t, "0.2"), nil)
+	for range 2 {
+		if _, err := c.Infer(ctx10(t), map[string]any{"echo": true}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+	}
 }
 
 // TestLivePythonServer: the Go client against openpi's server with a

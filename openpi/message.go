@@ -462,3 +462,86 @@ func appendArray(dst []byte, a *ndarray.Array) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// messageBound returns at least the number of bytes appendMessage writes
+// for m (and extraKey: extraValue), so that their memory can be had
+// before they are written: the arrays' data and the byte strings and
+// strings exactly, a few bytes more than each other value takes; a value
+// written through MarshalMessage is marshalled to be measured. It reports
+// false for values nested more deeply than appendMessage writes (which
+// then fails).
+func messageBound(m map[string]any, extraKey string, extraValue any) (int64, bool) {
+	n, ok := valueBound(m, 1)
+	if extraKey != "" {
+		v, vok := valueBound(extraValue, 2)
+		n += 5 + int64(len(extraKey)) + v
+		ok = ok && vok
+	}
+	return n, ok
+}
+
+// The most that a number, a header (of a map, list, string or byte string)
+// and an array map besides its data and shape take.
+const (
+	boundNumber = 9
+	boundHeader = 5
+	boundArray  = 128
+)
+
+func valueBound(v any, depth int) (int64, bool) {
+	if depth > maxDepth {
+		return 0, false
+	}
+	switch x := v.(type) {
+	case nil, bool:
+		return 1, true
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+		return boundNumber, true
+	case string:
+		return boundHeader + int64(len(x)), true
+	case []byte:
+		return boundHeader + int64(len(x)), true
+	case *ndarray.Array:
+		if x == nil {
+			return 1, true
+		}
+		return arrayBound(x), true
+	case ndarray.Array:
+		return arrayBound(&x), true
+	case map[string]any:
+		n := int64(boundHeader)
+		for k, e := range x {
+			b, ok := valueBound(e, depth+1)
+			if !ok {
+				return 0, false
+			}
+			n += boundHeader + int64(len(k)) + b
+		}
+		return n, true
+	case []any:
+		n := int64(boundHeader)
+		for _, e := range x {
+			b, ok := valueBound(e, depth+1)
+			if !ok {
+				return 0, false
+			}
+			n += b
+		}
+		return n, true
+	case map[string]*ndarray.Array:
+		n := int64(boundHeader)
+		for k, a := range x {
+			n += boundHeader + int64(len(k)) + 1
+			if a != nil {
+				n += arrayBound(a)
+			}
+		}
+		return n, true
+	}
+	b, err := ndpack.MessageOptions{Encoding: dialect.OpenPI, MaxDepth: maxDepth}.MarshalMessage(v)
+	return int64(len(b)), err == nil
+}
+
+func arrayBound(a *ndarray.Array) int64 {
+	return boundArray + boundNumber*int64(len(a.Shape)) + int64(len(a.Data))
+}
