@@ -2,15 +2,20 @@ package openpi
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"log"
 	"net"
+	"runtime"
+	"runtime/metrics"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // waitClosed waits up to limit for the server to close conn (a read
@@ -189,4 +194,90 @@ func TestServerGivesBackIdleMemory(t *testing.T) {
 	if _, err := c.Infer(ctx10(t), obs); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestServerNonReadersPinTheBudget: 20 clients that each send a 30 MiB
+// observation to an echo server and never read its answer hold at most
+// the server's memory budget (256 MiB, 4 times MaxSize), where they held
+// 1.43 GB: the server's live heap never grows past it (and the
+// measure's allowance), and each is cut off by the write timeout or
+// refused for want of memory. A robot's calls meanwhile are answered.
+func TestServerNonReadersPinTheBudget(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector multiplies memory")
+	}
+	msg := append(rawFrameHeader(30<<20), make([]byte, 30<<20)...)
+	copy(msg[14:], []byte{0x81, 0xa1, 'x', 0xc6, 0x01, 0xdf, 0xff, 0xf8}) // {"x": bin of 30 MiB - 8}
+	var logged hostile.Log
+	s := &Server{Policy: Echo, WriteTimeout: time.Second, ErrorLog: log.New(&logged, "", 0)}
+	addr := startServer(t, s)
+	base := liveHeap()
+
+	var peers sync.WaitGroup
+	for range 20 {
+		conn, _ := rawClient(t, addr)
+		conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+		peers.Add(1)
+		go func() {
+			defer peers.Done()
+			conn.SetWriteDeadline(time.Now().Add(20 * time.Second))
+			conn.Write(msg) // and never read
+		}()
+	}
+	var peak uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			live := liveHeap()
+			peak = max(peak, live-min(live, base))
+		}
+	}()
+	c := dialT(t, addr, nil)
+	start := time.Now()
+	var slowest time.Duration
+	for time.Since(start) < 8*time.Second {
+		call := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := c.Infer(ctx, map[string]any{"x": int64(1)})
+		cancel()
+		if err != nil {
+			t.Fatalf("a robot's call %v into the flood: %v", time.Since(start), err)
+		}
+		slowest = max(slowest, time.Since(call))
+		time.Sleep(50 * time.Millisecond)
+	}
+	close(stop)
+	<-sampled
+	t.Logf("20 peers that do not read: the server's live heap grew by at most %d MiB; a robot's slowest call %v", peak>>20, slowest)
+	// A collection counts as live what was reachable when it began: a
+	// buffer given back meanwhile, while another is made, is counted
+	// twice. Hence the allowance of one message (64 MiB).
+	if limit := uint64(5 * ndarray.DefaultMaxSize); peak > limit {
+		t.Errorf("the live heap grew by %d MiB, more than the budget of 256 MiB and 64", peak>>20)
+	}
+	if !strings.Contains(logged.String(), "stopped reading (the write timeout)") {
+		t.Errorf("no peer was cut off by the write timeout: %q", logged.String())
+	}
+}
+
+// liveHeap collects garbage and returns the bytes it found live: what the
+// heap holds, however much is allocated meanwhile.
+func liveHeap() uint64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// rawFrameHeader is the header of a client's binary frame of n bytes,
+// masked with the zero key (so that the payload goes as it is).
+func rawFrameHeader(n int) []byte {
+	return append(binary.BigEndian.AppendUint64([]byte{0x82, 0x80 | 127}, uint64(n)), 0, 0, 0, 0)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -154,7 +155,7 @@ func (s *Server) budget() *budget {
 	s.once.Do(func() {
 		limit := s.MaxMemory
 		if limit == 0 {
-			limit = memoryPerMaxSize * s.maxSize()
+			limit = memoryPerMaxSize * min(s.maxSize(), math.MaxInt64/memoryPerMaxSize)
 		}
 		s.mem = &budget{limit: limit}
 	})

@@ -103,7 +103,11 @@ func (c *serverConn) read(ctx context.Context) (map[string]any, int64, error) {
 	if typ != websocket.MessageBinary {
 		return nil, 0, c.refuse(ctx, errAt(ErrMalformed, -1, "a text message where an observation (binary) was expected"))
 	}
-	msg, err := readBody(ctx, r, c.in, c.s.maxSize(), &c.mem, "an observation")
+	// The buffer is readBody's alone while it reads: once it has grown,
+	// the memory given back is nobody's.
+	buf := c.in
+	c.in = nil
+	msg, err := readBody(ctx, r, buf, c.s.maxSize(), &c.mem, "an observation")
 	c.in = msg[:0]
 	var be *budgetError
 	switch {
@@ -152,10 +156,11 @@ func readBody(ctx context.Context, r io.Reader, buf []byte, limit int64, mem *le
 			}
 			b := make([]byte, len(buf), grown)
 			copy(b, buf)
+			old := cap(buf)
+			buf = b // then the memory given back is nobody's
 			if mem != nil {
-				mem.give(int64(cap(buf)))
+				mem.give(int64(old))
 			}
-			buf = b
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -175,7 +180,9 @@ func (c *serverConn) encode(ctx context.Context, m map[string]any, extraKey stri
 		if err := c.mem.take(ctx, bound, "an action"); err != nil {
 			return err
 		}
-		c.mem.give(int64(cap(c.out)))
+		old := cap(c.out)
+		c.out = nil // then the memory given back is nobody's
+		c.mem.give(int64(old))
 		c.out = make([]byte, 0, bound)
 	}
 	out, err := appendMessage(c.out[:0], m, extraKey, extraValue)

@@ -11,8 +11,10 @@ import (
 	"log"
 	"net"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -34,8 +36,8 @@ Talk to a robot policy server as openpi's WebsocketClientPolicy does
 (websocket, arrays as openpi's msgpack_numpy maps), or serve a stand-in
 policy that openpi's clients can call.
 
-With URL alone (ws://HOST:PORT, wss://..., or HOST:PORT), print the
-metadata the server sends. With OBS, send it as one observation and print
+With URL alone (ws://HOST:PORT, wss://..., HOST:PORT, or PORT on
+127.0.0.1), print the metadata the server sends. With OBS, send it as one observation and print
 the action; with ACTION, also write the action there.
 
 OBS is an .npz (each member an array; a name with "/" makes nested dicts:
@@ -57,8 +59,16 @@ Options:
                   --wait, for the server too
   --max-size N    the largest message to accept, in bytes (default 64 MiB)
 
-serve answers on HOST:PORT (port 0 picks one, printed first) until
-interrupted:
+serve answers on HOST:PORT (or PORT on 127.0.0.1; port 0 picks one,
+printed first) until interrupted. It bounds what clients can take: their
+messages share 4 times --max-size of memory (the Go runtime's memory
+limit is set to that, the replayed actions and 128 MiB, unless GOMEMLIMIT
+is set), a message that finds it in use waits 5 s and is refused with
+status 1013 (try again later); at most 1024 connections (or three
+quarters of the open-file limit), the one idle longest closed to make
+room; idle connections are pinged every 20 s and closed after an hour,
+or when a ping goes unanswered; a client that stops reading is cut off
+after 20 s:
   --echo          answer each observation with itself (numpy scalars
                   come back as 0-d arrays)
   --replay FILE   answer each observation with FILE's arrays (.npz, names
@@ -121,7 +131,7 @@ func runOpenpi(e env, args []string) error {
 		ctx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
 	}
-	c, err := openpi.Dial(ctx, pos[0], &openpi.DialOptions{APIKey: *apiKey, Wait: *wait, MaxSize: *maxSize})
+	c, err := openpi.Dial(ctx, localPort(pos[0]), &openpi.DialOptions{APIKey: *apiKey, Wait: *wait, MaxSize: *maxSize})
 	if err != nil {
 		return serverError(e, err)
 	}
@@ -152,6 +162,15 @@ func runOpenpi(e env, args []string) error {
 		return writeAction(e, pos[2], action)
 	}
 	return nil
+}
+
+// localPort makes a bare port 127.0.0.1:PORT, as yaq's command and yaqc
+// take one; any other address is left as it is.
+func localPort(addr string) string {
+	if _, err := strconv.ParseUint(addr, 10, 16); err == nil {
+		return "127.0.0.1:" + addr
+	}
+	return addr
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond)) }
@@ -383,6 +402,7 @@ func runOpenpiServe(e env, args []string) error {
 		return usageError("--max-size %d: want a positive size", *maxSize)
 	}
 	s := &openpi.Server{MaxSize: *maxSize, ErrorLog: log.New(e.stderr, "ndpack openpi serve: ", log.LstdFlags)}
+	held := int64(128 << 20) // beyond the messages' budget: the runtime, the replayed actions
 	if *metaFile != "" {
 		b, err := os.ReadFile(*metaFile)
 		if err != nil {
@@ -404,8 +424,20 @@ func runOpenpiServe(e env, args []string) error {
 			return fmt.Errorf("%s: %w", *replay, err)
 		}
 		s.Policy = openpi.PolicyFunc(func(context.Context, map[string]any) (map[string]any, error) { return action, nil })
+		for _, a := range arrays {
+			held += int64(len(a.Array.Data))
+		}
 	}
-	l, err := net.Listen("tcp", *addr)
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		// Without a limit the collector lets the heap grow to twice what is
+		// live: with it, the process stays near the budget it keeps.
+		size := *maxSize
+		if size == 0 {
+			size = ndarray.DefaultMaxSize
+		}
+		debug.SetMemoryLimit(4*size + held)
+	}
+	l, err := net.Listen("tcp", localPort(*addr))
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ndpack/ndpack"
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/openpi"
@@ -153,16 +154,25 @@ func TestOpenpiCommandErrors(t *testing.T) {
 // startServe runs "ndpack openpi serve" with args and returns the address
 // it prints; the process is killed when the test ends.
 func startServe(t *testing.T, args ...string) string {
-	cmd := exec.Command(ndpackBin, append([]string{"openpi", "serve", "--addr", "127.0.0.1:0"}, args...)...)
+	_, url, _ := startServeCmd(t, append([]string{"--addr", "127.0.0.1:0"}, args...)...)
+	return url
+}
+
+// startServeCmd runs "ndpack openpi serve" with args and returns it, the
+// URL it prints and its log; the process is killed when the test ends.
+func startServeCmd(t *testing.T, args ...string) (*exec.Cmd, string, *hostile.Log) {
+	cmd := exec.Command(ndpackBin, append([]string{"openpi", "serve"}, args...)...)
+	var logged hostile.Log
+	cmd.Stderr = &logged
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	require.NoError(t, err)
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "serving on ")
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "serving on ")
 	require.True(t, ok, line)
-	return addr
+	return cmd, url, &logged
 }
 
 func TestOpenpiServe(t *testing.T) {
@@ -347,4 +357,25 @@ func TestOpenpiCommandActionKeysNameNoFile(t *testing.T) {
 	saved, err := npybridge.ReadOptions{}.ReadNPZFile(filepath.Join(dir, "good.npz"))
 	require.NoError(t, err)
 	assert.Equal(t, "arm/joints", saved[0].Name)
+}
+
+// TestOpenpiBarePort: a bare PORT names 127.0.0.1:PORT, for the client as
+// "ndpack yaq 39111" takes one, and for serve's --addr; and the server
+// logs nothing of clients that leave as they should, where it logged
+// "failed to get reader: failed to read frame header: EOF" for each.
+func TestOpenpiBarePort(t *testing.T) {
+	_, url, logged := startServeCmd(t, "--addr", "0", "--echo")
+	port, ok := strings.CutPrefix(url, "ws://127.0.0.1:")
+	require.True(t, ok, url)
+	r := cli(t, nil, "openpi", port)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "\n", r.stdout, "the echo server's empty metadata")
+	dir := t.TempDir()
+	obs := filepath.Join(dir, "obs.npz")
+	a, _ := ndarray.FromSlice([]int64{1}, 1)
+	writeNPZ(t, obs, npybridge.NamedArray{Name: "x", Array: a})
+	r = cli(t, nil, "openpi", "--repeat", "3", port, obs)
+	require.Equal(t, 0, r.code, r.stderr)
+	time.Sleep(200 * time.Millisecond) // for a line the server would log
+	assert.Empty(t, logged.String(), "the server's log")
 }
