@@ -37,7 +37,9 @@ type DialOptions struct {
 
 // Client is a connection to an OpenPI policy server. Its methods may be
 // called from several goroutines; calls of Infer take turns, as the
-// protocol answers one observation at a time.
+// protocol answers one observation at a time. Between calls it answers
+// the server's pings, which openpi's server sends every 20 s to
+// connections that wait, closing those that do not answer.
 type Client struct {
 	url     string
 	conn    *websocket.Conn

@@ -12,7 +12,7 @@ import (
 // the decoder and encoder agree. Seeded from openpi's own packer's arrays
 // (../shared/corpus/dialects, each as a value of a map), from messages
 // of this package, and from hostile ones (values that cost many times
-// their bytes, cut short).
+// their bytes, whole and cut short; a dtype that is an escape sequence).
 func FuzzDecodeMessage(f *testing.F) {
 	files, _ := filepath.Glob("../../shared/corpus/dialects/pi_*.msgpack")
 	if len(files) == 0 && os.Getenv("CI") != "" {
@@ -37,6 +37,7 @@ func FuzzDecodeMessage(f *testing.F) {
 			f.Add(h.msg)
 		}
 	}
+	f.Add(escapeDTypeMessage())
 	for _, msg := range costMessages(f, 1000) {
 		f.Add(msg)
 		f.Add(msg[:len(msg)/2]) // cut short

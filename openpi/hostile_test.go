@@ -359,6 +359,15 @@ func rawControl(s string) bool {
 	return false
 }
 
+// escapeDTypeMessage is a message holding an array whose dtype is a
+// terminal's escape sequence (OSC 52, a clipboard write).
+func escapeDTypeMessage() []byte {
+	meta := []byte{0x81, 0xa1, 'a', 0x84, 0xc4, 11}
+	meta = append(meta, "__ndarray__"...)
+	return append(meta, 0xc3, 0xc4, 4, 'd', 'a', 't', 'a', 0xc4, 0, 0xc4, 5, 'd', 't', 'y', 'p', 'e', 0xa6, 0x1b, ']', '5', '2', ';', 7,
+		0xc4, 5, 's', 'h', 'a', 'p', 'e', 0x91, 0)
+}
+
 // hostileTraceback is a server's text that writes the clipboard (OSC 52),
 // clears the screen, colours and hides what follows.
 const hostileTraceback = "Traceback (most recent call last):\n  \x1b]52;c;cm0gLXJmIH4=\a\x1b[2J\r\n" +
@@ -384,11 +393,7 @@ func TestHostileText(t *testing.T) {
 	}
 
 	// A dtype that is an escape sequence, in the metadata.
-	meta := []byte{0x81, 0xa1, 'a', 0x84, 0xc4, 11}
-	meta = append(meta, "__ndarray__"...)
-	meta = append(meta, 0xc3, 0xc4, 4, 'd', 'a', 't', 'a', 0xc4, 0, 0xc4, 5, 'd', 't', 'y', 'p', 'e', 0xa6, 0x1b, ']', '5', '2', ';', 7,
-		0xc4, 5, 's', 'h', 'a', 'p', 'e', 0x91, 0)
-	if _, err := Dial(ctx10(t), fakeServer(t, meta), nil); !errors.Is(err, ErrMalformed) || rawControl(err.Error()) {
+	if _, err := Dial(ctx10(t), fakeServer(t, escapeDTypeMessage()), nil); !errors.Is(err, ErrMalformed) || rawControl(err.Error()) {
 		t.Errorf("a hostile dtype: %q", err)
 	}
 

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 )
 
 // childVar names the server a child of the limit tests runs (see
@@ -55,7 +57,7 @@ func TestServerChild(t *testing.T) {
 type child struct {
 	addr   string
 	pid    int
-	stderr *strings.Builder
+	stderr *hostile.Log
 }
 
 // startChild runs TestServerChild in mode until the test ends.
@@ -71,7 +73,7 @@ func startChild(t *testing.T, mode string) child {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
+	var stderr hostile.Log
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -281,3 +281,24 @@ func liveHeap() uint64 {
 func rawFrameHeader(n int) []byte {
 	return append(binary.BigEndian.AppendUint64([]byte{0x82, 0x80 | 127}, uint64(n)), 0, 0, 0, 0)
 }
+
+// TestServeHTTPLimits: a Server mounted on another HTTP server bounds its
+// websockets as Serve does (here, its pings and idle timeout), and gives
+// its memory back when they end.
+func TestServeHTTPLimits(t *testing.T) {
+	const every = 100 * time.Millisecond
+	s := &Server{Policy: Echo, PingInterval: every, IdleTimeout: 2 * time.Second}
+	addr := serveHTTP(t, s.ServeHTTP)
+	c := dialT(t, addr, nil)
+	if _, err := c.Infer(ctx10(t), observation(t)); err != nil {
+		t.Fatal(err)
+	}
+	if took := waitClosed(t, mustRaw(t, addr), 5*time.Second); took > 3*every+time.Second {
+		t.Errorf("a client that does not answer pings was closed after %v, pinging every %v", took, every)
+	}
+	if _, err := c.Infer(ctx10(t), observation(t)); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	waitFor(t, func() bool { return s.budget().inUse() == 0 }, "the budget to be whole")
+}
