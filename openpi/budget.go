@@ -46,18 +46,24 @@ func (e *budgetError) Unwrap() error { return ndarray.ErrTooLarge }
 
 // take takes n bytes, waiting up to budgetWait (or until ctx ends) for
 // other connections to give back what they hold. Memory the caller holds
-// stays held while it waits.
+// stays held while it waits. Takes of more than a 256th of the budget
+// leave its last 64th to smaller ones: a flood of large messages cannot
+// keep a robot's small observation waiting.
 func (b *budget) take(ctx context.Context, n int64, what string) error {
 	if b.limit <= 0 || n <= 0 {
 		return nil
 	}
-	if n > b.limit {
+	room := b.limit
+	if n > b.limit/256 {
+		room -= b.limit / 64
+	}
+	if n > room {
 		return &budgetError{limit: b.limit, need: n, what: what, never: true}
 	}
 	var timer *time.Timer
 	for {
 		b.mu.Lock()
-		if b.used+n <= b.limit {
+		if b.used+n <= room {
 			b.used += n
 			b.mu.Unlock()
 			return nil

@@ -38,7 +38,7 @@ func waitClosed(t *testing.T, conn net.Conn, limit time.Duration) time.Duration 
 // within two or three intervals, without a line in the log.
 func TestServerPings(t *testing.T) {
 	var logged hostile.Log
-	const every = 100 * time.Millisecond
+	const every = 300 * time.Millisecond // a loaded machine's client answers within it
 	addr := startServer(t, &Server{Policy: Echo, PingInterval: every, ErrorLog: log.New(&logged, "", 0)})
 	c := dialT(t, addr, nil)
 	if _, err := c.Infer(ctx10(t), map[string]any{"x": int64(1)}); err != nil {
@@ -65,19 +65,20 @@ func TestServerPings(t *testing.T) {
 // calls in time is not.
 func TestServerIdleTimeout(t *testing.T) {
 	var logged hostile.Log
-	addr := startServer(t, &Server{Policy: Echo, IdleTimeout: 300 * time.Millisecond, ErrorLog: log.New(&logged, "", 0)})
+	const idle = time.Second
+	addr := startServer(t, &Server{Policy: Echo, IdleTimeout: idle, ErrorLog: log.New(&logged, "", 0)})
 	c := dialT(t, addr, nil)
 	for range 4 {
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(idle / 10)
 		if _, err := c.Infer(ctx10(t), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	took := waitClosed(t, mustRaw(t, addr), 5*time.Second)
-	if took < 250*time.Millisecond || took > 3*time.Second {
-		t.Errorf("an idle connection was closed after %v, with an idle timeout of 300ms", took)
+	took := waitClosed(t, mustRaw(t, addr), 5*idle)
+	if took < idle*9/10 || took > 4*idle {
+		t.Errorf("an idle connection was closed after %v, with an idle timeout of %v", took, idle)
 	}
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(idle * 13 / 10)
 	if _, err := c.Infer(ctx10(t), nil); err == nil {
 		t.Error("a client idle for longer than the idle timeout was not closed")
 	}
@@ -166,6 +167,19 @@ func TestBudget(t *testing.T) {
 	if err := b.take(ctx, 30, "an observation"); !errors.As(err, &be) || be.never || !strings.Contains(err.Error(), "which other connections hold") {
 		t.Errorf("waiting past budgetWait: %v", err)
 	}
+	// Large takes leave the last 64th to small ones.
+	b = &budget{limit: 256 << 10}
+	if err := b.take(ctx, 252<<10, "large"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.take(ctx, 2<<10, "large"); err == nil {
+		t.Error("a take of more than a 256th used the last 64th")
+	}
+	for range 4 {
+		if err := b.take(ctx, 1<<10, "small"); err != nil {
+			t.Errorf("a take of a 256th: %v", err)
+		}
+	}
 	unbounded := &budget{}
 	if err := unbounded.take(ctx, 1<<60, "x"); err != nil {
 		t.Errorf("no limit: %v", err)
@@ -178,17 +192,23 @@ func TestBudget(t *testing.T) {
 func TestServerGivesBackIdleMemory(t *testing.T) {
 	k := keepBuffers
 	t.Cleanup(func() { keepBuffers = k }) // after the server has stopped
-	keepBuffers = 100 * time.Millisecond
+	keepBuffers = 300 * time.Millisecond
 	s := &Server{Policy: Echo}
 	c := dialT(t, startServer(t, s), nil)
 	obs := map[string]any{"x": make([]byte, 1<<20)}
+	var most int64
 	for range 3 {
 		if _, err := c.Infer(ctx10(t), obs); err != nil {
 			t.Fatal(err)
 		}
-		if held := s.budget().inUse(); held < 2<<20 || held > 5<<20 {
+		held := s.budget().inUse() // unless the machine paused for keepBuffers
+		most = max(most, held)
+		if held > 5<<20 {
 			t.Errorf("%d bytes held after a call of 1 MiB each way", held)
 		}
+	}
+	if most < 2<<20 {
+		t.Errorf("at most %d bytes held after calls of 1 MiB each way", most)
 	}
 	waitFor(t, func() bool { return s.budget().inUse() == 0 }, "an idle connection to give back its memory")
 	if _, err := c.Infer(ctx10(t), obs); err != nil {
@@ -235,7 +255,9 @@ func TestServerNonReadersPinTheBudget(t *testing.T) {
 				return
 			case <-time.After(100 * time.Millisecond):
 			}
-			live := liveHeap()
+			// What one collection finds live may include memory freed
+			// while it ran: what is pinned is live for two in a row.
+			live := min(liveHeap(), liveHeap())
 			peak = max(peak, live-min(live, base))
 		}
 	}()
@@ -258,7 +280,8 @@ func TestServerNonReadersPinTheBudget(t *testing.T) {
 	t.Logf("20 peers that do not read: the server's live heap grew by at most %d MiB; a robot's slowest call %v", peak>>20, slowest)
 	// A collection counts as live what was reachable when it began: a
 	// buffer given back meanwhile, while another is made, is counted
-	// twice. Hence the allowance of one message (64 MiB).
+	// twice, sometimes by two collections in a row. Hence the allowance
+	// of one message (64 MiB).
 	if limit := uint64(5 * ndarray.DefaultMaxSize); peak > limit {
 		t.Errorf("the live heap grew by %d MiB, more than the budget of 256 MiB and 64", peak>>20)
 	}
@@ -286,8 +309,8 @@ func rawFrameHeader(n int) []byte {
 // websockets as Serve does (here, its pings and idle timeout), and gives
 // its memory back when they end.
 func TestServeHTTPLimits(t *testing.T) {
-	const every = 100 * time.Millisecond
-	s := &Server{Policy: Echo, PingInterval: every, IdleTimeout: 2 * time.Second}
+	const every = 300 * time.Millisecond
+	s := &Server{Policy: Echo, PingInterval: every, IdleTimeout: 10 * time.Second}
 	addr := serveHTTP(t, s.ServeHTTP)
 	c := dialT(t, addr, nil)
 	if _, err := c.Infer(ctx10(t), observation(t)); err != nil {

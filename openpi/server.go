@@ -91,8 +91,11 @@ type Server struct {
 	// (256 MiB by default). A message that needs memory other connections
 	// hold waits up to 5 s for them to give it back, and is then refused:
 	// the client gets a text message saying so, and a close with status
-	// 1013 (try again later). A connection keeps the memory of its last
-	// messages for the next for a second while it waits, then gives it back.
+	// 1013 (try again later). The last 64th of the budget is kept for
+	// pieces of at most a 256th (1 MiB by default), so that large messages
+	// cannot keep a robot's small observations waiting. A connection keeps
+	// the memory of its last messages for the next for a second while it
+	// waits, then gives it back.
 	MaxMemory int64
 	// MaxConnections caps the connections Serve serves at once; 0 means
 	// 1024, or three quarters of the process's soft open-file limit
