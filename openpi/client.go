@@ -35,7 +35,8 @@ type DialOptions struct {
 	Wait bool
 }
 
-// Client is a connection to an OpenPI policy server. Its methods may be
+// Client is a connection to an OpenPI policy server, made by Dial (the
+// zero Client is connected to nothing: its calls fail). Its methods may be
 // called from several goroutines; calls of Infer take turns, as the
 // protocol answers one observation at a time. Between calls it answers
 // the server's pings, which openpi's server sends every 20 s to
@@ -229,6 +230,9 @@ func (c *Client) InferReusing(ctx context.Context, obs map[string]any, buf *Resu
 }
 
 func (c *Client) infer(ctx context.Context, obs map[string]any, buf *ResultBuffer) (map[string]any, error) {
+	if c.conn == nil {
+		return nil, errNotDialed
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	select {
@@ -344,6 +348,9 @@ func (c *Client) connError(doing string, err error) error {
 // Close closes the connection; calls then fail with net.ErrClosed. Closing a
 // closed client does nothing.
 func (c *Client) Close() error {
+	if c.conn == nil {
+		return nil
+	}
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		c.end()

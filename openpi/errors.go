@@ -95,6 +95,9 @@ type escapedError struct{ err error }
 func (e escapedError) Error() string { return peertext.Line(e.err.Error()) }
 func (e escapedError) Unwrap() error { return e.err }
 
+// errNotDialed is what calls on a zero Client return.
+var errNotDialed = errors.New("openpi: the Client is connected to nothing: make one with Dial")
+
 // errClosed is what calls on a closed Client return. Like every "used
 // after Close" error of the module it matches net.ErrClosed and
 // os.ErrClosed under errors.Is.

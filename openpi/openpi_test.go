@@ -390,6 +390,20 @@ func TestUnsendable(t *testing.T) {
 	}
 }
 
+// TestZeroClient: the zero Client fails its calls, and closes.
+func TestZeroClient(t *testing.T) {
+	var c Client
+	if _, err := c.Infer(ctx10(t), nil); err == nil || !strings.Contains(err.Error(), "Dial") {
+		t.Errorf("Infer: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if c.Metadata() != nil {
+		t.Errorf("Metadata: %v", c.Metadata())
+	}
+}
+
 // TestZeroServer: a Server without a Policy does not serve (it would
 // drive a robot with its own observations): Serve fails at once, having
 // closed its listener, and ServeHTTP answers the handshake with 500, its
