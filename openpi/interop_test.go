@@ -67,6 +67,12 @@ if mode == "echo":
         t = act.pop("server_timing")
         assert isinstance(t["infer_ms"], float) and ("prev_total_ms" in t) == (i > 0), t
         same(obs, act)
+elif mode == "idle":
+    import time
+    for i in range(3):
+        act = c.infer({"state": obs["state"]})
+        same(obs["state"], act["state"])
+        time.sleep(1)
 elif mode == "policy":
     same({}, c.get_server_metadata())
     act = c.infer(obs)
@@ -100,6 +106,14 @@ func TestLivePythonClientEcho(t *testing.T) {
 	pythonPath(t)
 	addr := startServer(t, &Server{Policy: Echo, Metadata: map[string]any{"name": "go echo", "horizon": 50, "dims": []any{1, 2.5, "x"}}})
 	runPyClient(t, addr, "echo")
+}
+
+// TestLivePythonClientPings: openpi's client answers the Go server's
+// pings (every 0.2 s here) while it waits a second between calls, and
+// keeps its connection.
+func TestLivePythonClientPings(t *testing.T) {
+	pythonPath(t)
+	runPyClient(t, startServer(t, &Server{Policy: Echo, PingInterval: 200 * time.Millisecond}), "idle")
 }
 
 // TestLivePythonClientPolicy: openpi's client against a Go policy that
