@@ -74,7 +74,10 @@ func decodeMessage(b []byte) (map[string]any, error) {
 // decoding pass does, counting what each would allocate, and stops as soon
 // as the count passes the bound.
 func checkMessage(b []byte) (int64, error) {
-	n, err := mpwalk.Len(b, mpwalk.Limits{MaxDepth: maxDepth})
+	// mpwalk's own estimate, for msgpack's decoder, is never the tighter
+	// bound for what this decoder allocates, but it ends the walk of a
+	// message that is mostly tiny containers early.
+	n, err := mpwalk.Len(b, mpwalk.Limits{MaxDepth: maxDepth, MaxExpansion: mpwalk.DefaultMaxExpansion})
 	if err != nil {
 		return 0, walkError(err)
 	}
@@ -108,11 +111,14 @@ func decodeChecked(b []byte) (map[string]any, error) {
 func walkError(err error) error {
 	var (
 		depth   *mpwalk.DepthError
+		exp     *mpwalk.ExpansionError
 		invalid *mpwalk.InvalidError
 	)
 	switch {
 	case errors.As(err, &depth):
 		return &msgError{class: ndarray.ErrTooLarge, offset: depth.Offset, detail: depth.Error()}
+	case errors.As(err, &exp):
+		return &msgError{class: ndarray.ErrTooLarge, offset: -1, detail: exp.Error()}
 	case errors.As(err, &invalid):
 		return &msgError{class: ErrMalformed, offset: -1, detail: invalid.Error()}
 	case errors.Is(err, io.ErrUnexpectedEOF):
