@@ -3,6 +3,7 @@ package openpi
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -69,7 +70,7 @@ func BenchmarkRoundTripVsPlainWebsocket(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	c := dialT(b, startServer(b, &Server{}), nil)
+	c := dialT(b, startServer(b, &Server{Policy: Echo}), nil)
 	var buf ResultBuffer
 	b.Run("reusing", func(b *testing.B) {
 		benchbase.Versus(b, func() {
@@ -237,4 +238,15 @@ func startPyBenchServer(b *testing.B) string {
 		b.Fatalf("the Python server printed %q", port)
 	}
 	return "127.0.0.1:" + port
+}
+
+// readMessage reads one whole message into buf's memory, as the client
+// and server read theirs.
+func readMessage(ctx context.Context, conn *websocket.Conn, buf []byte) (websocket.MessageType, []byte, error) {
+	typ, r, err := conn.Reader(ctx)
+	if err != nil {
+		return 0, buf[:0], err
+	}
+	buf, err = readBody(ctx, r, buf, math.MaxInt64-1, nil, "")
+	return typ, buf, err
 }

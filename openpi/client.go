@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,7 +24,10 @@ type DialOptions struct {
 	// Header holds more headers for the handshake request.
 	Header http.Header
 	// MaxSize bounds each message read from the server, in bytes; 0 means
-	// ndarray.DefaultMaxSize (64 MiB). A larger message fails with ndarray.ErrTooLarge.
+	// ndarray.DefaultMaxSize (64 MiB). A larger message fails with
+	// ndarray.ErrTooLarge, and so does one whose Go values would take more
+	// than 8 times its size and 1 MiB (arrays and byte strings alias the
+	// message: only lists, maps, strings and numbers count).
 	MaxSize int64
 	// Wait makes Dial wait for a server that is not listening yet: while
 	// the connection is refused it tries again (every second at most)
@@ -33,9 +35,12 @@ type DialOptions struct {
 	Wait bool
 }
 
-// Client is a connection to an OpenPI policy server. Its methods may be
+// Client is a connection to an OpenPI policy server, made by Dial (the
+// zero Client is connected to nothing: its calls fail). Its methods may be
 // called from several goroutines; calls of Infer take turns, as the
-// protocol answers one observation at a time.
+// protocol answers one observation at a time. Between calls it answers
+// the server's pings, which openpi's server sends every 20 s to
+// connections that wait, closing those that do not answer.
 type Client struct {
 	url     string
 	conn    *websocket.Conn
@@ -47,8 +52,26 @@ type Client struct {
 	hint int        // the size of the last answer, for the next buffer
 	err  error      // why the connection can no longer be used
 
+	// The reader reads every message the server sends, so that its pings
+	// are answered while no call waits (openpi's server closes a
+	// connection that leaves them unanswered for 20 s): a call hands it
+	// the memory to read the answer into (want), and waits for the answer
+	// (got). dead ends it once the connection is no longer used.
+	want     chan []byte
+	got      chan answer
+	dead     chan struct{}
+	deadOnce sync.Once
+
 	closeOnce sync.Once
 	closed    chan struct{}
+}
+
+// answer is a message the reader read, or why it could not.
+type answer struct {
+	typ   websocket.MessageType
+	msg   []byte
+	asked bool // a call handed the reader its memory: the message answers it
+	err   error
 }
 
 // Dial connects to the policy server at url ("ws://HOST:PORT",
@@ -107,13 +130,18 @@ func dial(ctx context.Context, url string, header http.Header, maxSize int64) (*
 		case ctx.Err() != nil, errors.As(err, &op) && op.Op == "dial":
 			return nil, fmt.Errorf("openpi: %s: %w", url, err)
 		}
-		return nil, fmt.Errorf("openpi: %s: %w: %w", url, ErrNotWebsocket, err)
+		return nil, fmt.Errorf("openpi: %s: %w: %w", url, ErrNotWebsocket, escapedError{err})
 	}
 	conn.SetReadLimit(maxSize)
-	c := &Client{url: url, conn: conn, maxSize: maxSize, closed: make(chan struct{})}
-	typ, msg, err := readMessage(ctx, conn, nil)
+	c := &Client{url: url, conn: conn, maxSize: maxSize, closed: make(chan struct{}),
+		want: make(chan []byte, 1), got: make(chan answer, 1), dead: make(chan struct{})}
+	typ, r, err := conn.Reader(ctx)
+	var msg []byte
+	if err == nil {
+		msg, err = readBody(ctx, r, nil, maxSize, nil, "")
+	}
 	if err == nil && typ == websocket.MessageText {
-		err = &ServerError{Traceback: string(msg)}
+		err = newServerError(string(msg))
 	}
 	if err == nil {
 		c.meta, err = decodeMessage(msg)
@@ -122,8 +150,40 @@ func dial(ctx context.Context, url string, header http.Header, maxSize int64) (*
 		conn.CloseNow()
 		return nil, c.connError("reading the server's metadata", err)
 	}
+	go c.reader()
 	return c, nil
 }
+
+// reader reads the server's messages until the connection ends, each into
+// the memory the call waiting for it handed over (see Client.want).
+func (c *Client) reader() {
+	for {
+		// Without a deadline: only the connection's end ends the wait.
+		typ, r, err := c.conn.Reader(context.Background())
+		a := answer{typ: typ, err: err}
+		if err == nil {
+			var buf []byte
+			select {
+			case buf = <-c.want:
+				a.asked = true
+			default: // a message no call asked for: an error, read to say so
+			}
+			a.msg, a.err = readBody(context.Background(), r, buf, c.maxSize, nil, "")
+		}
+		select {
+		case c.got <- a:
+		case <-c.dead:
+			return
+		}
+		if a.err != nil || !a.asked {
+			return
+		}
+	}
+}
+
+// end says the connection is no longer used: the reader need not deliver
+// what it reads.
+func (c *Client) end() { c.deadOnce.Do(func() { close(c.dead) }) }
 
 // Metadata returns the metadata the server sent when the client
 // connected (an empty map for a server that has none). It is the
@@ -170,6 +230,9 @@ func (c *Client) InferReusing(ctx context.Context, obs map[string]any, buf *Resu
 }
 
 func (c *Client) infer(ctx context.Context, obs map[string]any, buf *ResultBuffer) (map[string]any, error) {
+	if c.conn == nil {
+		return nil, errNotDialed
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	select {
@@ -188,8 +251,10 @@ func (c *Client) infer(ctx context.Context, obs map[string]any, buf *ResultBuffe
 		return nil, err // nothing was sent: the connection is still good
 	}
 	c.out = out
-	if err := c.conn.Write(ctx, websocket.MessageBinary, out); err != nil {
-		return nil, c.fail("sending the observation", err)
+	select {
+	case a := <-c.got: // the connection ended, or the server spoke unasked
+		return nil, c.fail("sending the observation", a.failure())
+	default:
 	}
 	var into []byte
 	if buf != nil {
@@ -197,16 +262,27 @@ func (c *Client) infer(ctx context.Context, obs map[string]any, buf *ResultBuffe
 	} else {
 		into = make([]byte, 0, c.hint)
 	}
-	typ, msg, err := readMessage(ctx, c.conn, into)
+	c.want <- into // before the observation: the answer finds it there
+	if err := c.conn.Write(ctx, websocket.MessageBinary, out); err != nil {
+		return nil, c.fail("sending the observation", err)
+	}
+	var a answer
+	select {
+	case a = <-c.got:
+	case <-ctx.Done():
+		return nil, c.fail("reading the action", ctx.Err())
+	}
+	msg := a.msg
 	if buf != nil && cap(msg) > cap(buf.msg) {
 		buf.msg = msg[:0]
 	}
-	if err != nil {
+	if err := a.failure(); err != nil {
 		return nil, c.fail("reading the action", err)
 	}
-	if typ == websocket.MessageText {
-		se := &ServerError{Traceback: string(msg)}
+	if a.typ == websocket.MessageText {
+		se := newServerError(string(msg))
 		c.err = se
+		c.end()
 		// The server closes after its traceback: answer its close.
 		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
@@ -222,6 +298,20 @@ func (c *Client) infer(ctx context.Context, obs map[string]any, buf *ResultBuffe
 	return action, nil
 }
 
+// failure is the error of an answer: the reader's, or that no call
+// asked for it.
+func (a answer) failure() error {
+	switch {
+	case a.err != nil:
+		return a.err
+	case !a.asked && a.typ == websocket.MessageText:
+		return newServerError(string(a.msg))
+	case !a.asked:
+		return errAt(ErrMalformed, -1, "the server sent a message of %d bytes that no observation asked for", len(a.msg))
+	}
+	return nil
+}
+
 // fail ends the connection after err, which every later call returns.
 func (c *Client) fail(doing string, err error) error {
 	select {
@@ -231,6 +321,7 @@ func (c *Client) fail(doing string, err error) error {
 	}
 	err = c.connError(doing, err)
 	c.err = err
+	c.end()
 	c.conn.CloseNow()
 	return err
 }
@@ -247,18 +338,22 @@ func (c *Client) connError(doing string, err error) error {
 	case errors.Is(err, websocket.ErrMessageTooBig):
 		return fmt.Errorf("openpi: %s: %s: %w: a message over the limit of %d bytes (MaxSize)", c.url, doing, ndarray.ErrTooLarge, c.maxSize)
 	case websocket.CloseStatus(err) == websocket.StatusMessageTooBig:
-		return fmt.Errorf("openpi: %s: the server refused a message over its size limit while the client was %s: %w: %w", c.url, doing, ndarray.ErrTooLarge, err)
+		return fmt.Errorf("openpi: %s: the server refused a message over its size limit while the client was %s: %w: %w", c.url, doing, ndarray.ErrTooLarge, escapedError{err})
 	case websocket.CloseStatus(err) != -1, errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("openpi: %s: the server closed the connection while the client was %s: %w: %w", c.url, doing, io.EOF, err)
+		return fmt.Errorf("openpi: %s: the server closed the connection while the client was %s: %w: %w", c.url, doing, io.EOF, escapedError{err})
 	}
-	return fmt.Errorf("openpi: %s: %s: %w", c.url, doing, err)
+	return fmt.Errorf("openpi: %s: %s: %w", c.url, doing, escapedError{err})
 }
 
 // Close closes the connection; calls then fail with net.ErrClosed. Closing a
 // closed client does nothing.
 func (c *Client) Close() error {
+	if c.conn == nil {
+		return nil
+	}
 	c.closeOnce.Do(func() {
 		close(c.closed)
+		c.end()
 		done := make(chan struct{})
 		go func() {
 			// A server that does not answer the close in a second is left.
@@ -272,28 +367,4 @@ func (c *Client) Close() error {
 		close(done)
 	})
 	return nil
-}
-
-// readMessage reads one whole message into buf's memory (growing it only
-// as bytes arrive, never from a claimed length), and returns its type and
-// bytes. The connection's read limit bounds it.
-func readMessage(ctx context.Context, conn *websocket.Conn, buf []byte) (websocket.MessageType, []byte, error) {
-	typ, r, err := conn.Reader(ctx)
-	if err != nil {
-		return 0, buf[:0], err
-	}
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, max(4096, len(buf)))
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return typ, buf, nil
-		}
-		if err != nil {
-			return typ, buf, err
-		}
-	}
 }

@@ -17,8 +17,13 @@
 // Observations and actions are Go maps as the Python dicts are:
 // *ndarray.Array for numpy arrays (numpy scalars arrive as 0-d arrays),
 // nested map[string]any for nested dicts, and plain values. Every message
-// read is bounded (MaxSize, nesting, the memory its decoding may take)
-// before anything is allocated for it, and its arrays are checked against
-// their dtype and shape; decoded arrays alias the message read, which
-// Infer allocates once per answer and InferReusing not at all.
+// read is bounded (MaxSize, nesting, the memory its decoded values take:
+// 8 times its size and 1 MiB) before anything is allocated for it, and its
+// arrays are checked against their dtype and shape; decoded arrays alias
+// the message read, which Infer allocates once per answer and
+// InferReusing not at all. A Server bounds, besides, what its peers hold
+// together: memory (MaxMemory), connections (MaxConnections), and time
+// (IdleTimeout, ReadTimeout, WriteTimeout, PingInterval). Text a peer
+// sends (a traceback, a close reason) reaches errors and logs with its
+// control characters escaped.
 package openpi

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ndpack/ndpack/internal/codecerr"
+	"github.com/ndpack/ndpack/internal/peertext"
 )
 
 // Sentinel errors; every error of the package about a message or a
@@ -31,8 +32,10 @@ type msgError struct {
 	cause  error
 }
 
+// Error is one line, whatever the message held: what of the peer's text
+// it quotes (a dtype, a key) is escaped.
 func (e *msgError) Error() string {
-	return codecerr.Format("openpi", e.class, e.offset, e.detail, e.cause)
+	return peertext.Line(codecerr.Format("openpi", e.class, e.offset, e.detail, e.cause))
 }
 
 func (e *msgError) Unwrap() []error { return codecerr.Unwrap(e.class, e.cause) }
@@ -45,29 +48,55 @@ func errAt(class error, off int, format string, args ...any) error {
 // server sends (Python's traceback.format_exc(), or a Go Policy's error)
 // before it closes the connection with status 1011.
 type ServerError struct {
-	// Traceback is the text the server sent, as it sent it.
+	// Traceback is the text the server sent, as it sent it: escape it
+	// before printing it (Error does), for a server's text may hold
+	// terminal escape sequences.
 	Traceback string
+	// LastLine is the traceback's last line that is not blank (for a
+	// Python traceback, the exception and its message), control
+	// characters escaped: the error in one line. The client sets it;
+	// where it is empty, Error takes it from Traceback.
+	LastLine string
+}
+
+// newServerError is the ServerError of a server's text.
+func newServerError(text string) *ServerError {
+	return &ServerError{Traceback: text, LastLine: lastLine(text)}
 }
 
 // Error gives the traceback's last line (the exception) first, then the
-// whole traceback on the lines after it.
+// whole traceback on the lines after it, with control characters other
+// than newlines and tabs escaped (\x1b) so that the server's text cannot
+// drive the terminal that shows it.
 func (e *ServerError) Error() string {
-	last := e.LastLine()
-	if t := strings.TrimSpace(e.Traceback); t == last || t == "" {
+	last := e.LastLine
+	if last == "" {
+		last = lastLine(e.Traceback)
+	}
+	if t := strings.TrimSpace(e.Traceback); peertext.Line(t) == last || t == "" {
 		return "openpi: server error: " + last
 	}
-	return "openpi: server error: " + last + "\n" + strings.TrimRight(e.Traceback, "\n")
+	return "openpi: server error: " + last + "\n" + peertext.Lines(strings.TrimRight(e.Traceback, "\n"))
 }
 
-// LastLine returns the traceback's last line that is not blank: for a
-// Python traceback, the exception and its message.
-func (e *ServerError) LastLine() string {
-	t := strings.TrimRight(e.Traceback, " \t\r\n")
+// lastLine returns the last line of text that is not blank, escaped.
+func lastLine(text string) string {
+	t := strings.TrimRight(text, " \t\r\n")
 	if t == "" {
 		return "(no message)"
 	}
-	return strings.TrimSpace(t[strings.LastIndexByte(t, '\n')+1:])
+	return peertext.Line(strings.TrimSpace(t[strings.LastIndexByte(t, '\n')+1:]))
 }
+
+// escapedError is an error of another package whose text may quote a
+// peer's (a close reason, a header): its text is escaped to one line.
+type escapedError struct{ err error }
+
+func (e escapedError) Error() string { return peertext.Line(e.err.Error()) }
+func (e escapedError) Unwrap() error { return e.err }
+
+// errNotDialed is what calls on a zero Client return.
+var errNotDialed = errors.New("openpi: the Client is connected to nothing: make one with Dial")
 
 // errClosed is what calls on a closed Client return. Like every "used
 // after Close" error of the module it matches net.ErrClosed and

@@ -69,7 +69,7 @@ func ExampleClient_InferReusing() {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	go (&openpi.Server{}).Serve(ctx, l) // the zero Server echoes
+	go (&openpi.Server{Policy: openpi.Echo}).Serve(ctx, l)
 
 	c, err := openpi.Dial(ctx, l.Addr().String(), nil)
 	if err != nil {

@@ -10,8 +10,9 @@ import (
 // FuzzDecodeMessage: no message panics the decoder, and what it decodes
 // (and can send again) encodes to bytes that decode to the same encoding:
 // the decoder and encoder agree. Seeded from openpi's own packer's arrays
-// (../shared/corpus/dialects, each as a value of a map) and from messages
-// of this package.
+// (../shared/corpus/dialects, each as a value of a map), from messages
+// of this package, and from hostile ones (values that cost many times
+// their bytes, whole and cut short; a dtype that is an escape sequence).
 func FuzzDecodeMessage(f *testing.F) {
 	files, _ := filepath.Glob("../../shared/corpus/dialects/pi_*.msgpack")
 	if len(files) == 0 && os.Getenv("CI") != "" {
@@ -35,6 +36,11 @@ func FuzzDecodeMessage(f *testing.F) {
 		if len(h.msg) < 1<<16 {
 			f.Add(h.msg)
 		}
+	}
+	f.Add(escapeDTypeMessage())
+	for _, msg := range costMessages(f, 1000) {
+		f.Add(msg)
+		f.Add(msg[:len(msg)/2]) // cut short
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := decodeMessage(b)

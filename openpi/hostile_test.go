@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -59,6 +60,11 @@ func hostileMessages() []struct {
 		{"nesting 100,000 lists", inMap(hostile.Nested(100000)), ndarray.ErrTooLarge},
 		{"nesting 100,000 maps", append(bytes.Repeat([]byte{0x81, 0xa0}, 100000), 0xc0), ndarray.ErrTooLarge},
 		{"3 million one-entry maps", tiny, ndarray.ErrTooLarge},
+		// 40 and 64 times their size in Go values: under the 48 the
+		// module's other decoders allow, over openpi's 8.
+		{"a million empty lists", inMap(append([]byte{0xdd, 0x00, 0x0f, 0x42, 0x40}, bytes.Repeat([]byte{0x90}, 1000000)...)), ndarray.ErrTooLarge},
+		{"a million empty maps", inMap(append([]byte{0xdd, 0x00, 0x0f, 0x42, 0x40}, bytes.Repeat([]byte{0x80}, 1000000)...)), ndarray.ErrTooLarge},
+		{"a map of a million nils", append([]byte{0xdf, 0x00, 0x0f, 0x42, 0x40}, bytes.Repeat([]byte{0xa0, 0xc0}, 1000000)...), ndarray.ErrTooLarge},
 	}
 }
 
@@ -162,7 +168,7 @@ func TestHostileServer(t *testing.T) {
 	// Text where the metadata should be: the server's error.
 	_, err := Dial(ctx10(t), fakeServer(t, "Traceback ...\nRuntimeError: no GPU\n"), nil)
 	var se *ServerError
-	if !errors.As(err, &se) || se.LastLine() != "RuntimeError: no GPU" {
+	if !errors.As(err, &se) || se.LastLine != "RuntimeError: no GPU" {
 		t.Errorf("text metadata: got %v", err)
 	}
 	// A server that closes without metadata.
@@ -259,7 +265,7 @@ func readFrame(t *testing.T, br *bufio.Reader) (opcode byte, payload []byte) {
 // TestHostileClientHugeFrame: a client frame that claims a terabyte is
 // read only up to the server's limit, and closed with 1009.
 func TestHostileClientHugeFrame(t *testing.T) {
-	addr := startServer(t, &Server{MaxSize: 64 << 10})
+	addr := startServer(t, &Server{Policy: Echo, MaxSize: 64 << 10})
 	conn, br := rawClient(t, addr)
 	if op, meta := readFrame(t, br); op != 2 || !bytes.Equal(meta, []byte{0x80}) {
 		t.Fatalf("metadata frame %d %x", op, meta)
@@ -286,7 +292,7 @@ func TestHostileClientHugeFrame(t *testing.T) {
 // gets a text message saying why and a close with 1011, as openpi's
 // server answers an exception.
 func TestHostileClient(t *testing.T) {
-	addr := startServer(t, &Server{})
+	addr := startServer(t, &Server{Policy: Echo})
 	send := func(typ websocket.MessageType, msg []byte) (string, error) {
 		conn, _, err := websocket.Dial(ctx10(t), "ws://"+addr, nil)
 		if err != nil {
@@ -323,7 +329,7 @@ func TestHostileClient(t *testing.T) {
 // frame, send 256 KiB of it and wait cost the server what arrived, not
 // what was claimed, under the default limit of 64 MiB.
 func TestHostileClientHoldsHugeFrame(t *testing.T) {
-	addr := startServer(t, &Server{})
+	addr := startServer(t, &Server{Policy: Echo})
 	handshake := "GET / HTTP/1.1\r\nHost: " + addr + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
 		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
 	msg := binary.BigEndian.AppendUint64(append([]byte(handshake), 0x82, 0x80|127), 1<<40)
@@ -334,5 +340,71 @@ func TestHostileClientHoldsHugeFrame(t *testing.T) {
 	t.Logf("heap grew %d bytes for %d peers each claiming 1 TiB and sending 256 KiB", grew, peers)
 	if grew > peers*(1<<20) {
 		t.Errorf("heap grew %d bytes for %d peers that sent 256 KiB each", grew, peers)
+	}
+}
+
+// rawControl reports whether s holds a character that would drive a
+// terminal: a control character other than a newline, or invalid UTF-8.
+func rawControl(s string) bool {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return true
+			}
+		}
+		if r != '\n' && (r < 0x20 || r >= 0x7f && r < 0xa0) {
+			return true
+		}
+	}
+	return false
+}
+
+// escapeDTypeMessage is a message holding an array whose dtype is a
+// terminal's escape sequence (OSC 52, a clipboard write).
+func escapeDTypeMessage() []byte {
+	meta := []byte{0x81, 0xa1, 'a', 0x84, 0xc4, 11}
+	meta = append(meta, "__ndarray__"...)
+	return append(meta, 0xc3, 0xc4, 4, 'd', 'a', 't', 'a', 0xc4, 0, 0xc4, 5, 'd', 't', 'y', 'p', 'e', 0xa6, 0x1b, ']', '5', '2', ';', 7,
+		0xc4, 5, 's', 'h', 'a', 'p', 'e', 0x91, 0)
+}
+
+// hostileTraceback is a server's text that writes the clipboard (OSC 52),
+// clears the screen, colours and hides what follows.
+const hostileTraceback = "Traceback (most recent call last):\n  \x1b]52;c;cm0gLXJmIH4=\a\x1b[2J\r\n" +
+	"ValueError: \x1b[31mred\u009b8m\xff\n"
+
+// TestHostileText: what a server says (a traceback, a dtype, a close
+// reason) reaches the client's errors with its control characters
+// escaped, the traceback's newlines kept; ServerError keeps the text as
+// sent.
+func TestHostileText(t *testing.T) {
+	c := dialT(t, fakeServer(t, []byte{0x80}, hostileTraceback), nil)
+	_, err := c.Infer(ctx10(t), nil)
+	var se *ServerError
+	if !errors.As(err, &se) || se.Traceback != hostileTraceback {
+		t.Fatalf("got %v, want the traceback as a ServerError", err)
+	}
+	if want := `ValueError: \x1b[31mred\u009b8m\xff`; se.LastLine != want {
+		t.Errorf("LastLine %q, want %q", se.LastLine, want)
+	}
+	if text := err.Error(); rawControl(text) || !strings.HasPrefix(text, `openpi: server error: ValueError: \x1b[31mred`) ||
+		!strings.Contains(text, "\n  \\x1b]52;c;cm0gLXJmIH4=\\a\\x1b[2J\\r\n") {
+		t.Errorf("the error holds raw control characters, or lost the traceback's lines: %q", text)
+	}
+
+	// A dtype that is an escape sequence, in the metadata.
+	if _, err := Dial(ctx10(t), fakeServer(t, escapeDTypeMessage()), nil); !errors.Is(err, ErrMalformed) || rawControl(err.Error()) {
+		t.Errorf("a hostile dtype: %q", err)
+	}
+
+	// A close reason that is an escape sequence.
+	addr := serveHTTP(t, wsHandler(func(r *http.Request, conn *websocket.Conn) {
+		conn.Write(r.Context(), websocket.MessageBinary, []byte{0x80})
+		conn.Read(r.Context())
+		conn.Close(websocket.StatusPolicyViolation, "\x1b]52;c;aGk=\a\u009b")
+	}))
+	c = dialT(t, addr, nil)
+	if _, err := c.Infer(ctx10(t), nil); err == nil || rawControl(err.Error()) {
+		t.Errorf("a hostile close reason: %q", err)
 	}
 }

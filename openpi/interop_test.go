@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ndpack/ndpack/ndarray"
 )
@@ -66,6 +67,12 @@ if mode == "echo":
         t = act.pop("server_timing")
         assert isinstance(t["infer_ms"], float) and ("prev_total_ms" in t) == (i > 0), t
         same(obs, act)
+elif mode == "idle":
+    import time
+    for i in range(3):
+        act = c.infer({"state": obs["state"]})
+        same(obs["state"], act["state"])
+        time.sleep(1)
 elif mode == "policy":
     same({}, c.get_server_metadata())
     act = c.infer(obs)
@@ -97,8 +104,16 @@ func runPyClient(t *testing.T, addr, mode string) {
 // echo server: every kind of value comes back as it was sent.
 func TestLivePythonClientEcho(t *testing.T) {
 	pythonPath(t)
-	addr := startServer(t, &Server{Metadata: map[string]any{"name": "go echo", "horizon": 50, "dims": []any{1, 2.5, "x"}}})
+	addr := startServer(t, &Server{Policy: Echo, Metadata: map[string]any{"name": "go echo", "horizon": 50, "dims": []any{1, 2.5, "x"}}})
 	runPyClient(t, addr, "echo")
+}
+
+// TestLivePythonClientPings: openpi's client answers the Go server's
+// pings (every 0.2 s here) while it waits a second between calls, and
+// keeps its connection.
+func TestLivePythonClientPings(t *testing.T) {
+	pythonPath(t)
+	runPyClient(t, startServer(t, &Server{Policy: Echo, PingInterval: 200 * time.Millisecond}), "idle")
 }
 
 // TestLivePythonClientPolicy: openpi's client against a Go policy that
@@ -133,9 +148,11 @@ func TestLivePythonClientPolicy(t *testing.T) {
 }
 
 // pyServer is openpi's WebsocketPolicyServer (its handler and health
-// check, on a port the system picks, which it prints) with a numpy policy.
+// check, on a port the system picks, which it prints) with a numpy policy;
+// argv[1], if given, is how often it pings (websockets' default, 20 s).
 const pyServer = `
 import asyncio
+import sys
 import numpy as np
 from openpi_client import base_policy
 from openpi.serving import websocket_policy_server as wps
@@ -164,8 +181,9 @@ def process_request(connection, request):
 
 async def main():
     srv = wps.WebsocketPolicyServer(Policy(), host="127.0.0.1", port=0, metadata={"name": "numpy policy", "horizon": 50})
+    ping = float(sys.argv[1]) if len(sys.argv) > 1 else 20
     async with _server.serve(srv._handler, "127.0.0.1", 0, compression=None, max_size=None,
-                             process_request=process_request) as server:
+                             process_request=process_request, ping_interval=ping, ping_timeout=ping) as server:
         print(server.sockets[0].getsockname()[1], flush=True)
         await server.serve_forever()
 
@@ -173,9 +191,25 @@ asyncio.run(main())
 `
 
 // startPyServer starts openpi's server and returns its address.
-func startPyServer(t testing.TB) string {
-	port, _, _ := startPython(t, pyServer)
+func startPyServer(t testing.TB, args ...string) string {
+	port, _, _ := startPython(t, pyServer, args...)
 	return "127.0.0.1:" + port
+}
+
+// TestLivePythonServerPings: openpi's server (websockets) closes a
+// connection whose pings go unanswered for its ping timeout, 20 s by
+// default: the Go client answers them while it waits between calls, so a
+// robot that pauses keeps its connection. Here the server pings every
+// 0.2 s, and the client waits 2 s.
+func TestLivePythonServerPings(t *testing.T) {
+	pythonPath(t)
+	c := dialT(t, startPyServer(t, "0.2"), nil)
+	for range 2 {
+		if _, err := c.Infer(ctx10(t), map[string]any{"echo": true}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+	}
 }
 
 // TestLivePythonServer: the Go client against openpi's server with a
@@ -247,7 +281,7 @@ func TestLivePythonServer(t *testing.T) {
 
 	_, err = c.Infer(ctx10(t), map[string]any{"prompt": "fail"})
 	var se *ServerError
-	if !errors.As(err, &se) || se.LastLine() != "ValueError: no fork" ||
+	if !errors.As(err, &se) || se.LastLine != "ValueError: no fork" ||
 		!strings.HasPrefix(se.Traceback, "Traceback (most recent call last):\n") ||
 		!strings.HasPrefix(err.Error(), "openpi: server error: ValueError: no fork\nTraceback") {
 		t.Errorf("got %v, want the policy's traceback", err)

@@ -16,12 +16,37 @@ import (
 )
 
 // maxDepth bounds how deeply the maps and lists of a message may nest (the
-// message's own map is at depth 1); maxExpansion bounds the memory its
-// decoding may take as a multiple of its size (plus mpwalk's slack). Both
-// are those of the module's other message decoders.
+// message's own map is at depth 1), as the module's other message
+// decoders do.
+const maxDepth = mpwalk.DefaultMaxDepth
+
+// maxExpansion bounds the memory decoding a message may take, as a
+// multiple of its size plus expansionSlack: arrays and byte strings alias
+// the message, so what a robot sends costs about its size once more in
+// Go values at most (a list of floats 2.7 times), while a message of
+// empty lists would take 40 times, of empty maps 60. The module's other
+// decoders allow 48 (mpwalk.DefaultMaxExpansion), for msgpack's copies.
 const (
-	maxDepth     = mpwalk.DefaultMaxDepth
-	maxExpansion = mpwalk.DefaultMaxExpansion
+	maxExpansion   = 8
+	expansionSlack = 1 << 20
+)
+
+// What decoding allocates, as Go 1.24 and later do, charged before it is
+// allocated (TestDecodeCost holds the estimate to the truth): each
+// element of a list takes an interface slot; a number other than 0-255 a
+// boxed word; a string its header and its bytes; a list or byte string
+// its boxed slice header; a map its header, and one group of 8 slots if
+// it holds up to 8 entries, else about 72 bytes an entry; a map key its
+// bytes; an array its ndarray.Array and shape.
+const (
+	costSlot   = 16
+	costNumber = 8
+	costString = 16
+	costSlice  = 24
+	costMap    = 48
+	costGroup  = 288
+	costEntry  = 72
+	costArray  = 128
 )
 
 // decodeMessage decodes one whole message, a msgpack map, as openpi's
@@ -31,30 +56,55 @@ const (
 // (aliasing b), lists []any, other maps map[string]any, integers int64
 // (uint64 above the int64 range), floats float64 or float32 as sent.
 //
-// The whole message is walked first, without allocating, so that nothing
-// is allocated for a length or count before it is known to fit in b, and
-// nesting and expansion are bounded before any of it is decoded.
+// The whole message is checked first (checkMessage), without allocating
+// for it, so that nothing is allocated for a length or count before it is
+// known to fit in b, and nesting and the memory its values take are
+// bounded before any of it is decoded.
 func decodeMessage(b []byte) (map[string]any, error) {
-	n, err := mpwalk.Len(b, mpwalk.Limits{MaxDepth: maxDepth, MaxExpansion: maxExpansion})
+	if _, err := checkMessage(b); err != nil {
+		return nil, err
+	}
+	return decodeChecked(b)
+}
+
+// checkMessage checks that b holds one message that decodeChecked can
+// decode within the bounds (nesting, maxExpansion), and returns the
+// memory decoding it will take, in bytes, beyond b's own. It allocates
+// nothing for the message's values: the checking pass walks them as the
+// decoding pass does, counting what each would allocate, and stops as soon
+// as the count passes the bound.
+func checkMessage(b []byte) (int64, error) {
+	// mpwalk's own estimate, for msgpack's decoder, is never the tighter
+	// bound for what this decoder allocates, but it ends the walk of a
+	// message that is mostly tiny containers early.
+	n, err := mpwalk.Len(b, mpwalk.Limits{MaxDepth: maxDepth, MaxExpansion: mpwalk.DefaultMaxExpansion})
 	if err != nil {
-		return nil, walkError(err)
+		return 0, walkError(err)
 	}
 	if n != len(b) {
-		return nil, errAt(ErrMalformed, n, "%s after the message's map", codecerr.Count(len(b)-n, "byte"))
+		return 0, errAt(ErrMalformed, n, "%s after the message's map", codecerr.Count(len(b)-n, "byte"))
 	}
 	if t := mpwire.NextType(b); t != mpwire.MapType {
-		return nil, errAt(ErrMalformed, 0, "the message is a msgpack %s, not a map", t)
+		return 0, errAt(ErrMalformed, 0, "the message is a msgpack %s, not a map", t)
 	}
-	d := decoder{b: b}
+	if isArrayMap(b) {
+		return 0, errAt(ErrMalformed, 0, "the message is an array, not a map of named values")
+	}
+	d := decoder{b: b, dry: true, limit: maxExpansion*int64(len(b)) + expansionSlack}
+	if _, err := d.value(); err != nil {
+		return 0, err
+	}
+	return d.cost, nil
+}
+
+// decodeChecked decodes a message that checkMessage accepted.
+func decodeChecked(b []byte) (map[string]any, error) {
+	d := decoder{b: b, limit: math.MaxInt64}
 	v, err := d.value()
 	if err != nil {
 		return nil, err
 	}
-	m, ok := v.(map[string]any)
-	if !ok { // an array map at the top
-		return nil, errAt(ErrMalformed, 0, "the message is an array, not a map of named values")
-	}
-	return m, nil
+	return v.(map[string]any), nil
 }
 
 // walkError turns mpwalk's failure into the package's error.
@@ -78,13 +128,28 @@ func walkError(err error) error {
 }
 
 // decoder reads values from a message that mpwalk has checked: every
-// length in it fits, and nesting is bounded, so the recursion is too.
+// length in it fits, and nesting is bounded, so the recursion is too. A
+// dry decoder allocates nothing: it counts what decoding would allocate
+// (cost), failing once that passes limit, and returns nil values.
 type decoder struct {
-	b   []byte
-	off int
+	b     []byte
+	off   int
+	dry   bool
+	cost  int64
+	limit int64
 }
 
 func (d *decoder) next(rest []byte) { d.off = len(d.b) - len(rest) }
+
+// charge counts n bytes of memory that decoding takes.
+func (d *decoder) charge(n int64) error {
+	d.cost += n
+	if d.cost > d.limit {
+		return errAt(ndarray.ErrTooLarge, d.off, "decoding the message of %d bytes would take more than %d bytes of memory, %d times its size and %d MiB: values that cost far more than their bytes (many empty lists or maps)",
+			len(d.b), d.limit, maxExpansion, expansionSlack>>20)
+	}
+	return nil
+}
 
 func (d *decoder) value() (any, error) {
 	in := d.b[d.off:]
@@ -95,46 +160,30 @@ func (d *decoder) value() (any, error) {
 	case mpwire.BoolType:
 		d.off++
 		return in[0] == 0xc3, nil
-	case mpwire.IntType:
-		v, rest, err := mpwire.ReadIntBytes(in)
-		d.next(rest)
-		return v, d.wire(err)
-	case mpwire.UintType:
-		u, rest, err := mpwire.ReadUintBytes(in)
-		d.next(rest)
-		if u > math.MaxInt64 {
-			return u, d.wire(err)
-		}
-		return int64(u), d.wire(err)
-	case mpwire.Float32Type:
-		f, rest, err := mpwire.ReadFloat64Bytes(in)
-		d.next(rest)
-		return float32(f), d.wire(err)
-	case mpwire.Float64Type:
-		f, rest, err := mpwire.ReadFloat64Bytes(in)
-		d.next(rest)
-		return f, d.wire(err)
+	case mpwire.IntType, mpwire.UintType, mpwire.Float32Type, mpwire.Float64Type:
+		return d.number(t, in)
 	case mpwire.StrType:
 		s, rest, err := mpwire.ReadStringZC(in)
 		d.next(rest)
-		return string(s), d.wire(err)
-	case mpwire.BinType:
-		s, rest, err := mpwire.ReadBytesZC(in)
-		d.next(rest)
-		return s[:len(s):len(s)], d.wire(err)
-	case mpwire.ArrayType:
-		n, rest, err := mpwire.ReadArrayHeaderBytes(in)
 		if err != nil {
 			return nil, d.wire(err)
 		}
-		d.next(rest)
-		list := make([]any, n) // n fits: mpwalk checked it
-		for i := range list {
-			if list[i], err = d.value(); err != nil {
-				return nil, err
-			}
+		if err := d.charge(costString + roundUp(len(s))); err != nil || d.dry {
+			return nil, err
 		}
-		return list, nil
+		return string(s), nil
+	case mpwire.BinType:
+		s, rest, err := mpwire.ReadBytesZC(in)
+		d.next(rest)
+		if err != nil {
+			return nil, d.wire(err)
+		}
+		if err := d.charge(costSlice); err != nil || d.dry {
+			return nil, err
+		}
+		return s[:len(s):len(s)], nil
+	case mpwire.ArrayType:
+		return d.list(in)
 	case mpwire.MapType:
 		if isArrayMap(in) {
 			return d.array(in)
@@ -145,12 +194,55 @@ func (d *decoder) value() (any, error) {
 	}
 }
 
+// number reads an integer or a float.
+func (d *decoder) number(t mpwire.Type, in []byte) (any, error) {
+	var (
+		i     int64
+		u     uint64
+		f     float64
+		err   error
+		rest  []byte
+		small bool // boxed without allocating
+	)
+	switch t {
+	case mpwire.IntType:
+		i, rest, err = mpwire.ReadIntBytes(in)
+		small = i >= 0 && i < 256
+	case mpwire.UintType:
+		u, rest, err = mpwire.ReadUintBytes(in)
+		small = u < 256
+	default:
+		f, rest, err = mpwire.ReadFloat64Bytes(in)
+	}
+	d.next(rest)
+	if err != nil {
+		return nil, d.wire(err)
+	}
+	if !small {
+		if err := d.charge(costNumber); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case d.dry:
+		return nil, nil
+	case t == mpwire.IntType:
+		return i, nil
+	case t == mpwire.UintType && u > math.MaxInt64:
+		return u, nil
+	case t == mpwire.UintType:
+		return int64(u), nil
+	case t == mpwire.Float32Type:
+		return float32(f), nil
+	}
+	return f, nil
+}
+
+func roundUp(n int) int64 { return int64(n+7) &^ 7 }
+
 // wire reports a failure of a wire reader on bytes mpwalk accepted, which
 // cannot happen; it is kept an error, not a panic.
 func (d *decoder) wire(err error) error {
-	if err == nil {
-		return nil
-	}
 	return &msgError{class: ErrMalformed, offset: int64(d.off), cause: err}
 }
 
@@ -173,12 +265,43 @@ func isArrayMap(b []byte) bool {
 	return false
 }
 
+func (d *decoder) list(in []byte) (any, error) {
+	n, rest, err := mpwire.ReadArrayHeaderBytes(in)
+	if err != nil {
+		return nil, d.wire(err)
+	}
+	d.next(rest)
+	if err := d.charge(costSlice + costSlot*int64(n)); err != nil {
+		return nil, err
+	}
+	var list []any
+	if !d.dry {
+		list = make([]any, n) // n fits: mpwalk checked it, and so was its cost
+	}
+	for i := range int(n) {
+		v, err := d.value()
+		if err != nil {
+			return nil, err
+		}
+		if !d.dry {
+			list[i] = v
+		}
+	}
+	if d.dry {
+		return nil, nil
+	}
+	return list, nil
+}
+
 func (d *decoder) array(in []byte) (any, error) {
 	h, err := dialect.DecodeHeader(in)
 	if err != nil {
 		return nil, &msgError{class: ErrMalformed, offset: int64(d.off), detail: "an array map", cause: err}
 	}
 	d.off += h.Len
+	if err := d.charge(costArray + 8*int64(len(h.Shape))); err != nil || d.dry {
+		return nil, err
+	}
 	if h.Scalar != nil {
 		return h.Scalar, nil
 	}
@@ -192,7 +315,20 @@ func (d *decoder) dict(in []byte) (any, error) {
 		return nil, d.wire(err)
 	}
 	d.next(rest)
-	m := make(map[string]any, n) // n fits: mpwalk checked it
+	cost := int64(costMap)
+	switch {
+	case n > 8:
+		cost += costEntry * int64(n)
+	case n > 0:
+		cost += costGroup
+	}
+	if err := d.charge(cost); err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if !d.dry {
+		m = make(map[string]any, n) // n fits: mpwalk checked it, and so was its cost
+	}
 	for range n {
 		at := d.off
 		key, rest, err := mpwire.ReadStringOrBinZC(d.b[d.off:])
@@ -200,11 +336,19 @@ func (d *decoder) dict(in []byte) (any, error) {
 			return nil, errAt(ErrMalformed, at, "a map key that is a msgpack %s, not a string", mpwire.NextType(d.b[d.off:]))
 		}
 		d.next(rest)
+		if err := d.charge(roundUp(len(key))); err != nil {
+			return nil, err
+		}
 		v, err := d.value()
 		if err != nil {
 			return nil, err
 		}
-		m[string(key)] = v
+		if !d.dry {
+			m[string(key)] = v
+		}
+	}
+	if d.dry {
+		return nil, nil
 	}
 	return m, nil
 }
@@ -323,4 +467,87 @@ func appendArray(dst []byte, a *ndarray.Array) ([]byte, error) {
 		return dst, fmt.Errorf("openpi: cannot send the %s array: %w", a, err)
 	}
 	return out, nil
+}
+
+// messageBound returns at least the number of bytes appendMessage writes
+// for m (and extraKey: extraValue), so that their memory can be had
+// before they are written: the arrays' data and the byte strings and
+// strings exactly, a few bytes more than each other value takes; a value
+// written through MarshalMessage is marshalled to be measured. It reports
+// false for values nested more deeply than appendMessage writes (which
+// then fails).
+func messageBound(m map[string]any, extraKey string, extraValue any) (int64, bool) {
+	n, ok := valueBound(m, 1)
+	if extraKey != "" {
+		v, vok := valueBound(extraValue, 2)
+		n += 5 + int64(len(extraKey)) + v
+		ok = ok && vok
+	}
+	return n, ok
+}
+
+// The most that a number, a header (of a map, list, string or byte string)
+// and an array map besides its data and shape take.
+const (
+	boundNumber = 9
+	boundHeader = 5
+	boundArray  = 128
+)
+
+func valueBound(v any, depth int) (int64, bool) {
+	if depth > maxDepth {
+		return 0, false
+	}
+	switch x := v.(type) {
+	case nil, bool:
+		return 1, true
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+		return boundNumber, true
+	case string:
+		return boundHeader + int64(len(x)), true
+	case []byte:
+		return boundHeader + int64(len(x)), true
+	case *ndarray.Array:
+		if x == nil {
+			return 1, true
+		}
+		return arrayBound(x), true
+	case ndarray.Array:
+		return arrayBound(&x), true
+	case map[string]any:
+		n := int64(boundHeader)
+		for k, e := range x {
+			b, ok := valueBound(e, depth+1)
+			if !ok {
+				return 0, false
+			}
+			n += boundHeader + int64(len(k)) + b
+		}
+		return n, true
+	case []any:
+		n := int64(boundHeader)
+		for _, e := range x {
+			b, ok := valueBound(e, depth+1)
+			if !ok {
+				return 0, false
+			}
+			n += b
+		}
+		return n, true
+	case map[string]*ndarray.Array:
+		n := int64(boundHeader)
+		for k, a := range x {
+			n += boundHeader + int64(len(k)) + 1
+			if a != nil {
+				n += arrayBound(a)
+			}
+		}
+		return n, true
+	}
+	b, err := ndpack.MessageOptions{Encoding: dialect.OpenPI, MaxDepth: maxDepth}.MarshalMessage(v)
+	return int64(len(b)), err == nil
+}
+
+func arrayBound(a *ndarray.Array) int64 {
+	return boundArray + boundNumber*int64(len(a.Shape)) + int64(len(a.Data))
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"math"
 	"net"
 	"net/http"
@@ -118,7 +119,7 @@ func sameValues(t testing.TB, path string, want, got any) {
 }
 
 func TestEchoRoundTrip(t *testing.T) {
-	addr := startServer(t, &Server{Metadata: map[string]any{"name": "echo", "action_horizon": int64(50)}})
+	addr := startServer(t, &Server{Policy: Echo, Metadata: map[string]any{"name": "echo", "action_horizon": int64(50)}})
 	c := dialT(t, addr, nil)
 	if got := c.Metadata(); !reflect.DeepEqual(got, map[string]any{"name": "echo", "action_horizon": int64(50)}) {
 		t.Errorf("metadata %#v", got)
@@ -183,7 +184,7 @@ func TestPolicyError(t *testing.T) {
 	}
 	_, err := c.Infer(ctx10(t), map[string]any{})
 	var se *ServerError
-	if !errors.As(err, &se) || se.LastLine() != "the gripper is on fire" || !strings.HasPrefix(err.Error(), "openpi: server error: the gripper is on fire") {
+	if !errors.As(err, &se) || se.LastLine != "the gripper is on fire" || !strings.HasPrefix(err.Error(), "openpi: server error: the gripper is on fire") {
 		t.Fatalf("got %v, want the policy's error as a ServerError", err)
 	}
 	_, err = c.Infer(ctx10(t), map[string]any{})
@@ -201,7 +202,7 @@ func TestPolicyPanic(t *testing.T) {
 	c := dialT(t, addr, nil)
 	_, err := c.Infer(ctx10(t), nil)
 	var se *ServerError
-	if !errors.As(err, &se) || !strings.HasPrefix(se.LastLine(), "panic: assignment to entry in nil map") || !strings.Contains(se.Traceback, "goroutine") {
+	if !errors.As(err, &se) || !strings.HasPrefix(se.LastLine, "panic: assignment to entry in nil map") || !strings.Contains(se.Traceback, "goroutine") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -218,7 +219,7 @@ func TestServerErrorText(t *testing.T) {
 }
 
 func TestHealthz(t *testing.T) {
-	addr := startServer(t, &Server{})
+	addr := startServer(t, &Server{Policy: Echo})
 	resp, err := http.Get("http://" + addr + "/healthz")
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +233,7 @@ func TestHealthz(t *testing.T) {
 
 func TestAPIKeyAndHeaders(t *testing.T) {
 	got := make(chan http.Header, 1)
-	s := &Server{}
+	s := &Server{Policy: Echo}
 	addr := serveHTTP(t, func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case got <- r.Header.Clone():
@@ -273,7 +274,7 @@ func TestNotWebsocket(t *testing.T) {
 }
 
 func TestClosed(t *testing.T) {
-	addr := startServer(t, &Server{})
+	addr := startServer(t, &Server{Policy: Echo})
 	c := dialT(t, addr, nil)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
@@ -294,7 +295,7 @@ func TestServerGoes(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- (&Server{}).Serve(ctx, l) }()
+	go func() { done <- (&Server{Policy: Echo}).Serve(ctx, l) }()
 	c := dialT(t, l.Addr().String(), nil)
 	cancel()
 	if err := <-done; err != nil {
@@ -336,7 +337,7 @@ func TestWait(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go (&Server{}).Serve(ctx, l)
+	go (&Server{Policy: Echo}).Serve(ctx, l)
 	if err := <-dialed; err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +353,7 @@ func TestWait(t *testing.T) {
 }
 
 func TestMaxSize(t *testing.T) {
-	addr := startServer(t, &Server{MaxSize: 1000})
+	addr := startServer(t, &Server{Policy: Echo, MaxSize: 1000})
 	c := dialT(t, addr, &DialOptions{MaxSize: 2000})
 	// Over the server's limit: it closes with 1009.
 	_, err := c.Infer(ctx10(t), map[string]any{"x": make([]byte, 1500)})
@@ -360,7 +361,7 @@ func TestMaxSize(t *testing.T) {
 		t.Errorf("over the server's limit: %v", err)
 	}
 	// Over the client's limit: the echo of 1500 bytes to a client of 1000.
-	c2 := dialT(t, startServer(t, &Server{}), &DialOptions{MaxSize: 1000})
+	c2 := dialT(t, startServer(t, &Server{Policy: Echo}), &DialOptions{MaxSize: 1000})
 	_, err = c2.Infer(ctx10(t), map[string]any{"x": make([]byte, 1500)})
 	if !errors.Is(err, ndarray.ErrTooLarge) {
 		t.Errorf("over the client's limit: %v", err)
@@ -368,7 +369,7 @@ func TestMaxSize(t *testing.T) {
 }
 
 func TestUnsendable(t *testing.T) {
-	c := dialT(t, startServer(t, &Server{}), nil)
+	c := dialT(t, startServer(t, &Server{Policy: Echo}), nil)
 	cplx, _ := ndarray.Zeros(ndarray.MustParseDType("<c8"), 2)
 	if _, err := c.Infer(ctx10(t), map[string]any{"z": cplx}); err == nil {
 		t.Fatal("sent a complex array, which openpi's packer refuses")
@@ -386,5 +387,48 @@ func TestUnsendable(t *testing.T) {
 	}
 	if !reflect.DeepEqual(action["v"], []any{1.0, 2.0}) || !reflect.DeepEqual(action["s"], map[string]any{"A": int64(3)}) {
 		t.Errorf("got %#v", action)
+	}
+}
+
+// TestZeroClient: the zero Client fails its calls, and closes.
+func TestZeroClient(t *testing.T) {
+	var c Client
+	if _, err := c.Infer(ctx10(t), nil); err == nil || !strings.Contains(err.Error(), "Dial") {
+		t.Errorf("Infer: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if c.Metadata() != nil {
+		t.Errorf("Metadata: %v", c.Metadata())
+	}
+}
+
+// TestZeroServer: a Server without a Policy does not serve (it would
+// drive a robot with its own observations): Serve fails at once, having
+// closed its listener, and ServeHTTP answers the handshake with 500, its
+// reason logged where a nil ErrorLog logs, the standard logger.
+func TestZeroServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Server{}).Serve(context.Background(), l); err == nil || !strings.Contains(err.Error(), "no Policy") {
+		t.Errorf("Serve: %v", err)
+	}
+	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("the listener after Serve: %v", err)
+	}
+
+	var logged strings.Builder
+	defer log.SetOutput(log.Writer())
+	log.SetOutput(&logged)
+	addr := serveHTTP(t, (&Server{}).ServeHTTP)
+	_, err = Dial(ctx10(t), addr, nil)
+	if !errors.Is(err, ErrNotWebsocket) || !strings.Contains(err.Error(), "500") {
+		t.Errorf("Dial: %v", err)
+	}
+	if !strings.Contains(logged.String(), "no Policy") {
+		t.Errorf("the standard logger got %q", logged.String())
 	}
 }

@@ -43,7 +43,7 @@ func bytesPerCall(t *testing.T, infer func()) uint64 {
 // the size of its messages (about 450 KiB each way), where Infer allocates
 // each answer: the test can fail.
 func TestInferReusingAllocs(t *testing.T) {
-	c := dialT(t, startServer(t, &Server{}), nil)
+	c := dialT(t, startServer(t, &Server{Policy: Echo}), nil)
 	obs := robotObservation(t)
 	ctx := ctx10(t)
 	payload := uint64(3 * 224 * 224 * 3)

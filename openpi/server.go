@@ -1,11 +1,13 @@
 package openpi
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -13,6 +15,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/ndpack/ndpack/internal/connset"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -41,206 +45,313 @@ func (f PolicyFunc) Infer(ctx context.Context, obs map[string]any) (map[string]a
 	return f(ctx, obs)
 }
 
+// Echo is a Policy that answers each observation with the observation
+// itself: a stand-in policy for trying robots and clients (ndpack openpi
+// serve --echo). A numpy scalar comes back as a 0-d array, as Infer and
+// a Policy see one.
+var Echo Policy = PolicyFunc(func(_ context.Context, obs map[string]any) (map[string]any, error) { return obs, nil })
+
+// errNoPolicy is the error of a Server that has no Policy.
+var errNoPolicy = errors.New("openpi: the Server has no Policy to answer with (openpi.Echo answers each observation with itself)")
+
 // Server serves a Policy as openpi's WebsocketPolicyServer does: to each
 // websocket connection it sends Metadata first, then answers each
 // observation with the policy's action plus "server_timing" ({"infer_ms":
 // ..., "prev_total_ms": ...} from the second call on); GET /healthz
 // answers 200 "OK\n". It is an http.Handler, so it can also be mounted
-// on a mux of one's own. The zero value answers each observation with the
-// observation itself (an echo) and sends empty metadata.
+// on a mux of one's own. It needs a Policy: a Server without one fails to
+// Serve, and answers a websocket handshake with HTTP status 500, rather
+// than drive a robot with a guess.
 //
 // Unlike websockets' server, a handshake that carries an Origin header
 // naming another host than the request's is refused (403): robots send
 // none, and a browser page elsewhere should not drive a robot's policy.
+//
+// Unlike it too, a Server bounds what its peers can take: the memory of
+// their messages together (MaxMemory), the connections (MaxConnections,
+// under Serve), and the time a connection may wait, trickle a message or
+// leave its answers unread (IdleTimeout, ReadTimeout, WriteTimeout); it
+// pings connections that wait, as websockets does, and closes those that
+// do not answer (PingInterval). For each limit, 0 means its default and a
+// negative value none.
 type Server struct {
-	// Policy answers the observations; nil echoes them back.
+	// Policy answers the observations (Echo sends each back).
 	Policy Policy
 	// Metadata is sent to each client when it connects; nil sends {}.
 	Metadata map[string]any
 	// MaxSize bounds each observation, in bytes; 0 means ndarray.DefaultMaxSize (64 MiB).
-	// A larger one closes the connection with status 1009.
+	// A larger one closes the connection with status 1009. An observation
+	// whose Go values would take more than 8 times its size (and 1 MiB) is
+	// refused too: arrays and byte strings alias the message, and only
+	// lists, maps, strings and numbers count.
 	MaxSize int64
-	// ErrorLog receives connection and policy errors; nil means none are
-	// logged.
+	// MaxMemory bounds the memory all connections take at once for their
+	// messages: observations as they are read, the Go values they decode
+	// to, and the actions encoded to be sent. 0 means 4 times MaxSize
+	// (256 MiB by default). A message that needs memory other connections
+	// hold waits up to 5 s for them to give it back, and is then refused:
+	// the client gets a text message saying so, and a close with status
+	// 1013 (try again later). The last 64th of the budget is kept for
+	// pieces of at most a 256th (1 MiB by default), so that large messages
+	// cannot keep a robot's small observations waiting. A connection keeps
+	// the memory of its last messages for the next for a second while it
+	// waits, then gives it back.
+	MaxMemory int64
+	// MaxConnections caps the connections Serve serves at once; 0 means
+	// 1024, or three quarters of the process's soft open-file limit
+	// (RLIMIT_NOFILE) if that is less. At the cap, the connection that has
+	// waited for an observation the longest (or, before its handshake,
+	// since it connected) is closed to make room for the new one, so that
+	// peers that connect and sit idle cannot lock robots out; only when
+	// none waits is the new connection refused. Each burst of closings
+	// and of refusals is logged in one line. Running out of descriptors
+	// only pauses accepting: Serve retries, backing off from 5 ms to 1 s.
+	MaxConnections int
+	// IdleTimeout bounds how long a connection may wait for its next
+	// observation before it is closed; 0 means an hour. openpi's clients,
+	// and this package's, do not reconnect: their next call fails.
+	IdleTimeout time.Duration
+	// ReadTimeout bounds how long a handshake may take to arrive, and an
+	// observation from its first byte to its last, so that a peer cannot
+	// hold a connection (and the memory of a half-read message) by
+	// trickling it; 0 means a minute.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds how long a client that has stopped reading holds
+	// its connection: once it has taken less than 64 KiB of an answer in
+	// WriteTimeout (and not all of it), the connection closes; 0 means
+	// 20 s. Slow links still receive large actions whole.
+	WriteTimeout time.Duration
+	// PingInterval is how often a connection that waits for an observation
+	// is pinged, as openpi's server (websockets) pings every 20 s; a client
+	// that has not answered a ping by the next is closed. 0 means 20 s.
+	PingInterval time.Duration
+	// ErrorLog receives connection and policy errors; nil means the log
+	// package's standard logger. Timeouts that many peers cause at once
+	// are logged at most once a second.
 	ErrorLog *log.Logger
+
+	once sync.Once
+	mem  *budget
+}
+
+// The defaults of Server's limits that connset does not set.
+const (
+	defaultPingInterval = 20 * time.Second
+	memoryPerMaxSize    = 4
+)
+
+// keepBuffers is how long a connection waiting for its next observation
+// keeps the memory of its last messages: a robot sends its next
+// observation within it, and a connection that sits idle holds none of
+// the server's memory budget.
+var keepBuffers = time.Second
+
+func (s *Server) maxSize() int64 {
+	if s.MaxSize > 0 {
+		return s.MaxSize
+	}
+	return ndarray.DefaultMaxSize
+}
+
+// budget returns the server's memory budget, made on first use.
+func (s *Server) budget() *budget {
+	s.once.Do(func() {
+		limit := s.MaxMemory
+		if limit == 0 {
+			limit = memoryPerMaxSize * min(s.maxSize(), math.MaxInt64/memoryPerMaxSize)
+		}
+		s.mem = &budget{limit: limit}
+	})
+	return s.mem
+}
+
+func (s *Server) limits() connset.Limits {
+	return connset.Limits{MaxConns: s.MaxConnections, IdleTimeout: s.IdleTimeout,
+		ReadTimeout: s.ReadTimeout, WriteTimeout: s.WriteTimeout}
+}
+
+// orDefault is d, def for 0, or none (0) for a negative d.
+func orDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // Serve accepts connections on l until ctx ends, then closes l and every
 // connection, waits for their handlers to return and returns nil; or it
-// returns the error of l's Accept that stopped it.
+// returns the error of l's Accept that stopped it (running out of
+// descriptors, buffers or memory only pauses accepting). A Server without
+// a Policy returns an error at once, having closed l.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	var (
-		mu      sync.Mutex
-		running int
-		idle    = sync.NewCond(&mu)
-	)
+	if s.Policy == nil {
+		l.Close()
+		return errNoPolicy
+	}
+	set := connset.New(func(format string, args ...any) { s.logf("openpi: "+format, args...) })
+	hl := &connListener{addr: l.Addr(), conns: make(chan net.Conn), closed: make(chan struct{})}
 	hs := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			running++
-			mu.Unlock()
-			defer func() {
-				mu.Lock()
-				running--
-				idle.Broadcast()
-				mu.Unlock()
-			}()
-			s.ServeHTTP(w, r)
-		}),
+		Handler:           s,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
-		ReadHeaderTimeout: 30 * time.Second,
+		ReadHeaderTimeout: orDefault(s.ReadTimeout, connset.DefaultReadTimeout),
+		IdleTimeout:       orDefault(s.IdleTimeout, connset.DefaultIdleTimeout),
 		ErrorLog:          s.ErrorLog,
 	}
-	if hs.ErrorLog == nil {
-		hs.ErrorLog = log.New(io.Discard, "", 0)
-	}
+	go hs.Serve(hl)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(l) }()
+	go func() {
+		errc <- set.Serve(l, s.limits(), func(nc net.Conn) { hl.serve(set, nc.(*connset.Conn)) }, net.ErrClosed)
+	}()
 	var err error
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
 	}
-	hs.Close() // the listener and the connections not yet upgraded
+	hl.Close() // no connection waits for the HTTP server any more
 	// Upgraded connections read with contexts derived from ctx: once it
-	// ends, they close.
+	// ends, they close; Close closes the others, and waits for them all.
+	set.Close()
+	hs.Close()
 	if err != nil && ctx.Err() == nil {
-		// l failed while ctx goes on: the handlers end with the server.
 		return fmt.Errorf("openpi: serving %s: %w", l.Addr(), err)
 	}
-	mu.Lock()
-	for running > 0 {
-		idle.Wait()
-	}
-	mu.Unlock()
 	if err == nil {
 		<-errc
 	}
 	return nil
 }
 
+// connListener hands the connections a connset.Set accepted to an
+// http.Server.
+type connListener struct {
+	addr   net.Addr
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (l *connListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *connListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *connListener) Addr() net.Addr { return l.addr }
+
+// serve hands c, which set accepted, to the HTTP server, and returns once
+// that, or the websocket it became, has closed it.
+func (l *connListener) serve(set *connset.Set, c *connset.Conn) {
+	c.Greet() // a new connection may be closed for room, as an idle one
+	sc := &servedConn{Conn: c, set: set, closed: make(chan struct{})}
+	select {
+	case l.conns <- sc:
+	case <-l.closed:
+		c.Close()
+		return
+	}
+	<-sc.closed
+}
+
+// servedConn is a connection of Serve, as the HTTP server and the
+// websocket see it.
+type servedConn struct {
+	*connset.Conn
+	set    *connset.Set
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (c *servedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() { close(c.closed) })
+	return err
+}
+
+// hijacker hands the websocket a connection whose reads and writes are
+// bounded by the server's limits: Serve's own, or, for a connection of
+// another HTTP server, one made here.
+type hijacker struct {
+	http.ResponseWriter
+	lim  connset.Limits
+	conn *connset.Conn
+	set  *connset.Set // nil for another HTTP server's connection
+}
+
+func (h *hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	nc, brw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	if sc, ok := nc.(*servedConn); ok {
+		h.conn, h.set = sc.Conn, sc.set
+		return nc, brw, nil
+	}
+	h.conn = connset.Limited(nc, h.lim)
+	return h.conn, bufio.NewReadWriter(brw.Reader, bufio.NewWriter(h.conn)), nil
+}
+
+func (h *hijacker) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
 // ServeHTTP answers GET /healthz with 200 "OK\n", and serves the policy
-// on a websocket for any other path, as openpi's server does.
+// on a websocket for any other path, as openpi's server does. A
+// connection it serves has the Server's limits, but for MaxConnections,
+// which only Serve can apply.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/healthz" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "OK\n")
 		return
 	}
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	if s.Policy == nil {
+		s.logf("openpi: %s: %v", r.RemoteAddr, errNoPolicy)
+		http.Error(w, errNoPolicy.Error(), http.StatusInternalServerError)
+		return
+	}
+	hj := &hijacker{ResponseWriter: w, lim: s.limits()}
+	ws, err := websocket.Accept(hj, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		s.logf("openpi: %s: %v", r.RemoteAddr, err)
 		return
 	}
-	defer conn.CloseNow()
-	if err := s.serveConn(r.Context(), conn); err != nil {
-		s.logf("openpi: %s: %v", r.RemoteAddr, err)
+	defer ws.CloseNow()
+	c := &serverConn{s: s, ws: ws, nc: hj.conn, set: hj.set, peer: r.RemoteAddr, mem: lease{b: s.budget()}}
+	if err := c.run(r.Context()); err != nil {
+		c.logf("%s: %v", r.RemoteAddr, err)
 	}
 }
 
+// logf logs a line, escaped: it may quote what a client sent.
 func (s *Server) logf(format string, args ...any) {
-	if s.ErrorLog != nil {
-		s.ErrorLog.Printf(format, args...)
+	l := s.ErrorLog
+	if l == nil {
+		l = log.Default()
 	}
+	l.Print(peertext.Lines(fmt.Sprintf(format, args...)))
 }
 
 // internalErrorReason is the reason of openpi's close after a traceback.
 const internalErrorReason = "Internal server error. Traceback included in previous frame."
-
-// serveConn runs one connection: the metadata, then observations and
-// actions until the client goes or something fails.
-func (s *Server) serveConn(ctx context.Context, conn *websocket.Conn) error {
-	maxSize := s.MaxSize
-	if maxSize <= 0 {
-		maxSize = ndarray.DefaultMaxSize
-	}
-	conn.SetReadLimit(maxSize)
-	meta := s.Metadata
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	out, err := appendMessage(nil, meta, "", nil)
-	if err != nil {
-		return s.refuse(ctx, conn, fmt.Errorf("the server's metadata: %w", err))
-	}
-	if err := conn.Write(ctx, websocket.MessageBinary, out); err != nil {
-		return ended(err)
-	}
-	var (
-		in        []byte
-		prevTotal time.Duration
-	)
-	for calls := 0; ; calls++ {
-		start := time.Now()
-		typ, msg, err := readMessage(ctx, conn, in)
-		in = msg[:0]
-		if err != nil {
-			if errors.Is(err, websocket.ErrMessageTooBig) {
-				return fmt.Errorf("%w: an observation over the limit of %d bytes (MaxSize)", ndarray.ErrTooLarge, maxSize)
-			}
-			return ended(err)
-		}
-		if typ != websocket.MessageBinary {
-			return s.refuse(ctx, conn, errAt(ErrMalformed, -1, "a text message where an observation (binary) was expected"))
-		}
-		obs, err := decodeMessage(msg)
-		if err != nil {
-			return s.refuse(ctx, conn, err)
-		}
-		t := time.Now()
-		action, err := s.infer(ctx, obs)
-		inferTime := time.Since(t)
-		if err != nil {
-			return s.refuse(ctx, conn, err)
-		}
-		timing := map[string]any{"infer_ms": ms(inferTime)}
-		if calls > 0 {
-			timing["prev_total_ms"] = ms(prevTotal)
-		}
-		if out, err = appendMessage(out[:0], action, "server_timing", timing); err != nil {
-			return s.refuse(ctx, conn, err)
-		}
-		if err := conn.Write(ctx, websocket.MessageBinary, out); err != nil {
-			return ended(err)
-		}
-		prevTotal = time.Since(start)
-	}
-}
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // infer calls the policy, turning a panic into an error that holds the
 // stack (a traceback) and ends with the panic's value.
 func (s *Server) infer(ctx context.Context, obs map[string]any) (action map[string]any, err error) {
-	if s.Policy == nil {
-		return obs, nil
-	}
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("%s\npanic: %v", debug.Stack(), v)
 		}
 	}()
 	return s.Policy.Infer(ctx, obs)
-}
-
-// refuse sends err's text as openpi's server sends a traceback, closes
-// with status 1011, and returns err.
-func (s *Server) refuse(ctx context.Context, conn *websocket.Conn, err error) error {
-	if werr := conn.Write(ctx, websocket.MessageText, []byte(err.Error()+"\n")); werr == nil {
-		conn.Close(websocket.StatusInternalError, internalErrorReason)
-	}
-	return err
-}
-
-// ended returns nil for a client that closed the connection as it
-// should, else the error.
-func ended(err error) error {
-	switch websocket.CloseStatus(err) {
-	case websocket.StatusNormalClosure, websocket.StatusGoingAway, websocket.StatusNoStatusRcvd:
-		return nil
-	}
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
 }

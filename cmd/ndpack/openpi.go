@@ -7,16 +7,22 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"github.com/ndpack/ndpack/internal/yaqtoml"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
@@ -30,15 +36,17 @@ Talk to a robot policy server as openpi's WebsocketClientPolicy does
 (websocket, arrays as openpi's msgpack_numpy maps), or serve a stand-in
 policy that openpi's clients can call.
 
-With URL alone (ws://HOST:PORT, wss://..., or HOST:PORT), print the
-metadata the server sends. With OBS, send it as one observation and print
+With URL alone (ws://HOST:PORT, wss://..., HOST:PORT, or PORT on
+127.0.0.1), print the metadata the server sends. With OBS, send it as one observation and print
 the action; with ACTION, also write the action there.
 
 OBS is an .npz (each member an array; a name with "/" makes nested dicts:
 "observation/image" is obs["observation"]["image"]) or a .msgpack/.mpk
 map. ACTION is written as .npz (its arrays, nested keys joined with "/")
 or as .msgpack/.mpk (the whole map, arrays as openpi's maps), by its
-extension, whole or not at all.
+extension, whole or not at all. An .npz is not written (exit 1) when an
+action key would make a member name that starts with "/", holds a ".."
+element, or holds a control character (NUL among them) or invalid UTF-8.
 
 Options:
   --json FILE     plain values to add to the observation: a JSON object,
@@ -51,9 +59,18 @@ Options:
                   --wait, for the server too
   --max-size N    the largest message to accept, in bytes (default 64 MiB)
 
-serve answers on HOST:PORT (port 0 picks one, printed first) until
-interrupted:
-  --echo          answer each observation with itself
+serve answers on HOST:PORT (or PORT on 127.0.0.1; port 0 picks one,
+printed first) until interrupted. It bounds what clients can take: their
+messages share 4 times --max-size of memory (the Go runtime's memory
+limit is set to that, the replayed actions and 128 MiB, unless GOMEMLIMIT
+is set), a message that finds it in use waits 5 s and is refused with
+status 1013 (try again later); at most 1024 connections (or three
+quarters of the open-file limit), the one idle longest closed to make
+room; idle connections are pinged every 20 s and closed after an hour,
+or when a ping goes unanswered; a client that stops reading is cut off
+after 20 s:
+  --echo          answer each observation with itself (numpy scalars
+                  come back as 0-d arrays)
   --replay FILE   answer each observation with FILE's arrays (.npz, names
                   with "/" nested as above)
   --metadata FILE send this JSON object as the server's metadata
@@ -114,13 +131,13 @@ func runOpenpi(e env, args []string) error {
 		ctx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
 	}
-	c, err := openpi.Dial(ctx, pos[0], &openpi.DialOptions{APIKey: *apiKey, Wait: *wait, MaxSize: *maxSize})
+	c, err := openpi.Dial(ctx, localPort(pos[0]), &openpi.DialOptions{APIKey: *apiKey, Wait: *wait, MaxSize: *maxSize})
 	if err != nil {
 		return serverError(e, err)
 	}
 	defer c.Close()
 	if obs == nil {
-		printValue(e.stdout, c.Metadata(), "")
+		printPeerValue(e.stdout, c.Metadata())
 		return nil
 	}
 	var (
@@ -135,7 +152,7 @@ func runOpenpi(e env, args []string) error {
 		}
 		times = append(times, time.Since(start))
 	}
-	printValue(e.stdout, action, "")
+	printPeerValue(e.stdout, action)
 	if *repeat > 1 {
 		slices.Sort(times)
 		p99 := times[min(len(times)-1, (len(times)*99+99)/100-1)]
@@ -147,17 +164,65 @@ func runOpenpi(e env, args []string) error {
 	return nil
 }
 
+// localPort makes a bare port 127.0.0.1:PORT, as yaq's command and yaqc
+// take one; any other address is left as it is.
+func localPort(addr string) string {
+	if _, err := strconv.ParseUint(addr, 10, 16); err == nil {
+		return "127.0.0.1:" + addr
+	}
+	return addr
+}
+
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond)) }
 
 // serverError prints a server's traceback before the one-line error, which
-// names its last line.
+// names its last line; both escaped, as the server's text may hold
+// terminal escape sequences.
 func serverError(e env, err error) error {
 	var se *openpi.ServerError
 	if errors.As(err, &se) {
-		fmt.Fprint(e.stderr, strings.TrimRight(se.Traceback, "\n")+"\n")
-		return fmt.Errorf("openpi: server error: %s", se.LastLine())
+		fmt.Fprint(e.stderr, peertext.Lines(strings.TrimRight(se.Traceback, "\n"))+"\n")
+		return fmt.Errorf("openpi: server error: %s", se.LastLine)
 	}
 	return err
+}
+
+// printPeerValue prints metadata or an action as printValue does, with
+// what the server chose escaped: keys that hold a control character
+// quoted, any other control character in the text shown escaped.
+func printPeerValue(w io.Writer, v any) {
+	printValue(peerTextWriter{w}, quoteKeys(v), "")
+}
+
+// quoteKeys returns v with the keys of its maps, at every depth, quoted
+// (peertext.Quote) where they hold what does not print.
+func quoteKeys(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[peertext.Quote(k)] = quoteKeys(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = quoteKeys(e)
+		}
+		return l
+	}
+	return v
+}
+
+// peerTextWriter escapes every control character but newlines and tabs in
+// what is written through it, one whole line (a Write) at a time.
+type peerTextWriter struct{ w io.Writer }
+
+func (p peerTextWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, peertext.Lines(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // readObservation reads OBS (.npz or msgpack map) and adds --json's values.
@@ -257,6 +322,27 @@ func flattenArrays(prefix string, m map[string]any, out []npybridge.NamedArray) 
 	return out
 }
 
+// checkMemberName refuses an action key (nested keys joined with "/")
+// that would name a file, rather than a member, when the .npz is
+// unpacked or loaded: one that starts with "/", holds a ".." element
+// (between "/" or "\\"), or holds a control character (numpy loads
+// "a\x00b" as "a").
+func checkMemberName(key string) error {
+	bad := ""
+	switch {
+	case strings.HasPrefix(key, "/"):
+		bad = `starts with "/"`
+	case slices.Contains(strings.FieldsFunc(key, func(r rune) bool { return r == '/' || r == '\\' }), ".."):
+		bad = `holds a ".." element`
+	case strings.ContainsFunc(key, unicode.IsControl) || !utf8.ValidString(key):
+		bad = "holds a control character or invalid UTF-8"
+	}
+	if bad != "" {
+		return fmt.Errorf("the server's action key %s %s, which an .npz member name may not: nothing written", peertext.Quote(key), bad)
+	}
+	return nil
+}
+
 // writeAction writes the action to name, as .npz or msgpack, whole.
 func writeAction(e env, name string, action map[string]any) error {
 	var data []byte
@@ -264,6 +350,11 @@ func writeAction(e env, name string, action map[string]any) error {
 		arrays := flattenArrays("", action, nil)
 		if len(arrays) == 0 {
 			return fmt.Errorf("%s: the action holds no array to write", name)
+		}
+		for _, a := range arrays {
+			if err := checkMemberName(a.Name); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
 		}
 		var b bytes.Buffer
 		if err := npybridge.WriteNPZ(&b, arrays, false); err != nil {
@@ -311,6 +402,7 @@ func runOpenpiServe(e env, args []string) error {
 		return usageError("--max-size %d: want a positive size", *maxSize)
 	}
 	s := &openpi.Server{MaxSize: *maxSize, ErrorLog: log.New(e.stderr, "ndpack openpi serve: ", log.LstdFlags)}
+	held := int64(128 << 20) // beyond the messages' budget: the runtime, the replayed actions
 	if *metaFile != "" {
 		b, err := os.ReadFile(*metaFile)
 		if err != nil {
@@ -320,7 +412,9 @@ func runOpenpiServe(e env, args []string) error {
 			return fmt.Errorf("--metadata %s: %w", *metaFile, err)
 		}
 	}
-	if *replay != "" {
+	if *echo {
+		s.Policy = openpi.Echo
+	} else {
 		arrays, err := npybridge.ReadOptions{}.ReadNPZFile(*replay)
 		if err != nil {
 			return err
@@ -330,8 +424,20 @@ func runOpenpiServe(e env, args []string) error {
 			return fmt.Errorf("%s: %w", *replay, err)
 		}
 		s.Policy = openpi.PolicyFunc(func(context.Context, map[string]any) (map[string]any, error) { return action, nil })
+		for _, a := range arrays {
+			held += int64(len(a.Array.Data))
+		}
 	}
-	l, err := net.Listen("tcp", *addr)
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		// Without a limit the collector lets the heap grow to twice what is
+		// live: with it, the process stays near the budget it keeps.
+		size := *maxSize
+		if size == 0 {
+			size = ndarray.DefaultMaxSize
+		}
+		debug.SetMemoryLimit(4*size + held)
+	}
+	l, err := net.Listen("tcp", localPort(*addr))
 	if err != nil {
 		return err
 	}

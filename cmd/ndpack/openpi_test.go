@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -12,8 +13,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ndpack/ndpack"
+	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/openpi"
@@ -151,16 +154,25 @@ func TestOpenpiCommandErrors(t *testing.T) {
 // startServe runs "ndpack openpi serve" with args and returns the address
 // it prints; the process is killed when the test ends.
 func startServe(t *testing.T, args ...string) string {
-	cmd := exec.Command(ndpackBin, append([]string{"openpi", "serve", "--addr", "127.0.0.1:0"}, args...)...)
+	_, url, _ := startServeCmd(t, append([]string{"--addr", "127.0.0.1:0"}, args...)...)
+	return url
+}
+
+// startServeCmd runs "ndpack openpi serve" with args and returns it, the
+// URL it prints and its log; the process is killed when the test ends.
+func startServeCmd(t *testing.T, args ...string) (*exec.Cmd, string, *hostile.Log) {
+	cmd := exec.Command(ndpackBin, append([]string{"openpi", "serve"}, args...)...)
+	var logged hostile.Log
+	cmd.Stderr = &logged
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	require.NoError(t, err)
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "serving on ")
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "serving on ")
 	require.True(t, ok, line)
-	return addr
+	return cmd, url, &logged
 }
 
 func TestOpenpiServe(t *testing.T) {
@@ -224,7 +236,7 @@ func TestOpenpiCommandAPIKeyAndWait(t *testing.T) {
 		t.Skipf("the port was taken meanwhile: %v", err)
 	}
 	auth := make(chan string, 1)
-	s := &openpi.Server{Metadata: map[string]any{"ok": true}}
+	s := &openpi.Server{Policy: openpi.Echo, Metadata: map[string]any{"ok": true}}
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case auth <- r.Header.Get("Authorization"):
@@ -237,4 +249,133 @@ func TestOpenpiCommandAPIKeyAndWait(t *testing.T) {
 	require.NoError(t, cmd.Wait(), stderr.String())
 	assert.Equal(t, "  ok: true\n", stdout.String())
 	assert.Equal(t, "Api-Key s3cret", <-auth)
+}
+
+// rawControl reports whether s holds a character that would drive a
+// terminal: a control character other than a newline, or invalid UTF-8.
+func rawControl(s string) bool {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return true
+			}
+		}
+		if r != '\n' && (r < 0x20 || r >= 0x7f && r < 0xa0) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestOpenpiCommandEscapesPeerText: a server's metadata keys and values,
+// action keys and traceback reach the terminal with their control
+// characters escaped (an OSC 52 clipboard write among them), keys that
+// hold one quoted.
+func TestOpenpiCommandEscapesPeerText(t *testing.T) {
+	const osc52 = "\x1b]52;c;cm0gLXJmIH4=\a"
+	a, _ := ndarray.FromSlice([]float32{1}, 1)
+	addr := openpiServer(t, &openpi.Server{
+		Metadata: map[string]any{osc52: "x\u009b2Jy", "list": []any{map[string]any{"\x1b[2J": 1}}},
+		Policy: openpi.PolicyFunc(func(_ context.Context, obs map[string]any) (map[string]any, error) {
+			if obs["fail"] != nil {
+				return nil, errors.New("Traceback:\n  " + osc52 + "\r\nValueError: \x1b[31mred")
+			}
+			return map[string]any{"act\x1b[8m": a, "nested": map[string]any{"\u202ek": "v"}}, nil
+		}),
+	})
+	r := cli(t, nil, "openpi", addr)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.False(t, rawControl(r.stdout), "%q", r.stdout)
+	assert.Contains(t, r.stdout, `  "\x1b]52;c;cm0gLXJmIH4=\a": "x\u009b2Jy"`)
+
+	dir := t.TempDir()
+	obs := filepath.Join(dir, "obs.npz")
+	writeNPZ(t, obs, npybridge.NamedArray{Name: "x", Array: a})
+	r = cli(t, nil, "openpi", addr, obs)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.False(t, rawControl(r.stdout), "%q", r.stdout)
+	assert.Contains(t, r.stdout, `  "act\x1b[8m": <f4 (1,)`)
+	assert.Contains(t, r.stdout, `    "\u202ek": "v"`)
+
+	fail := filepath.Join(dir, "fail.json")
+	require.NoError(t, os.WriteFile(fail, []byte(`{"fail": true}`), 0o644))
+	r = cli(t, nil, "openpi", "--json", fail, addr, obs)
+	assert.Equal(t, 1, r.code)
+	assert.False(t, rawControl(r.stderr), "%q", r.stderr)
+	assert.Equal(t, "Traceback:\n  \\x1b]52;c;cm0gLXJmIH4=\\a\\r\nValueError: \\x1b[31mred\nndpack: openpi: server error: ValueError: \\x1b[31mred\n", r.stderr)
+}
+
+// TestOpenpiCommandActionKeysNameNoFile: action keys that would name a
+// file rather than a member (an absolute path, a ".." element, a NUL,
+// which numpy's loader cuts at) are refused: exit 1, one line, nothing
+// written anywhere.
+func TestOpenpiCommandActionKeysNameNoFile(t *testing.T) {
+	a, _ := ndarray.FromSlice([]float32{1}, 1)
+	keys := make(chan map[string]any, 1)
+	addr := openpiServer(t, &openpi.Server{Policy: openpi.PolicyFunc(func(context.Context, map[string]any) (map[string]any, error) {
+		return <-keys, nil
+	})})
+	dir := t.TempDir()
+	obs := filepath.Join(dir, "obs.npz")
+	writeNPZ(t, obs, npybridge.NamedArray{Name: "x", Array: a})
+	work := filepath.Join(dir, "a", "b", "c")
+	require.NoError(t, os.MkdirAll(work, 0o755))
+	for _, c := range []struct {
+		action map[string]any
+		quoted string
+	}{
+		{map[string]any{"../../../x": a}, `../../../x holds a ".." element`},
+		{map[string]any{"/abs/path": a}, `/abs/path starts with "/"`},
+		{map[string]any{"a\x00b": a}, `"a\x00b" holds a control character`},
+		{map[string]any{"ok": a, "..": map[string]any{"x": a}}, `../x holds a ".." element`},
+		{map[string]any{`..\..\x`: a}, `..\..\x holds a ".." element`},
+		{map[string]any{"bell\a": a}, `"bell\a" holds a control character`},
+	} {
+		keys <- c.action
+		out := filepath.Join(work, "act.npz")
+		cmd := exec.Command(ndpackBin, "openpi", addr, obs, "act.npz")
+		cmd.Dir = work
+		r := runCmd(t, cmd, nil)
+		assert.Equal(t, 1, r.code, "%v: %s", c.action, r.stderr)
+		assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+		assert.Contains(t, r.stderr, "the server's action key "+c.quoted)
+		assert.False(t, rawControl(r.stderr), "%q", r.stderr)
+		assert.NoFileExists(t, out)
+	}
+	var found []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			found = append(found, p)
+		}
+		return nil
+	})
+	assert.Equal(t, []string{obs}, found, "files written")
+	// A good key still writes.
+	keys <- map[string]any{"arm": map[string]any{"joints": a}}
+	r := cli(t, nil, "openpi", addr, obs, filepath.Join(dir, "good.npz"))
+	require.Equal(t, 0, r.code, r.stderr)
+	saved, err := npybridge.ReadOptions{}.ReadNPZFile(filepath.Join(dir, "good.npz"))
+	require.NoError(t, err)
+	assert.Equal(t, "arm/joints", saved[0].Name)
+}
+
+// TestOpenpiBarePort: a bare PORT names 127.0.0.1:PORT, for the client as
+// "ndpack yaq 39111" takes one, and for serve's --addr; and the server
+// logs nothing of clients that leave as they should, where it logged
+// "failed to get reader: failed to read frame header: EOF" for each.
+func TestOpenpiBarePort(t *testing.T) {
+	_, url, logged := startServeCmd(t, "--addr", "0", "--echo")
+	port, ok := strings.CutPrefix(url, "ws://127.0.0.1:")
+	require.True(t, ok, url)
+	r := cli(t, nil, "openpi", port)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "\n", r.stdout, "the echo server's empty metadata")
+	dir := t.TempDir()
+	obs := filepath.Join(dir, "obs.npz")
+	a, _ := ndarray.FromSlice([]int64{1}, 1)
+	writeNPZ(t, obs, npybridge.NamedArray{Name: "x", Array: a})
+	r = cli(t, nil, "openpi", "--repeat", "3", port, obs)
+	require.Equal(t, 0, r.code, r.stderr)
+	time.Sleep(200 * time.Millisecond) // for a line the server would log
+	assert.Empty(t, logged.String(), "the server's log")
 }

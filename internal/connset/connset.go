@@ -488,6 +488,14 @@ func Wrap(nc net.Conn) *Conn {
 	return &Conn{Conn: nc, lim: Limits{MaxConns: -1, IdleTimeout: -1, ReadTimeout: -1, WriteTimeout: -1}, markAt: time.Now()}
 }
 
+// Limited returns nc as a *Conn with the limits lim (0s meaning their
+// defaults) but no Set: for a connection a server did not accept itself
+// (one an http.Handler hijacked), whose reads and writes are still to be
+// bounded. MaxConns does not apply.
+func Limited(nc net.Conn, lim Limits) *Conn {
+	return &Conn{Conn: nc, lim: lim.resolve(), markAt: time.Now()}
+}
+
 // Idle says the server waits for the next request: reads may wait
 // IdleTimeout from now. Call Request once it has begun, else the whole
 // request gets as long. An idle connection is one the Set may close to
@@ -524,6 +532,15 @@ func (c *Conn) Greet() {
 func (c *Conn) Request() {
 	c.setIdle(false)
 	c.awaitBacklog()
+	c.deadline(phaseRequest, c.lim.ReadTimeout)
+}
+
+// Reading says a request has begun, as Request does, without Request's
+// wait for a backlog of answers: for a protocol that answers each request
+// before it reads the next, and whose connections are written by other
+// goroutines too (a websocket's pings), which that wait would race with.
+func (c *Conn) Reading() {
+	c.setIdle(false)
 	c.deadline(phaseRequest, c.lim.ReadTimeout)
 }
 

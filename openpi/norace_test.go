@@ -1,0 +1,5 @@
+//go:build !race
+
+package openpi
+
+const raceEnabled = false
