@@ -36,7 +36,7 @@ Options:
   --equal-nan   NaN equals NaN (at the same place)
   --max-header-size N  read .npy headers of up to N bytes (default 10000,
                 numpy's max_header_size)
-`+remoteHelp+`  --max-size SIZE  the largest array read into memory whole (a
+` + remoteHelp + `  --max-size SIZE  the largest array read into memory whole (a
                 Fortran-order one; default half the memory the process
                 may use; 512M, 2G ...)
 

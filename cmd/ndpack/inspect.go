@@ -64,7 +64,7 @@ Options:
            "outer.inner" for a nested record's field)
   --max-header-size N  read .npy headers of up to N bytes (default 10000,
            numpy's max_header_size): records of thousands of fields
-`+remoteHelp+`
+` + remoteHelp + `
 Examples:
   ndpack inspect image.npy
   ndpack inspect --json run.npz | jq '.[0].arrays[].shape'

@@ -69,7 +69,7 @@ Options:
   --field NAME     the field NAME of a record array (numpy's a['NAME'])
   --max-header-size N  read .npy headers of up to N bytes (default 10000,
                    numpy's max_header_size): records of thousands of fields
-`+remoteHelp+`  --from FMT       the format of IN: npy, npz or msgpack
+` + remoteHelp + `  --from FMT       the format of IN: npy, npz or msgpack
   --to png|svg     the format of OUT, for standard output
 
 Examples:

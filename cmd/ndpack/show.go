@@ -36,7 +36,7 @@ Options:
                    2-D array row by row), for other tools
   --json           write {"dtype", "shape", "values"} as one JSON line (an
                    archive: an object of them by name)
-`+remoteHelp+`
+` + remoteHelp + `
 Examples:
   ndpack show image.npy
   ndpack show run.npz:spectrum --rows -10:
