@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -183,7 +184,7 @@ c: [0 0]
 		cmd.Dir = dir
 		r := runCmd(t, cmd, nil)
 		for _, line := range strings.Split(r.stdout, "\n") {
-			if escapeText(line) != line {
+			if peertext.Line(line) != line {
 				t.Errorf("inspect --json %s: raw control characters in %q", name, line)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"io"
 	"os"
 	"path"
@@ -734,7 +735,7 @@ func (o convertOptions) warnSkipped(e env, in string, fa *fileArrays) {
 	var skipped []string
 	for _, a := range fa.all() {
 		if a.err != nil && errors.Is(a.err, npybridge.ErrNotArray) {
-			skipped = append(skipped, escapeText(a.name))
+			skipped = append(skipped, peertext.Line(a.name))
 		}
 	}
 	if len(skipped) == 0 {
@@ -753,7 +754,7 @@ func (o convertOptions) warnSkipped(e env, in string, fa *fileArrays) {
 func names(arrays []arraySource) string {
 	var s []string
 	for _, a := range arrays {
-		s = append(s, escapeText(a.name))
+		s = append(s, peertext.Line(a.name))
 	}
 	return strings.Join(s, ", ")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"io"
 	"math"
 	"slices"
@@ -158,7 +159,7 @@ func (o diffOptions) diff(e env, a, b string) (bool, error) {
 	for _, x := range A.arrays {
 		y, ok := byName[x.name]
 		if !ok {
-			fmt.Fprintf(e.stdout, "%s: only in %s\n", escapeText(x.name), escapeText(A.name))
+			fmt.Fprintf(e.stdout, "%s: only in %s\n", peertext.Line(x.name), peertext.Line(A.name))
 			same = false
 			continue
 		}
@@ -171,7 +172,7 @@ func (o diffOptions) diff(e env, a, b string) (bool, error) {
 	}
 	for _, y := range B.arrays {
 		if _, left := byName[y.name]; left {
-			fmt.Fprintf(e.stdout, "%s: only in %s\n", escapeText(y.name), escapeText(B.name))
+			fmt.Fprintf(e.stdout, "%s: only in %s\n", peertext.Line(y.name), peertext.Line(B.name))
 			same = false
 		}
 	}
@@ -182,7 +183,7 @@ func (o diffOptions) diff(e env, a, b string) (bool, error) {
 // is in Fortran order (read whole, row-major). aName and bName are how
 // the report names them (shownName, and a member's name).
 func (o diffOptions) compare(w io.Writer, aName, bName string, a, b arraySource) (bool, error) {
-	aName, bName = escapeText(aName), escapeText(bName)
+	aName, bName = peertext.Line(aName), peertext.Line(bName)
 	for _, s := range []arraySource{a, b} {
 		if s.err != nil {
 			return false, s.err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"io"
 	"strings"
 
@@ -149,7 +150,7 @@ func runInspect(e env, args []string) error {
 				// standard error.
 				msg := a.Error
 				if a.Name != "" {
-					msg = escapeText(a.Name) + ": " + msg
+					msg = peertext.Line(a.Name) + ": " + msg
 				}
 				fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(describe(name, errors.New(msg))))
 			}
@@ -267,7 +268,7 @@ func (t *textReports) file(r fileReport, arrays, others int) {
 	if others > 0 {
 		more = fmt.Sprintf(" and %d other %s", others, plural(int64(others), "value"))
 	}
-	fmt.Fprintf(t.w, "%s: %s%s, %d %s%s\n", escapeText(r.File), r.Format, version, arrays, plural(int64(arrays), "array"), more)
+	fmt.Fprintf(t.w, "%s: %s%s, %d %s%s\n", peertext.Line(r.File), r.Format, version, arrays, plural(int64(arrays), "array"), more)
 }
 
 func (t *textReports) array(a arrayReport) {
@@ -275,7 +276,7 @@ func (t *textReports) array(a arrayReport) {
 		// A failure: its message said once, on standard error, by
 		// inspect's loop; an archive's member is still listed.
 		if a.Name != "" {
-			fmt.Fprintf(t.w, "  %s:\n    not read  (said on standard error)\n", escapeText(a.Name))
+			fmt.Fprintf(t.w, "  %s:\n    not read  (said on standard error)\n", peertext.Line(a.Name))
 		}
 		return
 	}
@@ -307,7 +308,7 @@ func (j *jsonReports) encode(v any, prefix string) []byte {
 	if err := enc.Encode(v); err != nil && j.err == nil {
 		j.err = err
 	}
-	return escapeJSON(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return peertext.JSON(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
 func (j *jsonReports) file(r fileReport, _, _ int) {
@@ -483,11 +484,11 @@ const firstCount = 8
 func printArray(w io.Writer, a arrayReport) {
 	indent := "  "
 	if a.Name != "" {
-		fmt.Fprintf(w, "  %s:\n", escapeText(a.Name))
+		fmt.Fprintf(w, "  %s:\n", peertext.Line(a.Name))
 		indent = "    "
 	}
 	if a.Value != "" {
-		fmt.Fprintf(w, "%svalue     %s\n", indent, escapeText(a.Value))
+		fmt.Fprintf(w, "%svalue     %s\n", indent, peertext.Line(a.Value))
 		return
 	}
 	if a.Error != "" {
@@ -528,7 +529,7 @@ func printArray(w io.Writer, a arrayReport) {
 		texts[i] = v.text()
 	}
 	if a.Kind == "bytes" || a.Kind == "unicode" {
-		fmt.Fprintf(w, "%sfirst     [%s]\n", indent, escapeText(firstLine(texts, a.Elements)))
+		fmt.Fprintf(w, "%sfirst     [%s]\n", indent, peertext.Line(firstLine(texts, a.Elements)))
 		return
 	}
 	fmt.Fprintf(w, "%sfirst     [%s%s]\n", indent, strings.Join(texts, " "), more)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"io"
 
 	"github.com/ndpack/ndpack/ndarray"
@@ -110,7 +111,7 @@ func (rs *recordStats) finish() {
 // the field that holds them.
 func printFields(w io.Writer, indent string, fields []fieldReport) {
 	for _, f := range fields {
-		name := escapeText(f.Name)
+		name := peertext.Line(f.Name)
 		if f.Title != "" {
 			name = fmt.Sprintf("%s (title %q)", name, f.Title)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -143,7 +144,7 @@ func printFirstRecords(w io.Writer, indent string, a arrayReport) {
 	}
 	label := "first     "
 	for _, v := range a.First {
-		fmt.Fprintf(w, "%s%s%s\n", indent, label, escapeText(v.text()))
+		fmt.Fprintf(w, "%s%s%s\n", indent, label, peertext.Line(v.text()))
 		label = strings.Repeat(" ", len(label))
 	}
 	if a.Elements > len(a.First) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"io"
 
 	"github.com/ndpack/ndpack/ndarray"
@@ -22,7 +23,7 @@ func writeJSONLine(w io.Writer, v any) error {
 	if err := enc.Encode(jsonValue(v)); err != nil {
 		return err
 	}
-	_, err := w.Write(escapeJSON(b.Bytes()))
+	_, err := w.Write(peertext.JSON(b.Bytes()))
 	return err
 }
 

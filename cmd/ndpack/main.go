@@ -31,6 +31,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"io"
 	"os"
 	"runtime"
@@ -153,7 +154,7 @@ func lookup(name string) (command, bool) {
 // control characters are escaped (escapeText). Every line ndpack writes
 // on standard error passes through it.
 func oneLine(s string) string {
-	return escapeText(redactURLs(strings.Join(strings.Fields(s), " ")))
+	return peertext.Line(redactURLs(strings.Join(strings.Fields(s), " ")))
 }
 
 func printHelp(w io.Writer) {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"math"
 	"math/big"
 	"sort"
@@ -136,7 +137,7 @@ func printObjects(w interface{ Write([]byte) (int, error) }, indent string, o *o
 	if elements > len(o.First) {
 		more = ", ..."
 	}
-	fmt.Fprintf(w, "%stypes     %s\n%sfirst     [%s%s]\n", indent, escapeText(strings.Join(parts, ", ")), indent, escapeText(strings.Join(o.First, ", ")), more)
+	fmt.Fprintf(w, "%stypes     %s\n%sfirst     [%s%s]\n", indent, peertext.Line(strings.Join(parts, ", ")), indent, peertext.Line(strings.Join(o.First, ", ")), more)
 }
 
 // pythonType names a value's Python type, as type(v).__name__ does.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"os"
@@ -137,7 +136,7 @@ func runOpenpi(e env, args []string) error {
 	}
 	defer c.Close()
 	if obs == nil {
-		printPeerValue(e.stdout, c.Metadata())
+		printValue(e.stdout, c.Metadata(), "")
 		return nil
 	}
 	var (
@@ -152,7 +151,7 @@ func runOpenpi(e env, args []string) error {
 		}
 		times = append(times, time.Since(start))
 	}
-	printPeerValue(e.stdout, action)
+	printValue(e.stdout, action, "")
 	if *repeat > 1 {
 		slices.Sort(times)
 		p99 := times[min(len(times)-1, (len(times)*99+99)/100-1)]
@@ -185,44 +184,6 @@ func serverError(e env, err error) error {
 		return fmt.Errorf("openpi: server error: %s", se.LastLine)
 	}
 	return err
-}
-
-// printPeerValue prints metadata or an action as printValue does, with
-// what the server chose escaped: keys that hold a control character
-// quoted, any other control character in the text shown escaped.
-func printPeerValue(w io.Writer, v any) {
-	printValue(peerTextWriter{w}, quoteKeys(v), "")
-}
-
-// quoteKeys returns v with the keys of its maps, at every depth, quoted
-// (peertext.Quote) where they hold what does not print.
-func quoteKeys(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[peertext.Quote(k)] = quoteKeys(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(x))
-		for i, e := range x {
-			l[i] = quoteKeys(e)
-		}
-		return l
-	}
-	return v
-}
-
-// peerTextWriter escapes every control character but newlines and tabs in
-// what is written through it, one whole line (a Write) at a time.
-type peerTextWriter struct{ w io.Writer }
-
-func (p peerTextWriter) Write(b []byte) (int, error) {
-	if _, err := io.WriteString(p.w, peertext.Lines(string(b))); err != nil {
-		return 0, err
-	}
-	return len(b), nil
 }
 
 // readObservation reads OBS (.npz or msgpack map) and adds --json's values.

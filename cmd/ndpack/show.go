@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"flag"
 	"fmt"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"io"
 	"math"
 	"strings"
@@ -129,7 +130,7 @@ func showInput(w io.Writer, in *diffInput, o printOptions, field string, asCSV, 
 				fmt.Fprintln(w)
 			}
 			if named {
-				fmt.Fprintf(w, "%s: %s %s\n", escapeText(name), arr.DType, ndarray.FormatShape(arr.Shape))
+				fmt.Fprintf(w, "%s: %s %s\n", peertext.Line(name), arr.DType, ndarray.FormatShape(arr.Shape))
 			}
 			printValues(w, arr, o)
 		}
@@ -146,10 +147,10 @@ func printValues(w io.Writer, a *ndarray.Array, o printOptions) {
 		for _, f := range a.DType.Fields() {
 			v, err := fieldArray(a, f.Name)
 			if err != nil {
-				fmt.Fprintf(w, "%s: %s\n", escapeText(f.Name), oneLine(err.Error()))
+				fmt.Fprintf(w, "%s: %s\n", peertext.Line(f.Name), oneLine(err.Error()))
 				continue
 			}
-			fmt.Fprintf(w, "%s: ", escapeText(f.Name))
+			fmt.Fprintf(w, "%s: ", peertext.Line(f.Name))
 			printValues(w, v, o)
 		}
 		return

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"io"
 	"os"
 	"slices"
@@ -583,7 +584,7 @@ func (fa *fileArrays) nestedArrays(b []byte, at int, base string, depth int, des
 	var walk func(at, depth int) (int, error)
 	walk = func(at, depth int) (int, error) {
 		fail := func(err error) (int, error) {
-			return 0, fmt.Errorf("msgpack: %s: %w", escapeText(pathString(base, segs)), err)
+			return 0, fmt.Errorf("msgpack: %s: %w", peertext.Line(pathString(base, segs)), err)
 		}
 		if depth > mpwalk.DefaultMaxDepth {
 			return fail(fmt.Errorf("lists and maps nest more than %d deep at byte %d", mpwalk.DefaultMaxDepth, at))

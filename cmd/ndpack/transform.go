@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"io"
 	"strings"
 
@@ -136,7 +137,7 @@ func applyField(src arraySource, name string) arraySource {
 	if err != nil {
 		var fields []string
 		for _, f := range rec.Fields() {
-			fields = append(fields, escapeText(f.Name))
+			fields = append(fields, peertext.Line(f.Name))
 		}
 		src.err = fmt.Errorf("--field %s: no such field; the records have %s", name, strings.Join(fields, ", "))
 		return src

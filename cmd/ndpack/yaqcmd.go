@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"io"
 	"os"
 	"path/filepath"
@@ -211,12 +212,12 @@ func (y *yaqCommand) callOnce(e env, c *yaq.Client) error {
 		if err := writeJSONLine(&line, result); err != nil {
 			return fmt.Errorf("%s: %s: %w", y.addr, y.method, err)
 		}
-		out.Write(peerJSON(line.Bytes()))
+		out.Write(peertext.JSON(line.Bytes()))
 	} else if text, ok := result.(string); ok && strings.Contains(text, "\n") {
 		// A text answer (get_config's TOML, a doc) is printed as the
 		// daemon wrote it, to be read or saved as it is, but for the
 		// control characters in it.
-		text = peerLines(text)
+		text = peertext.Lines(text)
 		out.WriteString(text)
 		if !strings.HasSuffix(text, "\n") {
 			out.WriteByte('\n')
@@ -252,13 +253,13 @@ func describeDaemon(w io.Writer, c *yaq.Client, withTimeout func() (context.Cont
 		}
 	}
 	// Everything below is the daemon's word: its protocol and its id.
-	fmt.Fprintf(w, "%s: a %s daemon\n", peerLine(fmt.Sprint(id["name"])), peerLine(p.Name))
+	fmt.Fprintf(w, "%s: a %s daemon\n", peertext.Line(fmt.Sprint(id["name"])), peertext.Line(p.Name))
 	for _, k := range []string{"make", "model", "serial"} {
 		if id[k] != nil {
-			fmt.Fprintf(w, "  %-6s %s\n", k, peerLine(fmt.Sprint(id[k])))
+			fmt.Fprintf(w, "  %-6s %s\n", k, peertext.Line(fmt.Sprint(id[k])))
 		}
 	}
-	fmt.Fprintf(w, "traits: %s\n\nmessages:\n", peerLine(strings.Join(p.Traits, ", ")))
+	fmt.Fprintf(w, "traits: %s\n\nmessages:\n", peertext.Line(strings.Join(p.Traits, ", ")))
 	names := make([]string, 0, len(p.Messages))
 	for name := range p.Messages {
 		names = append(names, name)
@@ -275,9 +276,9 @@ func describeDaemon(w io.Writer, c *yaq.Client, withTimeout func() (context.Cont
 			}
 			params = append(params, s)
 		}
-		fmt.Fprintf(w, "  %s(%s) -> %s\n", peerLine(name), peerLine(strings.Join(params, ", ")), peerLine(m.Response.String()))
+		fmt.Fprintf(w, "  %s(%s) -> %s\n", peertext.Line(name), peertext.Line(strings.Join(params, ", ")), peertext.Line(m.Response.String()))
 		if m.Doc != "" {
-			fmt.Fprintf(w, "      %s\n", peerLine(oneLine(m.Doc)))
+			fmt.Fprintf(w, "      %s\n", peertext.Line(oneLine(m.Doc)))
 		}
 	}
 	return nil
@@ -298,7 +299,7 @@ func printValue(w io.Writer, v any, indent string) {
 			fmt.Fprintln(w)
 		}
 		for _, k := range keys {
-			fmt.Fprintf(w, "%s%s: ", indent+"  ", peerLine(k))
+			fmt.Fprintf(w, "%s%s: ", indent+"  ", peertext.Quote(k))
 			printValue(w, x[k], indent+"  ")
 		}
 	default:
@@ -306,7 +307,7 @@ func printValue(w io.Writer, v any, indent string) {
 		if err != nil {
 			b = []byte(fmt.Sprint(v))
 		}
-		fmt.Fprintf(w, "%s\n", peerLine(string(b)))
+		fmt.Fprintf(w, "%s\n", peertext.Line(string(b)))
 	}
 }
 
@@ -436,32 +437,10 @@ func asArray(v any) *ndarray.Array {
 	return nil
 }
 
-// peerLine is s, something a peer daemon said (a name, a doc, a value, an
-// error), made safe to print on one line of a terminal (escapeText).
-func peerLine(s string) string { return escapeText(s) }
-
-// peerLines is peerLine for a text of several lines, printed as the peer
-// wrote it: newlines and tabs are kept.
-func peerLines(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		cells := strings.Split(l, "\t")
-		for j, c := range cells {
-			cells[j] = escapeText(c)
-		}
-		lines[i] = strings.Join(cells, "\t")
-	}
-	return strings.Join(lines, "\n")
-}
-
-// peerJSON is a line of JSON (--json) whose strings hold what a peer said,
-// escaped as escapeJSON does: the same JSON value, safe on a terminal.
-func peerJSON(b []byte) []byte { return escapeJSON(b) }
-
 // peerError is an error whose text may hold what a peer said (a yaq
 // error's message, a protocol's names), printed escaped as peerLine does,
 // while errors.Is and errors.As still see its cause.
 type peerError struct{ err error }
 
-func (e peerError) Error() string { return peerLine(e.err.Error()) }
+func (e peerError) Error() string { return peertext.Line(e.err.Error()) }
 func (e peerError) Unwrap() error { return e.err }
