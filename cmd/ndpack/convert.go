@@ -612,6 +612,11 @@ func (o convertOptions) convert(e env, w io.Writer, in string) (err error) {
 		}
 		return nil
 	}
+	for _, a := range arrays {
+		if err := checkMemberName(a.name, "array"); err != nil {
+			return err
+		}
+	}
 	z := npybridge.NewNPZWriter(w, o.compress)
 	z.Level = o.level
 	for _, a := range arrays {

@@ -16,8 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
@@ -283,27 +281,6 @@ func flattenArrays(prefix string, m map[string]any, out []npybridge.NamedArray) 
 	return out
 }
 
-// checkMemberName refuses an action key (nested keys joined with "/")
-// that would name a file, rather than a member, when the .npz is
-// unpacked or loaded: one that starts with "/", holds a ".." element
-// (between "/" or "\\"), or holds a control character (numpy loads
-// "a\x00b" as "a").
-func checkMemberName(key string) error {
-	bad := ""
-	switch {
-	case strings.HasPrefix(key, "/"):
-		bad = `starts with "/"`
-	case slices.Contains(strings.FieldsFunc(key, func(r rune) bool { return r == '/' || r == '\\' }), ".."):
-		bad = `holds a ".." element`
-	case strings.ContainsFunc(key, unicode.IsControl) || !utf8.ValidString(key):
-		bad = "holds a control character or invalid UTF-8"
-	}
-	if bad != "" {
-		return fmt.Errorf("the server's action key %s %s, which an .npz member name may not: nothing written", peertext.Quote(key), bad)
-	}
-	return nil
-}
-
 // writeAction writes the action to name, as .npz or msgpack, whole.
 func writeAction(e env, name string, action map[string]any) error {
 	var data []byte
@@ -313,7 +290,7 @@ func writeAction(e env, name string, action map[string]any) error {
 			return fmt.Errorf("%s: the action holds no array to write", name)
 		}
 		for _, a := range arrays {
-			if err := checkMemberName(a.Name); err != nil {
+			if err := checkMemberName(a.Name, "the server's action key"); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 		}

@@ -7,8 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ndpack/ndpack/internal/atomicfile"
+	"github.com/ndpack/ndpack/internal/peertext"
 )
 
 // output is where a command writes: standard output, a FIFO or device
@@ -100,4 +105,26 @@ func isRegularFile(name string) bool {
 	}
 	fi, err := os.Stat(name)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// checkMemberName refuses a name from outside (a peer's key, nested keys
+// joined with "/"; a key of a msgpack map) as an .npz member's, when it
+// would name a file rather than a member once the .npz is unpacked or
+// loaded: one that starts with "/", holds a ".." element (between "/" or
+// "\\"), or holds a control character (numpy loads "a\x00b" as "a").
+// whose says whose name it is, for the error.
+func checkMemberName(key, whose string) error {
+	bad := ""
+	switch {
+	case strings.HasPrefix(key, "/"):
+		bad = `starts with "/"`
+	case slices.Contains(strings.FieldsFunc(key, func(r rune) bool { return r == '/' || r == '\\' }), ".."):
+		bad = `holds a ".." element`
+	case strings.ContainsFunc(key, unicode.IsControl) || !utf8.ValidString(key):
+		bad = "holds a control character or invalid UTF-8"
+	}
+	if bad != "" {
+		return fmt.Errorf("%s %s %s, which an .npz member name may not: nothing written", whose, peertext.Quote(key), bad)
+	}
+	return nil
 }

@@ -361,6 +361,9 @@ func saveArrays(name, method string, result any) error {
 		sort.Strings(keys)
 		for _, k := range keys {
 			if a := asArray(x[k]); a != nil {
+				if err := checkMemberName(k, "the daemon's key"); err != nil && formatOf(name) == formatNPZ {
+					return err
+				}
 				arrays = append(arrays, npybridge.NamedArray{Name: k, Array: a})
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"unicode/utf8"
@@ -19,6 +20,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndpack/ndpack"
+	"github.com/ndpack/ndpack/internal/peertext"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/internal/yaqtoml"
 	"github.com/ndpack/ndpack/ndarray"
@@ -424,5 +427,47 @@ func TestYaqNotAYaqPeer(t *testing.T) {
 		assert.Contains(t, r.stderr, "does not speak yaq (Avro RPC frames): it sent ", name)
 		assert.NotContains(t, r.stderr, "over the limit", name)
 		assert.NotContains(t, r.stderr, "\x1b", name)
+	}
+}
+
+// Nothing a peer says names a file: a daemon's keys saved as .npz members
+// that would name a file once unpacked (a leading "/", a ".." element, a
+// control character) are refused, and nothing is written; so are a msgpack
+// map's keys converted to members (issue 41).
+func TestPeerKeysNameNoFile(t *testing.T) {
+	d, err := yaq.NewDaemon("cam", testProtocol)
+	require.NoError(t, err)
+	d.ErrorLog = log.New(io.Discard, "", 0)
+	a, _ := ndarray.FromSlice([]float64{1, 2})
+	var key atomic.Value
+	require.NoError(t, d.Handle("get_measured", func(context.Context, []any) (any, error) {
+		return map[string]any{key.Load().(string): a, "measurement_id": 7}, nil
+	}))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go d.Serve(l)
+	t.Cleanup(func() { d.Close() })
+	dir := t.TempDir()
+	for k, why := range map[string]string{
+		"../../x":  `holds a ".." element`,
+		"/abs/x":   `starts with "/"`,
+		"a\x00b":   "holds a control character or invalid UTF-8",
+		`a\..\..b`: `holds a ".." element`,
+	} {
+		key.Store(k)
+		out := filepath.Join(dir, "m.npz")
+		r := cli(t, nil, "yaq", "--save", out, l.Addr().String(), "get_measured")
+		assert.Equal(t, 1, r.code, r.stderr)
+		assert.Contains(t, r.stderr, "the daemon's key "+peertext.Quote(k)+" "+why+", which an .npz member name may not: nothing written")
+		assert.NoFileExists(t, out)
+
+		msg, err := ndpack.MessageOptions{}.MarshalMessage(map[string]any{k: a, "ok": a})
+		require.NoError(t, err)
+		in := filepath.Join(dir, "m.msgpack")
+		require.NoError(t, os.WriteFile(in, msg, 0o644))
+		r = cli(t, nil, "convert", in, out)
+		assert.Equal(t, 1, r.code, r.stderr)
+		assert.Contains(t, r.stderr, "array "+peertext.Quote(k)+" "+why)
+		assert.NoFileExists(t, out)
 	}
 }
