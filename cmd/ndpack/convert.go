@@ -510,6 +510,20 @@ func (o convertOptions) openInput(e env, in string) (total int64, obj *remote.Ob
 			return 0, nil, nil, err
 		}
 		return obj.Size(), obj, nil, nil
+	case remote.IsURL(in) && o.from == formatMsgpack && o.to == formatNPY && o.member == "" && !o.transformed() && !o.objects:
+		// A lone ext 110 array streams into the .npy, as from a file.
+		if obj, err = remoteOptions(o.remote, e.stderr).Open(context.Background(), in); err != nil {
+			return 0, nil, nil, err
+		}
+		var first [1]byte
+		if _, err := obj.ReadAt(first[:], 0); err == nil && isExtHeader(first[0]) {
+			return obj.Size(), obj, nil, nil
+		}
+		obj.Close()
+		if fa, err = openInputArrays(in, e.stdin, o.from, o.inputOptions(e)); err != nil {
+			return 0, nil, nil, err
+		}
+		return fa.size, nil, fa, nil
 	case remote.IsURL(in):
 		if fa, err = openInputArrays(in, e.stdin, o.from, o.inputOptions(e)); err != nil {
 			return 0, nil, nil, err
@@ -527,6 +541,9 @@ func (o convertOptions) convert(e env, w io.Writer, in string) (err error) {
 	if fa != nil {
 		defer fa.close()
 	}
+	if obj != nil {
+		defer obj.Close()
+	}
 	prog := e.startProgress("convert "+displayName(in), total, o.quiet)
 	defer prog.finish()
 	uncounted := w
@@ -534,8 +551,12 @@ func (o convertOptions) convert(e env, w io.Writer, in string) (err error) {
 	opts := ndpack.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}}
 
 	// .npy <-> ext 110 keep their own paths, measured at the speed of cp.
-	if (isRegularFile(in) || o.from == formatNPY) && o.toDialect == 0 && !o.objects && !o.transformed() && o.maxHeader == 0 {
+	if (isRegularFile(in) || o.from == formatNPY || obj != nil) && o.toDialect == 0 && !o.objects && !o.transformed() && o.maxHeader == 0 {
 		switch {
+		case o.from == formatMsgpack && o.to == formatNPY && obj != nil:
+			rc := obj.Stream(0, obj.Size())
+			defer rc.Close()
+			return opts.Ext110ToNPY(w, rc)
 		case o.from == formatNPY && o.to == formatMsgpack && obj != nil:
 			// One request streams the whole object, counted as it is
 			// read: the output's ReadFrom would count it only at the end.

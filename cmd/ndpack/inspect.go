@@ -16,7 +16,7 @@ import (
 	"github.com/ndpack/ndpack/npybridge"
 )
 
-const inspectUsage = `Usage: ndpack inspect [--json] [--quiet] [--preview] [--header] [--rows START:STOP] [--field NAME] FILE...
+const inspectUsage = `Usage: ndpack inspect [--json] [--quiet] [--preview] [--header] [--rows START:STOP] [--field NAME] FILE[:NAME]...
 
 Show, for every array in each file: the format, dtype, shape, element count,
 byte size and byte order; for numbers the minimum, maximum and mean (with
@@ -27,8 +27,9 @@ their statistics and its first three records, one a line, as numpy
 prints the elements of a[:3] (each cut at 200 characters, in JSON too).
 The format follows the extension (.npy, .npz, .msgpack, .mpk) or, failing
 that, the file's first bytes. "-" is standard input. A FILE may be a URL:
-http://, https:// or s3://BUCKET/KEY (.npy and .npz; see the README for the
-AWS settings honoured), read by ranges: only the bytes needed travel.
+http://, https:// or s3://BUCKET/KEY (see the README for the AWS settings
+honoured), read by ranges: only the bytes needed travel. FILE:NAME, or
+--member NAME, inspects the array NAME alone.
 
 The data is read once, in chunks: memory stays small whatever the size of
 the file. A file that cannot be read is reported and the others are still
@@ -63,6 +64,8 @@ Options:
            no step) of .npy files and .npz members, read alone
   --field NAME  only the field NAME of record arrays (numpy's a['NAME'];
            "outer.inner" for a nested record's field)
+  --member NAME  only the array NAME of an .npz or a msgpack map, as
+           FILE:NAME picks it (of a remote .npz: its request alone)
   --max-header-size N  read .npy headers of up to N bytes (default 10000,
            numpy's max_header_size): records of thousands of fields
 ` + remoteHelp + `
@@ -114,6 +117,7 @@ func runInspect(e env, args []string) error {
 	header := fs.Bool("header", false, "")
 	rowsFlag := fs.String("rows", "", "")
 	field := fs.String("field", "", "")
+	member := fs.String("member", "", "")
 	maxHeader := addMaxHeaderFlag(fs)
 	remoteSet := addRemoteFlags(fs)
 	pf := addPreviewFlags(fs) // preview.go
@@ -128,7 +132,7 @@ func runInspect(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := inspectOpts{quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), header: *header, rows: rows, field: *field, maxHeader: int(*maxHeader), remote: *remoteSet}
+	opts := inspectOpts{quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), header: *header, rows: rows, field: *field, maxHeader: int(*maxHeader), remote: *remoteSet, member: *member}
 	if len(files) == 0 {
 		return usageError("name at least one file (or - for standard input)")
 	}
@@ -190,6 +194,7 @@ func inspectFile(e env, name string, quiet bool) (fileReport, error) {
 // each array's too.
 func inspectEach(e env, name string, o inspectOpts, out reportWriter, seen func(arrayReport)) error {
 	quiet := o.quiet
+	name, member := splitMember(name, o.member)
 	f := formatOf(name)
 	if isRegularFile(name) {
 		f = "" // its first bytes tell, whatever its name says
@@ -201,12 +206,21 @@ func inspectEach(e env, name string, o inspectOpts, out reportWriter, seen func(
 	defer fa.close()
 	fa.withRows(o.rows)
 	fa.withFieldAndType(o.field, nil)
+	n, at := fa.len(), fa.at
+	if member != "" {
+		// FILE:NAME or --member: that array alone, found as convert
+		// finds it (an .npz member by its directory, one request).
+		picked, err := convertOptions{member: member}.pickFrom(fa)
+		if err != nil {
+			return err
+		}
+		n, at = 1, func(int) arraySource { return picked[0] }
+	}
 	r := fileReport{File: displayName(name), Format: string(fa.format), Version: fa.version, Encoding: fa.dialect}
-	n := fa.len()
 	if out.needsCounts() {
 		others := 0
 		for i := range n {
-			if err := fa.at(i).err; err != nil && strings.Contains(describe("", err), errNotArray.Error()) {
+			if err := at(i).err; err != nil && strings.Contains(describe("", err), errNotArray.Error()) {
 				others++
 			}
 		}
@@ -220,7 +234,7 @@ func inspectEach(e env, name string, o inspectOpts, out reportWriter, seen func(
 	for i := range n {
 		var a arrayReport
 		var pv *arrayPreview // drawn below the statistics (preview.go)
-		if src := fa.at(i); src.objects != nil {
+		if src := at(i); src.objects != nil {
 			a = inspectObjects(src)
 		} else if o.header {
 			a = headerReport(src)
@@ -379,6 +393,7 @@ type inspectOpts struct {
 	rows           *rowRange   // --rows, or nil
 	field          string      // --field, or ""
 	maxHeader      int         // --max-header-size; 0 is numpy's 10,000
+	member         string      // --member: the one array to inspect
 	remote         remoteFlags // --concurrency, --part-size
 }
 

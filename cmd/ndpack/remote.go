@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/remote"
@@ -124,13 +125,36 @@ func openRemote(name string, f format, o inputOptions) (*fileArrays, *remote.Obj
 			}
 		}
 	default:
-		err = fmt.Errorf("a %s file is read from a local file or standard input; only .npy and .npz are read from %s", f, obj.Name())
+		err = fa.msgpackRemote(obj)
 	}
 	if err != nil {
 		fa.close()
 		return nil, nil, err
 	}
 	return fa, obj, nil
+}
+
+// msgpackRemote describes the arrays of a remote msgpack document: it is
+// read whole into memory (its framing is anywhere in it), in parts at
+// once as any large read, within --max-size as an array read whole is,
+// into memory that grows as it arrives (its size is the server's claim).
+func (fa *fileArrays) msgpackRemote(obj *remote.Object) error {
+	if obj.Size() > fa.maxSize {
+		return fmt.Errorf("the message is %s, more than the %s --max-size lets a command read into memory (by default half the memory the process may use); raise it", bytesText(obj.Size()), bytesText(fa.maxSize))
+	}
+	rc := obj.Stream(0, obj.Size())
+	defer rc.Close()
+	b, err := boundedio.ReadFull(rc, int(obj.Size()))
+	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return &ndarray.Error{Pkg: "remote", Err: ndarray.ErrTruncated, Offset: int64(len(b)),
+				Detail: fmt.Sprintf("%s: the object ended after %d of its %d bytes", obj.Name(), len(b), obj.Size())}
+		}
+		return err
+	}
+	return fa.msgpackArrays(b, func(off, n int64) io.ReadCloser {
+		return nopCloser{bytes.NewReader(b[off : off+n])}
+	}, func(fn func() error) error { return fn() })
 }
 
 // npyRemote describes the array of a remote .npy: one read of 4 KiB for

@@ -268,3 +268,78 @@ func TestRemoteConvertProgress(t *testing.T) {
 		}
 	}
 }
+
+// msgpack inputs are read from URLs wherever a local msgpack file is read:
+// a lone ext 110 array streams into an .npy, a map's arrays are found by
+// name, in each dialect; and what convert writes to s3:// reads back.
+// inspect takes FILE:NAME and --member, locally and remotely (issue 44).
+func TestRemoteMsgpackAndMembers(t *testing.T) {
+	dir, url, _ := remoteDir(t)
+	a := readFile(t, filepath.Join(dir, "a.npy"))
+	for _, to := range []string{"a.msgpack", "np.msgpack:msgpack-numpy", "pi.msgpack:openpi", "run.msgpack"} {
+		out, dialect, _ := strings.Cut(to, ":")
+		in := filepath.Join(dir, "a.npy")
+		if out == "run.msgpack" {
+			in = filepath.Join(dir, "run.npz")
+		}
+		args := []string{"convert", in, filepath.Join(dir, out)}
+		if dialect != "" {
+			args = append(args, "--to", dialect)
+		}
+		if r := cli(t, nil, args...); r.code != 0 {
+			t.Fatalf("%q: %s", args, r.stderr)
+		}
+	}
+	back := filepath.Join(t.TempDir(), "back.npy")
+	for _, in := range []string{"/a.msgpack", "/np.msgpack", "/pi.msgpack", "/run.msgpack:a"} {
+		r := cli(t, nil, "convert", url+in, back)
+		if r.code != 0 || !bytes.Equal(readFile(t, back), a) {
+			t.Errorf("convert %s: exit %d %s", in, r.code, r.stderr)
+		}
+	}
+	r := cli(t, nil, "show", url+"/run.msgpack:image")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "[[ 0  1]\n [ 2  3]") {
+		t.Errorf("show URL.msgpack:image: %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	if r := cli(t, nil, "diff", url+"/a.msgpack", filepath.Join(dir, "a.npy")); r.code != 0 {
+		t.Errorf("diff URL.msgpack a.npy: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{
+		{"inspect", "--json", url + "/run.msgpack:image"},
+		{"inspect", "--json", "--member", "image", url + "/run.npz"},
+		{"inspect", "--json", filepath.Join(dir, "run.npz") + ":image"},
+		{"inspect", "--json", "--member", "image", filepath.Join(dir, "run.msgpack")},
+	} {
+		r := cli(t, nil, args...)
+		var rep []struct {
+			Arrays []struct {
+				Name  string
+				Shape []int
+			}
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); r.code != 0 || err != nil || len(rep) != 1 || len(rep[0].Arrays) != 1 ||
+			rep[0].Arrays[0].Name != "image" || fmt.Sprint(rep[0].Arrays[0].Shape) != "[10 2]" {
+			t.Errorf("%q: exit %d, %s %s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := cli(t, nil, "inspect", url+"/run.npz:nosuch"); r.code != 1 || !strings.Contains(r.stderr, `no array "nosuch"; it holds a, image`) {
+		t.Errorf("inspect of a missing member: %d %s", r.code, r.stderr)
+	}
+}
+
+// What convert uploads to s3:// as msgpack, it reads back (issue 44: it
+// could write s3://b/x.msgpack but not read it).
+func TestS3MsgpackRoundTrip(t *testing.T) {
+	s3fake.Start(t, "lab")
+	dir, _, _ := remoteDir(t)
+	if r := cli(t, nil, "convert", filepath.Join(dir, "run.npz"), "s3://lab/run.msgpack"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	back := filepath.Join(dir, "back.npz")
+	if r := cli(t, nil, "convert", "s3://lab/run.msgpack", back); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := cli(t, nil, "diff", back, filepath.Join(dir, "run.npz")); r.code != 0 {
+		t.Errorf("read back from S3: %s %s", r.stdout, r.stderr)
+	}
+}
