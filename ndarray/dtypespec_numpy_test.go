@@ -11,10 +11,10 @@ import (
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 )
 
-// numpyReadsSpec is how numpy reads a spec typed as text: a Python literal
+// numpyRead is how numpy reads a spec typed as text: a Python literal
 // (or JSON) of a list, tuple or dict is np.dtype of that object, anything
 // else np.dtype of the string, as ParseDType documents.
-const numpyReadsSpec = `
+const numpyRead = `
 import ast, json, sys, warnings
 import numpy as np
 warnings.simplefilter("ignore")
@@ -32,7 +32,12 @@ def read(s):
         if isinstance(obj, (list, tuple, dict)):
             return np.dtype(obj)
     return np.dtype(s)
+`
 
+// numpyReadsSpec answers, for each spec of a JSON list on stdin, numpy's
+// dtype (its str, or str(dtype) for a record or subarray, and itemsize)
+// or its error.
+const numpyReadsSpec = numpyRead + `
 out = []
 for s in json.load(sys.stdin):
     try:
