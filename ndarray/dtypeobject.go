@@ -212,6 +212,9 @@ func listField(t []pyValue, i, depth int) (Field, error) {
 	}
 	f.Name = name.s
 	if titled {
+		if title.kind == pyNone {
+			return f, notHeld("field %d: the title None, which numpy keeps in the field (its descr shows it) and ndpack does not tell from no title", i)
+		}
 		var err error
 		if f.Title, err = fieldTitle(title, i); err != nil {
 			return f, err
@@ -240,7 +243,8 @@ func listField(t []pyValue, i, depth int) (Field, error) {
 	return f, nil
 }
 
-// fieldTitle checks a field's title: None is none, a non-empty str is one.
+// fieldTitle checks a dict spec's title: None is none (numpy keeps no
+// title then), a non-empty str is one.
 func fieldTitle(title pyValue, i int) (string, error) {
 	switch {
 	case title.kind == pyNone:

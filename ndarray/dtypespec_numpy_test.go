@@ -46,7 +46,13 @@ for s in json.load(sys.stdin):
         out.append({"error": "%s: %s" % (type(e).__name__, e)})
         continue
     plain = d.names is None and d.subdtype is None
-    out.append({"str": d.str if plain else str(d), "itemsize": d.itemsize})
+    r = {"str": d.str if plain else str(d), "itemsize": d.itemsize}
+    if d.names is not None:
+        try:
+            r["descr"] = repr(d.descr)
+        except Exception:
+            pass
+    out.append(r)
 print(json.dumps(out))
 `
 
@@ -64,6 +70,8 @@ func specCorpus() []string {
 		"complex256", "object", "object_", "object0", "Float64", "Int8", "UInt8", "Complex64", "Bool", "float65",
 		"int128", "float8", "string", "unicode8", "bool16"}
 	c = append(c, names...)
+	c = append(c, "float32", "int_", "uint8", "bool", "bool_", "complex64", "datetime64[ns]", "M8[D]", "m8", "S5", "U3", "<i4",
+		">f8", "|b1", "str", "bytes", "unicode", "a5", "S", "a", "U", "V", "5S", "<U5", ">U5", "|S10", "=i2", "|u2")
 	for _, n := range []string{"float32", "int16", "bool", "str", "datetime64[ns]", "timedelta64"} {
 		for _, o := range "<>|=" {
 			c = append(c, string(o)+n)
@@ -191,11 +199,12 @@ func TestParseDTypeAgainstNumpy(t *testing.T) {
 		Error    string
 		Str      string
 		ItemSize int
+		Descr    *string
 	}
 	require.NoError(t, json.Unmarshal(pypeer.Run(t, numpyReadsSpec, in), &want))
 	require.Len(t, want, len(corpus))
 	notHeld := notHeldSpecs()
-	accepted, refusedBoth, notHeldSeen := 0, 0, 0
+	accepted, refusedBoth, notHeldSeen, descrs := 0, 0, 0, 0
 	for i, s := range corpus {
 		dt, err := ParseDType(s)
 		switch {
@@ -216,6 +225,12 @@ func TestParseDTypeAgainstNumpy(t *testing.T) {
 			accepted++
 			assert.Equal(t, want[i].Str, dt.String(), "%q", s)
 			assert.Equal(t, want[i].ItemSize, dt.ItemSize, "%q", s)
+			if _, derr := dt.Descr(); want[i].Descr != nil && derr == nil {
+				descrs++
+				assert.Equal(t, *want[i].Descr, string(dt.AppendDescr(nil)), "%q: descr", s)
+			} else {
+				assert.Equal(t, want[i].Descr == nil, derr != nil || !dt.IsRecord(), "%q: numpy's descr %v, Descr's error %v", s, want[i].Descr, derr)
+			}
 			back, err := ParseDType(dt.String())
 			if assert.NoError(t, err, "%q: its String %s", s, dt) {
 				assert.Equal(t, dt, back, "%q: its String %s reads back", s, dt)
@@ -225,7 +240,8 @@ func TestParseDTypeAgainstNumpy(t *testing.T) {
 			t.Errorf("%q is listed as numpy's and not ndpack's, but numpy says %q and ParseDType %v", s, want[i].Error, err)
 		}
 	}
-	t.Logf("%d specs: %d give numpy's dtype, %d refused by both, %d numpy's that ndpack does not hold", len(corpus), accepted, refusedBoth, notHeldSeen)
+	t.Logf("%d specs: %d give numpy's dtype (%d records' descr too), %d refused by both, %d numpy's that ndpack does not hold",
+		len(corpus), accepted, descrs, refusedBoth, notHeldSeen)
 	assert.Greater(t, accepted, 300)
 	assert.Greater(t, refusedBoth, 300)
 }
@@ -249,7 +265,7 @@ func notHeldSpecs() map[string]string {
 		"M8[0ns]": "0 ns", "m8[0ns]": "0 ns", "datetime64[0ns]": "0 ns", "timedelta64[0ns]": "0 ns",
 		"U-1": "negative size", "S99999999999": "low 32 bits", "i4294967300": "low 32 bits", "f4294967304": "low 32 bits",
 		"S2147483647": "more than", "V2147483647": "more than", "U536870912": "low 32 bits", "('S', -1)": "negative size",
-		"[(('','a'),'f4')]": "empty title", "{'names': ['a'], 'formats': ['f4'], 'titles': ['']}": "empty title",
+		"[(('','a'),'f4')]": "empty title", "[((None,'a'),'f4')]": "title None", "{'names': ['a'], 'formats': ['f4'], 'titles': ['']}": "empty title",
 		"[((3,'a'),'f4')]": "title 3", "{'names': ['a'], 'formats': ['f4'], 'titles': [3]}": "title 3",
 		"{'names': ['a', 'b'], 'formats': ['i1', 'f8'], 'aligned': True}": "aligned",
 		`{"names": ["a"], "formats": ["f4"], "aligned": true}`:            "aligned",

@@ -1,6 +1,7 @@
 package ndarray
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -131,4 +132,17 @@ func FuzzParseDType(f *testing.F) {
 			t.Fatalf("%q gave %s, which reads back as %v, %v", s, dt, back, err)
 		}
 	})
+}
+
+// A DType in JSON or other text is read as ParseDType reads it, and a
+// failed read leaves it as it was.
+func TestDTypeUnmarshalTextTakesSpecs(t *testing.T) {
+	var v struct{ DType DType }
+	require.NoError(t, json.Unmarshal([]byte(`{"DType": "[('x', '<f4'), ('y', 'u1')]"}`), &v))
+	assert.Equal(t, "[('x', '<f4'), ('y', 'u1')]", v.DType.String())
+	require.NoError(t, json.Unmarshal([]byte(`{"DType": ">i2"}`), &v))
+	assert.Equal(t, MustParseDType(">i2"), v.DType)
+	err := json.Unmarshal([]byte(`{"DType": "longdouble"}`), &v)
+	assert.ErrorIs(t, err, ErrDType)
+	assert.Equal(t, MustParseDType(">i2"), v.DType)
 }
