@@ -113,6 +113,9 @@ func ParseTypestr(s string) (DType, error) {
 			}
 			dt.Unit = size[i+1 : len(size)-1]
 			size = size[:i]
+			if u, ok := strings.CutPrefix(dt.Unit, "1"); ok && u != "" && !isDigit(u[0]) {
+				dt.Unit = u // numpy's [1s] is [s]
+			}
 			if !validUnit(dt.Unit) {
 				return bad(fmt.Sprintf("unknown time unit %q", dt.Unit))
 			}
@@ -184,7 +187,7 @@ func validUnit(u string) bool {
 	}
 	if digits > 0 {
 		n, err := strconv.ParseInt(u[:digits], 10, 64)
-		if err != nil || n > math.MaxInt32 || u[0] == '0' {
+		if err != nil || n > math.MaxInt32 || n < 2 || u[0] == '0' {
 			return false
 		}
 	}

@@ -38,6 +38,8 @@ func TestParseDTypeValid(t *testing.T) {
 		{"<M8[ns]", "<M8[ns]", 'M', 8, false},
 		{">m8[10s]", ">m8[10s]", 'm', 8, false},
 		{"<M8[us]", "<M8[us]", 'M', 8, false},
+		{"<M8[1s]", "<M8[s]", 'M', 8, false}, // numpy writes no count of 1
+		{">m8[2147483647ns]", ">m8[2147483647ns]", 'm', 8, false},
 	}
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {
@@ -113,6 +115,8 @@ func TestDTypeValidateRejectsNonCanonical(t *testing.T) {
 		{Order: '<', Kind: 'u', ItemSize: 1}, // must be '|'
 		{Order: '<', Kind: 'U', ItemSize: 6},
 		{Order: '<', Kind: 'f', ItemSize: 8, Unit: "ns"},
+		{Order: '<', Kind: 'M', ItemSize: 8, Unit: "1ns"},
+		{Order: '<', Kind: 'M', ItemSize: 8, Unit: "2147483648ns"},
 	} {
 		assert.ErrorIs(t, dt.Validate(), ErrDType, "%+v", dt)
 	}

@@ -131,6 +131,9 @@ func FuzzParseDType(f *testing.F) {
 		if err != nil || back != dt {
 			t.Fatalf("%q gave %s, which reads back as %v, %v", s, dt, back, err)
 		}
+		if ts, err := ParseTypestr(s); err == nil && ts != dt {
+			t.Fatalf("%q is the typestr of %s but ParseDType gives %s", s, ts, dt)
+		}
 	})
 }
 
