@@ -49,7 +49,7 @@ func ParseDType(s string) (DType, error) {
 	if s != "" && strings.IndexByte("[({", s[0]) >= 0 {
 		v, lerr := parseLiteral(s)
 		switch {
-		case lerr == errUnicodeName:
+		case lerr == errUnicodeName || lerr == errSurrogate:
 			return finishSpec(s, dt, notHeld("%v", lerr))
 		case lerr == nil && (v.kind == pyList || v.kind == pyTuple || v.kind == pyDict):
 			dt, err = convAny(v, 0)

@@ -53,6 +53,9 @@ var (
 	// errUnicodeName is a \N{NAME} escape, which Python reads and
 	// ParseDType cannot: it has no table of Unicode's names.
 	errUnicodeName = errors.New("a \\N{NAME} escape names a character by its Unicode name, which ndpack has no table of; write the character itself or a \\u escape")
+	// errSurrogate is a lone surrogate in a str, which Python holds and
+	// UTF-8 (and so a field name) cannot.
+	errSurrogate = errors.New("a str holds a lone surrogate (\\ud800 to \\udfff), which no UTF-8 text, and so no field name or dtype, can hold")
 )
 
 // parseLiteral reads s whole as a Python literal, then as JSON.
@@ -60,19 +63,15 @@ func parseLiteral(s string) (pyValue, error) {
 	if !utf8.ValidString(s) {
 		return pyValue{}, errNotLiteral
 	}
-	var first error
 	for _, json := range []bool{false, true} {
 		p := &litParser{s: s, json: json}
 		v, err := p.value(0)
 		if err == nil && p.peek() == 0 && p.pos == len(p.s) {
+			if p.unsupported != nil {
+				return pyValue{}, p.unsupported // Python reads it; ndpack cannot
+			}
 			return v, nil
 		}
-		if first == nil {
-			first = err
-		}
-	}
-	if first == errUnicodeName {
-		return pyValue{}, first
 	}
 	return pyValue{}, errNotLiteral
 }
@@ -81,6 +80,10 @@ type litParser struct {
 	s    string
 	pos  int
 	json bool
+	// unsupported is what Python reads in s that ndpack cannot hold (a
+	// \N{NAME} escape, a lone surrogate); the literal is read on, to know
+	// whether Python reads all of it.
+	unsupported error
 }
 
 // space skips what separates tokens: whitespace, and in Python comments
@@ -369,7 +372,7 @@ func (p *litParser) str() (pyValue, error) {
 	if bytes {
 		kind = pyBytes
 	} else if !utf8.Valid(b) {
-		return pyValue{}, errNotLiteral // a lone surrogate, which no field name can be
+		p.unsupported = errSurrogate
 	}
 	return pyValue{kind: kind, s: string(b)}, nil
 }
@@ -384,17 +387,18 @@ func (p *litParser) escape(b []byte, raw, bytes bool) ([]byte, error) {
 	if raw {
 		return append(b, '\\', c), nil
 	}
-	simple := map[byte]byte{'\\': '\\', '\'': '\'', '"': '"', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
-	if !p.json {
-		simple['a'], simple['v'] = '\a', '\v'
-	} else {
-		simple['/'] = '/'
-		delete(simple, '\'')
-	}
-	if r, ok := simple[c]; ok {
+	if r, ok := simpleEscape(c, p.json); ok {
 		return append(b, r), nil
 	}
-	hex := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+	hex := 0
+	switch c {
+	case 'x':
+		hex = 2
+	case 'u':
+		hex = 4
+	case 'U':
+		hex = 8
+	}
 	switch {
 	case p.json && c != 'u':
 		return nil, errNotLiteral
@@ -408,7 +412,13 @@ func (p *litParser) escape(b []byte, raw, bytes bool) ([]byte, error) {
 		}
 		return appendChar(b, rune(n), bytes), nil
 	case c == 'N' && !bytes:
-		return nil, errUnicodeName
+		end := strings.IndexByte(p.s[p.pos:], '}')
+		if !strings.HasPrefix(p.s[p.pos:], "{") || end < 2 {
+			return nil, errNotLiteral
+		}
+		p.pos += end + 1
+		p.unsupported = errUnicodeName
+		return b, nil
 	case hex == 0 || (bytes && c != 'x'):
 		return append(b, '\\', c), nil // kept as written, as Python does
 	}
@@ -428,6 +438,34 @@ func (p *litParser) escape(b []byte, raw, bytes bool) ([]byte, error) {
 		}
 	}
 	return appendChar(b, rune(n), bytes), nil
+}
+
+// simpleEscape is the character of a one-letter escape: Python's, or
+// JSON's.
+func simpleEscape(c byte, json bool) (byte, bool) {
+	switch c {
+	case '\\', '"':
+		return c, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	case '\'':
+		return c, !json
+	case 'a':
+		return '\a', !json
+	case 'v':
+		return '\v', !json
+	case '/':
+		return c, json
+	}
+	return 0, false
 }
 
 // appendChar appends a character: a byte in a bytes literal, otherwise
@@ -495,7 +533,7 @@ func pyNumber(text string, neg bool) (pyValue, error) {
 		return pyValue{kind: pyInt, i: int64(n)}, nil
 	}
 	t := strings.TrimRight(text, "jJ")
-	if len(text)-len(t) > 1 || t == "" || isPyPrefixed(t) || !pyDigitGroups(t) {
+	if len(text)-len(t) > 1 || t == "" || isPyPrefixed(t) || !pyDigitGroups(t) || len(t) == len(text) && !strings.ContainsAny(t, ".eE") {
 		return pyValue{}, errNotLiteral
 	}
 	f, err := strconv.ParseFloat(strings.ReplaceAll(t, "_", ""), 64)
