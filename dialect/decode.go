@@ -283,7 +283,7 @@ func (f arrayFields) header(mapLen int) (Header, error) {
 			return Header{}, errAt(ErrPickle, at, "%q %q is an object array (pickle), which is never read", typeKey, f.typestr)
 		}
 		var err error
-		if dt, err = ndarray.ParseDType(string(f.typestr)); err != nil {
+		if dt, err = ndarray.ParseTypestr(string(f.typestr)); err != nil {
 			return Header{}, wrapAt(ErrMalformed, at, err)
 		}
 	}

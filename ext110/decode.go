@@ -316,7 +316,7 @@ var standardDTypes = func() map[string]ndarray.DType {
 		for _, size := range []int{1, 2, 4, 8, 16, 32} {
 			for _, order := range "<>|" {
 				s := string(order) + string(kind) + strconv.Itoa(size)
-				if dt, err := ndarray.ParseDType(s); err == nil && dt.String() == s {
+				if dt, err := ndarray.ParseTypestr(s); err == nil && dt.String() == s {
 					m[s] = dt
 				}
 			}
@@ -332,7 +332,7 @@ func parseTypestr(s []byte, at int) (ndarray.DType, error) {
 	if mpdescr.IsObjectTypestr(s) {
 		return ndarray.DType{}, errAt(ErrMalformed, at, "typestr %q is an object array (pickle): the reference sends the addresses of Python objects, which are never read", s)
 	}
-	dt, err := ndarray.ParseDType(string(s))
+	dt, err := ndarray.ParseTypestr(string(s))
 	if err != nil {
 		return dt, newError(ErrMalformed, int64(at), "", err)
 	}

@@ -8,107 +8,12 @@ import (
 	"github.com/ndpack/ndpack/internal/float16"
 )
 
-// Casting says which conversions between numeric dtypes AsType allows, as
-// NumPy's casting argument does.
-type Casting int
-
-const (
-	// SameKind allows safe conversions and those that stay within a kind
-	// or go up the order bool, unsigned, signed, float, complex: f8 to f4,
-	// i8 to i2, u8 to i1, i8 to f4. It refuses float to integer, complex to
-	// float, signed to unsigned and anything to bool. NumPy's
-	// casting="same_kind"; the default of AsType and ValuesAs.
-	SameKind Casting = iota
-	// Safe allows only conversions that keep every value exactly (by
-	// NumPy's judgement, which counts i8 to f8 as safe): i2 to i4, u1 to
-	// f2, f4 to c8. NumPy's casting="safe".
-	Safe
-	// Unsafe allows every conversion between numeric kinds, as C casts
-	// do: float to integer truncates toward zero, complex to real drops
-	// the imaginary part, a number to bool tests it against zero. NumPy's
-	// casting="unsafe", the default of its astype.
-	Unsafe
-)
-
-// String returns NumPy's name of the rule: "same_kind", "safe", "unsafe".
-func (c Casting) String() string {
-	switch c {
-	case SameKind:
-		return "same_kind"
-	case Safe:
-		return "safe"
-	case Unsafe:
-		return "unsafe"
-	}
-	return fmt.Sprintf("Casting(%d)", int(c))
-}
-
-// Allows reports whether c allows converting from one dtype to another.
-// Only the numeric kinds (b, i, u, f, c) convert; f16 and c32 (long
-// double) only to themselves, since Go has no type to compute them in.
-//
-// Records and subarray dtypes never convert: their values are reached
-// through their fields, and their byte order changes with Array.ToOrder.
-func (c Casting) Allows(from, to DType) bool {
-	if from.layout != nil || to.layout != nil {
-		return false
-	}
-	if !convertible(from) || !convertible(to) {
-		return from.Kind == to.Kind && from.ItemSize == to.ItemSize && from.Kind != 0
-	}
-	switch c {
-	case Unsafe:
-		return true
-	case SameKind:
-		return safeCast(from, to) || kindRank(from.Kind) <= kindRank(to.Kind)
-	}
-	return safeCast(from, to)
-}
-
-func convertible(dt DType) bool {
-	switch dt.Kind {
-	case 'b', 'i', 'u':
-		return true
-	case 'f':
-		return dt.ItemSize <= 8
-	case 'c':
-		return dt.ItemSize <= 16
-	}
-	return false
-}
-
-func kindRank(k byte) int {
-	return map[byte]int{'b': 0, 'u': 1, 'i': 2, 'f': 3, 'c': 4}[k]
-}
-
-// safeCast is NumPy's can_cast(from, to, "safe") for the numeric dtypes.
-func safeCast(from, to DType) bool {
-	fs, ts := from.ItemSize, to.ItemSize
-	switch {
-	case from.Kind == 'b':
-		return true
-	case from.Kind == to.Kind:
-		return ts >= fs
-	case from.Kind == 'u' && to.Kind == 'i':
-		return ts > fs
-	case (from.Kind == 'i' || from.Kind == 'u') && to.Kind == 'f':
-		// The largest integer whose every value the float holds, by
-		// NumPy's table (which lets 8-byte integers into f8).
-		return fs <= map[int]int{2: 1, 4: 2, 8: 8}[ts]
-	case (from.Kind == 'i' || from.Kind == 'u') && to.Kind == 'c':
-		return fs <= map[int]int{8: 2, 16: 8}[ts]
-	case from.Kind == 'f' && to.Kind == 'c':
-		return fs <= ts/2
-	}
-	return false
-}
-
 // AsType returns a new Array holding a's values converted to dtype dt, if
-// c allows it (ErrType otherwise). It always copies. Converting between
-// byte orders of one dtype is always allowed.
+// c allows it and AsType computes it (see Check; ErrType otherwise). It
+// always copies. Every rule but No allows a change of byte order alone,
+// which AsType makes for every plain dtype.
 //
-// It fails with ErrType also when either dtype is a record or subarray
-// dtype, and with Validate's error (ErrDType, ErrShape or ErrDataLength)
+// It fails with Validate's error (ErrDType, ErrShape or ErrDataLength)
 // when a, or ErrDType when dt, is not valid.
 func (c Casting) AsType(a *Array, dt DType) (*Array, error) {
 	if err := a.Validate(); err != nil {
@@ -117,11 +22,8 @@ func (c Casting) AsType(a *Array, dt DType) (*Array, error) {
 	if err := dt.Validate(); err != nil {
 		return nil, err
 	}
-	if a.DType.layout != nil || dt.layout != nil {
-		return nil, newError(ErrType, fmt.Sprintf("cannot convert %s to %s: AsType converts plain dtypes only; a record's byte order changes with ToOrder, its values through its fields", a.DType, dt))
-	}
-	if !c.Allows(a.DType, dt) {
-		return nil, newError(ErrType, fmt.Sprintf("cannot convert %s to %s with casting %q", a.DType, dt, c))
+	if err := c.Check(a.DType, dt); err != nil {
+		return nil, err
 	}
 	n := a.Len()
 	out := &Array{DType: dt, Shape: append([]int{}, a.Shape...), Data: make([]byte, n*dt.ItemSize)}
@@ -140,6 +42,43 @@ func (c Casting) AsType(a *Array, dt DType) (*Array, error) {
 		dst.put(out.Data[i*dt.ItemSize:], src.get(a.Data[i*a.DType.ItemSize:]), dt)
 	}
 	return out, nil
+}
+
+// Check returns the error AsType would return for converting values of
+// dtype from to dtype to, or nil if it converts them: a caller that
+// converts a stream block by block asks once, before the first block.
+// The error matches ErrType and says why: c does not allow the conversion
+// (as numpy's np.can_cast says), or numpy allows it but AsType does not
+// compute it. AsType converts numbers (bool, integers, floats of up to 8
+// bytes, complex of up to 16) between each other, and any plain dtype to
+// itself in the other byte order; never a record or subarray dtype, whose
+// byte order changes with Array.ToOrder and whose values convert field by
+// field.
+func (c Casting) Check(from, to DType) error {
+	if !from.IsPlain() || !to.IsPlain() {
+		return newError(ErrType, fmt.Sprintf("cannot convert %s to %s: AsType converts plain dtypes only; a record's byte order changes with ToOrder, its values through its fields", from, to))
+	}
+	if !c.Allows(from, to) {
+		return newError(ErrType, fmt.Sprintf("cannot convert %s to %s with casting %q", from, to, c))
+	}
+	if from.WithOrder(to.Order) != to && (!convertible(from) || !convertible(to)) {
+		return newError(ErrType, fmt.Sprintf("cannot convert %s to %s: numpy's %q casting allows it, but AsType converts only numbers (bool, integers, floats of up to 8 bytes, complex of up to 16) and a dtype to itself in the other byte order", from, to, c))
+	}
+	return nil
+}
+
+// convertible reports whether AsType computes values of dt: bool,
+// integers, floats of up to 8 bytes, complex of up to 16.
+func convertible(dt DType) bool {
+	switch dt.Kind {
+	case 'b', 'i', 'u':
+		return true
+	case 'f':
+		return dt.ItemSize <= 8
+	case 'c':
+		return dt.ItemSize <= 16
+	}
+	return false
 }
 
 // ValuesAs returns a's values converted to T, as SameKind.AsType(a, DTypeOf[T]())

@@ -127,3 +127,45 @@ func TestAsTypeAndValuesAs(t *testing.T) {
 	_, err = ndarray.Unsafe.AsType(s, ndarray.DTypeOf[float64]())
 	assert.ErrorIs(t, err, ndarray.ErrType)
 }
+
+// The rules by numpy's names; No and Equiv in AsType; what numpy allows
+// but AsType does not compute is refused, never converted to zeros.
+func TestCastingRules(t *testing.T) {
+	for _, name := range []string{"no", "equiv", "safe", "same_kind", "unsafe"} {
+		c, err := ndarray.ParseCasting(name)
+		require.NoError(t, err)
+		assert.Equal(t, name, c.String())
+	}
+	_, err := ndarray.ParseCasting("sometimes")
+	assert.ErrorIs(t, err, ndarray.ErrType)
+	assert.EqualError(t, err, `ndarray: element type mismatch: casting "sometimes": want one of no, equiv, safe, same_kind, unsafe`)
+	assert.Equal(t, "same_kind", ndarray.Casting(0).String(), "the zero Casting is numpy's default")
+	assert.False(t, ndarray.Casting(9).Allows(ndarray.DTypeOf[int8](), ndarray.DTypeOf[int8]()))
+
+	f8, _ := ndarray.FromSlice([]float64{1.5, -2})
+	be := ndarray.MustParseDType(">f8")
+	_, err = ndarray.No.AsType(f8, be)
+	assert.EqualError(t, err, `ndarray: element type mismatch: cannot convert <f8 to >f8 with casting "no"`)
+	got, err := ndarray.Equiv.AsType(f8, be)
+	require.NoError(t, err)
+	back, _ := ndarray.Values[float64](got)
+	assert.Equal(t, []float64{1.5, -2}, back)
+	_, err = ndarray.Equiv.AsType(f8, ndarray.MustParseDType("<f4"))
+	assert.ErrorIs(t, err, ndarray.ErrType)
+	same, err := ndarray.No.AsType(f8, f8.DType)
+	require.NoError(t, err)
+	assert.Equal(t, f8.Data, same.Data)
+
+	// numpy converts datetimes between units and numbers to strings;
+	// AsType does neither, and says so.
+	ns, _ := ndarray.New(ndarray.MustParseDType("<M8[ns]"), []int{1}, []byte{0, 0x10, 0xa5, 0xd4, 0xe8, 0, 0, 0})
+	assert.True(t, ndarray.SameKind.Allows(ns.DType, ndarray.MustParseDType("<M8[s]")))
+	_, err = ndarray.SameKind.AsType(ns, ndarray.MustParseDType("<M8[s]"))
+	assert.EqualError(t, err, `ndarray: element type mismatch: cannot convert <M8[ns] to <M8[s]: numpy's "same_kind" casting allows it, but AsType converts only numbers (bool, integers, floats of up to 8 bytes, complex of up to 16) and a dtype to itself in the other byte order`)
+	swapped, err := ndarray.Equiv.AsType(ns, ndarray.MustParseDType(">M8[ns]"))
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0, 0, 0, 0xe8, 0xd4, 0xa5, 0x10, 0}, swapped.Data)
+	assert.True(t, ndarray.Safe.Allows(ndarray.DTypeOf[int32](), ndarray.MustParseDType("S11")))
+	assert.ErrorIs(t, ndarray.Safe.Check(ndarray.DTypeOf[int32](), ndarray.MustParseDType("S11")), ndarray.ErrType)
+	assert.NoError(t, ndarray.Safe.Check(ndarray.DTypeOf[int32](), ndarray.DTypeOf[float64]()))
+}

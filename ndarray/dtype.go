@@ -2,6 +2,7 @@ package ndarray
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -74,8 +75,12 @@ var timeUnits = map[string]bool{
 // never overflow; NumPy's own limit is lower.
 const maxItemSize = 1 << 31
 
-// ParseDType parses a NumPy array-interface typestr such as "<f8", "|b1",
-// ">c16", "|S10", "<U5" or "<M8[ns]".
+// ParseTypestr parses a NumPy array-interface typestr such as "<f8",
+// "|b1", ">c16", "|S10", "<U5" or "<M8[ns]": the form String writes and
+// the formats carry (YEP-110's typestr, an .npy header's descr of a plain
+// dtype). Codecs read their input's typestrs with it; a dtype a user
+// names, as numpy's np.dtype takes it ("float32", "f4,i2"), is
+// ParseDType's.
 //
 // The byte order is required. "=" resolves to the machine's order. For
 // items whose order does not matter (one-byte numbers, S and V) any order
@@ -84,7 +89,7 @@ const maxItemSize = 1 << 31
 //
 // It fails with an error matching ErrDType, quoting s and saying what is
 // wrong, for any string that is not such a typestr.
-func ParseDType(s string) (DType, error) {
+func ParseTypestr(s string) (DType, error) {
 	bad := func(why string) (DType, error) {
 		return DType{}, newError(ErrDType, fmt.Sprintf("typestr %q: %s", s, why))
 	}
@@ -108,6 +113,9 @@ func ParseDType(s string) (DType, error) {
 			}
 			dt.Unit = size[i+1 : len(size)-1]
 			size = size[:i]
+			if u, ok := strings.CutPrefix(dt.Unit, "1"); ok && u != "" && !isDigit(u[0]) {
+				dt.Unit = u // numpy's [1s] is [s]
+			}
 			if !validUnit(dt.Unit) {
 				return bad(fmt.Sprintf("unknown time unit %q", dt.Unit))
 			}
@@ -144,8 +152,8 @@ func ParseDType(s string) (DType, error) {
 	return dt, nil
 }
 
-// MustParseDType is ParseDType for typestrs known to be valid, such as
-// constants in a program; it panics on error.
+// MustParseDType is ParseDType for dtypes known to be valid, such as
+// constants in a program ("<f8", "uint8", "f4,i2"); it panics on error.
 func MustParseDType(s string) DType {
 	dt, err := ParseDType(s)
 	if err != nil {
@@ -170,13 +178,18 @@ func parseSize(s string) (int, error) {
 	return int(n), nil
 }
 
+// validUnit reports whether u is a unit as numpy's dtype.str writes it: a
+// count from 2 to 2^31-1 (none for 1) and a base unit.
 func validUnit(u string) bool {
 	digits := 0
 	for digits < len(u) && u[digits] >= '0' && u[digits] <= '9' {
 		digits++
 	}
-	if digits > 9 || (digits > 0 && u[0] == '0') {
-		return false
+	if digits > 0 {
+		n, err := strconv.ParseInt(u[:digits], 10, 64)
+		if err != nil || n > math.MaxInt32 || n < 2 || u[0] == '0' {
+			return false
+		}
 	}
 	return timeUnits[u[digits:]]
 }
@@ -202,7 +215,8 @@ func (dt DType) orderFree() bool {
 	return false
 }
 
-// String returns the typestr, e.g. "<f8"; it is the inverse of ParseDType.
+// String returns the typestr, e.g. "<f8"; it is the inverse of
+// ParseTypestr, and ParseDType reads every form it writes.
 // A DType whose order or kind is not a typestr character, such as the zero
 // DType of an unset field, prints as "<invalid dtype>".
 //
@@ -242,8 +256,8 @@ func (dt DType) AppendText(b []byte) ([]byte, error) {
 }
 
 // MarshalText returns the typestr (encoding.TextMarshaler). A record or
-// subarray dtype fails (ErrDType): its typestr would lose its fields, and
-// UnmarshalText could not read them back.
+// subarray dtype fails (ErrDType): its typestr would lose its fields (its
+// String, numpy's str(dtype), keeps them, and ParseDType reads it).
 func (dt DType) MarshalText() ([]byte, error) {
 	if dt.layout != nil {
 		return nil, newError(ErrDType, fmt.Sprintf("%s has no typestr that keeps its fields", dt))
@@ -251,9 +265,11 @@ func (dt DType) MarshalText() ([]byte, error) {
 	return dt.AppendText(nil)
 }
 
-// UnmarshalText parses a typestr into dt (encoding.TextUnmarshaler), so a
-// DType can be a field of JSON or other text formats. It fails as
-// ParseDType does, with ErrDType, and then leaves dt unchanged.
+// UnmarshalText parses a dtype into dt as ParseDType does
+// (encoding.TextUnmarshaler): a typestr, as MarshalText writes it, or any
+// spec numpy's np.dtype takes, so that a DType can be a field of JSON or
+// other text formats written by hand. It fails as ParseDType does, with
+// ErrDType, and then leaves dt unchanged.
 func (dt *DType) UnmarshalText(text []byte) error {
 	parsed, err := ParseDType(string(text))
 	if err != nil {

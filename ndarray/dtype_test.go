@@ -38,6 +38,8 @@ func TestParseDTypeValid(t *testing.T) {
 		{"<M8[ns]", "<M8[ns]", 'M', 8, false},
 		{">m8[10s]", ">m8[10s]", 'm', 8, false},
 		{"<M8[us]", "<M8[us]", 'M', 8, false},
+		{"<M8[1s]", "<M8[s]", 'M', 8, false}, // numpy writes no count of 1
+		{">m8[2147483647ns]", ">m8[2147483647ns]", 'm', 8, false},
 	}
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {
@@ -59,18 +61,48 @@ func TestParseDTypeNative(t *testing.T) {
 	assert.Equal(t, string(rune(NativeOrder()))+"f8", dt.String())
 }
 
-func TestParseDTypeInvalid(t *testing.T) {
-	for _, in := range []string{
-		"", "<", "<f", "f8", "<f3", "<q8", "<i0", "<b2", "|f8", "|U3", "|M8",
-		"<i", "<i-1", "<i+8", "<f8 ", " <f8", "<M8[", "<M8[ns", "<M8[xs]", "<M8[]",
-		"<M4", "<c4", "<i0", "<U99999999999", "<V4294967296", "<M8[010ns]",
-	} {
+// typestrsRefused are strings that are not typestrs: ParseTypestr
+// refuses them all, and ParseDType those numpy refuses.
+var typestrsRefused = []string{
+	"", "<", "<f", "f8", "<f3", "<q8", "<i0", "<b2", "|f8", "|U3", "|M8",
+	"<i", "<i-1", "<i+8", "<f8 ", " <f8", "<M8[", "<M8[ns", "<M8[xs]", "<M8[]",
+	"<M4", "<c4", "<i0", "<U99999999999", "<V4294967296", "<M8[010ns]", "float32",
+}
+
+func TestParseTypestrInvalid(t *testing.T) {
+	for _, in := range typestrsRefused {
 		t.Run(in, func(t *testing.T) {
-			_, err := ParseDType(in)
+			_, err := ParseTypestr(in)
 			require.Error(t, err)
 			assert.True(t, errors.Is(err, ErrDType), "%v", err)
 			assert.Contains(t, err.Error(), "ndarray: invalid dtype: typestr "+quote(in))
 		})
+	}
+}
+
+// ParseDType reads every typestr as ParseTypestr does, and of the strings
+// that are not typestrs accepts those numpy's np.dtype accepts, as numpy
+// reads them (on a little-endian machine, "=" and no order are "<").
+func TestParseDTypeReadsTypestrs(t *testing.T) {
+	for _, c := range []struct{ in string }{{"|b1"}, {"<b1"}, {">u1"}, {"<i2"}, {">i8"}, {"<f2"}, {"<f16"}, {">c16"}, {"<c32"},
+		{"|S5"}, {"<S5"}, {"<U3"}, {">U1"}, {"|V16"}, {"|V0"}, {"|S0"}, {"<U0"}, {"<M8"}, {"<M8[ns]"}, {">m8[10s]"}, {"=f8"}, {"<M8[2147483647ns]"}} {
+		want, err := ParseTypestr(c.in)
+		require.NoError(t, err, c.in)
+		got, err := ParseDType(c.in)
+		require.NoError(t, err, c.in)
+		assert.Equal(t, want, got, c.in)
+	}
+	numpys := map[string]string{"f8": "=f8", "|f8": "=f8", "|U3": "=U3", "|M8": "=M8", "<i+8": "<i8", "<M8[010ns]": "<M8[10ns]", "float32": "=f4", "<f": "<f4", "<i": "<i4"}
+	for _, in := range typestrsRefused {
+		got, err := ParseDType(in)
+		want, numpy := numpys[in]
+		if !numpy {
+			assert.ErrorIs(t, err, ErrDType, "%q", in)
+			continue
+		}
+		if assert.NoError(t, err, in) {
+			assert.Equal(t, MustParseDType(want), got, in)
+		}
 	}
 }
 
@@ -83,6 +115,8 @@ func TestDTypeValidateRejectsNonCanonical(t *testing.T) {
 		{Order: '<', Kind: 'u', ItemSize: 1}, // must be '|'
 		{Order: '<', Kind: 'U', ItemSize: 6},
 		{Order: '<', Kind: 'f', ItemSize: 8, Unit: "ns"},
+		{Order: '<', Kind: 'M', ItemSize: 8, Unit: "1ns"},
+		{Order: '<', Kind: 'M', ItemSize: 8, Unit: "2147483648ns"},
 	} {
 		assert.ErrorIs(t, dt.Validate(), ErrDType, "%+v", dt)
 	}

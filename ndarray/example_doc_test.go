@@ -71,3 +71,18 @@ func ExampleFromColumnMajor() {
 	// [2 3] [1 2 3 4 5 6]
 	// [1 4 2 5 3 6]
 }
+
+// Casting.Allows answers as numpy's np.can_cast does, for every dtype
+// ndpack holds; ParseCasting reads numpy's names of the rules.
+func ExampleCasting_Allows() {
+	i8, f8 := ndarray.MustParseDType("int64"), ndarray.MustParseDType("float64")
+	fmt.Println(ndarray.Safe.Allows(i8, f8), ndarray.Safe.Allows(f8, i8), ndarray.Unsafe.Allows(f8, i8))
+	c, _ := ndarray.ParseCasting("equiv")
+	fmt.Println(c.Allows(f8, ndarray.MustParseDType(">f8")), c.Allows(f8, ndarray.MustParseDType("f4")))
+	s, ns := ndarray.MustParseDType("M8[s]"), ndarray.MustParseDType("M8[ns]")
+	fmt.Println(ndarray.Safe.Allows(s, ns), ndarray.Safe.Allows(ns, s), ndarray.Safe.Allows(i8, ndarray.MustParseDType("S21")))
+	// Output:
+	// true false true
+	// true false
+	// true false true
+}

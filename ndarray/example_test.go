@@ -1,6 +1,7 @@
 package ndarray_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ndpack/ndpack/ndarray"
@@ -16,14 +17,36 @@ func ExampleFromSlice() {
 	// Output: [2 3] 6 5
 }
 
+// A dtype as numpy's np.dtype takes it: a name, a typestr, a comma list
+// (a record of fields f0, f1, ...), a subarray, numpy's list form.
 func ExampleParseDType() {
-	dt, err := ndarray.ParseDType(">i2")
+	for _, spec := range []string{"float32", ">i2", "f4,i2", "(3,)f4", "[('x', '<f4'), ('pos', '<f8', (2,))]"} {
+		dt, err := ndarray.ParseDType(spec)
+		fmt.Println(dt, dt.ItemSize, err)
+	}
+	_, err := ndarray.ParseDType("longdouble")
+	fmt.Println(err != nil, errors.Is(err, ndarray.ErrDType))
+	// Output:
+	// <f4 4 <nil>
+	// >i2 2 <nil>
+	// [('f0', '<f4'), ('f1', '<i2')] 6 <nil>
+	// ('<f4', (3,)) 12 <nil>
+	// [('x', '<f4'), ('pos', '<f8', (2,))] 20 <nil>
+	// true true
+}
+
+// A typestr as the formats carry it: byte order, kind, size.
+func ExampleParseTypestr() {
+	dt, err := ndarray.ParseTypestr(">i2")
 	fmt.Println(dt.Kind == 'i', dt.ItemSize, dt.Order == '>', dt.IsStandard(), err)
-	_, err = ndarray.ParseDType("<f3")
+	_, err = ndarray.ParseTypestr("<f3")
+	fmt.Println(err)
+	_, err = ndarray.ParseTypestr("float32")
 	fmt.Println(err)
 	// Output:
 	// true 2 true true <nil>
 	// ndarray: invalid dtype: typestr "<f3": kind 'f' has no 3-byte size (valid: [2 4 8 16])
+	// ndarray: invalid dtype: typestr "float32": byte order 'f' is not one of '<', '>', '|', '='
 }
 
 func ExampleValues() {

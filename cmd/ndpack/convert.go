@@ -108,8 +108,9 @@ Options:
                        read alone
   --field NAME         only the field NAME of a record array (numpy's
                        a['NAME']; "outer.inner" for a nested record's field)
-  --astype DTYPE       convert the values to DTYPE (numpy's names: float32,
-                       i2, >f8, bool, complex64 ...), as numpy's astype does
+  --astype DTYPE       convert the values to DTYPE (as np.dtype takes it:
+                       float32, i2, >f8, bool, complex64, int_ ...), as
+                       numpy's astype does
   --casting RULE       which conversions --astype makes, as numpy's casting:
                        no, equiv (byte order only), safe, same_kind
                        (default: within a kind or up bool, unsigned, signed,

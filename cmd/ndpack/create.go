@@ -31,9 +31,12 @@ written so far (zeros elsewhere).
 
 Options:
   --dtype DTYPE  as np.dtype takes it: float64, f8, <i4, uint8, bool,
-                 >c16, datetime64[ns], a typestr, or a record:
-                 'x:<f4,y:<f4,id:<u2' or "[('x', '<f4'), ('y', '<f4')]"
-                 ("=" is this machine's byte order)
+                 >c16, datetime64[ns], str, S10, a typestr, or a record:
+                 'f4,i2', "[('x', '<f4'), ('y', '<f4')]", a dict
+                 "{'names': [...], 'formats': [...], 'offsets': [...]}"
+                 (or in JSON), or NAME:DTYPE fields 'x:<f4,y:<f4,id:<u2'
+                 ("=" and no byte order are this machine's; long double
+                 and object dtypes are refused)
   --shape SHAPE  dimensions separated by commas: 4096,1024; "" or () is a
                  0-d array; a tuple as numpy prints it, (4096, 1024), too
   --force        replace OUT.npy if it exists
@@ -70,13 +73,19 @@ func runCreate(e env, args []string) error {
 	if f := formatOf(out); f != "" && f != formatNPY {
 		return usageError("create makes .npy files, not %s", f)
 	}
-	dt, err := parseDTypeSpec(*dtype)
+	dt, err := parseDTypeFlag(*dtype)
 	if err != nil {
-		return usageError("--dtype %s: %v", *dtype, err)
+		return usageError("--dtype %v", err)
 	}
 	shape, err := parseShape(*shapeText)
 	if err != nil {
 		return usageError("--shape %q: %v", *shapeText, err)
+	}
+	if base, sub, ok := dt.Subarray(); ok {
+		// open_memmap would write numpy's |V descr and lose the
+		// elements' dtype; np.zeros(SHAPE, DTYPE) folds the shape.
+		whole := append(append([]int{}, shape...), sub...)
+		return usageError("--dtype %s is a subarray dtype, whose shape numpy folds into the array's: give --dtype '%s' --shape %s", dt, base, strings.ReplaceAll(strings.Trim(ndarray.FormatShape(whole), "(,)"), " ", ""))
 	}
 	// The byte order is the user's to choose: the CLI writes no values,
 	// so a byte-swapped file is no trap here.

@@ -46,7 +46,7 @@ func TestCreate(t *testing.T) {
 		p := filepath.Join(dir, "named.npy")
 		r := cli(t, nil, "create", "--force", "--dtype", spec, "--shape", "2", p)
 		require.Equal(t, result{0, "", ""}, r, spec)
-		dt, err := parseDTypeSpec(want)
+		dt, err := parseDTypeFlag(want)
 		require.NoError(t, err)
 		assert.Equal(t, string(npybridge.AppendHeader(nil, dt, []int{2})), string(readFile(t, p)[:len(npybridge.AppendHeader(nil, dt, []int{2}))]), spec)
 	}
@@ -64,7 +64,7 @@ func TestCreateUsage(t *testing.T) {
 		{[]string{p, "--shape", "3"}, "--dtype is required (such as float64, <f8 or 'x:<f4,y:<f4')"},
 		{[]string{p, "--dtype", "<f8"}, "--shape is required (such as 4096,1024)"},
 		{[]string{"--dtype", "<f8", "--shape", "3"}, "name one output file"},
-		{[]string{p, "--dtype", "<q8", "--shape", "3"}, `--dtype <q8: "<q8" is not a dtype numpy names (float64, f8, <i2, uint8, bool, complex64, U5, datetime64[ns], ...)`},
+		{[]string{p, "--dtype", "<q8", "--shape", "3"}, `--dtype "<q8": not a dtype numpy knows (np.dtype raises "data type '<q8' not understood")`},
 		{[]string{p, "--dtype", "<f8", "--shape", "3,-1"}, `--shape "3,-1": dimension 1 is "-1", not a count`},
 		{[]string{"-", "--dtype", "<f8", "--shape", "3"}, "create writes a file to be mapped, not standard output"},
 		{[]string{filepath.Join(dir, "x.npz"), "--dtype", "<f8", "--shape", "3"}, "create makes .npy files, not npz"},

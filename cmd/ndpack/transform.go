@@ -17,72 +17,50 @@ import (
 // elements at a time as it is read, so that memory stays small whatever
 // the size of the array.
 
-// castings are numpy's casting rules by name, as --casting takes them.
-var castings = []string{"no", "equiv", "safe", "same_kind", "unsafe"}
-
 // astypeSpec is --astype DTYPE under --casting RULE.
 type astypeSpec struct {
 	to      ndarray.DType
-	text    string // DTYPE as given, for messages
-	casting string // one of castings
+	text    string          // DTYPE as given, for messages
+	casting ndarray.Casting // numpy's rule, same_kind unless given
 }
 
 // parseAstype reads --astype and --casting; nil when --astype is not set.
 func parseAstype(dtype, casting string) (*astypeSpec, error) {
-	if casting == "" {
-		casting = "same_kind"
-	}
-	known := false
-	for _, c := range castings {
-		known = known || c == casting
-	}
-	if !known {
-		return nil, usageError("--casting %s: want one of %s", casting, strings.Join(castings, ", "))
+	rule := ndarray.SameKind
+	if casting != "" {
+		var err error
+		if rule, err = ndarray.ParseCasting(casting); err != nil {
+			return nil, usageError("--casting %s: want one of no, equiv, safe, same_kind, unsafe", casting)
+		}
 	}
 	if dtype == "" {
 		return nil, nil
 	}
-	dt, err := parseDTypeSpec(dtype)
+	dt, err := parseDTypeFlag(dtype)
 	if err != nil {
-		return nil, usageError("--astype %s: %v", dtype, err)
+		return nil, usageError("--astype %v", err)
 	}
-	return &astypeSpec{to: dt, text: dtype, casting: casting}, nil
+	return &astypeSpec{to: dt, text: dtype, casting: rule}, nil
 }
 
-// allows reports whether the rule lets from be converted to the spec's
-// dtype, as numpy's np.can_cast(from, to, casting) does for the dtypes
-// ndpack converts (bool, integers, floats to 8 bytes, complex to 16, and a
-// dtype to itself).
-func (s *astypeSpec) allows(from ndarray.DType) bool {
-	if !numeric(from) || !numeric(s.to) {
-		// Strings, dates, records, long doubles: kept as they are, or
-		// in the other byte order.
-		same := sameDType(from, s.to)
-		return same || s.casting != "no" && from.IsPlain() && s.to.IsPlain() && from.WithOrder(s.to.Order) == s.to
-	}
-	switch s.casting {
-	case "no":
-		return sameDType(from, s.to)
-	case "equiv":
-		return sameDType(from, s.to) || from.IsPlain() && s.to.IsPlain() && from.WithOrder(s.to.Order) == s.to
-	case "safe":
-		return sameDType(from, s.to) || ndarray.Safe.Allows(from, s.to)
-	case "same_kind":
-		return sameDType(from, s.to) || ndarray.SameKind.Allows(from, s.to)
-	}
-	return sameDType(from, s.to) || ndarray.Unsafe.Allows(from, s.to)
-}
-
-// check says why from cannot be converted, or nil.
+// check says why from cannot be converted, or nil: numpy's can_cast
+// (ndarray's Casting.Allows) decides, and ndarray converts what it allows
+// between numbers, and any dtype to itself in the other byte order.
 func (s *astypeSpec) check(from ndarray.DType) error {
-	if s.allows(from) {
+	if sameDType(from, s.to) || s.casting.Check(from, s.to) == nil {
 		return nil
 	}
-	if numeric(from) && numeric(s.to) {
-		return fmt.Errorf("--astype %s: cannot cast %s to %s under --casting %s, as numpy's can_cast says (--casting unsafe converts anyway)", s.text, from, s.to, s.casting)
-	}
-	if from.IsRecord() || s.to.IsRecord() {
+	switch {
+	case s.to.IsSubarray():
+		return fmt.Errorf("--astype %s: %s is a subarray dtype, whose shape numpy's astype adds to the array's; ndpack converts element to element", s.text, s.to)
+	case from.IsRecord() || s.to.IsRecord():
 		return fmt.Errorf("--astype %s: cannot convert %s to %s: a record array's values are converted field by field (--field NAME picks one)", s.text, from, s.to)
+	case !s.casting.Allows(from, s.to):
+		hint := ""
+		if ndarray.Unsafe.Check(from, s.to) == nil {
+			hint = " (--casting unsafe converts anyway)"
+		}
+		return fmt.Errorf("--astype %s: cannot cast %s to %s under --casting %s, as numpy's can_cast says%s", s.text, from, s.to, s.casting, hint)
 	}
 	return fmt.Errorf("--astype %s: cannot convert %s to %s: ndpack converts between bool, integers, floats of up to 8 bytes and complex of up to 16 (and a dtype to itself)", s.text, from, s.to)
 }
@@ -317,11 +295,6 @@ func (fa *fileArrays) withFieldAndType(field string, as *astypeSpec) {
 // sameDType reports whether a and b are one dtype (records by their
 // fields, not by where they were made).
 func sameDType(a, b ndarray.DType) bool { return a == b || a.String() == b.String() }
-
-// numeric reports whether ndarray converts dt's values (bool, integers,
-// floats of up to 8 bytes, complex of up to 16): what any unsafe cast to
-// float64 takes.
-func numeric(dt ndarray.DType) bool { return ndarray.Unsafe.Allows(dt, ndarray.DTypeOf[float64]()) }
 
 // maxHeaderFlag is --max-header-size N: the longest .npy header text read,
 // as numpy's max_header_size.

@@ -434,7 +434,7 @@ func parseFormat(s []byte, at int, where func() string) (ndarray.DType, error) {
 	if IsObjectTypestr(s) {
 		return ndarray.DType{}, &Error{Offset: at, Detail: fmt.Sprintf("%s's format %q is an object array (pickle), which is never read", where(), s), Object: true}
 	}
-	dt, err := ndarray.ParseDType(string(s))
+	dt, err := ndarray.ParseTypestr(string(s))
 	if err != nil {
 		return ndarray.DType{}, &Error{Offset: at, Detail: where() + "'s format", Cause: err}
 	}

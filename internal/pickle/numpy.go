@@ -533,7 +533,7 @@ func (d *decoder) buildDType(o *dtypeObj, state any) error {
 	if order == "|" {
 		order = "="
 	}
-	dt, err := ndarray.ParseDType(order + code)
+	dt, err := ndarray.ParseTypestr(order + code)
 	if err != nil {
 		return d.fail(ErrNotData, "dtype %s inside an object array is not read: %v", quoteName(o.code), err)
 	}
