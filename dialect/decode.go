@@ -279,11 +279,12 @@ func (f arrayFields) header(mapLen int) (Header, error) {
 			return Header{}, err
 		}
 	default:
-		if mpdescr.IsObjectTypestr(f.typestr) {
+		var err error
+		dt, err = ndarray.ParseTypestr(string(f.typestr))
+		if errors.Is(err, ndarray.ErrObject) {
 			return Header{}, errAt(ErrPickle, at, "%q %q is an object array (pickle), which is never read", typeKey, f.typestr)
 		}
-		var err error
-		if dt, err = ndarray.ParseTypestr(string(f.typestr)); err != nil {
+		if err != nil {
 			return Header{}, wrapAt(ErrMalformed, at, err)
 		}
 	}

@@ -329,10 +329,10 @@ func parseTypestr(s []byte, at int) (ndarray.DType, error) {
 	if dt, ok := standardDTypes[string(s)]; ok {
 		return dt, nil
 	}
-	if mpdescr.IsObjectTypestr(s) {
+	dt, err := ndarray.ParseTypestr(string(s))
+	if errors.Is(err, ndarray.ErrObject) {
 		return ndarray.DType{}, errAt(ErrMalformed, at, "typestr %q is an object array (pickle): the reference sends the addresses of Python objects, which are never read", s)
 	}
-	dt, err := ndarray.ParseTypestr(string(s))
 	if err != nil {
 		return dt, newError(ErrMalformed, int64(at), "", err)
 	}

@@ -88,10 +88,15 @@ const maxItemSize = 1 << 31
 // is refused, since it would leave the byte order to a guess.
 //
 // It fails with an error matching ErrDType, quoting s and saying what is
-// wrong, for any string that is not such a typestr.
+// wrong, for any string that is not such a typestr; numpy's object typestr
+// ("|O", "O", "|O8") matches ErrObject too.
 func ParseTypestr(s string) (DType, error) {
 	bad := func(why string) (DType, error) {
 		return DType{}, newError(ErrDType, fmt.Sprintf("typestr %q: %s", s, why))
+	}
+	if k := strings.TrimLeft(s, "<>|="); len(s)-len(k) <= 1 && strings.HasPrefix(k, "O") {
+		// "|O", "O", "|O8": numpy's object dtype.
+		return DType{}, newError(ErrObject, fmt.Sprintf("typestr %q is numpy's object dtype, references to Python objects (a pickle in a file)", s))
 	}
 	if len(s) < 3 {
 		return bad("too short: want byte order, kind and size, like \"<f8\"")

@@ -65,7 +65,12 @@ func finishSpec(s string, dt DType, err error) (DType, error) {
 		err = detail(dt.Validate())
 	}
 	if err != nil {
-		return DType{}, &Error{Pkg: "ndarray", Err: ErrDType, Offset: -1, Detail: quoteSpec(s) + ": " + err.Error()}
+		class := ErrDType
+		var se *specError
+		if errors.As(err, &se) && se.object || errors.Is(err, ErrObject) {
+			class = ErrObject
+		}
+		return DType{}, &Error{Pkg: "ndarray", Err: class, Offset: -1, Detail: quoteSpec(s) + ": " + err.Error()}
 	}
 	return dt, nil
 }
@@ -96,9 +101,13 @@ func quoteSpec(s string) string {
 // specError is why a spec is refused; hold marks what numpy accepts but
 // ndpack does not hold (as opposed to what numpy refuses too).
 type specError struct {
-	msg  string
-	hold bool
+	msg    string
+	hold   bool
+	object bool // numpy's object dtype: the error's class is ErrObject
 }
+
+// objectRefused is the error for numpy's object dtype.
+func objectRefused() error { return &specError{msg: objectWhy, hold: true, object: true} }
 
 func (e *specError) Error() string { return e.msg }
 
@@ -165,6 +174,9 @@ var controlTypes = [...]string{"bool", "int8", "uint8", "int16", "uint16", "int3
 // typeFromTable returns the dtype a typeCodes or typeNames entry gives.
 func typeFromTable(entry string) (DType, error) {
 	if why, ok := strings.CutPrefix(entry, "!"); ok {
+		if why == objectWhy {
+			return DType{}, objectRefused()
+		}
 		return DType{}, notHeld("%s", why)
 	}
 	dt, err := ParseTypestr(entry)
@@ -267,7 +279,7 @@ func convTypeCode(t string) (DType, bool, error) {
 		return DType{}, false, nil
 	}
 	if kind == 'O' && (size == 4 || size == 8) {
-		return DType{}, false, notHeld("%s", objectWhy)
+		return DType{}, false, objectRefused()
 	}
 	if sizes, known := validSizes[kind]; !known || kind == 'M' || kind == 'm' || !containsInt(sizes, int(size)) {
 		return DType{}, false, nil

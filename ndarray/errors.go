@@ -24,7 +24,19 @@ var (
 	// ErrIndex: an index with the wrong number of coordinates or one out of
 	// range.
 	ErrIndex = errors.New("index out of range")
+	// ErrObject: numpy's object dtype ("|O", "object"): references to
+	// Python objects, a pickle in a file, which no DType holds. It matches
+	// ErrDType too, and reads as it does. Codecs tell an object array from
+	// other bad dtypes by it, to say that its data is a pickle, never read.
+	ErrObject error = objectClass{}
 )
+
+// objectClass is ErrObject's type: the class "invalid dtype", one kind of
+// ErrDType.
+type objectClass struct{}
+
+func (objectClass) Error() string        { return ErrDType.Error() }
+func (objectClass) Is(target error) bool { return target == ErrDType }
 
 // The classes of failure that mean the same in every package of the
 // module, declared once here: whichever codec or protocol reports that its

@@ -57,7 +57,7 @@ func parseDescr(s string) (ndarray.DType, error) {
 	if !ok {
 		return unknown()
 	}
-	dt, err := ndarray.ParseDType(string(order) + typestr)
+	dt, err := ndarray.ParseTypestr(string(order) + typestr)
 	if err != nil {
 		return unknown()
 	}

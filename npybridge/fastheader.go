@@ -28,7 +28,7 @@ var plainTypestrs = func() map[string]ndarray.DType {
 		for _, size := range []string{"1", "2", "4", "8", "16"} {
 			for _, order := range []byte{'<', '>', '|'} {
 				s := string(order) + string(kind) + size
-				if dt, err := ndarray.ParseDType(s); err == nil && dt.String() == s {
+				if dt, err := ndarray.ParseTypestr(s); err == nil && dt.String() == s {
 					m[s] = dt
 				}
 			}

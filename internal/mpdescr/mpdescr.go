@@ -23,6 +23,7 @@
 package mpdescr
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -431,21 +432,12 @@ func (r *reader) dim(where func() string) (int, error) {
 
 // parseFormat parses a typestr as numpy's descr writes it for a field.
 func parseFormat(s []byte, at int, where func() string) (ndarray.DType, error) {
-	if IsObjectTypestr(s) {
+	dt, err := ndarray.ParseTypestr(string(s))
+	if errors.Is(err, ndarray.ErrObject) {
 		return ndarray.DType{}, &Error{Offset: at, Detail: fmt.Sprintf("%s's format %q is an object array (pickle), which is never read", where(), s), Object: true}
 	}
-	dt, err := ndarray.ParseTypestr(string(s))
 	if err != nil {
 		return ndarray.DType{}, &Error{Offset: at, Detail: where() + "'s format", Cause: err}
 	}
 	return dt, nil
-}
-
-// IsObjectTypestr reports whether s is numpy's typestr of Python objects:
-// "|O", "O", "|O8", "<O8".
-func IsObjectTypestr(s []byte) bool {
-	if len(s) > 0 && (s[0] == '|' || s[0] == '<' || s[0] == '>' || s[0] == '=') {
-		s = s[1:]
-	}
-	return len(s) > 0 && s[0] == 'O'
 }

@@ -1,11 +1,11 @@
 package avro
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/ndpack/ndpack/internal/codecerr"
-	"github.com/ndpack/ndpack/internal/mpdescr"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -144,10 +144,10 @@ func DecodeArray(b []byte) (*ndarray.Array, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if mpdescr.IsObjectTypestr(typestr) {
+	dt, err := ndarray.ParseTypestr(string(typestr))
+	if errors.Is(err, ndarray.ErrObject) {
 		return nil, 0, errAt(ErrMalformed, tsAt, "typestr %q is an object array (pickle), which is never read", typestr)
 	}
-	dt, err := ndarray.ParseDType(string(typestr))
 	if err != nil {
 		return nil, 0, &ndarray.Error{Pkg: "avro", Err: ErrMalformed, Offset: int64(tsAt), Cause: err}
 	}
