@@ -179,10 +179,11 @@ func mustSlice[T ndarray.Element](t *testing.T, v []T, shape ...int) *ndarray.Ar
 	return a
 }
 
-// Ctrl-C during a conversion to S3, once parts were uploaded, aborts the
-// upload: no object appears.
+// Ctrl-C during a conversion to S3, while parts are being uploaded in
+// parallel, aborts the upload: no object appears, and no upload is left.
 func TestS3ConvertInterrupted(t *testing.T) {
 	s := s3fake.Start(t, "lab")
+	s.Throttle(4e6) // so that the parts are still going up when the signal comes
 	cmd := exec.Command(ndpackBin, "convert", "--part-size", "5M", "--from", "npy", "-", "s3://lab/slow.msgpack")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -194,16 +195,18 @@ func TestS3ConvertInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stdin.Close()
-	// 16 MiB announced, 6 MiB given: one part goes up, then it waits.
+	// 16 MiB announced, 12 MiB given: two parts go up at once, then it
+	// waits.
 	stdin.Write(npybridge.AppendHeader(nil, ndarray.DTypeOf[float64](), []int{2 << 20}))
-	stdin.Write(make([]byte, 6<<20))
+	stdin.Write(make([]byte, 12<<20))
 	uploaded := func() bool {
+		started := 0
 		for _, c := range s.Calls() {
-			if strings.HasPrefix(c, "PUT ") && strings.Contains(c, "partNumber=1") {
-				return true
+			if strings.HasPrefix(c, "PUT ") && (strings.Contains(c, "partNumber=1") || strings.Contains(c, "partNumber=2")) {
+				started++
 			}
 		}
-		return false
+		return started == 2
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for !uploaded() && time.Now().Before(deadline) {
@@ -227,6 +230,15 @@ func TestS3ConvertInterrupted(t *testing.T) {
 	}
 	if _, ok := s.Get(t, "lab", "slow.msgpack"); ok {
 		t.Error("an interrupted conversion left an object")
+	}
+	resp, err := http.Get(s.URL + "/lab?uploads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(listing), "ListMultipartUploadsResult") || strings.Contains(string(listing), "<Upload>") {
+		t.Errorf("uploads left after the interruption: %d %s\nstderr: %s\ncalls: %q", resp.StatusCode, listing, stderr.String(), s.Calls())
 	}
 }
 

@@ -6,12 +6,14 @@ package s3fake
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -31,6 +33,15 @@ type Server struct {
 	mu              sync.Mutex
 	calls           []string // "METHOD QUERY" of each request
 	intercept       func(w http.ResponseWriter, r *http.Request) bool
+	rate            float64 // bytes a second each request may move, 0 for no cap
+}
+
+// Throttle caps each request's body and each answer's at rate bytes a
+// second (0: no cap), as a store caps each connection.
+func (s *Server) Throttle(rate float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rate = rate
 }
 
 // Intercept has f see every request first; a request f reports handled
@@ -51,12 +62,18 @@ func Start(t testing.TB, buckets ...string) *Server {
 		s.Requests.Add(1)
 		s.mu.Lock()
 		s.calls = append(s.calls, r.Method+" "+r.URL.RawQuery)
-		f := s.intercept
+		f, rate := s.intercept, s.rate
 		s.mu.Unlock()
 		if f != nil && f(w, r) {
 			return
 		}
-		h.ServeHTTP(countingWriter{w, &s.Bytes}, r)
+		var rw http.ResponseWriter = countingWriter{w, &s.Bytes}
+		if rate > 0 {
+			pace := &pacer{rate: rate, start: time.Now()}
+			rw = pacedWriter{rw, pace}
+			r.Body = pacedBody{r.Body, pace}
+		}
+		h.ServeHTTP(rw, r)
 	}))
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
@@ -120,5 +137,49 @@ type countingWriter struct {
 func (w countingWriter) Write(p []byte) (int, error) {
 	n, err := w.ResponseWriter.Write(p)
 	w.n.Add(int64(n))
+	return n, err
+}
+
+// pacer holds what crosses one request to rate bytes a second.
+type pacer struct {
+	rate  float64
+	start time.Time
+	moved int64
+}
+
+// wait sleeps until n more bytes are due.
+func (p *pacer) wait(n int) {
+	p.moved += int64(n)
+	if due := time.Duration(float64(p.moved) / p.rate * float64(time.Second)); due > time.Since(p.start) {
+		time.Sleep(due - time.Since(p.start))
+	}
+}
+
+type pacedWriter struct {
+	http.ResponseWriter
+	p *pacer
+}
+
+func (w pacedWriter) Write(b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		k, err := w.ResponseWriter.Write(b[n:min(len(b), n+64<<10)])
+		n += k
+		w.p.wait(k)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+type pacedBody struct {
+	io.ReadCloser
+	p *pacer
+}
+
+func (b pacedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p[:min(len(p), 64<<10)])
+	b.p.wait(n)
 	return n, err
 }
