@@ -9,7 +9,7 @@
 // It is the wire under package yaq's client and daemon server, built on
 // package yaq/avro's schemas and values; it is internal because only
 // package yaq reads and writes frames. Where a value spans frames, it finds the
-// value's end with yaq/avro's scanner, lent through internal/avroscan.
+// value's end with yaq/avro's Scanner.
 // Its errors are *ndarray.Error, "avro: CLASS at byte N: DETAIL", matching
 // avro's sentinels (ErrTruncated, ErrTooLarge, ErrMalformed).
 package avrorpc

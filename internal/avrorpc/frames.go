@@ -12,7 +12,6 @@ import (
 
 	"github.com/ndpack/ndpack/ndarray"
 
-	"github.com/ndpack/ndpack/internal/avroscan"
 	"github.com/ndpack/ndpack/internal/boundedio"
 	"github.com/ndpack/ndpack/yaq/avro"
 )
@@ -60,7 +59,7 @@ type FrameReader struct {
 	read int64
 	// scan finds the end of a value that spans frames; made when first
 	// needed and kept between values for the memory of its stack.
-	scan avroscan.Scanner
+	scan *avro.Scanner
 	// capped names the value read under a cap lower than max (see
 	// CappedValue), for the error that refuses it.
 	capped string
@@ -154,7 +153,7 @@ func (f *FrameReader) Lent() []byte {
 // them, where decoding again from the start after each frame would take
 // time quadratic in the number of frames.
 func (f *FrameReader) Value(s *avro.Schema) (any, error) {
-	if avroscan.TakesNoBytes(s) {
+	if s.TakesNoBytes() {
 		v, _, err := s.Decode(nil)
 		return v, err
 	}
@@ -276,7 +275,7 @@ func (f *FrameReader) readFrame(s *avro.Schema, valueAt *int64) (grew bool, err 
 // some 20 times its bytes. The work is linear in its bytes, and the
 // memory is that of the bytes.
 func (f *FrameReader) skip(s *avro.Schema) error {
-	if avroscan.TakesNoBytes(s) {
+	if s.TakesNoBytes() {
 		return nil
 	}
 	valueAt := f.read - int64(len(f.buf))
@@ -303,7 +302,7 @@ func (f *FrameReader) skip(s *avro.Schema) error {
 // startScan starts finding the end of a value of s that spans frames.
 func (f *FrameReader) startScan(s *avro.Schema) {
 	if f.scan == nil {
-		f.scan = avroscan.NewScanner()
+		f.scan = new(avro.Scanner)
 	}
 	f.scan.Start(s, f.max)
 }

@@ -1,6 +1,7 @@
 package avro_test
 
 import (
+	"errors"
 	"fmt"
 	"log"
 
@@ -54,4 +55,35 @@ func ExampleNames() {
 	// Output:
 	// array<level> 04 02 00 00
 	// avro: invalid schema: unknown type "levels"
+}
+
+// A value that arrives in pieces, as a socket's reads cut it: the Scanner
+// finds its end as the pieces come, scanning each byte once, and the value
+// is decoded once it is whole.
+func ExampleScanner() {
+	schema, err := avro.ParseSchema(`{"type": "array", "items": "string"}`)
+	if err != nil {
+		log.Fatal(err)
+	}
+	whole, _ := schema.Append(nil, []any{"alpha", "beta", "gamma"})
+	var sc avro.Scanner
+	sc.Start(schema, 1<<20)
+	var got []byte
+	for _, piece := range [][]byte{whole[:4], whole[4:9], whole[9:]} {
+		got = append(got, piece...)
+		n, err := sc.Resume(got)
+		if errors.Is(err, ndarray.ErrTruncated) {
+			fmt.Printf("%d bytes: more to come\n", len(got))
+			continue
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		v, _, err := schema.Decode(got[:n])
+		fmt.Println(n, "bytes:", v, err)
+	}
+	// Output:
+	// 4 bytes: more to come
+	// 9 bytes: more to come
+	// 19 bytes: [alpha beta gamma] <nil>
 }

@@ -1,27 +1,21 @@
 package avro
 
 import (
-	"github.com/ndpack/ndpack/internal/avroscan"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
-// The scanner and takesNoBytes serve Avro RPC's framing, which reads a
-// value that spans frames (internal/avrorpc), through avroscan: they
-// share the decoder's reader and limits and what parsing a schema
-// established, which the package does not export.
-func init() {
-	avroscan.NewScanner = func() avroscan.Scanner { return new(scanner) }
-	avroscan.TakesNoBytes = func(s any) bool { return s.(*Schema).takesNoBytes() }
-}
-
-// scanner finds where a value ends in bytes that arrive a frame at a
-// time. It resumes where it stopped, at the start of the token (a number,
-// a length and its bytes, a block count) it could not read whole, so that
-// a value spread over many frames is scanned once, not once per frame. It
-// builds nothing and checks what finding the end needs (counts, lengths,
-// union branches, nesting, the items that take no bytes): the value is
-// decoded, and checked whole, once it is complete.
-type scanner struct {
+// A Scanner finds where a value ends in bytes that arrive in pieces (the
+// frames of Avro RPC, the reads of a socket), before the value is decoded.
+// It resumes where it stopped, at the start of the token (a number, a
+// length and its bytes, a block count) it could not read whole, so that a
+// value spread over many pieces is scanned once, not once per piece: work
+// linear in its bytes however they are cut. It builds nothing and checks
+// what finding the end needs (counts, lengths, union branches, nesting,
+// the items that take no bytes) with the limits Decode has; the value is
+// then decoded, and checked whole, once it is complete. The zero value is
+// ready for Start; a Scanner is kept from value to value for the memory of
+// its stack, and is not for concurrent use.
+type Scanner struct {
 	stack []scanStep
 	off   int // where the next token starts; what is before it is scanned
 	zero  int // items that take no bytes, so far
@@ -36,16 +30,16 @@ type scanStep struct {
 	key  bool  // map: the key of the next entry has been read
 }
 
-// Start begins a value of s, an *Schema, that may take at most max bytes.
-func (sc *scanner) Start(s any, max int) {
-	sc.stack = append(sc.stack[:0], scanStep{s: s.(*Schema)})
+// Start begins a value of s that may take at most max bytes.
+func (sc *Scanner) Start(s *Schema, max int) {
+	sc.stack = append(sc.stack[:0], scanStep{s: s})
 	sc.off, sc.zero, sc.max = 0, 0, max
 }
 
 // push starts scanning a value of s inside the current one, unless it
 // takes no bytes.
-func (sc *scanner) push(s *Schema) error {
-	if s.takesNoBytes() {
+func (sc *Scanner) push(s *Schema) error {
+	if s.TakesNoBytes() {
 		return nil
 	}
 	if len(sc.stack) > maxValueDepth {
@@ -57,7 +51,7 @@ func (sc *scanner) push(s *Schema) error {
 
 // length reads a length and skips that many bytes, refusing a length the
 // value could never hold.
-func (sc *scanner) length(r *reader, what string) error {
+func (sc *Scanner) length(r *reader, what string) error {
 	at := r.off
 	n, err := r.varintOf(what, " length")
 	if err != nil {
@@ -88,13 +82,13 @@ func skip(r *reader, n int, what string) error {
 // count reads a block count of a value's items of elem, checking it
 // against the bytes the value may still take, or, for items that take no
 // bytes, against the cap on them.
-func (sc *scanner) count(r *reader, what string, elem *Schema) (int64, error) {
+func (sc *Scanner) count(r *reader, what string, elem *Schema) (int64, error) {
 	at := r.off
 	n, err := r.blockCount(what, sc.max)
 	if err != nil || n == 0 {
 		return n, err
 	}
-	if elem != nil && elem.takesNoBytes() {
+	if elem != nil && elem.TakesNoBytes() {
 		if n > int64(maxZeroSizeItems-sc.zero) {
 			return 0, errAt(ndarray.ErrTooLarge, at, "%s block claims %d items of %s, which take no bytes; a value may hold %d such items in all, and %d came before",
 				what, n, elem, maxZeroSizeItems, sc.zero)
@@ -110,9 +104,12 @@ func (sc *scanner) count(r *reader, what string, elem *Schema) (int64, error) {
 
 // Resume scans b, the value's bytes so far (the same as before, and more),
 // from where the last call stopped. It returns the value's length once its
-// end is found, an error wrapping ndarray.ErrTruncated while it needs more bytes,
-// or what makes it unreadable.
-func (sc *scanner) Resume(b []byte) (int, error) {
+// end is found.
+// It fails with an *ndarray.Error wrapping ndarray.ErrTruncated while it
+// needs more bytes, ndarray.ErrTooLarge for a length or count over what
+// the value may take, and ErrMalformed for bytes no value of the schema
+// holds.
+func (sc *Scanner) Resume(b []byte) (int, error) {
 	for len(sc.stack) > 0 {
 		top := &sc.stack[len(sc.stack)-1]
 		s := top.s
@@ -185,7 +182,7 @@ func (sc *scanner) Resume(b []byte) (int, error) {
 				if n == 0 {
 					break
 				}
-				if zeroElem == nil || !zeroElem.takesNoBytes() {
+				if zeroElem == nil || !zeroElem.TakesNoBytes() {
 					top.left = n
 				}
 				continue
@@ -218,7 +215,7 @@ func (sc *scanner) Resume(b []byte) (int, error) {
 // ndarray scans a part of the YEP-113 record: its shape's blocks and
 // dimensions, typestr, data and version, one token at a time. done says
 // the record is scanned.
-func (sc *scanner) ndarray(top *scanStep, r *reader) (done bool, err error) {
+func (sc *Scanner) ndarray(top *scanStep, r *reader) (done bool, err error) {
 	switch top.i {
 	case 0:
 		if top.left == 0 {

@@ -415,9 +415,11 @@ func zeroSize(s *Schema, memo map[*Schema]bool) bool {
 	return false
 }
 
-// takesNoBytes reports whether values of s take no bytes, from what check
-// established, or worked out for a schema built by hand.
-func (s *Schema) takesNoBytes() bool {
+// TakesNoBytes reports whether the values of s take no bytes in Avro's
+// binary encoding: null, a fixed of size 0, a record of such fields (from
+// what parsing established, or worked out for a schema built by hand). A
+// reader of a stream need not wait for a byte of such a value.
+func (s *Schema) TakesNoBytes() bool {
 	if s.checked {
 		return s.zero
 	}

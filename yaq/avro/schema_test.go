@@ -77,7 +77,7 @@ func TestParseSchemaAccepts(t *testing.T) {
 	} {
 		s, err := ParseSchema(c.schema)
 		require.NoError(t, err, c.schema)
-		assert.Equal(t, c.zero, s.takesNoBytes(), c.schema)
+		assert.Equal(t, c.zero, s.TakesNoBytes(), c.schema)
 	}
 	// A protocol whose type refers to itself through a union.
 	p, err := ParseProtocol(`{"protocol": "nest", "types": [{"type": "record", "name": "node", "fields": [{"name": "next", "type": ["null", "node"]}]}, ` +
@@ -107,7 +107,7 @@ func TestParseSchemaLinearInTypes(t *testing.T) {
 	p, err := ParseProtocol(b.String())
 	require.NoError(t, err)
 	s := p.Messages["get"].Response
-	assert.True(t, s.takesNoBytes())
+	assert.True(t, s.TakesNoBytes())
 	_, _, err = s.Decode(nil)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ndarray.ErrTooLarge)

@@ -261,7 +261,7 @@ func (d *valueDecoder) items(s *Schema, depth int) (any, error) {
 	}
 	// A map entry takes at least its key's length byte; an array item at
 	// least a byte, unless its type takes none.
-	zero := s.Type == "array" && elem.takesNoBytes()
+	zero := s.Type == "array" && elem.TakesNoBytes()
 	var list []any
 	var m map[string]any
 	if s.Type == "array" {
