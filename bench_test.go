@@ -104,7 +104,7 @@ func BenchmarkConvertNPYToExt110File64MiB(b *testing.B) {
 
 func BenchmarkConvertExt110ToNPYFile64MiB(b *testing.B) {
 	a, _ := bigNPY(b)
-	blob, err := ext110.Options{}.Marshal(a)
+	blob, err := ext110.Marshal(a)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func BenchmarkConvertNPYToExt110File64MiBVsCopy(b *testing.B) {
 
 func BenchmarkConvertExt110ToNPYFile64MiBVsCopy(b *testing.B) {
 	a, _ := bigNPY(b)
-	blob, err := ext110.Options{}.Marshal(a)
+	blob, err := ext110.Marshal(a)
 	if err != nil {
 		b.Fatal(err)
 	}

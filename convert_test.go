@@ -43,7 +43,7 @@ func TestConvertBothWaysInMemoryAndFiles(t *testing.T) {
 	a := testArray(t)
 	var npy bytes.Buffer
 	require.NoError(t, npybridge.Write(&npy, a))
-	blob, err := ext110.Options{}.Marshal(a)
+	blob, err := ext110.Marshal(a)
 	require.NoError(t, err)
 
 	var out bytes.Buffer
@@ -87,7 +87,7 @@ func TestConvertRefuses(t *testing.T) {
 	a := testArray(t)
 	var npy bytes.Buffer
 	require.NoError(t, npybridge.Write(&npy, a))
-	blob, _ := ext110.Options{}.Marshal(a)
+	blob, _ := ext110.Marshal(a)
 
 	var out bytes.Buffer
 	err := ndpack.ConvertOptions{}.NPYToExt110(&out, bytes.NewReader(npy.Bytes()[:npy.Len()-1]))

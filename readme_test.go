@@ -75,8 +75,8 @@ func TestReadmeErrorsIsHint(t *testing.T) {
 	if err := npybridge.Write(&npy, a); err != nil {
 		t.Fatal(err)
 	}
-	_, npyErr := npybridge.ReadOptions{}.Read(bytes.NewReader(npy.Bytes()[:npy.Len()-1]))
-	blob, _ := ext110.Options{}.Marshal(a)
+	_, npyErr := npybridge.Read(bytes.NewReader(npy.Bytes()[:npy.Len()-1]))
+	blob, _ := ext110.Marshal(a)
 	_, extErr := ext110.Unmarshal(blob[:len(blob)-1])
 	for name, err := range map[string]error{"a truncated .npy": npyErr, "a truncated ext 110 blob": extErr} {
 		if !errors.Is(err, ndarray.ErrTruncated) {
@@ -86,7 +86,7 @@ func TestReadmeErrorsIsHint(t *testing.T) {
 	header := "{'descr': '<f8', 'fortran_order': False, 'shape': (-2, 3), }"
 	header += strings.Repeat(" ", 63-(10+len(header))%64) + "\n"
 	bad := append([]byte(npybridge.Magic), 1, 0, byte(len(header)), 0)
-	_, err := npybridge.ReadOptions{}.Read(bytes.NewReader(append(bad, header...)))
+	_, err := npybridge.Read(bytes.NewReader(append(bad, header...)))
 	if !errors.Is(err, ndarray.ErrShape) {
 		t.Errorf("a negative dimension: %v is not errors.Is ndarray.ErrShape", err)
 	}

@@ -51,7 +51,7 @@ func checkValid(t *testing.T, a *ndarray.Array, v verdict) {
 	require.NoError(t, npybridge.Write(&buf, a))
 	assert.Equal(t, v.SaveSHA256, sha(buf.Bytes()), "written as np.save writes it")
 	if v.ExtSHA256 != "" {
-		b, err := ext110.Options{}.Marshal(a)
+		b, err := ext110.Marshal(a)
 		require.NoError(t, err)
 		assert.Equal(t, v.ExtSHA256, sha(b), "written as the reference packer writes it")
 	}
@@ -72,7 +72,7 @@ func TestExternalCorpus(t *testing.T) {
 			counts[v.Kind+" "+v.Verdict]++
 			switch v.Kind {
 			case "npy":
-				a, err := npybridge.ReadOptions{}.Read(bytes.NewReader(b))
+				a, err := npybridge.Read(bytes.NewReader(b))
 				switch v.Verdict {
 				case "valid":
 					require.NoError(t, err)
@@ -148,7 +148,7 @@ json.dump(res, sys.stdout)
 // checkNPZ reads every member of an archive by itself: a valid member reads
 // as numpy reads it whatever the others hold.
 func checkNPZ(t *testing.T, b []byte, v verdict) {
-	z, err := npybridge.ReadOptions{}.OpenNPZ(bytes.NewReader(b), int64(len(b)))
+	z, err := npybridge.OpenNPZ(bytes.NewReader(b), int64(len(b)))
 	require.NoError(t, err)
 	require.Len(t, z.Names(), len(v.Members))
 	for _, m := range v.Members {

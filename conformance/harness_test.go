@@ -16,7 +16,7 @@ import (
 
 // ndpack is this module's codec, as the corpus tests it.
 var ndpack = Codec{
-	DecodeNPY: func(b []byte) (*ndarray.Array, error) { return npybridge.ReadOptions{}.Read(bytes.NewReader(b)) },
+	DecodeNPY: func(b []byte) (*ndarray.Array, error) { return npybridge.Read(bytes.NewReader(b)) },
 	EncodeNPY: func(a *ndarray.Array) ([]byte, error) {
 		var buf bytes.Buffer
 		err := npybridge.Write(&buf, a)

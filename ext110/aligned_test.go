@@ -107,7 +107,7 @@ func TestNoCopyAliasesOnlyAlignedData(t *testing.T) {
 		v[i] = float64(i)
 	}
 	a, _ := ndarray.FromSlice(v)
-	obj, err := Options{}.Marshal(a)
+	obj, err := Marshal(a)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func BenchmarkMakeCopy64MiB(b *testing.B) { benchbase.MakeCopy(b, bigArray(b).Da
 
 // benchDecode measures decode on the encoding of a; setBytes reports MB/s.
 func benchDecode(b *testing.B, a *ndarray.Array, decode func([]byte) (*ndarray.Array, error), setBytes bool) {
-	enc, _ := Options{}.Marshal(a)
+	enc, _ := Marshal(a)
 	if setBytes {
 		b.SetBytes(int64(len(enc)))
 	}
@@ -59,7 +59,7 @@ func benchMarshal(b *testing.B, a *ndarray.Array, setBytes bool) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		out, err := Options{}.Marshal(a)
+		out, err := Marshal(a)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func BenchmarkUnmarshalNoCopy10(b *testing.B)    { benchDecode(b, smallArray(b),
 
 func BenchmarkAppendReuse64MiB(b *testing.B) {
 	a := bigArray(b)
-	buf, _ := Options{}.Marshal(a)
+	buf, _ := Marshal(a)
 	b.SetBytes(int64(len(a.Data)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -92,7 +92,7 @@ func BenchmarkMarshalUnmarshal10(b *testing.B) {
 	a := smallArray(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		out, err := Options{}.Marshal(a)
+		out, err := Marshal(a)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func BenchmarkMarshalUnmarshal10(b *testing.B) {
 }
 
 func BenchmarkDecoder64MiB(b *testing.B) {
-	enc, _ := Options{}.Marshal(bigArray(b))
+	enc, _ := Marshal(bigArray(b))
 	b.SetBytes(int64(len(enc)))
 	b.ReportAllocs()
 	r := &rewinder{b: enc}

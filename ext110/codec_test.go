@@ -22,7 +22,7 @@ func TestMarshalGolden(t *testing.T) {
 	require.NoError(t, err)
 	a, err = a.ToOrder('<')
 	require.NoError(t, err)
-	b, err := Options{}.Marshal(a)
+	b, err := Marshal(a)
 	require.NoError(t, err)
 	assert.Equal(t, arange6, b)
 	assert.Len(t, b, 89)
@@ -33,7 +33,7 @@ func TestMarshalGolden(t *testing.T) {
 	// np.array(5, dtype='>i2'): 0-d, shape is the empty array 0x90.
 	s, err := ndarray.New(ndarray.MustParseDType(">i2"), nil, []byte{0, 5})
 	require.NoError(t, err)
-	b, err = Options{}.Marshal(s)
+	b, err = Marshal(s)
 	require.NoError(t, err)
 	assert.Equal(t, unhex("c7266e84a464617461c4020005a774797065737472a33e6932a5736861706590a776657273696f6e03"), b)
 }
@@ -72,7 +72,7 @@ func TestUnmarshalGolden(t *testing.T) {
 func TestEncodeRefuses(t *testing.T) {
 	s, err := ndarray.New(ndarray.MustParseDType("|S3"), []int{1}, []byte("abc"))
 	require.NoError(t, err)
-	_, err = Options{}.Marshal(s)
+	_, err = Marshal(s)
 	assert.ErrorIs(t, err, ErrNonstandard)
 	assert.Contains(t, err.Error(), "ext110: non-standard dtype: |S3 is outside YEP-110's standard kinds")
 	b, err := Options{AllowNonstandard: true}.Marshal(s)
@@ -82,7 +82,7 @@ func TestEncodeRefuses(t *testing.T) {
 	assert.True(t, s.Equal(back))
 
 	bad := &ndarray.Array{DType: ndarray.DTypeOf[float64](), Shape: []int{2}, Data: make([]byte, 15)}
-	_, err = Options{}.Marshal(bad)
+	_, err = Marshal(bad)
 	assert.ErrorIs(t, err, ndarray.ErrDataLength)
 	assert.ErrorIs(t, err, ErrMalformed)
 
@@ -110,7 +110,7 @@ func TestHeaderForms(t *testing.T) {
 	} {
 		n := elementsForPayload(t, c.payload)
 		a, _ := ndarray.New(ndarray.DTypeOf[uint8](), []int{n}, make([]byte, n))
-		b, err := Options{}.Marshal(a)
+		b, err := Marshal(a)
 		require.NoError(t, err)
 		assert.Equal(t, byte(c.code), b[0], "payload %d", c.payload)
 		assert.Len(t, b, c.payload+c.hlen)
@@ -270,7 +270,7 @@ func TestHostileClaimAllocatesLittle(t *testing.T) {
 
 func TestZeroCopyIgnoresSize(t *testing.T) {
 	big, _ := ndarray.New(ndarray.DTypeOf[float64](), []int{1 << 17}, make([]byte, 8<<17))
-	b, err := Options{}.Marshal(big)
+	b, err := Marshal(big)
 	require.NoError(t, err)
 	allocs := testing.AllocsPerRun(10, func() {
 		if _, err := UnmarshalNoCopy(b); err != nil {
@@ -283,7 +283,7 @@ func TestZeroCopyIgnoresSize(t *testing.T) {
 func TestBigEndianRoundTrip(t *testing.T) {
 	a, _ := ndarray.FromSlice([]float64{math.Pi, math.Copysign(0, -1), math.Inf(-1)})
 	be, _ := a.ToOrder('>')
-	b, err := Options{}.Marshal(be)
+	b, err := Marshal(be)
 	require.NoError(t, err)
 	got, err := Unmarshal(b)
 	require.NoError(t, err)
@@ -351,6 +351,6 @@ func TestNumpyShapeLimits(t *testing.T) {
 		_, err := Unmarshal(obj)
 		assert.ErrorIs(t, err, ndarray.ErrShape, name)
 	}
-	_, err := Options{}.Marshal(&ndarray.Array{DType: ndarray.DTypeOf[uint8](), Shape: make([]int, 33)})
+	_, err := Marshal(&ndarray.Array{DType: ndarray.DTypeOf[uint8](), Shape: make([]int, 33)})
 	assert.ErrorIs(t, err, ndarray.ErrShape)
 }

@@ -48,6 +48,11 @@ func (o Options) Marshal(a *ndarray.Array) ([]byte, error) {
 	return l.appendTo(make([]byte, 0, l.total), a.Data), nil
 }
 
+// Marshal returns the ext 110 encoding of a with the zero Options (the
+// standard kinds alone): Options{}.Marshal, beside Unmarshal.
+// It fails as Options.Marshal does.
+func Marshal(a *ndarray.Array) ([]byte, error) { return Options{}.Marshal(a) }
+
 // Append appends the ext 110 encoding of a to dst and returns the extended
 // slice; dst is grown at most once, to the exact size. It fails as Marshal
 // does, and then returns dst unchanged.

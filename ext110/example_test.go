@@ -12,7 +12,7 @@ import (
 
 func ExampleMarshal() {
 	a, _ := ndarray.FromSlice([]uint8{1, 2, 3})
-	b, err := ext110.Options{}.Marshal(a)
+	b, err := ext110.Marshal(a)
 	if err != nil {
 		panic(err)
 	}

@@ -35,8 +35,8 @@ func TestNestedInMsgpack(t *testing.T) {
 	// Marshal writes on its own.
 	msg, err := msgpack.Marshal(&reading{Name: "cam", Image: img, Spectrum: spec})
 	require.NoError(t, err)
-	imgBytes, _ := Options{}.Marshal(img)
-	specBytes, _ := Options{}.Marshal(spec)
+	imgBytes, _ := Marshal(img)
+	specBytes, _ := Marshal(spec)
 	assert.True(t, bytes.Contains(msg, imgBytes))
 	assert.True(t, bytes.Contains(msg, specBytes))
 
@@ -90,8 +90,8 @@ func TestStream(t *testing.T) {
 	require.NoError(t, enc.Encode(a))
 	require.NoError(t, enc.Encode(b))
 	require.NoError(t, enc.EncodeFrom(a.DType, a.Shape, bytes.NewReader(a.Data)))
-	ab, _ := Options{}.Marshal(a)
-	bb, _ := Options{}.Marshal(b)
+	ab, _ := Marshal(a)
+	bb, _ := Marshal(b)
 	assert.Equal(t, append(append(append([]byte{}, ab...), bb...), ab...), buf.Bytes())
 
 	dec := NewDecoder(&buf)
@@ -109,7 +109,7 @@ func TestStream(t *testing.T) {
 
 func TestDecoderLimits(t *testing.T) {
 	a := le(ndarray.FromSlice(make([]float64, 100)))
-	b, _ := Options{}.Marshal(a)
+	b, _ := Marshal(a)
 	dec := NewDecoder(bytes.NewReader(b))
 	dec.MaxSize = 100
 	_, err := dec.Decode()
@@ -124,7 +124,7 @@ func TestDecoderLimits(t *testing.T) {
 	// A large object really arrives through the growing buffer.
 	big := le(ndarray.FromSlice(make([]float64, 100_000)))
 	big.Data[len(big.Data)-1] = 7
-	bb, _ := Options{}.Marshal(big)
+	bb, _ := Marshal(big)
 	got, err := NewDecoder(bytes.NewReader(bb)).Decode()
 	require.NoError(t, err)
 	assert.True(t, big.Equal(got))
@@ -165,12 +165,12 @@ func TestZeroAndValueArrays(t *testing.T) {
 	assert.True(t, a.Equal(ptr(mv["x"])))
 	b2, err := msgpack.Marshal(*a)
 	require.NoError(t, err)
-	want, _ := Options{}.Marshal(a)
+	want, _ := Marshal(a)
 	assert.Equal(t, want, b2, "byte-identical to the reference form")
 
 	// A zero DType prints readably where users meet it.
 	assert.Equal(t, "<invalid dtype>", ndarray.DType{}.String())
-	_, err = Options{}.Marshal(&ndarray.Array{Shape: []int{1}, Data: []byte{0}})
+	_, err = Marshal(&ndarray.Array{Shape: []int{1}, Data: []byte{0}})
 	assert.EqualError(t, err, "ext110: malformed payload: cannot encode: ndarray: invalid dtype: the zero DType (an unset field?) is not a dtype")
 }
 

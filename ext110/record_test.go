@@ -121,7 +121,7 @@ func TestRecordInteropPythonToGo(t *testing.T) {
 			require.NoError(t, (&Encoder{Options: Options{AllowNonstandard: true}, w: &buf}).EncodeFrom(a.DType, a.Shape, bytes.NewReader(a.Data)))
 			assert.Equal(t, c.Full, hex.EncodeToString(buf.Bytes()), "EncodeFrom")
 
-			_, err = Options{}.Marshal(a)
+			_, err = Marshal(a)
 			assert.ErrorIs(t, err, ErrNonstandard)
 			assert.ErrorContains(t, err, "record dtype")
 

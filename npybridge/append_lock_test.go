@@ -188,7 +188,7 @@ a = np.load(sys.stdin.readline().strip())
 print(a.shape, a.dtype.str, [int(r[0]) for r in a], bool((a == a[:, :1]).all()))
 `, []byte(p+"\n"))
 	assert.Equal(t, "(5, 256) <u2 [0, 1, 2, 3, 4] True\n", string(out))
-	a, err := ReadOptions{}.ReadFile(p)
+	a, err := ReadFile(p)
 	require.NoError(t, err)
 	assert.Equal(t, []int{5, 256}, a.Shape)
 	m, err := ReadOptions{}.OpenMapped(p)
@@ -235,7 +235,7 @@ func TestAppendCreatesWhole(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, w.Append(row(3)))
 	require.NoError(t, w.Close())
-	a, err := ReadOptions{}.ReadFile(empty)
+	a, err := ReadFile(empty)
 	require.NoError(t, err)
 	assert.Equal(t, row(3).Data, a.Data)
 	assert.Equal(t, []int{1, 256}, a.Shape)
@@ -276,7 +276,7 @@ func TestAppendDiskFullRollsBack(t *testing.T) {
 	// Once there is room again, appending carries on where it stopped.
 	w.writeAt = nil
 	require.NoError(t, w.Append(row(3)))
-	a, err := ReadOptions{}.ReadFile(p)
+	a, err := ReadFile(p)
 	require.NoError(t, err)
 	require.Equal(t, []int{4, 256}, a.Shape)
 	for i := range 4 {

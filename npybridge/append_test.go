@@ -97,7 +97,7 @@ print(json.dumps(res))
 	last := res[len(res)-1][2].([]any)
 	assert.Len(t, last, 106)
 	assert.Equal(t, 105.0, last[105])
-	a, err := ReadOptions{}.ReadFile(p)
+	a, err := ReadFile(p)
 	require.NoError(t, err)
 	assert.Equal(t, []int{106, 256}, a.Shape)
 }

@@ -47,7 +47,7 @@ func BenchmarkReadMemory64MiB(b *testing.B) {
 	b.SetBytes(bigLen)
 	b.ReportAllocs()
 	for b.Loop() {
-		a, err := ReadOptions{}.Read(bytes.NewReader(file))
+		a, err := Read(bytes.NewReader(file))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func BenchmarkReadFile64MiB(b *testing.B) {
 	b.SetBytes(bigLen)
 	b.ReportAllocs()
 	for b.Loop() {
-		a, err := ReadOptions{}.ReadFile(p)
+		a, err := ReadFile(p)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -155,7 +155,7 @@ func BenchmarkNPZReadOneMember(b *testing.B) {
 	b.SetBytes(int64(len(after.Data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		z, err := ReadOptions{}.OpenNPZFile(p)
+		z, err := OpenNPZFile(p)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -89,7 +89,7 @@ func TestClaimedSizesAllocateNothing(t *testing.T) {
 		{"npy rows", func() error { _, err := ReadOptions{}.ReadRowsAt(npy, size, 0, math.MaxInt); return err }},
 		{"npy Fortran rows", func() error { _, err := ReadOptions{}.ReadRowsAt(npyFile, size, 10, 1<<18); return err }},
 		{"member", func() error {
-			z, err := ReadOptions{}.OpenNPZ(lyingNPZ(npyC, size), size)
+			z, err := OpenNPZ(lyingNPZ(npyC, size), size)
 			if err != nil {
 				return err
 			}
@@ -97,7 +97,7 @@ func TestClaimedSizesAllocateNothing(t *testing.T) {
 			return err
 		}},
 		{"member rows", func() error {
-			z, err := ReadOptions{}.OpenNPZ(lyingNPZ(npyC, size), size)
+			z, err := OpenNPZ(lyingNPZ(npyC, size), size)
 			if err != nil {
 				return err
 			}
@@ -105,7 +105,7 @@ func TestClaimedSizesAllocateNothing(t *testing.T) {
 			return err
 		}},
 		{"Fortran member rows", func() error {
-			z, err := ReadOptions{}.OpenNPZ(lyingNPZ(npyF, size), size)
+			z, err := OpenNPZ(lyingNPZ(npyF, size), size)
 			if err != nil {
 				return err
 			}
@@ -136,7 +136,7 @@ func TestHugeDirectoryClaim(t *testing.T) {
 	binary.LittleEndian.PutUint64(z.tail[dirLen+24:], 1<<34+7)
 	binary.LittleEndian.PutUint64(z.tail[dirLen+32:], 1<<34+7)
 	var err error
-	alloc := allocated(func() { _, err = ReadOptions{}.OpenNPZ(z, z.size) })
+	alloc := allocated(func() { _, err = OpenNPZ(z, z.size) })
 	if err == nil {
 		t.Fatal("a directory claiming a terabyte was read")
 	}
@@ -212,7 +212,7 @@ func TestClaimedRecordCount(t *testing.T) {
 	binary.LittleEndian.PutUint64(z.tail[dirLen+24:], 1<<35)
 	binary.LittleEndian.PutUint64(z.tail[dirLen+32:], 1<<35)
 	var err error
-	alloc := allocated(func() { _, err = ReadOptions{}.OpenNPZ(z, z.size) })
+	alloc := allocated(func() { _, err = OpenNPZ(z, z.size) })
 	if err == nil || !strings.Contains(err.Error(), "counts 34359738368 members") {
 		t.Errorf("a claim of 2^35 members: %v", err)
 	}

@@ -27,14 +27,14 @@ func ExampleReadFile() {
 		panic(err)
 	}
 
-	a, err := npybridge.ReadOptions{}.ReadFile(name)
+	a, err := npybridge.ReadFile(name)
 	if err != nil {
 		panic(err)
 	}
 	v, _ := ndarray.Values[int16](a)
 	fmt.Println(a.DType, a.Shape, v)
 
-	_, err = npybridge.ReadOptions{}.ReadFile(filepath.Join(dir, "missing.npy"))
+	_, err = npybridge.ReadFile(filepath.Join(dir, "missing.npy"))
 	fmt.Println(errors.Is(err, os.ErrNotExist))
 	// Output:
 	// <i2 [2 3] [1 2 3 4 5 6]
@@ -62,7 +62,7 @@ func ExampleReadOptions_OpenNPZFile() {
 		panic(err)
 	}
 
-	z, err := npybridge.ReadOptions{}.OpenNPZFile(name)
+	z, err := npybridge.OpenNPZFile(name)
 	if err != nil {
 		panic(err)
 	}
@@ -108,7 +108,7 @@ func ExampleAppendOptions_OpenAppend() {
 	if err := app.Close(); err != nil {
 		panic(err)
 	}
-	a, _ := npybridge.ReadOptions{}.ReadFile(name)
+	a, _ := npybridge.ReadFile(name)
 	fmt.Println(a.Shape)
 	// Output:
 	// 1 [1 2 2]

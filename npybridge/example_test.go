@@ -17,7 +17,7 @@ func ExampleWrite() {
 	}
 	// The header np.save writes: data starts at byte 128.
 	fmt.Printf("%q\n", buf.Bytes()[10:69])
-	back, _ := npybridge.ReadOptions{}.Read(&buf)
+	back, _ := npybridge.Read(&buf)
 	fmt.Println(back)
 	// Output:
 	// "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }"

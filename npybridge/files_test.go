@@ -154,7 +154,7 @@ with zipfile.ZipFile(f, "a") as z:
     z.writestr("readme.txt", "hello")
 sys.stdout.buffer.write(f.getvalue())
 `, nil)
-	z, err := ReadOptions{}.OpenNPZ(bytes.NewReader(out), int64(len(out)))
+	z, err := OpenNPZ(bytes.NewReader(out), int64(len(out)))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"image", "rec", "objs", "spectrum", "readme.txt"}, z.Names())
 
@@ -186,7 +186,7 @@ sys.stdout.buffer.write(f.getvalue())
 	_, err = ReadOptions{}.ReadNPZ(bytes.NewReader(out), int64(len(out)))
 	assert.ErrorIs(t, err, ErrUnsupported, "reading every member fails on the first that cannot be read")
 
-	_, err = ReadOptions{}.OpenNPZ(bytes.NewReader(out[:100]), 100)
+	_, err = OpenNPZ(bytes.NewReader(out[:100]), 100)
 	assert.ErrorIs(t, err, ErrNotNPZ)
 	assert.EqualError(t, err, `npybridge: not an npz archive: no zip end of central directory record (PK\x05\x06) in the last 100 bytes`)
 }

@@ -59,7 +59,7 @@ func FuzzRead(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		a, err := ReadOptions{}.Read(bytes.NewReader(in))
+		a, err := Read(bytes.NewReader(in))
 		if err != nil {
 			return
 		}
@@ -70,7 +70,7 @@ func FuzzRead(f *testing.F) {
 		if err := Write(&buf, a); err != nil {
 			t.Fatalf("cannot write what was read: %v", err)
 		}
-		back, err := ReadOptions{}.Read(&buf)
+		back, err := Read(&buf)
 		if err != nil || !back.Equal(a) {
 			t.Fatalf("written array does not read back: %v", err)
 		}
@@ -117,7 +117,7 @@ func FuzzReadRows(f *testing.F) {
 		if err := rows.Validate(); err != nil {
 			t.Fatalf("read invalid rows: %v", err)
 		}
-		a, err := ReadOptions{}.Read(bytes.NewReader(in))
+		a, err := Read(bytes.NewReader(in))
 		if err != nil {
 			t.Fatalf("rows %d:%d read, the whole array does not: %v", start, stop, err)
 		}

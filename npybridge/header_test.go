@@ -46,7 +46,7 @@ func TestReadToleratesWhatNumpyAccepts(t *testing.T) {
 	}
 	for name, file := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := ReadOptions{}.Read(bytes.NewReader(append(append([]byte{}, file...), six...)))
+			got, err := Read(bytes.NewReader(append(append([]byte{}, file...), six...)))
 			require.NoError(t, err)
 			assert.True(t, want.Equal(got), "%v", got)
 		})
@@ -56,10 +56,10 @@ func TestReadToleratesWhatNumpyAccepts(t *testing.T) {
 // Python reads 2_0 as 20 and refuses 0_2 (a leading zero).
 func TestIntegerLiterals(t *testing.T) {
 	file := npyWith(1, "{'descr': '|u1', 'fortran_order': False, 'shape': (2_0, 3), }\n", make([]byte, 60))
-	got, err := ReadOptions{}.Read(bytes.NewReader(file))
+	got, err := Read(bytes.NewReader(file))
 	require.NoError(t, err)
 	assert.Equal(t, []int{20, 3}, got.Shape)
-	_, err = ReadOptions{}.Read(bytes.NewReader(npyWith(1, "{'descr': '|u1', 'fortran_order': False, 'shape': (0_2, 3), }\n", make([]byte, 6))))
+	_, err = Read(bytes.NewReader(npyWith(1, "{'descr': '|u1', 'fortran_order': False, 'shape': (0_2, 3), }\n", make([]byte, 6))))
 	assert.ErrorIs(t, err, ErrHeader)
 	assert.Contains(t, err.Error(), "leading zeros")
 }
@@ -118,13 +118,13 @@ func TestReadRejects(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := ReadOptions{}.Read(bytes.NewReader(c.in))
+			_, err := Read(bytes.NewReader(c.in))
 			require.Error(t, err)
 			assert.ErrorIs(t, err, c.class)
 			assert.Contains(t, err.Error(), c.msg)
 			assert.True(t, strings.HasPrefix(err.Error(), "npybridge: "), err.Error())
 			// Through a plain reader (no Len) the result is the same.
-			_, err2 := ReadOptions{}.Read(io.MultiReader(bytes.NewReader(c.in)))
+			_, err2 := Read(io.MultiReader(bytes.NewReader(c.in)))
 			assert.ErrorIs(t, err2, c.class)
 		})
 	}
@@ -133,7 +133,7 @@ func TestReadRejects(t *testing.T) {
 func TestMaxHeaderSizeOption(t *testing.T) {
 	text := "{'descr': '<u2', 'fortran_order': False, 'shape': (2, 3)}" + strings.Repeat(" ", 20000) + "\n"
 	file := append(npyWith(2, text, nil), six...)
-	_, err := ReadOptions{}.Read(bytes.NewReader(file))
+	_, err := Read(bytes.NewReader(file))
 	assert.ErrorIs(t, err, errHeaderTooLarge)
 	a, err := ReadOptions{MaxHeaderSize: 30000}.Read(bytes.NewReader(file))
 	require.NoError(t, err)
@@ -152,7 +152,7 @@ func TestHugeClaimFailsAtOnce(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		_, err := ReadOptions{}.Read(r())
+		_, err := Read(r())
 		runtime.ReadMemStats(&after)
 		assert.ErrorIs(t, err, ndarray.ErrTruncated, name)
 		assert.Contains(t, err.Error(), "the header announces 8000000000000 data bytes", name)

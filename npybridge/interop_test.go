@@ -96,7 +96,7 @@ print(json.dumps(res))
 	for _, c := range files {
 		t.Run(c.File+"/"+c.Typestr+fmt.Sprint(c.Shape), func(t *testing.T) {
 			path := filepath.Join(dir, c.File)
-			a, err := ReadOptions{}.ReadFile(path)
+			a, err := ReadFile(path)
 			require.NoError(t, err)
 			assert.Equal(t, c.Typestr, a.DType.String())
 			assert.Equal(t, c.Shape, a.Shape)
@@ -256,12 +256,12 @@ print(json.dumps(res))
 	require.NoError(t, json.Unmarshal(out, &res))
 	assert.Equal(t, []string{"refused", "refused"}, res[:2], "numpy's verdicts")
 	for name, b := range refused {
-		_, err := ReadOptions{}.Read(bytes.NewReader(b))
+		_, err := Read(bytes.NewReader(b))
 		assert.ErrorIs(t, err, ndarray.ErrShape, name)
 	}
 
 	v0, _ := hex.DecodeString(res[2])
-	a, err := ReadOptions{}.Read(bytes.NewReader(v0))
+	a, err := Read(bytes.NewReader(v0))
 	require.NoError(t, err)
 	assert.Equal(t, "|V0 (3,)", a.String())
 	var buf bytes.Buffer

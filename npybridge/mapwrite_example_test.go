@@ -37,7 +37,7 @@ func ExampleMapOptions_CreateMapped() {
 		w.Close()
 	}
 
-	a, _ := npybridge.ReadOptions{}.ReadFile(name)
+	a, _ := npybridge.ReadFile(name)
 	v, _ := ndarray.Values[float64](a)
 	fmt.Println(a.Shape, v)
 	// Output: [4 3] [0 1 2 3 4 5 6 7 8 9 10 11]

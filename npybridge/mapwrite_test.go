@@ -167,7 +167,7 @@ func TestMappedWritesThrough(t *testing.T) {
 		rv[i] = float64(100 + i)
 	}
 	// Another reader sees the writes before any Flush.
-	a, err := ReadOptions{}.ReadFile(p)
+	a, err := ReadFile(p)
 	require.NoError(t, err)
 	got, _ := ndarray.Values[float64](a)
 	assert.Equal(t, []float64{1.5, 0, 0, 0, 0, 0, 100, 101, 102, 103, 104, 105}, got)
@@ -186,7 +186,7 @@ func TestMappedWritesThrough(t *testing.T) {
 	assert.Equal(t, got, v)
 	v[1] = -2
 	require.NoError(t, m.Close())
-	a, err = ReadOptions{}.ReadFile(p)
+	a, err = ReadFile(p)
 	require.NoError(t, err)
 	got, _ = ndarray.Values[float64](a)
 	assert.Equal(t, -2.0, got[1])

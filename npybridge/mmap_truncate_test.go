@@ -56,7 +56,7 @@ func TestMappedNPZMemberTruncated(t *testing.T) {
 	_, a := hostile.ThreeMiBNPY(t)
 	p := filepath.Join(t.TempDir(), "run.npz")
 	require.NoError(t, WriteNPZFile(p, []NamedArray{{Name: "image", Array: a}}, false))
-	z, err := ReadOptions{}.OpenNPZFile(p)
+	z, err := OpenNPZFile(p)
 	require.NoError(t, err)
 	defer z.Close()
 	m, err := z.OpenMapped("image")

@@ -87,7 +87,7 @@ func TestZip64(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, fi.Size(), int64(4<<30+8<<20), "the archive is over 4 GiB")
 
-	z, err := ReadOptions{}.OpenNPZFile(p)
+	z, err := OpenNPZFile(p)
 	require.NoError(t, err)
 	defer z.Close()
 	assert.Equal(t, []string{"big", "after"}, z.Names())
@@ -147,7 +147,7 @@ func TestNPZOpenMapped(t *testing.T) {
 	b, _ := ndarray.FromSlice([]int16{1, 2})
 	ours := filepath.Join(dir, "ours.npz")
 	require.NoError(t, WriteNPZFile(ours, []NamedArray{{"b", b}, {"a", a}}, false))
-	z, err := ReadOptions{}.OpenNPZFile(ours)
+	z, err := OpenNPZFile(ours)
 	require.NoError(t, err)
 	for _, na := range []NamedArray{{"a", a}, {"b", b}} {
 		m, err := z.OpenMapped(na.Name)
@@ -166,7 +166,7 @@ np.savez_compressed(os.path.join(d, "packed.npz"), a=np.array([1.5, 2.5, 3.5]))
 z = np.load(os.path.join(d, "ours.npz"))
 assert np.array_equal(z["a"], [1.5, 2.5, 3.5]) and list(z["b"]) == [1, 2], "numpy reads the aligned archive"
 `, nil, dir)
-	z, err = ReadOptions{}.OpenNPZFile(filepath.Join(dir, "numpy.npz"))
+	z, err = OpenNPZFile(filepath.Join(dir, "numpy.npz"))
 	require.NoError(t, err)
 	_, err = z.OpenMapped("a")
 	if err != nil { // at numpy's usual offsets, f8 data is misaligned
@@ -174,7 +174,7 @@ assert np.array_equal(z["a"], [1.5, 2.5, 3.5]) and list(z["b"]) == [1, 2], "nump
 		assert.Regexp(t, `its data starts at file offset \d+, not a multiple of 8 as <f8 items need`, err.Error())
 	}
 	z.Close()
-	z, err = ReadOptions{}.OpenNPZFile(filepath.Join(dir, "packed.npz"))
+	z, err = OpenNPZFile(filepath.Join(dir, "packed.npz"))
 	require.NoError(t, err)
 	_, err = z.OpenMapped("a")
 	assert.ErrorIs(t, err, ErrNotMappable)

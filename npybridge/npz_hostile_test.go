@@ -209,7 +209,7 @@ func TestNPZRefusesOverlappingMembers(t *testing.T) {
 	assert.Less(t, alloc, uint64(len(in))*8, "bytes allocated for a %d-byte archive", len(in))
 	t.Logf("100,000 records on one member: refused in %v, %d MB allocated for a %d MB archive", took, alloc>>20, len(in)>>20)
 
-	_, err = ReadOptions{}.OpenNPZ(bytes.NewReader(in), int64(len(in)))
+	_, err = OpenNPZ(bytes.NewReader(in), int64(len(in)))
 	assert.ErrorIs(t, err, ErrOverlap)
 }
 
@@ -275,7 +275,7 @@ func TestNPZRefusesMembersOutOfPlace(t *testing.T) {
 		message: `member "b": npybridge: corrupt npz member at byte 0: the local header names "a.npy", the directory "b.npy"`,
 	}} {
 		t.Run(c.name, func(t *testing.T) {
-			z, err := ReadOptions{}.OpenNPZ(bytes.NewReader(c.in), int64(len(c.in)))
+			z, err := OpenNPZ(bytes.NewReader(c.in), int64(len(c.in)))
 			if c.atOpen {
 				require.ErrorIs(t, err, c.class)
 				assert.EqualError(t, err, c.message)
@@ -330,7 +330,7 @@ func TestNPZClaimBeyondTheMember(t *testing.T) {
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Logf("%d bytes", len(c.in))
-			z, err := ReadOptions{}.OpenNPZ(bytes.NewReader(c.in), int64(len(c.in)))
+			z, err := OpenNPZ(bytes.NewReader(c.in), int64(len(c.in)))
 			require.NoError(t, err)
 			alloc := allocated(func() {
 				_, err = z.Header("a")
@@ -364,7 +364,7 @@ func TestNPZReadAllocatesTheArrayOnce(t *testing.T) {
 			npy = append(npy, data...)
 			in := honest(deflatedPart("big.npy", npy, flate.BestSpeed))
 			npy, data = nil, nil
-			z, err := ReadOptions{}.OpenNPZ(bytes.NewReader(in), int64(len(in)))
+			z, err := OpenNPZ(bytes.NewReader(in), int64(len(in)))
 			require.NoError(t, err)
 			var a *ndarray.Array
 			alloc := allocated(func() { a, err = z.Read("big") })
@@ -471,7 +471,7 @@ func TestNPZCorpusAgreesWithArchiveZip(t *testing.T) {
 		b, err := os.ReadFile(p)
 		require.NoError(t, err)
 		zr, zerr := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-		z, err := ReadOptions{}.OpenNPZ(bytes.NewReader(b), int64(len(b)))
+		z, err := OpenNPZ(bytes.NewReader(b), int64(len(b)))
 		if zerr != nil {
 			assert.Error(t, err, p)
 			continue
@@ -490,7 +490,7 @@ func TestNPZCorpusAgreesWithArchiveZip(t *testing.T) {
 					return nil, err
 				}
 				defer rc.Close()
-				return ReadOptions{}.Read(rc)
+				return Read(rc)
 			}()
 			got, err := z.Read(name)
 			if werr != nil {

@@ -19,7 +19,7 @@ func ExampleReadOptions_ReadObjects() {
 		panic(err)
 	}
 
-	_, err := npybridge.ReadOptions{}.Read(bytes.NewReader(file.Bytes()))
+	_, err := npybridge.Read(bytes.NewReader(file.Bytes()))
 	fmt.Println(errors.Is(err, npybridge.ErrObjectArray))
 
 	a, err := npybridge.ReadOptions{AllowObjects: true}.ReadObjects(&file)

@@ -114,7 +114,7 @@ func TestObjectsRefusedByDefault(t *testing.T) {
 	file, err := AppendObjects(nil, &ObjectArray{Shape: []int{1}, Values: []any{"a"}})
 	require.NoError(t, err)
 	for _, read := range []func() error{
-		func() error { _, err := ReadOptions{}.Read(bytes.NewReader(file)); return err },
+		func() error { _, err := Read(bytes.NewReader(file)); return err },
 		func() error { _, err := ReadObjects(bytes.NewReader(file)); return err },
 		func() error { _, err := ReadOptions{}.ReadHeader(bytes.NewReader(file)); return err },
 	} {

@@ -55,6 +55,24 @@ func (o ReadOptions) ReadFile(name string) (*ndarray.Array, error) {
 	return a, nil
 }
 
+// Read reads an NPY file from r with the zero ReadOptions:
+// ReadOptions{}.Read, beside Write. It fails as that does.
+func Read(r io.Reader) (*ndarray.Array, error) { return ReadOptions{}.Read(r) }
+
+// ReadFile reads the NPY file name with the zero ReadOptions:
+// ReadOptions{}.ReadFile, beside WriteFile. It fails as that does.
+func ReadFile(name string) (*ndarray.Array, error) { return ReadOptions{}.ReadFile(name) }
+
+// OpenNPZ opens the .npz archive of size bytes that r holds with the zero
+// ReadOptions: ReadOptions{}.OpenNPZ, beside NewNPZWriter. It fails as
+// that does.
+func OpenNPZ(r io.ReaderAt, size int64) (*NPZ, error) { return ReadOptions{}.OpenNPZ(r, size) }
+
+// OpenNPZFile opens the .npz archive name with the zero ReadOptions:
+// ReadOptions{}.OpenNPZFile, beside WriteNPZFile. Close it when done. It
+// fails as that does.
+func OpenNPZFile(name string) (*NPZ, error) { return ReadOptions{}.OpenNPZFile(name) }
+
 // readData reads the data that follows the header h from r.
 func (h *Header) readData(r io.Reader) (*ndarray.Array, error) {
 	n := h.DataLen()

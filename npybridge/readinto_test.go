@@ -102,7 +102,7 @@ func TestReadNativeOrder(t *testing.T) {
 	if !got.Equal(want) {
 		t.Fatalf("got %v % x, want %v % x", got.DType, got.Data, want.DType, want.Data)
 	}
-	kept, _ := ReadOptions{}.Read(bytes.NewReader(f.Bytes()))
+	kept, _ := Read(bytes.NewReader(f.Bytes()))
 	if kept.DType != be.DType {
 		t.Fatalf("without the option the order changed: %v", kept.DType)
 	}

@@ -53,7 +53,7 @@ func TestWrappedEOFIsTruncated(t *testing.T) {
 		}
 	}
 	// The header cut by the same reader is ndarray.ErrTruncated already.
-	_, err = ReadOptions{}.Read(&cutReader{b: full[:20]})
+	_, err = Read(&cutReader{b: full[:20]})
 	if !errors.Is(err, ndarray.ErrTruncated) {
 		t.Errorf("header: got %v, want ndarray.ErrTruncated", err)
 	}

@@ -139,7 +139,7 @@ np.save(os.path.join(d, 'c.npy'), arrs['c'])
 		if ask[1] == nil {
 			a, err = npybridge.ReadOptions{}.ReadRowsAt(obj, obj.Size(), start, stop)
 		} else {
-			z, err2 := npybridge.ReadOptions{}.OpenNPZ(obj, obj.Size())
+			z, err2 := npybridge.OpenNPZ(obj, obj.Size())
 			if err2 != nil {
 				t.Fatal(err2)
 			}
@@ -174,7 +174,7 @@ np.savez_compressed(os.path.join(sys.argv[1], 'small.npz'), **{'m%02d' % i: np.f
 	fs := serveDir(t, dir)
 	obj := open(t, fs.url+"/big.npz")
 	r0, b0 := fs.counts() // the HEAD
-	z, err := npybridge.ReadOptions{}.OpenNPZ(obj, obj.Size())
+	z, err := npybridge.OpenNPZ(obj, obj.Size())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ np.savez_compressed(os.path.join(sys.argv[1], 'small.npz'), **{'m%02d' % i: np.f
 	// A deflated member is streamed once: its prefix, then the rest in
 	// one request.
 	obj = open(t, fs.url+"/small.npz")
-	z, err = npybridge.ReadOptions{}.OpenNPZ(obj, obj.Size())
+	z, err = npybridge.OpenNPZ(obj, obj.Size())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ np.savez(os.path.join(sys.argv[1], 'many.npz'), **{'member_with_a_long_name_%05d
 	fs := serveDir(t, dir)
 	obj := open(t, fs.url+"/many.npz")
 	r0, _ := fs.counts()
-	z, err := npybridge.ReadOptions{}.OpenNPZ(obj, obj.Size())
+	z, err := npybridge.OpenNPZ(obj, obj.Size())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ np.savez_compressed(os.path.join(sys.argv[1], 'runz.npz'), **{'m%03d' % i: np.fu
 	for _, name := range []string{"run.npz", "runz.npz"} {
 		r0, b0 := fs.counts()
 		obj := open(t, fs.url+"/"+name)
-		z, err := npybridge.ReadOptions{}.OpenNPZ(obj, obj.Size())
+		z, err := npybridge.OpenNPZ(obj, obj.Size())
 		if err != nil {
 			t.Fatal(err)
 		}

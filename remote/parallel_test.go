@@ -6,8 +6,10 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ndpack/ndpack/remote"
 )
@@ -18,16 +20,6 @@ import (
 func TestParallelStream(t *testing.T) {
 	data := testData(20<<20 + 12345)
 	s := newServer(t, data)
-	var inFlight, most atomic.Int64
-	s.onGet = func(start bool) {
-		if !start {
-			inFlight.Add(-1)
-			return
-		}
-		n := inFlight.Add(1)
-		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-		}
-	}
 	o, err := remote.Options{PartSize: 1 << 20, Concurrency: 4}.Open(context.Background(), s.url())
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +28,30 @@ func TestParallelStream(t *testing.T) {
 	if _, err := o.ReadAt(make([]byte, 10), 0); err != nil {
 		t.Fatal(err)
 	}
+	// Count the GETs at once; each waits (5 s at most) until a second is
+	// in, so that a loaded machine cannot serve them one by one.
+	var inFlight, most atomic.Int64
+	overlap := make(chan struct{})
+	var once sync.Once
+	s.mu.Lock()
+	s.onGet = func(start bool) {
+		if !start {
+			inFlight.Add(-1)
+			return
+		}
+		n := inFlight.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		if n >= 2 {
+			once.Do(func() { close(overlap) })
+		}
+		select {
+		case <-overlap:
+		case <-time.After(5 * time.Second):
+		}
+	}
 	s.cutPlan = []int{5000, 0, 100000} // three bodies cut, among the parts
+	s.mu.Unlock()
 	r := o.Stream(100, int64(len(data)))
 	got, err := io.ReadAll(r)
 	r.Close()

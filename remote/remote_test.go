@@ -44,7 +44,7 @@ type server struct {
 	shortRanges int              // answer a range with at most this many bytes, honestly (206 of a shorter range)
 	noGetETag   bool             // give no ETag with GET answers
 	cutPlan     []int            // cut the next GETs' bodies after these many bytes, one each
-	onGet       func(start bool) // called as each GET starts and ends
+	onGet       func(start bool) // called as each GET starts and ends; set under mu
 	modified    time.Time        // the Last-Modified time, if not the default
 	headers     []http.Header
 }
@@ -84,9 +84,12 @@ func (w countingWriter) Write(p []byte) (int, error) {
 
 func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
-	if f := s.onGet; f != nil && r.Method == http.MethodGet {
-		f(true)
-		defer f(false)
+	s.mu.Lock()
+	onGet := s.onGet
+	s.mu.Unlock()
+	if onGet != nil && r.Method == http.MethodGet {
+		onGet(true)
+		defer onGet(false)
 	}
 	if s.status != 0 || s.noHead && r.Method == http.MethodHead {
 		status := s.status

@@ -22,7 +22,7 @@ import (
 func FuzzRender(f *testing.F) {
 	files, _ := filepath.Glob("../conformance/testdata/valid/*.npy")
 	for _, p := range files {
-		a, err := npybridge.ReadOptions{}.ReadFile(p)
+		a, err := npybridge.ReadFile(p)
 		if err != nil || len(a.Shape) == 0 || len(a.Data) > 1<<12 {
 			continue
 		}

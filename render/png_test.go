@@ -168,7 +168,7 @@ func TestPNGMatchesNumpyAndPillow(t *testing.T) {
 	makeArrays(t, dir, pngCases)
 	opts := map[string]map[string]any{}
 	for _, c := range pngCases {
-		a, err := npybridge.ReadOptions{}.ReadFile(filepath.Join(dir, c.name+".npy"))
+		a, err := npybridge.ReadFile(filepath.Join(dir, c.name+".npy"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +237,7 @@ np.save(sys.argv[1] + '/f.npy', np.asfortranarray(a.astype('>f4')))
 `, nil, dir)
 	var pngs [2][]byte
 	for i, name := range []string{"c.npy", "f.npy"} {
-		a, err := npybridge.ReadOptions{}.ReadFile(filepath.Join(dir, name))
+		a, err := npybridge.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}

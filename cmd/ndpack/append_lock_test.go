@@ -61,7 +61,7 @@ func TestConvertAppendLocked(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("--wait did not append after the other appender closed")
 	}
-	got, err := npybridge.ReadOptions{}.ReadFile(frames)
+	got, err := npybridge.ReadFile(frames)
 	require.NoError(t, err)
 	rows, _ := ndarray.Rows[float64](got)
 	assert.Equal(t, [][]float64{{1, 2}, {1, 2}, {1, 2}}, rows)
@@ -83,7 +83,7 @@ func TestConvertOverAppendedFileRefused(t *testing.T) {
 
 	require.NoError(t, holder.Append(row))
 	require.NoError(t, holder.Close())
-	got, err := npybridge.ReadOptions{}.ReadFile(frames)
+	got, err := npybridge.ReadFile(frames)
 	require.NoError(t, err)
 	assert.Equal(t, []int{2, 2}, got.Shape, "the appender's rows are all in the file")
 	assert.Empty(t, tempFiles(t, dir))

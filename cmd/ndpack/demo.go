@@ -74,7 +74,7 @@ func runDemo(e env, args []string) error {
 	if err := npybridge.WriteFile(path("sample.npy"), a); err != nil {
 		return err
 	}
-	blob, err := ext110.Options{}.Marshal(a)
+	blob, err := ext110.Marshal(a)
 	if err != nil {
 		return err
 	}

@@ -120,7 +120,7 @@ func TestAstypeTakesNumpySpecs(t *testing.T) {
 	p, _ := smallNPY(t, dir, "a.npy")
 	r := cli(t, nil, "convert", "--astype", "int_", "--casting", "unsafe", p, filepath.Join(dir, "i8.npy"))
 	require.Equal(t, 0, r.code, r.stderr)
-	a, err := npybridge.ReadOptions{}.ReadFile(filepath.Join(dir, "i8.npy"))
+	a, err := npybridge.ReadFile(filepath.Join(dir, "i8.npy"))
 	require.NoError(t, err)
 	assert.Equal(t, ndarray.DTypeOf[int64](), a.DType)
 	for _, c := range []struct{ spec, casting, want string }{

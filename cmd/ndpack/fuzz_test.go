@@ -16,7 +16,7 @@ import (
 // describes lies inside the input.
 func FuzzMsgpackArrays(f *testing.F) {
 	a, _ := ndarray.FromSlice([]int16{1, 2, 3})
-	ext, _ := ext110.Options{}.Marshal(a)
+	ext, _ := ext110.Marshal(a)
 	f.Add(ext)
 	for _, d := range []dialect.Dialect{dialect.MsgpackNumpy, dialect.OpenPI} {
 		b, _ := d.Marshal(a)

@@ -38,7 +38,7 @@ func TestCompressMemoryIsBounded(t *testing.T) {
 	rss := peak()
 	t.Logf("convert --compress of 512 MiB: peak RSS %d KiB", rss/1024)
 	assert.Less(t, rss, int64(64<<20))
-	z, err := npybridge.ReadOptions{}.OpenNPZFile(filepath.Join(dir, "big.npz"))
+	z, err := npybridge.OpenNPZFile(filepath.Join(dir, "big.npz"))
 	require.NoError(t, err)
 	defer z.Close()
 	h, err := z.Header("big")

@@ -52,7 +52,7 @@ func TestArraysNestedInMessages(t *testing.T) {
 		out := filepath.Join(dir, "out.npy")
 		r := cli(t, nil, "convert", c.in, out)
 		require.Equal(t, 0, r.code, "%s: %s", c.in, r.stderr)
-		got, err := npybridge.ReadOptions{}.ReadFile(out)
+		got, err := npybridge.ReadFile(out)
 		require.NoError(t, err)
 		assert.True(t, c.want.Equal(got), "%s gave %v", c.in, got)
 	}

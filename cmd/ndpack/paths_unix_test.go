@@ -35,7 +35,7 @@ func pathsFixture(t *testing.T) (string, *ndarray.Array, []byte) {
 // does, and stay what they were; only regular files are replaced.
 func TestConvertWritesIntoSpecialFiles(t *testing.T) {
 	dir, a, _ := pathsFixture(t)
-	blob, err := ext110.Options{}.Marshal(a)
+	blob, err := ext110.Marshal(a)
 	require.NoError(t, err)
 	in := filepath.Join(dir, "a.npy")
 
@@ -106,7 +106,7 @@ func TestConvertRefusesItsInputAsOutput(t *testing.T) {
 // /dev/fd path to one), their formats told by their first bytes.
 func TestReadsFromPipes(t *testing.T) {
 	dir, a, npy := pathsFixture(t)
-	blob, _ := ext110.Options{}.Marshal(a)
+	blob, _ := ext110.Marshal(a)
 	npz := readFile(t, filepath.Join(dir, "r.npz"))
 	for _, c := range []struct {
 		name  string

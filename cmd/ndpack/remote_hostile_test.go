@@ -238,7 +238,7 @@ np.save(os.path.join(d, 'huge.npy'), np.arange(1 << 21, dtype='<f8').reshape(-1,
 			t.Errorf("%q left %v in the temporary directory", c.args, left)
 		}
 	}
-	a, err := npybridge.ReadOptions{}.ReadFile(out)
+	a, err := npybridge.ReadFile(out)
 	if err != nil || fmt.Sprint(a.Shape) != "[64 1024]" || a.Data[len(a.Data)-2] != 0x33 {
 		t.Errorf("m19: %v, %v", a, err)
 	}
@@ -266,7 +266,7 @@ np.savez(os.path.join(sys.argv[1], 'run.npz'), **{'m%03d' % i: np.full(128 if i 
 	if requests > 3 || bytes > member+64<<10+22 {
 		t.Errorf("one member of 1 MiB took %d requests, %d bytes; want at most 3 and %d", requests, bytes, member+64<<10+22)
 	}
-	a, err := npybridge.ReadOptions{}.ReadFile(out)
+	a, err := npybridge.ReadFile(out)
 	if err != nil || len(a.Data) != 1<<20 || a.Data[len(a.Data)-2] != 0x45 {
 		t.Errorf("m042: %v, %v", a, err)
 	}

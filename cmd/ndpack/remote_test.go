@@ -83,7 +83,7 @@ func TestRemoteInspectAndConvert(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("convert --rows: %d %s", r.code, r.stderr)
 	}
-	got, err := npybridge.ReadOptions{}.ReadFile(out)
+	got, err := npybridge.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestS3ConvertAndInspect(t *testing.T) {
 		t.Errorf("inspect s3://: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	r = cli(t, nil, "convert", "--rows", ":1", "s3://lab/out/run.npz:image", filepath.Join(dir, "first.npy"))
-	got, err = (npybridge.ReadOptions{}).ReadFile(filepath.Join(dir, "first.npy"))
+	got, err = npybridge.ReadFile(filepath.Join(dir, "first.npy"))
 	if r.code != 0 || err != nil || fmt.Sprint(got.Shape) != "[1 2]" {
 		t.Errorf("convert --rows :1 s3://...:image: %d %s", r.code, r.stderr)
 	}

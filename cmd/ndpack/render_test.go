@@ -86,7 +86,7 @@ open(d + '/rpc.msgpack', 'wb').write(msgpack.packb({'id': 1, 'method': 'show', '
 np.save(d + '/rgb.npy', rng.integers(0, 256, (9, 14, 3)).astype('u1'))
 np.save(d + '/u2.npy', rng.integers(0, 4096, (20, 30)).astype('>u2'))
 `, nil, dir)
-	c, err := npybridge.ReadOptions{}.ReadFile(in("c.npy"))
+	c, err := npybridge.ReadFile(in("c.npy"))
 	require.NoError(t, err)
 	msg, err := ndpack.MessageOptions{Encoding: dialect.OpenPI}.MarshalMessage(map[string]any{"prompt": "look", "frame": map[string]any{"image": c}})
 	require.NoError(t, err)

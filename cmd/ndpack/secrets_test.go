@@ -113,7 +113,7 @@ func TestURLSecretsNeverShown(t *testing.T) {
 	// query (a '.' in it once made the rest part of the name).
 	r := cli(t, nil, "convert", pre+"/a.npy"+q, filepath.Join(dir, "lone.npz"))
 	require.Equal(t, 0, r.code, r.stderr)
-	lone, err := npybridge.ReadOptions{}.OpenNPZFile(filepath.Join(dir, "lone.npz"))
+	lone, err := npybridge.OpenNPZFile(filepath.Join(dir, "lone.npz"))
 	require.NoError(t, err)
 	defer lone.Close()
 	if names := lone.Names(); len(names) != 1 || names[0] != "a" {

@@ -190,7 +190,7 @@ print(json.dumps(res))
 			}
 			if f == "inner" {
 				// A nested record comes out as a record of its own.
-				got, err := npybridge.ReadOptions{}.ReadFile(dst)
+				got, err := npybridge.ReadFile(dst)
 				require.NoError(t, err)
 				assert.Equal(t, w.Shape, got.Shape)
 				assert.Equal(t, w.Hex, hex.EncodeToString(got.Data), "%s --field inner", src.key)

@@ -199,7 +199,7 @@ func TestYaqFlagsAfterMethod(t *testing.T) {
 	npy := filepath.Join(dir, "image.npy")
 	r := cli(t, nil, "yaq", addr, "get_measured", "--save", npy)
 	require.Equal(t, 0, r.code, r.stderr)
-	a, err := npybridge.ReadOptions{}.ReadFile(npy)
+	a, err := npybridge.ReadFile(npy)
 	require.NoError(t, err)
 	assert.Equal(t, []int{2048, 2048}, a.Shape)
 	r = cli(t, nil, "yaq", addr, "set_position", "-1", "--timeout=5s")
