@@ -71,6 +71,14 @@ var rows = []row{
 		[]string{"BenchmarkRender512VsPillow"}, "Pillow's time (`Image.fromarray` of the same levels, then `save` as PNG)", "", ""},
 	{"32 MiB echo call reusing memory on both sides, yaqrpc / yaq",
 		[]string{"BenchmarkRoundTrip32MiBReusingVsUserEcho", "BenchmarkEcho32MiBReusingVsUserEcho"}, "an echo of each whole message", "", ""},
+	{"256 MiB `.npy` from an HTTP server on loopback to a local ext 110 file",
+		[]string{"BenchmarkRemoteConvertVsCurl"}, "`curl -o` of the same object", "", ""},
+	{"256 MiB `.npy` from a server that serves each connection at 40 MB/s, to `.npy` (8 parts of 8 MiB at once)",
+		[]string{"BenchmarkRemoteCappedVsOneConnection"}, "the same with `--concurrency 1`", "", ""},
+	{"the same conversion",
+		[]string{"BenchmarkRemoteCappedVsAria2"}, "`aria2c -x 8 -s 8` of the same object", "", ""},
+	{"256 MiB `.npy` up to / down from S3 on loopback (in-process store, 20 MB/s a request)",
+		[]string{"BenchmarkS3CappedUpload", "BenchmarkS3CappedDownload"}, "the same with `--concurrency 1`", "", ""},
 }
 
 // packages holds every row's benchmark; they run one after another (-p 1).
@@ -83,6 +91,13 @@ var slow = map[string]string{
 	"BenchmarkNPZCompress80MiBVsNumpy":   "4x",
 	"BenchmarkNPZDecompress80MiBVsNumpy": "10x",
 	"BenchmarkRender512VsPillow":         "3x",
+	// Capped at 40 or 20 MB/s a connection, a baseline on one connection
+	// takes 7 to 14 s.
+	"BenchmarkRemoteCappedVsOneConnection": "3x",
+	"BenchmarkRemoteCappedVsAria2":         "3x",
+	"BenchmarkS3CappedUpload":              "2x",
+	"BenchmarkS3CappedDownload":            "2x",
+	"BenchmarkRemoteConvertVsCurl":         "5x",
 }
 
 func main() {
