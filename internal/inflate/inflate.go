@@ -596,23 +596,8 @@ func (f *Reader) huffman() {
 	in, pos := f.in, f.pos
 	out, wpos, limit := f.out, f.wpos, f.limit
 	lit, dist := f.cur, f.curD
-	// While the source has more, stop 16 bytes short of the input's end so
-	// that every bit a symbol reads is real; past the source's end, read
-	// the zeros after it and check the overrun when done. A symbol refills
-	// twice, the second time at most 7 bytes further: both stay inside
-	// in's padding.
-	posLimit := f.end - 16
-	if f.srcDone {
-		posLimit = f.end + inPad - 16
-	}
-	// Past the source's end, stop at the first symbol that took bits past
-	// it: its output, from the zeros there, is dropped (good is where it
-	// started).
-	end8 := math.MaxInt
-	if f.srcDone {
-		end8 = f.end * 8
-	}
-	good := wpos
+	posLimit, end8 := f.huffmanLimits()
+	good := wpos // where the last symbol began: its output is dropped if it read past end8
 	state := stateHuffman
 	bad := false
 	// e is the next symbol's entry, looked up before the current symbol's
@@ -713,11 +698,35 @@ func (f *Reader) huffman() {
 	}
 	f.bits, f.nbits, f.pos, f.wpos = bits, nbits, pos, wpos
 	f.state = state
+	f.endHuffman(bad, posLimit)
+}
+
+// huffmanLimits returns how far huffman may read: the position in in
+// after which it stops to refill, and the bit past which a symbol's output
+// is dropped. While the source has more, it stops 16 bytes short of the
+// input's end so that every bit a symbol reads is real; past the source's
+// end, it reads the zeros after it and checks the overrun when done. A
+// symbol refills twice, the second time at most 7 bytes further: both
+// stay inside in's padding. Past the source's end, it stops at the first
+// symbol that took bits past it: that symbol's output, from the zeros
+// there, is dropped (end8 is the source's end in bits; math.MaxInt while
+// the source has more).
+func (f *Reader) huffmanLimits() (posLimit, end8 int) {
+	if f.srcDone {
+		return f.end + inPad - 16, f.end * 8
+	}
+	return f.end - 16, math.MaxInt
+}
+
+// endHuffman reports what stopped huffman once its state is saved: a
+// corrupt symbol, reads past the source's end, or the input buffer run
+// low (refilled).
+func (f *Reader) endHuffman(bad bool, posLimit int) {
 	switch {
 	case bad:
 		f.corrupt()
 	case f.overrun():
-	case pos > posLimit && !f.srcDone:
+	case f.pos > posLimit && !f.srcDone:
 		f.fill(inSize)
 	}
 }
