@@ -3,7 +3,6 @@ package inflate
 import (
 	"bytes"
 	"compress/flate"
-	"errors"
 	"io"
 	"math/rand/v2"
 	"testing"
@@ -18,13 +17,12 @@ const fuzzMaxOut = 2 << 20
 
 // FuzzInflate holds the reader to compress/flate on any bytes, handed over
 // in any pieces: the same output where compress/flate reads the stream,
-// the same verdict where it fails (a corrupt stream, or one cut short),
-// output before an error that agrees with compress/flate's as far as both
-// go, and never a panic. how picks the source (whole, a byte at a time,
-// half of each read, the last bytes with io.EOF, reads of one odd size,
-// or of random sizes, some empty, drawn from seed), whether the output is
-// read in small pieces, and whether the reader was used on another stream
-// and Reset first. The committed corpus (testdata/fuzz/FuzzInflate,
+// an error where it fails, output before an error that agrees with
+// compress/flate's as far as both go, and never a panic. how picks the
+// source (whole, a byte at a time, half of each read, the last bytes with
+// io.EOF, reads of one odd size, or of random sizes, some empty, drawn
+// from seed), whether the output is read in small pieces, and whether the
+// reader was used on another stream and Reset first. The committed corpus (testdata/fuzz/FuzzInflate,
 // written by TestFuzzSeeds) starts from streams of every block kind whose
 // outputs run to several hundred KiB, far past the window.
 func FuzzInflate(f *testing.F) {
@@ -49,15 +47,11 @@ func FuzzInflate(f *testing.F) {
 			}
 			return
 		}
-		var fc flate.CorruptInputError
-		var gc CorruptError
-		switch {
-		case gerr == nil:
+		// Which error is zlib's to say (TestInflateAgreesWithZlib): where
+		// a stream is both cut short and corrupt, compress/flate may call
+		// it cut and zlib corrupt (the corpus has such a stream).
+		if gerr == nil {
 			t.Fatalf("compress/flate says %v; inflate reads %d bytes", werr, len(got))
-		case errors.As(werr, &fc) != errors.As(gerr, &gc):
-			t.Fatalf("compress/flate says %v, inflate %v", werr, gerr)
-		case errors.Is(werr, io.ErrUnexpectedEOF) != errors.Is(gerr, io.ErrUnexpectedEOF):
-			t.Fatalf("compress/flate says %v, inflate %v", werr, gerr)
 		}
 		if n := min(len(got), len(want)); !bytes.Equal(got[:n], want[:n]) {
 			t.Fatalf("before their errors (%v; %v), inflate's %d bytes and compress/flate's %d differ", gerr, werr, len(got), len(want))
