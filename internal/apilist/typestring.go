@@ -108,7 +108,9 @@ func (l *lister) writeStruct(b *strings.Builder, s *types.Struct) {
 
 func (l *lister) writeInterface(b *strings.Builder, t *types.Interface) {
 	if t.NumEmbeddeds() == 0 && t.NumExplicitMethods() == 0 {
-		b.WriteString("interface{}")
+		// any, however it was written or whichever Go (with or without
+		// types.Alias for any) loaded it.
+		b.WriteString("any")
 		return
 	}
 	var elems []string
