@@ -5,9 +5,11 @@
 // function and type of every public package; every exported field of a
 // struct type, those promoted from embedded structs (exported or not)
 // included; every method of a type's method set, promoted ones included;
-// and, for an alias of a type that no public package declares (an
-// internal one), that type's shape, fields and methods under the alias's
-// name, since a user reaches them through it. The listing is checked in
+// for an alias of a type that no public package declares (an internal
+// one), that type's shape, fields and methods under the alias's name; and
+// any other type a user cannot name but holds values of (an internal or
+// unexported type that a signature or field names), under its own
+// package's path. The listing is checked in
 // as api/v1.txt and a test holds the code to it, so that every change to
 // the public surface, however it is reached, is a deliberate edit of that
 // file.
@@ -134,29 +136,30 @@ type lister struct {
 	pkg    *types.Package  // the package being listed
 	prefix string          // "pkg PATH, "
 
-	// reached holds the types of the module's other packages (internal
-	// ones) that the lines written so far name, by "path.Name"; listed,
-	// those whose members are listed already (under an alias's name).
+	// reached holds the types a user cannot name (see hidden) that the
+	// lines written so far name, by "path.Name"; listed, those whose
+	// members are listed already (under an alias's name).
 	reached map[string]*types.TypeName
 	listed  map[string]bool
 }
 
 func key(obj *types.TypeName) string { return obj.Pkg().Path() + "." + obj.Name() }
 
-// hidden reports whether obj is a type of the module that no listed
-// package declares.
+// hidden reports whether obj is a type of the module that a user cannot
+// name: one of an internal package, or an unexported one.
 func (l *lister) hidden(obj *types.TypeName) bool {
-	if obj.Pkg() == nil || l.public[obj.Pkg().Path()] {
+	if obj.Pkg() == nil || (l.public[obj.Pkg().Path()] && obj.Exported()) {
 		return false
 	}
 	return obj.Pkg().Path() == l.module || strings.HasPrefix(obj.Pkg().Path(), l.module+"/")
 }
 
-// addReached lists, under their own packages' paths, the types of the
-// module's internal packages that the API names (in a field, a
-// signature, an alias) without an alias that lists their members: a
-// user holds values of them, so their fields and methods are API too.
-// Listing one can reach others, so it goes on until none is new.
+// addReached lists, under their own packages' paths, the types a user
+// cannot name (an internal package's, or unexported ones) that the API
+// names (in a field, a signature, an alias) without an alias that lists
+// their members: a user holds values of them, so their fields and methods
+// are API too. Listing one can reach others, so it goes on until none is
+// new.
 func (l *lister) addReached() {
 	for {
 		var todo []string

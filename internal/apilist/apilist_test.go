@@ -9,8 +9,9 @@ import (
 
 // A module whose API hides behind what a syntax-only listing missed: an
 // alias of an internal type, fields and methods promoted from unexported
-// embedded structs, an internal type a function returns, a field promoted
-// twice at one depth (ambiguous, so no API), parameter names (not API).
+// embedded structs, an internal type and an unexported one that functions
+// return, a field promoted twice at one depth (ambiguous, so no API),
+// parameter names (not API).
 var module = map[string]string{
 	"go.mod": "module example.com/m\n\ngo 1.24\n",
 	"internal/in/in.go": `package in
@@ -83,6 +84,12 @@ type Gen[T any] struct{ V T }
 func (g *Gen[T]) Get() T { return g.V }
 
 type unexported struct{ A int }
+
+type hidden struct{ V int }
+
+func (hidden) M() {}
+
+func Hide() *hidden { return nil }
 `,
 	"a/internal/deep/deep.go": "package deep\n\nfunc Hidden() {}\n",
 	"cmd/x/main.go":           "package main\n\nfunc Exported() {}\n\nfunc main() {}\n",
@@ -92,6 +99,7 @@ type unexported struct{ A int }
 const want = `pkg example.com/m/a, const C untyped int = 3
 pkg example.com/m/a, const D Kind = 2
 pkg example.com/m/a, func G[T ~int | ~string](T) []T
+pkg example.com/m/a, func Hide() *hidden
 pkg example.com/m/a, func Reach() in.U
 pkg example.com/m/a, method (*Alias) P()
 pkg example.com/m/a, method (*Exp) PM(...string)
@@ -99,6 +107,7 @@ pkg example.com/m/a, method (*Gen[T]) Get() T
 pkg example.com/m/a, method (Alias) M()
 pkg example.com/m/a, method (S) PM(...string)
 pkg example.com/m/a, method (S) Promoted()
+pkg example.com/m/a, method (hidden) M()
 pkg example.com/m/a, type Alias = in.T
 pkg example.com/m/a, type Alias struct
 pkg example.com/m/a, type Alias struct, X int
@@ -116,6 +125,8 @@ pkg example.com/m/a, type S struct, E map[string]chan<- int (promoted)
 pkg example.com/m/a, type S struct, Field func(int, ...string) error
 pkg example.com/m/a, type S struct, Hidden string (promoted)
 pkg example.com/m/a, type S struct, embedded *Exp
+pkg example.com/m/a, type hidden struct
+pkg example.com/m/a, type hidden struct, V int
 pkg example.com/m/a, var V error
 pkg example.com/m/internal/in, method (U) Z() *T
 pkg example.com/m/internal/in, type U struct
@@ -131,8 +142,8 @@ func TestList(t *testing.T) {
 	}
 	// Constants, variables, functions, types (aliases too) and methods,
 	// promoted ones and an alias's included.
-	if l.Names != 20 {
-		t.Errorf("Names = %d, want 20", l.Names)
+	if l.Names != 23 {
+		t.Errorf("Names = %d, want 23", l.Names)
 	}
 }
 
