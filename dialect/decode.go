@@ -2,7 +2,6 @@ package dialect
 
 import (
 	"errors"
-	"io"
 	"math"
 
 	"github.com/ndpack/ndpack/internal/codecerr"
@@ -510,11 +509,16 @@ func (p *parser) skip() error {
 		p.off += n
 		return nil
 	}
-	if errors.As(err, new(*mpwalk.InvalidError)) {
-		return errAt(ErrMalformed, p.off, "%v", err)
-	}
-	if err == io.ErrUnexpectedEOF {
-		err = errors.New("input ended inside a value")
-	}
-	return errAt(ndarray.ErrTruncated, p.off, "%v", err)
+	f := skipClasses.Classify(err)
+	return errAt(f.Class, p.off, "%s", f.Detail)
+}
+
+// skipClasses is how skip's walk fails in this package's terms: an unused
+// type byte is malformed, anything else truncated input.
+var skipClasses = mpwalk.Classes{
+	Invalid:     ErrMalformed,
+	OverBudget:  ndarray.ErrTruncated,
+	Ended:       ndarray.ErrTruncated,
+	EndedDetail: "input ended inside a value",
+	Other:       ndarray.ErrTruncated,
 }

@@ -3,7 +3,6 @@ package ext110
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 
@@ -424,15 +423,17 @@ func (p *parser) integer(what string) (int, error) {
 // skip passes over one msgpack value of any type (an extra key's value).
 func (p *parser) skip() error {
 	n, err := mpwalk.Len(p.b[p.off:], mpwalk.Limits{})
-	var invalid *mpwalk.InvalidError
-	switch {
-	case err == nil:
+	if err == nil {
 		p.off += n
 		return nil
-	case err == io.ErrUnexpectedEOF: // the only way: nothing left at all
-		return p.truncated("value", 1)
-	case errors.As(err, &invalid):
-		return errAt(ErrMalformed, p.pos(), "%v", invalid)
 	}
-	return errAt(ndarray.ErrTruncated, p.pos(), "%v", err) // a claim past the end
+	f := skipClasses.Classify(err)
+	if f.Kind == mpwalk.Ended { // the only way: nothing left at all
+		return p.truncated("value", 1)
+	}
+	return errAt(f.Class, p.pos(), "%s", f.Detail)
 }
+
+// skipClasses is how skip's walk fails in this package's terms: an unused
+// type byte is malformed, anything else a claim past the end.
+var skipClasses = mpwalk.Classes{Invalid: ErrMalformed, OverBudget: ndarray.ErrTruncated, Other: ndarray.ErrTruncated}

@@ -2,7 +2,6 @@ package ext110
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 
@@ -108,28 +107,27 @@ func (o MessageOptions) decodeMessage(data []byte, v any) error {
 	return decodeFromSlice(data, v, o.MapDecoder, o.NoCopy)
 }
 
+// walkClasses is how a message's walk fails in this package's terms.
+var walkClasses = mpwalk.Classes{
+	Invalid:     ErrMalformed,
+	OverBudget:  ndarray.ErrTruncated,
+	TooDeep:     ErrTooDeep,
+	TooCostly:   ndarray.ErrTooLarge,
+	Ended:       ndarray.ErrTruncated,
+	EndedDetail: "input ended inside the message",
+}
+
 // walkError turns a walker's error into the package's, offsets counted from
-// base.
+// base; an error not the walker's (a reader's) is returned as it is.
 func walkError(err error, base int64) error {
-	var (
-		budget  *mpwalk.BudgetError
-		invalid *mpwalk.InvalidError
-		depth   *mpwalk.DepthError
-		expand  *mpwalk.ExpansionError
-	)
-	switch {
-	case errors.As(err, &expand):
-		return newError(ndarray.ErrTooLarge, -1, expand.Error(), nil)
-	case errors.As(err, &depth):
-		return newError(ErrTooDeep, base+depth.Offset, fmt.Sprintf("arrays and maps nest more than %d deep", depth.Limit), nil)
-	case errors.As(err, &budget):
-		return newError(ndarray.ErrTruncated, -1, budget.Error(), nil)
-	case errors.As(err, &invalid):
-		return newError(ErrMalformed, -1, invalid.Error(), nil)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return newError(ndarray.ErrTruncated, -1, "input ended inside the message", nil)
+	f := walkClasses.Classify(err)
+	switch f.Kind {
+	case mpwalk.NotWalk:
+		return err
+	case mpwalk.TooDeep: // the offset is the error's, not repeated in its words
+		return newError(f.Class, base+f.Offset, fmt.Sprintf("arrays and maps nest more than %d deep", f.Limit), nil)
 	}
-	return err
+	return newError(f.Class, -1, f.Detail, nil)
 }
 
 // MessageDecoder reads whole msgpack messages back to back from an
@@ -166,9 +164,8 @@ func (d *MessageDecoder) Decode(v any) error {
 		if err == io.EOF {
 			return io.EOF
 		}
-		var budget *mpwalk.BudgetError
-		if errors.As(err, &budget) {
-			return newError(ndarray.ErrTooLarge, start, fmt.Sprintf("message exceeds the limit of %d bytes: %v", max, budget), nil)
+		if f := walkClasses.Classify(err); f.Kind == mpwalk.OverBudget {
+			return newError(ndarray.ErrTooLarge, start, fmt.Sprintf("message exceeds the limit of %d bytes: %s", max, f.Detail), nil)
 		}
 		return walkError(err, start)
 	}

@@ -204,7 +204,9 @@ func TestNPZRefusesOverlappingMembers(t *testing.T) {
 	dirAt := 30 + 5 + 8128
 	assert.EqualError(t, err, fmt.Sprintf(`npybridge: overlapping or out-of-range zip members at byte %d: `+
 		`member "a0.npy" (local header at byte 0, 8128 compressed bytes, ending at byte 8164 or later) overlaps member "a1.npy", whose local header is at byte 0`, dirAt))
-	assert.Less(t, took, time.Second)
+	if !raceDetector { // which slows the walk over the records several times
+		assert.Less(t, took, time.Second)
+	}
 	// The records themselves: about 100 bytes each, held once.
 	assert.Less(t, alloc, uint64(len(in))*8, "bytes allocated for a %d-byte archive", len(in))
 	t.Logf("100,000 records on one member: refused in %v, %d MB allocated for a %d MB archive", took, alloc>>20, len(in)>>20)

@@ -2,6 +2,6 @@
 
 package npybridge
 
-// raceDetector: the race detector multiplies memory, so RSS bounds do not
-// hold under it.
+// raceDetector: the race detector multiplies memory and time, so RSS and
+// wall-clock bounds do not hold under it.
 const raceDetector = true

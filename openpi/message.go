@@ -1,9 +1,7 @@
 package openpi
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 
@@ -107,24 +105,21 @@ func decodeChecked(b []byte) (map[string]any, error) {
 	return v.(map[string]any), nil
 }
 
+// walkClasses is how a message's walk fails in this package's terms.
+var walkClasses = mpwalk.Classes{
+	Invalid:     ErrMalformed,
+	OverBudget:  ndarray.ErrTruncated,
+	TooDeep:     ndarray.ErrTooLarge,
+	TooCostly:   ndarray.ErrTooLarge,
+	Ended:       ndarray.ErrTruncated,
+	EndedDetail: "the message ends inside a value",
+	Other:       ndarray.ErrTruncated,
+}
+
 // walkError turns mpwalk's failure into the package's error.
 func walkError(err error) error {
-	var (
-		depth   *mpwalk.DepthError
-		exp     *mpwalk.ExpansionError
-		invalid *mpwalk.InvalidError
-	)
-	switch {
-	case errors.As(err, &depth):
-		return &msgError{class: ndarray.ErrTooLarge, offset: depth.Offset, detail: depth.Error()}
-	case errors.As(err, &exp):
-		return &msgError{class: ndarray.ErrTooLarge, offset: -1, detail: exp.Error()}
-	case errors.As(err, &invalid):
-		return &msgError{class: ErrMalformed, offset: -1, detail: invalid.Error()}
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return &msgError{class: ndarray.ErrTruncated, offset: -1, detail: "the message ends inside a value"}
-	}
-	return &msgError{class: ndarray.ErrTruncated, offset: -1, detail: err.Error()}
+	f := walkClasses.Classify(err)
+	return &msgError{class: f.Class, offset: f.Offset, detail: f.Detail}
 }
 
 // decoder reads values from a message that mpwalk has checked: every

@@ -468,20 +468,9 @@ func (e classedError) Unwrap() []error { return []error{e.class, e.err} }
 // limits, read by the bounded walk: ext110.ErrTooDeep for nesting,
 // ndarray.ErrTooLarge (the module's one ErrTooLarge) for size and the
 // memory decoding would take; nil for other errors.
-func overLimit(err error) error {
-	var (
-		depth  *mpwalk.DepthError
-		budget *mpwalk.BudgetError
-		expand *mpwalk.ExpansionError
-	)
-	switch {
-	case errors.As(err, &depth):
-		return ext110.ErrTooDeep
-	case errors.As(err, &budget), errors.As(err, &expand):
-		return ndarray.ErrTooLarge
-	}
-	return nil
-}
+func overLimit(err error) error { return limitClasses.Classify(err).Class }
+
+var limitClasses = mpwalk.Classes{TooDeep: ext110.ErrTooDeep, OverBudget: ndarray.ErrTooLarge, TooCostly: ndarray.ErrTooLarge}
 
 // readRefusal reads, after a request could not be written, the answer a
 // daemon sends before closing (a request over its size limit).

@@ -272,22 +272,14 @@ func (s *Server) serveConn(nc net.Conn) {
 			// Without framing, a stream cannot be resynchronised after a
 			// bad message: answer once if there is something to say, then
 			// close.
-			var (
-				budget  *mpwalk.BudgetError
-				invalid *mpwalk.InvalidError
-				depth   *mpwalk.DepthError
-				expand  *mpwalk.ExpansionError
-				answer  *Error
-			)
-			switch {
-			case errors.As(err, &expand):
-				answer = Errorf(CodeInvalidRequest, "message refused: %v", expand)
-			case errors.As(err, &budget):
-				answer = Errorf(CodeInvalidRequest, "message exceeds the limit of %d bytes: %v", s.maxMessage(), budget)
-			case errors.As(err, &depth):
-				answer = Errorf(CodeInvalidRequest, "message refused: %v", depth)
-			case errors.As(err, &invalid):
-				answer = Errorf(CodeParseError, "not msgpack: %v", invalid)
+			var answer *Error
+			switch f := (mpwalk.Classes{}).Classify(err); f.Kind {
+			case mpwalk.TooCostly, mpwalk.TooDeep:
+				answer = Errorf(CodeInvalidRequest, "message refused: %s", f.Detail)
+			case mpwalk.OverBudget:
+				answer = Errorf(CodeInvalidRequest, "message exceeds the limit of %d bytes: %s", s.maxMessage(), f.Detail)
+			case mpwalk.Invalid:
+				answer = Errorf(CodeParseError, "not msgpack: %s", f.Detail)
 			default:
 				s.connError(conn, err)
 			}

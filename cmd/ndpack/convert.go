@@ -547,35 +547,11 @@ func (o convertOptions) convert(e env, w io.Writer, in string) (err error) {
 	}
 	prog := e.startProgress("convert "+displayName(in), total, o.quiet)
 	defer prog.finish()
-	uncounted := w
-	w = countingWriter{w, prog}
 	opts := ndpack.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}}
-
-	// .npy <-> ext 110 keep their own paths, measured at the speed of cp.
-	if (isRegularFile(in) || o.from == formatNPY || obj != nil) && o.toDialect == 0 && !o.objects && !o.transformed() && o.maxHeader == 0 {
-		switch {
-		case o.from == formatMsgpack && o.to == formatNPY && obj != nil:
-			rc := obj.Stream(0, obj.Size())
-			defer rc.Close()
-			return opts.Ext110ToNPY(w, rc)
-		case o.from == formatNPY && o.to == formatMsgpack && obj != nil:
-			// One request streams the whole object, counted as it is
-			// read: the output's ReadFrom would count it only at the end.
-			// Written through a 1 MiB buffer, which reads the body in
-			// large pieces too.
-			rc := obj.Stream(0, obj.Size())
-			defer rc.Close()
-			bw := bufio.NewWriterSize(uncounted, 1<<20)
-			if err := opts.NPYToExt110(bw, io.TeeReader(rc, prog)); err != nil {
-				return err
-			}
-			return bw.Flush()
-		case o.from == formatNPY && o.to == formatMsgpack:
-			return withInput(e, in, func(r io.Reader) error { return opts.NPYToExt110(w, r) })
-		case o.from == formatMsgpack && o.to == formatNPY && o.member == "" && isRegularFile(in) && startsWithExt(in):
-			return withInput(e, in, func(r io.Reader) error { return opts.Ext110ToNPY(w, r) })
-		}
+	if done, err := o.direct(e, w, in, obj, prog, opts); done {
+		return err
 	}
+	w = countingWriter{w, prog}
 	if fa == nil {
 		if fa, err = openInputArrays(in, e.stdin, o.from, o.inputOptions(e)); err != nil {
 			return err
@@ -595,45 +571,94 @@ func (o convertOptions) convert(e env, w io.Writer, in string) (err error) {
 	}()
 	switch o.to {
 	case formatNPY:
-		if len(arrays) != 1 {
-			return fmt.Errorf("%d arrays (%s): an .npy holds one; pick it as IN:NAME or with --member", len(arrays), names(arrays))
-		}
-		if arrays[0].objects != nil {
-			a, err := arrays[0].objects()
-			if err != nil {
-				return err
-			}
-			return npybridge.WriteObjects(w, a)
-		}
-		return withData(arrays[0], func(dt ndarray.DType, shape []int, r io.Reader) error {
-			return npybridge.WriteFrom(w, dt, shape, r)
-		})
+		return writeNPYOut(w, arrays)
 	case formatMsgpack:
-		ext := ext110.NewEncoder(w)
-		ext.Options = opts.Ext110
-		encodeFrom := ext.EncodeFrom
-		if o.toDialect != 0 {
-			encodeFrom = dialect.NewEncoder(w, o.toDialect).EncodeFrom
+		return o.writeMsgpackOut(w, arrays, opts.Ext110)
+	}
+	return o.writeNPZOut(w, in, arrays)
+}
+
+// direct converts .npy <-> ext 110 on their own paths, measured at the
+// speed of cp, when the conversion is one of those (done).
+func (o convertOptions) direct(e env, w io.Writer, in string, obj *remote.Object, prog *progress, opts ndpack.ConvertOptions) (done bool, err error) {
+	if !(isRegularFile(in) || o.from == formatNPY || obj != nil) || o.toDialect != 0 || o.objects || o.transformed() || o.maxHeader != 0 {
+		return false, nil
+	}
+	counted := countingWriter{w, prog}
+	switch {
+	case o.from == formatMsgpack && o.to == formatNPY && obj != nil:
+		rc := obj.Stream(0, obj.Size())
+		defer rc.Close()
+		return true, opts.Ext110ToNPY(counted, rc)
+	case o.from == formatNPY && o.to == formatMsgpack && obj != nil:
+		// One request streams the whole object, counted as it is read:
+		// the output's ReadFrom would count it only at the end. Written
+		// through a 1 MiB buffer, which reads the body in large pieces
+		// too.
+		rc := obj.Stream(0, obj.Size())
+		defer rc.Close()
+		bw := bufio.NewWriterSize(w, 1<<20)
+		if err := opts.NPYToExt110(bw, io.TeeReader(rc, prog)); err != nil {
+			return true, err
 		}
-		if hasObjects(arrays) {
-			return o.writeObjectsMessage(w, arrays)
-		}
-		if len(arrays) == 1 && (arrays[0].name == "" || o.member != "") {
-			return withData(arrays[0], encodeFrom)
-		}
-		if err := writeMapHeader(w, len(arrays)); err != nil {
+		return true, bw.Flush()
+	case o.from == formatNPY && o.to == formatMsgpack:
+		return true, withInput(e, in, func(r io.Reader) error { return opts.NPYToExt110(counted, r) })
+	case o.from == formatMsgpack && o.to == formatNPY && o.member == "" && isRegularFile(in) && startsWithExt(in):
+		return true, withInput(e, in, func(r io.Reader) error { return opts.Ext110ToNPY(counted, r) })
+	}
+	return false, nil
+}
+
+// writeNPYOut writes the one array of arrays as an .npy.
+func writeNPYOut(w io.Writer, arrays []arraySource) error {
+	if len(arrays) != 1 {
+		return fmt.Errorf("%d arrays (%s): an .npy holds one; pick it as IN:NAME or with --member", len(arrays), names(arrays))
+	}
+	if arrays[0].objects != nil {
+		a, err := arrays[0].objects()
+		if err != nil {
 			return err
 		}
-		for _, a := range arrays {
-			if err := writeString(w, a.name); err != nil {
-				return err
-			}
-			if err := withData(a, encodeFrom); err != nil {
-				return fmt.Errorf("array %q: %w", a.name, err)
-			}
-		}
-		return nil
+		return npybridge.WriteObjects(w, a)
 	}
+	return withData(arrays[0], func(dt ndarray.DType, shape []int, r io.Reader) error {
+		return npybridge.WriteFrom(w, dt, shape, r)
+	})
+}
+
+// writeMsgpackOut writes arrays as a msgpack document: one array alone,
+// or a map of their names, as ext 110 or --to's dialect.
+func (o convertOptions) writeMsgpackOut(w io.Writer, arrays []arraySource, ext110Opts ext110.Options) error {
+	ext := ext110.NewEncoder(w)
+	ext.Options = ext110Opts
+	encodeFrom := ext.EncodeFrom
+	if o.toDialect != 0 {
+		encodeFrom = dialect.NewEncoder(w, o.toDialect).EncodeFrom
+	}
+	if hasObjects(arrays) {
+		return o.writeObjectsMessage(w, arrays)
+	}
+	if len(arrays) == 1 && (arrays[0].name == "" || o.member != "") {
+		return withData(arrays[0], encodeFrom)
+	}
+	if err := writeMapHeader(w, len(arrays)); err != nil {
+		return err
+	}
+	for _, a := range arrays {
+		if err := writeString(w, a.name); err != nil {
+			return err
+		}
+		if err := withData(a, encodeFrom); err != nil {
+			return fmt.Errorf("array %q: %w", a.name, err)
+		}
+	}
+	return nil
+}
+
+// writeNPZOut writes arrays as the members of an .npz, a lone array
+// named by --name or after IN.
+func (o convertOptions) writeNPZOut(w io.Writer, in string, arrays []arraySource) error {
 	for _, a := range arrays {
 		if err := checkMemberName(a.name, "array"); err != nil {
 			return err

@@ -16,9 +16,9 @@
 // literal/length codes 286 and 287 and distance codes 30 and 31, a
 // distance further back than the output, a stored block whose length and
 // its complement disagree, and repeats that run past the code lengths.
-// Memory is bounded: a Reader's buffers start at 4 KiB of input and 16 KiB
-// of output, and grow with what it reads and writes, up to 64 KiB of input
-// and a 32 KiB window plus 256 KiB of output, whatever the stream claims.
+// Memory is bounded: a Reader holds 4 KiB of input, and its output buffer
+// starts at 16 KiB and grows with what it writes, up to a 32 KiB window
+// plus 256 KiB of output, whatever the stream claims.
 package inflate
 
 import (
@@ -43,10 +43,9 @@ const (
 	outChunk = 256 << 10 // output decoded between window slides
 	maxMatch = 258       // the longest copy one symbol makes
 	outSlack = 8         // matches are copied in 8-byte steps past their end
-	inSize   = 64 << 10  // compressed bytes read from the source at once, at most
+	inSize   = 4 << 10   // compressed bytes held, and read from the source at once, at most
 	inPad    = 32        // zero bytes after the input, so that a refill never reads past the buffer
 	outSize  = window + outChunk + maxMatch + outSlack
-	inFirst  = 4 << 10  // the input buffer's first size
 	outFirst = 16 << 10 // the output buffer's first size, before the slack
 )
 
@@ -275,7 +274,7 @@ type Reader struct {
 
 // NewReader returns a Reader of the deflate stream src holds.
 func NewReader(src io.Reader) *Reader {
-	f := &Reader{in: make([]byte, inFirst+inPad), out: make([]byte, outFirst+maxMatch+outSlack)}
+	f := &Reader{in: make([]byte, inSize+inPad), out: make([]byte, outFirst+maxMatch+outSlack)}
 	f.Reset(src)
 	return f
 }
@@ -333,7 +332,7 @@ func (f *Reader) step() {
 }
 
 // fill reads from the source until at least want input bytes are held
-// past pos, or the source ends.
+// past pos (or the buffer is full), or the source ends.
 func (f *Reader) fill(want int) {
 	if f.end-f.pos >= want || f.srcDone || f.pos > f.end {
 		return
@@ -343,11 +342,6 @@ func (f *Reader) fill(want int) {
 		n := copy(f.in, f.in[drop:f.end])
 		f.base += int64(drop)
 		f.pos, f.end = f.pos-drop, n
-	}
-	if room := len(f.in) - inPad; f.end-f.pos < want && f.end == room && room < inSize {
-		in := make([]byte, min(2*room, inSize)+inPad)
-		copy(in, f.in[:f.end])
-		f.in = in
 	}
 	for empty := 0; f.end-f.pos < want && f.end < len(f.in)-inPad && !f.srcDone; {
 		n, err := f.src.Read(f.in[f.end : len(f.in)-inPad])
@@ -596,23 +590,8 @@ func (f *Reader) huffman() {
 	in, pos := f.in, f.pos
 	out, wpos, limit := f.out, f.wpos, f.limit
 	lit, dist := f.cur, f.curD
-	// While the source has more, stop 16 bytes short of the input's end so
-	// that every bit a symbol reads is real; past the source's end, read
-	// the zeros after it and check the overrun when done. A symbol refills
-	// twice, the second time at most 7 bytes further: both stay inside
-	// in's padding.
-	posLimit := f.end - 16
-	if f.srcDone {
-		posLimit = f.end + inPad - 16
-	}
-	// Past the source's end, stop at the first symbol that took bits past
-	// it: its output, from the zeros there, is dropped (good is where it
-	// started).
-	end8 := math.MaxInt
-	if f.srcDone {
-		end8 = f.end * 8
-	}
-	good := wpos
+	posLimit, end8 := f.huffmanLimits()
+	good := wpos // where the last symbol began: its output is dropped if it read past end8
 	state := stateHuffman
 	bad := false
 	// e is the next symbol's entry, looked up before the current symbol's
@@ -713,11 +692,35 @@ func (f *Reader) huffman() {
 	}
 	f.bits, f.nbits, f.pos, f.wpos = bits, nbits, pos, wpos
 	f.state = state
+	f.endHuffman(bad, posLimit)
+}
+
+// huffmanLimits returns how far huffman may read: the position in in
+// after which it stops to refill, and the bit past which a symbol's output
+// is dropped. While the source has more, it stops 16 bytes short of the
+// input's end so that every bit a symbol reads is real; past the source's
+// end, it reads the zeros after it and checks the overrun when done. A
+// symbol refills twice, the second time at most 7 bytes further: both
+// stay inside in's padding. Past the source's end, it stops at the first
+// symbol that took bits past it: that symbol's output, from the zeros
+// there, is dropped (end8 is the source's end in bits; math.MaxInt while
+// the source has more).
+func (f *Reader) huffmanLimits() (posLimit, end8 int) {
+	if f.srcDone {
+		return f.end + inPad - 16, f.end * 8
+	}
+	return f.end - 16, math.MaxInt
+}
+
+// endHuffman reports what stopped huffman once its state is saved: a
+// corrupt symbol, reads past the source's end, or the input buffer run
+// low (refilled).
+func (f *Reader) endHuffman(bad bool, posLimit int) {
 	switch {
 	case bad:
 		f.corrupt()
 	case f.overrun():
-	case pos > posLimit && !f.srcDone:
+	case f.pos > posLimit && !f.srcDone:
 		f.fill(inSize)
 	}
 }
