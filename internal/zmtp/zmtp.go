@@ -52,6 +52,11 @@ type Conn struct {
 	max      int // the most bytes one message may take
 	chunks   boundedio.Chunks
 	PeerType string // the peer's Socket-Type: "REQ", "REP", "DEALER", "ROUTER" ...
+	// Charge, if set, is called with each frame's size (and frameCost)
+	// before the frame is read, once its header is within the limit; an
+	// error from it fails ReadMessage, as the frame is never read. A
+	// server charges its shared memory budget so.
+	Charge func(n int) error
 }
 
 // compatible lists the socket types each type may talk to (RFC 28).
@@ -281,6 +286,11 @@ func (z *Conn) ReadMessage() ([][]byte, error) {
 		}
 		if used+frameCost > z.max || n > uint64(z.max-used-frameCost) {
 			return nil, fmt.Errorf("%w: the peer sent a message of more than %d bytes (a frame of %d after %d)", ErrTooLarge, z.max, n, used)
+		}
+		if z.Charge != nil {
+			if err := z.Charge(frameCost + int(n)); err != nil {
+				return nil, err
+			}
 		}
 		used += frameCost + int(n)
 		frame, err := z.chunks.ReadFull(z.br, int(n))
