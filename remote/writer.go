@@ -40,7 +40,6 @@ type Writer struct {
 	abortWait   time.Duration
 	aborting    sync.Mutex // held while an abort is sent, so that every Abort waits for it
 	creating    sync.Mutex // held while the upload is begun, so that Abort waits for its ID
-	abortFailed error      // what the abort sent met, for the Aborts that waited for it
 
 	// The parts being uploaded: slots holds one token per upload that may
 	// run, uploads the ones running; cancel ends them (an error, Abort).
@@ -285,10 +284,11 @@ func (w *Writer) abort() error {
 	w.uploadID, w.aborted = nil, true
 	w.mu.Unlock()
 	if id == nil {
-		return w.abortFailed
+		// The abort was sent by another call, which reported its failure:
+		// said once is enough.
+		return nil
 	}
-	w.abortFailed = w.sendAbort(id)
-	return w.abortFailed
+	return w.sendAbort(id)
 }
 
 // sendAbort asks the store to abort the upload id, within abortWait.
