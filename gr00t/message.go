@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/vmihailenco/msgpack/v5"
@@ -66,6 +67,9 @@ func toWire(v any, depth int) (any, error) {
 		}
 		return ordered{{ndarrayClass, true}, {"as_npy", b.Bytes()}}, nil
 	case map[string]any:
+		if v == nil {
+			return nil, nil // None, as a nil map means
+		}
 		keys := make([]string, 0, len(v))
 		for k := range v {
 			keys = append(keys, k)
@@ -106,6 +110,13 @@ func toWire(v any, depth int) (any, error) {
 
 // decode reads a message.
 func decode(b []byte, max int64) (any, error) {
+	n, err := mpwalk.Len(b, mpwalk.Limits{MaxDepth: mpwalk.DefaultMaxDepth, MaxExpansion: mpwalk.DefaultMaxExpansion})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if n != len(b) {
+		return nil, fmt.Errorf("%w: %d bytes after the message", ErrMalformed, len(b)-n)
+	}
 	var v any
 	dec := msgpack.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&v); err != nil {

@@ -207,11 +207,11 @@ func arguments(endpoint string, data map[string]any, first string) (map[string]a
 			}
 			options = m
 		default:
-			return nil, nil, fmt.Errorf("%s() got an unexpected keyword argument %s", endpoint, quote(k))
+			return nil, nil, fmt.Errorf("%s() got an unexpected keyword argument '%s'", endpoint, k)
 		}
 	}
 	if first != "" && obs == nil {
-		return nil, nil, fmt.Errorf("%s() missing 1 required positional argument: %s", endpoint, quote(first))
+		return nil, nil, fmt.Errorf("%s() missing 1 required positional argument: '%s'", endpoint, first)
 	}
 	return obs, options, nil
 }
