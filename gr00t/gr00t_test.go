@@ -16,13 +16,13 @@ import (
 
 // startServer serves s on a port of 127.0.0.1 until the test ends and
 // returns its address.
-func startServer(t *testing.T, s *Server) (string, *serving) {
+func startServer(t testing.TB, s *Server) (string, *serving) {
 	t.Helper()
 	l := listen(t)
 	return l.Addr().String(), serve(t, s, l)
 }
 
-func dialT(t *testing.T, addr string, opts *DialOptions) *Client {
+func dialT(t testing.TB, addr string, opts *DialOptions) *Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -34,7 +34,7 @@ func dialT(t *testing.T, addr string, opts *DialOptions) *Client {
 	return c
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
@@ -180,7 +180,7 @@ func TestZeroValues(t *testing.T) {
 
 // fakeREP is a REP peer that answers each request with what answer
 // returns for it, until the test ends.
-func fakeREP(t *testing.T, answer func(req []byte) [][]byte) string {
+func fakeREP(t testing.TB, answer func(req []byte) [][]byte) string {
 	t.Helper()
 	l := listen(t)
 	var wg sync.WaitGroup
@@ -218,7 +218,7 @@ func fakeREP(t *testing.T, answer func(req []byte) [][]byte) string {
 }
 
 // npyOf is the .npy file of a, as np.save writes it.
-func npyOf(t *testing.T, a *ndarray.Array) []byte {
+func npyOf(t testing.TB, a *ndarray.Array) []byte {
 	t.Helper()
 	b, err := encode(a)
 	if err != nil {

@@ -104,7 +104,7 @@ func TestHugeFrameClaim(t *testing.T) {
 
 // reqConn is a raw REQ connection to a server, for sending what clients
 // should not.
-func reqConn(t *testing.T, addr string) *zmtp.Conn {
+func reqConn(t testing.TB, addr string) *zmtp.Conn {
 	t.Helper()
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -44,7 +45,7 @@ func peerKinds(t *testing.T) []string {
 // peerEnv is the environment of a peer of the given kind: for "GR00T", a
 // folder holding the stand-ins and GR00T's server_client.py, copied from
 // srcVar's folder for the test.
-func peerEnv(t *testing.T, kind string) []string {
+func peerEnv(t testing.TB, kind string) []string {
 	t.Helper()
 	env := os.Environ()
 	if kind != "GR00T" {
@@ -89,7 +90,19 @@ type peer struct {
 
 // startPeer starts peer.py with args; it is killed, by its process id,
 // when the test ends.
-func startPeer(t *testing.T, kind string, args ...string) *peer {
+func startPeer(t testing.TB, kind string, args ...string) *peer {
+	t.Helper()
+	p, _ := start(t, kind, false, args...)
+	return p
+}
+
+// startPeerWithInput is startPeer with a pipe to the peer's standard input.
+func startPeerWithInput(t testing.TB, kind string, args ...string) (*peer, io.Writer) {
+	t.Helper()
+	return start(t, kind, true, args...)
+}
+
+func start(t testing.TB, kind string, input bool, args ...string) (*peer, io.Writer) {
 	t.Helper()
 	cmd := exec.Command(pypeer.Python, append([]string{"-u", "testdata/peer.py"}, args...)...)
 	cmd.Env = peerEnv(t, kind)
@@ -99,20 +112,29 @@ func startPeer(t *testing.T, kind string, args ...string) *peer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var in io.WriteCloser
+	if input {
+		if in, err = cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	p.out = bufio.NewReader(out)
 	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() {
+		if in != nil {
+			in.Close()
+		}
 		cmd.Process.Kill()
 		<-p.done
 	})
-	return p
+	return p, in
 }
 
 // line reads the peer's next line of output, within 60 s.
-func (p *peer) line(t *testing.T) string {
+func (p *peer) line(t testing.TB) string {
 	t.Helper()
 	got := make(chan string, 1)
 	go func() {
@@ -133,7 +155,7 @@ func (p *peer) line(t *testing.T) string {
 
 // wait waits, up to 60 s, for the peer to exit, and fails the test if it
 // did not exit 0.
-func (p *peer) wait(t *testing.T) {
+func (p *peer) wait(t testing.TB) {
 	t.Helper()
 	select {
 	case err := <-p.done:
@@ -280,7 +302,7 @@ func (r *recorder) Reset(context.Context, map[string]any) (map[string]any, error
 }
 
 // listen listens on a port of 127.0.0.1.
-func listen(t *testing.T) net.Listener {
+func listen(t testing.TB) net.Listener {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -296,7 +318,7 @@ type serving struct {
 }
 
 // serve runs s on l until the test ends.
-func serve(t *testing.T, s *Server, l net.Listener) *serving {
+func serve(t testing.TB, s *Server, l net.Listener) *serving {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	sv := &serving{done: make(chan struct{})}
@@ -442,7 +464,7 @@ func TestClientAgainstPythonServer(t *testing.T) {
 
 // readPacked reads the messages peer.py pack writes: each its length (8
 // bytes, little-endian) and its bytes.
-func readPacked(t *testing.T, b []byte) [][]byte {
+func readPacked(t testing.TB, b []byte) [][]byte {
 	t.Helper()
 	var msgs [][]byte
 	for len(b) > 0 {

@@ -12,10 +12,14 @@
 #   peer.py pack                    the bytes of known messages, for equality
 #   peer.py server PORT TOKEN       a PolicyServer with a small numpy policy
 #   peer.py client PORT TOKEN       a PolicyClient's calls, checked
+#   peer.py echo-server PORT        a PolicyServer whose policy echoes, for benchmarks
+#   peer.py bench-client PYPORT GOPORT
+#                                   PolicyClients of both servers, timed (see bench)
 import dataclasses
 import io
 import os
 import sys
+import time
 
 import msgpack
 import numpy as np
@@ -229,8 +233,72 @@ class NumpyPolicy(BasePolicy):
         pass
 
 
+class EchoPolicy(BasePolicy):
+    def _get_action(self, observation, options=None):
+        return observation, {}
+
+    def reset(self, options=None):
+        return {}
+
+    def check_observation(self, observation):
+        pass
+
+    def check_action(self, action):
+        pass
+
+
+def bench_observation():
+    obs = {"video": {f"cam{i}": np.full((224, 224, 3), i, dtype=np.uint8) for i in range(3)}}
+    obs["state"] = {"joints": np.zeros(32, dtype=np.float32)}
+    return obs
+
+
+def bench(pyport, goport):
+    """After a warm-up prints "ready"; then, for each line on stdin, "pair N"
+    makes N pairs of get_action calls, one to each server in turn, and
+    prints the median ratio of the Go server's time to the Python server's
+    and both mean times in ns; "one" makes one call to the Python server
+    and prints its time in ns."""
+    py = PolicyClient(host="127.0.0.1", port=pyport, strict=False)
+    go = PolicyClient(host="127.0.0.1", port=goport, strict=False)
+    obs = bench_observation()
+    for _ in range(20):
+        py.get_action(obs)
+        go.get_action(obs)
+    print("ready", flush=True)
+
+    def timed(c):
+        t = time.perf_counter_ns()
+        c.get_action(obs)
+        return time.perf_counter_ns() - t
+
+    for line in sys.stdin:
+        cmd = line.split()
+        if cmd[0] == "one":
+            print(timed(py), flush=True)
+            continue
+        ratios, tp, tg = [], 0, 0
+        for _ in range(int(cmd[1])):
+            p, g = timed(py), timed(go)
+            ratios.append(g / p)
+            tp += p
+            tg += g
+        ratios.sort()
+        n = len(ratios)
+        print(ratios[n // 2], tp // n, tg // n, flush=True)
+
+
 def main():
     mode = sys.argv[1]
+    if mode == "bench-client":
+        bench(int(sys.argv[2]), int(sys.argv[3]))
+        return
+    if mode == "echo-server":
+        server = PolicyServer(EchoPolicy(), host="127.0.0.1", port=int(sys.argv[2]))
+        print(sys.argv[2], flush=True)
+        sys.stdout = open(os.devnull, "w")  # PolicyServer prints every request
+        server.run()
+        return
     if mode == "pack":
         out = sys.stdout.buffer
         for msg in (
@@ -245,6 +313,7 @@ def main():
     if mode == "server":
         server = PolicyServer(NumpyPolicy(), host="127.0.0.1", port=port, api_token=token)
         print(port, flush=True)
+        sys.stdout = open(os.devnull, "w")  # PolicyServer prints every request
         server.run()
         return
     client = PolicyClient(host="127.0.0.1", port=port, api_token=token)
