@@ -41,8 +41,8 @@ type ConvertOptions struct {
 // data bytes than the header announces (or a mapped file is truncated by
 // another process while it is read: then inside an *os.PathError naming the
 // file). A dtype or size ext 110 cannot carry fails with the errors of
-// package ext110 (ErrNonstandard unless Ext110.AllowNonstandard is set,
-// ErrMalformed, ErrTooLarge for a payload over ext32's 4 GiB). The errors
+// package ext110 (ndarray.ErrNonstandard unless Ext110.AllowNonstandard is
+// set, ErrMalformed, ErrTooLarge for a payload over ext32's 4 GiB). The errors
 // of r and w are returned as they are; after one of w's, w holds part of an
 // object.
 func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
@@ -102,11 +102,12 @@ func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 // first.
 //
 // It fails with the errors of package ext110 when r is not one ext 110
-// object (ErrNotExt110, ErrTruncated, ErrMalformed, ErrStrided, ErrOffset:
-// see ext110.Unmarshal), including ErrMalformed for an empty r and for
-// bytes after the object; a file truncated by another process while it is
-// read fails with ErrTruncated inside an *os.PathError. The errors of r (or
-// of mapping the file) and of w are returned as they are.
+// object (ndarray.ErrNotArray, ErrTruncated, ErrMalformed, ext110.ErrStrided,
+// ErrOffset: see ext110.Unmarshal), and with this package's
+// ndarray.ErrMalformed for an empty r and for bytes after the object; a
+// file truncated by another process while it is read fails with
+// ErrTruncated inside an *os.PathError. The errors of r (or of mapping the
+// file) and of w are returned as they are.
 func (o ConvertOptions) Ext110ToNPY(w io.Writer, r io.Reader) error {
 	if f, size, ok := regularFile(r); ok && size > 0 {
 		return ext110FileToNPY(w, f, size)
@@ -126,7 +127,7 @@ func (o ConvertOptions) Ext110ToNPY(w io.Writer, r io.Reader) error {
 }
 
 func notOneObject(detail string) error {
-	return &ndarray.Error{Pkg: "ext110", Err: ext110.ErrMalformed, Offset: -1, Detail: detail}
+	return &ndarray.Error{Pkg: "ndpack", Err: ndarray.ErrMalformed, Offset: -1, Detail: detail}
 }
 
 // regularFile returns r as a regular file and its size.

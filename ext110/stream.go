@@ -37,7 +37,7 @@ func (e *Encoder) Encode(a *ndarray.Array) error {
 // given shape whose row-major data is read from r: exactly the shape's byte
 // count is copied with io.Copy, through r's own WriteTo when r is an
 // io.WriterTo whose Len is exactly that count. It fails with an error
-// matching ErrMalformed when dt is not valid or shape has no byte count,
+// matching ndarray.ErrMalformed when dt is not valid or shape has no byte count,
 // as Options.Marshal does for the dtype otherwise (before writing
 // anything), or with the writer's or r's error as it is; when r ends early
 // the error matches io.ErrUnexpectedEOF (not ndarray.ErrTruncated, which is for
@@ -45,11 +45,11 @@ func (e *Encoder) Encode(a *ndarray.Array) error {
 // of an object.
 func (e *Encoder) EncodeFrom(dt ndarray.DType, shape []int, r io.Reader) error {
 	if err := dt.Validate(); err != nil {
-		return newError(ErrMalformed, -1, "cannot encode", err)
+		return newError(errMalformed, -1, "cannot encode", err)
 	}
 	n, err := ndarray.ByteSize(dt, shape)
 	if err != nil {
-		return newError(ErrMalformed, -1, "cannot encode", err)
+		return newError(errMalformed, -1, "cannot encode", err)
 	}
 	l, err := e.Options.layoutFor(dt, shape, n)
 	if err != nil {

@@ -206,7 +206,7 @@ func (z *NPZ) member(name string) (*zipEntry, error) {
 	}
 	e := &z.entries[z.entry[z.byName[k]]]
 	if !strings.HasSuffix(e.name, ".npy") {
-		return nil, errAt(ErrNotArray, -1, "member %q is not a NAME.npy file", e.name)
+		return nil, errAt(ndarray.ErrNotArray, -1, "member %q is not a NAME.npy file", e.name)
 	}
 	return e, nil
 }
@@ -239,7 +239,7 @@ func (z *NPZ) openMember(name string, e *zipEntry, whole bool) (*Header, *zipMem
 	declared := uint64(h.DataOffset + h.DataLen())
 	switch most := e.maxBytes(); {
 	case e.usize > declared:
-		err = errAt(ErrHeader, -1, "the member decompresses to %d bytes, its NPY header declares %d", e.usize, declared)
+		err = errAt(errHeader, -1, "the member decompresses to %d bytes, its NPY header declares %d", e.usize, declared)
 	case declared > e.usize:
 		err = errAt(ndarray.ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the member holds %d (its directory record at archive byte %d)",
 			h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, max(0, int64(e.usize)-h.DataOffset), e.record)
@@ -261,7 +261,7 @@ func (z *NPZ) openMember(name string, e *zipEntry, whole bool) (*Header, *zipMem
 // ErrNotNPZ for a member np.load could not read (encrypted, another
 // compression, a bad local header), ErrOverlap when the member's bytes run
 // into the next one's, ReadHeader's errors, ndarray.ErrTruncated when the member is
-// too short for its data, or ErrHeader when it holds more.
+// too short for its data, or ndarray.ErrMalformed when it holds more.
 func (z *NPZ) Header(name string) (*Header, error) {
 	e, err := z.member(name)
 	if err != nil {

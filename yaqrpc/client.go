@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/ndarray"
 
 	"github.com/ndpack/ndpack"
@@ -161,7 +160,7 @@ func (c *Client) reconnectIfClosed(ctx context.Context) error {
 // memory of its own. CallReusing reads responses into the same memory.
 //
 // A result that does not fit result fails with an error wrapping ndpack's
-// decoding error (matching ext110.ErrMalformed, for one), and the client
+// decoding error (matching ndarray.ErrMalformed, for one), and the client
 // stays usable. So does a client made by Dial that cannot connect again:
 // the call fails with an error wrapping the dialer's, and the next tries
 // again.
@@ -465,12 +464,12 @@ func (e classedError) Error() string   { return e.err.Error() }
 func (e classedError) Unwrap() []error { return []error{e.class, e.err} }
 
 // overLimit is the shared sentinel of a response past the client's
-// limits, read by the bounded walk: ext110.ErrTooDeep for nesting,
+// limits, read by the bounded walk: ndarray.ErrTooDeep for nesting,
 // ndarray.ErrTooLarge (the module's one ErrTooLarge) for size and the
 // memory decoding would take; nil for other errors.
 func overLimit(err error) error { return limitClasses.Classify(err).Class }
 
-var limitClasses = mpwalk.Classes{TooDeep: ext110.ErrTooDeep, OverBudget: ndarray.ErrTooLarge, TooCostly: ndarray.ErrTooLarge}
+var limitClasses = mpwalk.Classes{TooDeep: ndarray.ErrTooDeep, OverBudget: ndarray.ErrTooLarge, TooCostly: ndarray.ErrTooLarge}
 
 // readRefusal reads, after a request could not be written, the answer a
 // daemon sends before closing (a request over its size limit).

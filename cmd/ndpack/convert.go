@@ -774,7 +774,7 @@ func (o convertOptions) pick(arrays []arraySource) ([]arraySource, error) {
 // notAnArray reports whether a is a value of a message that is not an
 // array, or an .npz member that is not an .npy file.
 func notAnArray(a arraySource) bool {
-	return a.err != nil && (errors.Is(a.err, errNotArray) || errors.Is(a.err, npybridge.ErrNotArray))
+	return a.err != nil && (errors.Is(a.err, errNotArray) || errors.Is(a.err, ndarray.ErrNotArray))
 }
 
 // warnSkipped says, in one line on standard error, which members of an
@@ -786,7 +786,7 @@ func (o convertOptions) warnSkipped(e env, in string, fa *fileArrays) {
 	}
 	var skipped []string
 	for _, a := range fa.all() {
-		if a.err != nil && errors.Is(a.err, npybridge.ErrNotArray) {
+		if a.err != nil && errors.Is(a.err, ndarray.ErrNotArray) {
 			skipped = append(skipped, peertext.Line(a.name))
 		}
 	}

@@ -91,3 +91,17 @@ func JSONExcerpt(v any) string {
 	}
 	return string(b)
 }
+
+// Class returns a class of errors, for an error's Err, that is worded text
+// and matches of under errors.Is: a package that words one of the shared
+// classes its own way ("malformed payload" for an ext 110 object's
+// ndarray.ErrMalformed) keeps its words and the one sentinel.
+func Class(text string, of error) error { return &class{text, of} }
+
+type class struct {
+	text string
+	of   error
+}
+
+func (c *class) Error() string { return c.text }
+func (c *class) Unwrap() error { return c.of }
