@@ -229,7 +229,11 @@ func TestDecodeRejects(t *testing.T) {
 			assert.ErrorIs(t, err, c.class)
 			assert.Contains(t, err.Error(), c.msg)
 			assert.Regexp(t, "^ext110: ", err.Error())
-			_, err = NewDecoder(bytesReader(c.in)).Decode()
+			// With the most an ext header frames, claims are checked as the
+			// bytes arrive, as Unmarshal checks them.
+			all := NewDecoder(bytesReader(c.in))
+			all.MaxSize = 1<<32 - 1
+			_, err = all.Decode()
 			if len(c.in) == 0 {
 				assert.Equal(t, "EOF", err.Error()) // an empty stream is a clean end
 				return
@@ -256,7 +260,12 @@ func TestHostileClaimAllocatesLittle(t *testing.T) {
 	require.Len(t, in, 20)
 	for name, decode := range map[string]func() error{
 		"Unmarshal": func() error { _, err := Unmarshal(in); return err },
-		"Decoder":   func() error { _, err := NewDecoder(bytesReader(in)).Decode(); return err },
+		"Decoder": func() error {
+			dec := NewDecoder(bytesReader(in))
+			dec.MaxSize = 1<<32 - 1
+			_, err := dec.Decode()
+			return err
+		},
 	} {
 		var before, after runtime.MemStats
 		runtime.GC()
@@ -266,6 +275,10 @@ func TestHostileClaimAllocatesLittle(t *testing.T) {
 		assert.ErrorIs(t, err, ndarray.ErrTruncated, name)
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<10), "%s allocated too much", name)
 	}
+	// Within the default limit, the claim is refused before anything is
+	// read.
+	_, err := NewDecoder(bytesReader(in)).Decode()
+	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
 }
 
 func TestZeroCopyIgnoresSize(t *testing.T) {

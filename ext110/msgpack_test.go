@@ -114,7 +114,7 @@ func TestDecoderLimits(t *testing.T) {
 	dec.MaxSize = 100
 	_, err := dec.Decode()
 	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
-	assert.EqualError(t, err, "ext110: too large at byte 0: payload of 838 bytes exceeds the limit of 100")
+	assert.EqualError(t, err, "ext110: too large at byte 0: payload of 838 bytes exceeds the limit of 100 (Decoder.MaxSize)")
 
 	dec = NewDecoder(bytes.NewReader(b[:len(b)-3]))
 	_, err = dec.Decode()

@@ -253,7 +253,7 @@ func (c *Client) call(ctx context.Context, method string, params any, result any
 	}
 	// The result is a slice of its message's own buffer: its arrays
 	// alias it instead of being copied again.
-	opts := ndpack.MessageOptions{MaxDepth: defaultMaxDepth, NoCopy: true, NoDialects: true}
+	opts := ndpack.MessageOptions{MaxDepth: defaultMaxDepth, MaxSize: c.max, NoCopy: true, NoDialects: true}
 	if err := opts.UnmarshalMessage(raw, result); err != nil {
 		return fmt.Errorf("yaqrpc: %s: decoding the result: %w", method, err)
 	}

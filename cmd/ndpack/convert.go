@@ -547,7 +547,9 @@ func (o convertOptions) convert(e env, w io.Writer, in string) (err error) {
 	}
 	prog := e.startProgress("convert "+displayName(in), total, o.quiet)
 	defer prog.finish()
-	opts := ndpack.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}}
+	// An ext 110 object from a stream, or a Fortran-order array, is held
+	// whole: within --max-size, as every array read into memory is.
+	opts := ndpack.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}, MaxSize: o.inputOptions(e).arrayBound()}
 	if done, err := o.direct(e, w, in, obj, prog, opts); done {
 		return err
 	}
