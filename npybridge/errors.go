@@ -75,3 +75,7 @@ func wrapAt(class error, off int64, cause error) error {
 // errHeaderTooLarge is the class of a header longer than
 // ReadOptions.MaxHeaderSize: errors.Is(err, ndarray.ErrTooLarge) finds it.
 var errHeaderTooLarge = fmt.Errorf("header %w", codecerr.ErrTooLarge)
+
+// errNoArchive is what the methods of an NPZWriter not made by
+// NewNPZWriter return.
+var errNoArchive = errors.New("npybridge: the NPZWriter writes to nothing: make one with NewNPZWriter")

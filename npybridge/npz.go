@@ -458,6 +458,8 @@ func WriteNPZ(w io.Writer, arrays []NamedArray, compress bool) error {
 // NPZWriter writes an .npz archive one member at a time, each streamed into
 // the archive as it is written, so that memory does not grow with the
 // arrays. Archives over 4 GiB are written as zip64, which np.load reads.
+// Make one with NewNPZWriter: the zero NPZWriter writes to nothing, and its
+// methods fail.
 type NPZWriter struct {
 	// Level is the deflate level of compressed members, 1 (fastest) to 9
 	// (smallest); 0 means 6, zlib's default, which np.savez_compressed
@@ -554,6 +556,9 @@ func (z *NPZWriter) WriteFrom(name string, dt ndarray.DType, shape []int, r io.R
 }
 
 func (z *NPZWriter) create(name string) (io.Writer, error) {
+	if z.zw == nil {
+		return nil, errNoArchive
+	}
 	if name == "" || z.seen[name] {
 		return nil, errAt(ErrInvalidArray, -1, "npz member name %q is empty or repeated", name)
 	}
@@ -596,7 +601,12 @@ func (z *NPZWriter) create(name string) (io.Writer, error) {
 // Close writes the archive's directory. It does not close the underlying
 // writer.
 // Its error is w's write error.
-func (z *NPZWriter) Close() error { return z.zw.Close() }
+func (z *NPZWriter) Close() error {
+	if z.zw == nil {
+		return errNoArchive
+	}
+	return z.zw.Close()
+}
 
 // WriteNPZFile writes arrays as the .npz archive name, atomically.
 // It fails as WriteNPZ does, or with the file system's error; name is then

@@ -22,13 +22,20 @@ import (
 // replyChans recycles the channels of calls that have been answered.
 var replyChans = sync.Pool{New: func() any { return make(chan *response, 1) }}
 
+// errNotDialed is what the methods of a zero Client return.
+var errNotDialed = errors.New("yaqrpc: the Client is connected to nothing: make one with Dial")
+
+// notDialed reports whether c is a zero Client, which Dial did not make.
+func (c *Client) notDialed() bool { return c.done == nil }
+
 // errClosed is returned by calls on a closed Client, and by a Server's
 // Serve after Close. It matches net.ErrClosed and os.ErrClosed under
 // errors.Is.
 var errClosed = codecerr.Closed("yaqrpc: closed")
 
-// Client calls a yaq-RPC daemon over one connection. Calls may be made from
-// many goroutines at once; responses are matched to calls by id.
+// Client calls a yaq-RPC daemon over one connection, made by Dial (the
+// zero Client is connected to nothing: its calls fail). Calls may be made
+// from many goroutines at once; responses are matched to calls by id.
 //
 // There is no reading goroutine of its own: a call that waits for its
 // response reads the connection itself when no other call is reading, as a
@@ -197,6 +204,9 @@ func (c *Client) CallReusing(ctx context.Context, method string, params any, res
 }
 
 func (c *Client) call(ctx context.Context, method string, params any, result any, buf *ResultBuffer) error {
+	if c.notDialed() {
+		return errNotDialed
+	}
 	if err := c.reconnectIfClosed(ctx); err != nil {
 		return err
 	}
@@ -501,6 +511,9 @@ func (c *Client) forget(id int64) {
 // dialer's; on a closed client with net.ErrClosed, and on one that has failed
 // with the error it failed with, as Call does.
 func (c *Client) Notify(ctx context.Context, method string, params any) error {
+	if c.notDialed() {
+		return errNotDialed
+	}
 	if err := c.reconnectIfClosed(ctx); err != nil {
 		return err
 	}
@@ -577,6 +590,9 @@ func (c *Client) send(ctx context.Context, req request, answered bool) error {
 // closed already (or one whose connection failed and was closed) returns
 // nil.
 func (c *Client) Close() error {
+	if c.notDialed() {
+		return errNotDialed
+	}
 	c.mu.Lock()
 	closedAlready := c.err != nil
 	c.mu.Unlock()

@@ -53,7 +53,13 @@ func Format(pkg string, class error, offset int64, detail string, cause error) s
 // bound or a permission, "ReadOptions.MaxHeaderSize") after the detail, in
 // parentheses: "PKG: CLASS at byte N: DETAIL (OPTION): CAUSE".
 func FormatOption(pkg string, class error, offset int64, detail, option string, cause error) string {
-	s := pkg + ": " + class.Error()
+	s := "error" // a zero *ndarray.Error's class
+	if class != nil {
+		s = class.Error()
+	}
+	if pkg != "" {
+		s = pkg + ": " + s
+	}
 	if offset >= 0 {
 		s += " at byte " + strconv.FormatInt(offset, 10)
 	}
@@ -72,10 +78,13 @@ func FormatOption(pkg string, class error, offset int64, detail, option string, 
 // Unwrap returns the class and the cause, when there is one, for an error
 // type's Unwrap method: errors.Is then matches either.
 func Unwrap(class, cause error) []error {
-	if cause == nil {
-		return []error{class}
+	var errs []error
+	for _, err := range [...]error{class, cause} {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	return []error{class, cause}
+	return errs
 }
 
 // JSONExcerpt shows a decoded JSON value (a piece of a schema or a
