@@ -2,6 +2,8 @@ package main
 
 import (
 	"net/url"
+
+	"github.com/ndpack/ndpack"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,13 +11,14 @@ import (
 	"github.com/ndpack/ndpack/remote"
 )
 
-// format is a kind of file ndpack reads or writes.
-type format string
+// format is a kind of file ndpack reads or writes, as the library names
+// and tells it (ndpack.DetectFormat).
+type format = ndpack.Format
 
 const (
-	formatNPY     format = "npy"
-	formatNPZ     format = "npz"
-	formatMsgpack format = "msgpack"
+	formatNPY     = ndpack.FormatNPY
+	formatNPZ     = ndpack.FormatNPZ
+	formatMsgpack = ndpack.FormatMsgpack
 )
 
 // parseFormat reads a --from/--to value.

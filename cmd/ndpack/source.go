@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/internal/filesection"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
@@ -398,8 +399,8 @@ func (fa *fileArrays) msgpackFile(file *os.File, size int64) error {
 func stdinArrays(stdin io.Reader, f format, o inputOptions) (*fileArrays, error) {
 	br := bufio.NewReaderSize(stdin, 1<<16)
 	if f == "" {
-		head, _ := br.Peek(6)
-		f = sniffBytes(head)
+		head, _ := br.Peek(ndpack.DetectLen)
+		f = ndpack.DetectFormat(head)
 	}
 	fa := &fileArrays{format: f, close: func() {}, objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, maxSize: o.arrayBound()}
 	if f == formatNPY {
@@ -464,22 +465,12 @@ func (e *exactReader) Read(p []byte) (int, error) {
 
 // sniffReader tells a file's format from its first bytes.
 func sniffReader(f *os.File) (format, error) {
-	head := make([]byte, 6)
+	head := make([]byte, ndpack.DetectLen)
 	n, err := f.ReadAt(head, 0)
 	if err != nil && err != io.EOF {
 		return "", err
 	}
-	return sniffBytes(head[:n]), nil
-}
-
-func sniffBytes(head []byte) format {
-	switch {
-	case bytes.HasPrefix(head, []byte(npybridge.Magic)):
-		return formatNPY
-	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte("PK\x05\x06")):
-		return formatNPZ
-	}
-	return formatMsgpack
+	return ndpack.DetectFormat(head[:n]), nil
 }
 
 // hintFormat adds to a failure to read a file in format f what the file
