@@ -54,19 +54,19 @@ var (
 	ErrTooLarge = codecerr.ErrTooLarge
 	// ErrTooDeep: lists, maps or records nested more deeply than a limit
 	// the caller set (a message's MaxDepth) or the module keeps.
-	ErrTooDeep = errors.New("nested too deep")
+	ErrTooDeep = codecerr.ErrTooDeep
 	// ErrMalformed: bytes that break the rules of their format: a value
 	// of the wrong type where the format wants another, a key missing or
 	// twice, data that does not match its shape, bytes after the end.
-	ErrMalformed = errors.New("malformed input")
+	ErrMalformed = codecerr.ErrMalformed
 	// ErrNotArray: input that is not an array of the encoding it was read
 	// as at all (another msgpack value where an ext 110 object or a
 	// dialect's map was wanted, an .npz member that is not an .npy file),
 	// as opposed to one that is and is malformed.
-	ErrNotArray = errors.New("not an array")
+	ErrNotArray = codecerr.ErrNotArray
 	// ErrNonstandard: encoding an array of a kind YEP-110's standard list
 	// leaves out (S, U, V, M8, m8) without the codec's AllowNonstandard.
-	ErrNonstandard = errors.New("non-standard dtype")
+	ErrNonstandard = codecerr.ErrNonstandard
 )
 
 // Error is the error type of this package and of every codec built on it

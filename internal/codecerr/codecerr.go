@@ -15,14 +15,15 @@ import (
 
 // The classes of failure that mean the same in every codec, so that one
 // errors.Is works whichever package reported it. ndarray exports them
-// (ndarray.ErrTruncated, ndarray.ErrTooLarge); packages that cannot import
-// ndarray use them from here.
+// (ndarray.ErrTruncated, ndarray.ErrTooLarge, ...) and says what each
+// means; packages that cannot import ndarray use them from here.
 var (
-	// ErrTruncated: the input ends before what it began does.
-	ErrTruncated = errors.New("truncated input")
-	// ErrTooLarge: a length, count or size over a limit the caller set or
-	// the format allows.
-	ErrTooLarge = errors.New("too large")
+	ErrTruncated   = errors.New("truncated input")
+	ErrTooLarge    = errors.New("too large")
+	ErrTooDeep     = errors.New("nested too deep")
+	ErrMalformed   = errors.New("malformed input")
+	ErrNotArray    = errors.New("not an array")
+	ErrNonstandard = errors.New("non-standard dtype")
 )
 
 // Closed returns a "used after Close" error with the given message (which

@@ -43,7 +43,7 @@ func (sc *Scanner) push(s *Schema) error {
 		return nil
 	}
 	if len(sc.stack) > maxValueDepth {
-		return errAt(errMalformed, sc.off, "values nested more than %d deep", maxValueDepth)
+		return errAt(ndarray.ErrTooDeep, sc.off, "values nested more than %d deep", maxValueDepth)
 	}
 	sc.stack = append(sc.stack, scanStep{s: s})
 	return nil

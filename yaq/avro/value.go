@@ -98,7 +98,7 @@ func recordCost(k int) int64 {
 
 func (d *valueDecoder) value(s *Schema, depth int) (any, error) {
 	if depth > maxValueDepth {
-		return nil, errAt(errMalformed, d.r.off, "values nested more than %d deep", maxValueDepth)
+		return nil, errAt(ndarray.ErrTooDeep, d.r.off, "values nested more than %d deep", maxValueDepth)
 	}
 	switch s.Type {
 	case "union":
@@ -439,7 +439,7 @@ func valueKind(v any) string {
 
 func appendValue(dst []byte, s *Schema, v any, path string, depth int, g *gather) ([]byte, error) {
 	if depth > maxValueDepth {
-		return dst, errAt(errMalformed, -1, "%s: values nested more than %d deep", path, maxValueDepth)
+		return dst, errAt(ndarray.ErrTooDeep, -1, "%s: values nested more than %d deep", path, maxValueDepth)
 	}
 	switch s.Type {
 	case "union":
