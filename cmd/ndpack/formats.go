@@ -4,6 +4,7 @@ import (
 	"net/url"
 
 	"github.com/ndpack/ndpack"
+	"github.com/ndpack/ndpack/dialect"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,8 +29,11 @@ func parseFormat(s string) (format, error) {
 		return formatNPY, nil
 	case "npz":
 		return formatNPZ, nil
-	case "msgpack", "mpk", "ext110", "msgpack-numpy", "openpi":
+	case "msgpack", "mpk", "ext110":
 		return formatMsgpack, nil
+	}
+	if _, err := dialect.Parse(strings.ToLower(s)); err == nil {
+		return formatMsgpack, nil // a dialect's maps, in msgpack
 	}
 	return "", usageError("unknown format %q (want npy, npz, msgpack, msgpack-numpy or openpi)", s)
 }

@@ -121,7 +121,7 @@ func (d *decoder) value(depth int) (any, error) {
 	case mpwire.MapType:
 		return d.dict(in, depth)
 	case mpwire.ExtType:
-		if d.s&Ext110 != 0 && isExt110(in) {
+		if d.s.takesExt(in) {
 			return d.array(ext110Header(in))
 		}
 		typ, _, _, _ := mpwire.ReadExtHeaderUnchecked(in)

@@ -135,7 +135,7 @@ func (f *finder) value(at, depth int) (int, error) {
 	switch mpwire.HeadOf(f.b[at]).Type {
 	case mpwire.ExtType:
 		end, err := f.skip(at, depth)
-		if err == nil && f.s&Ext110 != 0 && isExt110(f.b[at:]) {
+		if err == nil && f.s.takesExt(f.b[at:]) {
 			f.add(at, end-at)
 		}
 		return end, err

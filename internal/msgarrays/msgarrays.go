@@ -100,7 +100,7 @@ func (s Set) At(b []byte) (h Header, ok bool, err error) {
 	}
 	switch mpwire.HeadOf(b[0]).Type {
 	case mpwire.ExtType:
-		if s&Ext110 == 0 || !isExt110(b) {
+		if !s.takesExt(b) {
 			return Header{}, false, nil
 		}
 		return ext110Header(b)
@@ -113,9 +113,13 @@ func (s Set) At(b []byte) (h Header, ok bool, err error) {
 	return Header{}, false, nil
 }
 
-// isExt110 reports whether b starts with an ext header of type 110, or
-// with one cut short (for ext110.DecodeHeader to say so).
-func isExt110(b []byte) bool {
+// takesExt reports whether the ext value at the start of b is taken for
+// an array of s: ext 110's type, or a header cut short (for
+// ext110.DecodeHeader to say so). At, Find and Decode all ask it.
+func (s Set) takesExt(b []byte) bool {
+	if s&Ext110 == 0 {
+		return false
+	}
 	typ, _, _, err := mpwire.ReadExtHeaderUnchecked(b)
 	return err != nil || typ == ext110.ExtType
 }
