@@ -3,11 +3,13 @@ package mpmsg_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/ndpack/ndpack/dialect"
-	_ "github.com/ndpack/ndpack/ext110" // registers the array types
+	"github.com/ndpack/ndpack/ext110" // registers the array types
 	"github.com/ndpack/ndpack/internal/mpmsg"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/vmihailenco/msgpack/v5"
@@ -87,5 +89,65 @@ func TestUnmarshal(t *testing.T) {
 	v = nil
 	if err := msgpack.Unmarshal(msg, &v); err != nil || !v[1].(*ndarray.Array).Equal(a) {
 		t.Errorf("msgpack.Unmarshal: %v %v", v, err)
+	}
+}
+
+// Calls running at once each get their own encoding and memory: a call's
+// Format or aliasing never reaches another call, nor plain msgpack.
+func TestConcurrentCalls(t *testing.T) {
+	a, _ := ndarray.Zeros(ndarray.DTypeOf[uint8](), 1<<17) // 128 KiB: drafted; bytes, always aligned
+	plain, _ := msgpack.Marshal([]any{a})
+	pi, _ := dialect.OpenPI.Marshal(a)
+	openpi := append([]byte{0x91}, pi...)
+	h, err := ext110.DecodeHeader(plain[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := &plain[1+h.DataOffset]
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				var got []byte
+				var err error
+				want := plain
+				switch g % 4 {
+				case 0:
+					got, err = mpmsg.Marshal([]any{a}, dialect.OpenPI)
+					want = openpi
+				case 1:
+					got, err = mpmsg.Marshal([]any{a}, nil)
+				case 2:
+					got, err = msgpack.Marshal([]any{a})
+				case 3:
+					var v []any
+					if err = mpmsg.Unmarshal(plain, &v, nil, true); err == nil && unsafe.SliceData(v[0].(*ndarray.Array).Data) != data {
+						err = errors.New("an Unmarshal with alias copied")
+					}
+					var w []any
+					if err == nil {
+						if err = msgpack.Unmarshal(plain, &w); err == nil && unsafe.SliceData(w[0].(*ndarray.Array).Data) == data {
+							err = errors.New("msgpack.Unmarshal aliased")
+						}
+					}
+					got = want
+				}
+				if err == nil && !bytes.Equal(got, want) {
+					err = fmt.Errorf("goroutine %d wrote %d bytes, want %d", g, len(got), len(want))
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
