@@ -2,6 +2,7 @@ package npybridge
 
 import (
 	"archive/zip"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -466,15 +467,18 @@ type NPZWriter struct {
 	// uses. Set it before writing; a member takes the level it is created
 	// with. A large member is compressed on every core in 1 MiB blocks
 	// joined into one deflate stream, in memory bounded by the cores times
-	// the block, never the member.
+	// the block, never the member; small members (a block or less) are
+	// compressed on every core too, several at once, and written in order.
+	// The archive is the same bytes whatever the number of cores.
 	Level int
 
 	zw     *zip.Writer
 	count  *countWriter
-	last   *countWriter // the member being written, nil before the first
+	last   *countWriter // the member being written, nil before the first or after a small compressed one
 	method uint16
 	seen   map[string]bool
-	inline inlineDeflater // for members of one block
+	small  smallMembers   // compressed arrays of a block or less, in flight
+	inline inlineDeflater // for other members of one block (object arrays)
 }
 
 // countWriter counts the bytes of the archive written so far, so that
@@ -528,6 +532,9 @@ func (z *NPZWriter) WriteArray(name string, a *ndarray.Array) error {
 	if err := checkWritable(a.DType); err != nil {
 		return memberError(name, err)
 	}
+	if z.isSmall(a.DType, a.Shape) {
+		return z.addSmall(name, a.DType, a.Shape, bytes.NewReader(a.Data))
+	}
 	mw, err := z.create(name)
 	if err != nil {
 		return err
@@ -548,6 +555,9 @@ func (z *NPZWriter) WriteFrom(name string, dt ndarray.DType, shape []int, r io.R
 	if err := checkWritable(dt); err != nil {
 		return memberError(name, err)
 	}
+	if z.isSmall(dt, shape) {
+		return z.addSmall(name, dt, shape, r)
+	}
 	mw, err := z.create(name)
 	if err != nil {
 		return err
@@ -556,16 +566,13 @@ func (z *NPZWriter) WriteFrom(name string, dt ndarray.DType, shape []int, r io.R
 }
 
 func (z *NPZWriter) create(name string) (io.Writer, error) {
-	if z.zw == nil {
-		return nil, errNoArchive
+	if err := z.claim(name); err != nil {
+		return nil, err
 	}
-	if name == "" || z.seen[name] {
-		return nil, errAt(ErrInvalidArray, -1, "npz member name %q is empty or repeated", name)
+	// The small members before this one go first.
+	if err := z.small.drain(z); err != nil {
+		return nil, err
 	}
-	if z.Level < 0 || z.Level > 9 {
-		return nil, errAt(ErrInvalidArray, -1, "npz deflate level %d is not 1 to 9 (or 0, the default 6)", z.Level)
-	}
-	z.seen[name] = true
 	fh := &zip.FileHeader{Name: name + ".npy", Method: z.method, Modified: npzTime}
 	if z.method == zip.Store {
 		// Pad the local header with an extra field (Android zipalign's ID)
@@ -598,12 +605,30 @@ func (z *NPZWriter) create(name string) (io.Writer, error) {
 	return z.last, nil
 }
 
-// Close writes the archive's directory. It does not close the underlying
-// writer.
+// claim checks a new member's name and the level, and takes the name.
+func (z *NPZWriter) claim(name string) error {
+	if z.zw == nil {
+		return errNoArchive
+	}
+	if name == "" || z.seen[name] {
+		return errAt(ErrInvalidArray, -1, "npz member name %q is empty or repeated", name)
+	}
+	if z.Level < 0 || z.Level > 9 {
+		return errAt(ErrInvalidArray, -1, "npz deflate level %d is not 1 to 9 (or 0, the default 6)", z.Level)
+	}
+	z.seen[name] = true
+	return nil
+}
+
+// Close writes the members still being compressed and the archive's
+// directory. It does not close the underlying writer.
 // Its error is w's write error.
 func (z *NPZWriter) Close() error {
 	if z.zw == nil {
 		return errNoArchive
+	}
+	if err := z.small.drain(z); err != nil {
+		return err
 	}
 	return z.zw.Close()
 }
