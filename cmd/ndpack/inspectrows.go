@@ -47,37 +47,32 @@ func recordRowTexts(dt ndarray.DType, items [][]byte) []*number {
 }
 
 // recordFormat returns numpy's formatter of records of dt, fitted to the
-// records rows.
+// records rows, as its StructuredVoidFormat fits one: each field's
+// formatter fitted over that field of every row (every element of a
+// subarray field), a subarray field in brackets, a nested record in
+// parentheses.
 func recordFormat(dt ndarray.DType, rows [][]byte, o printOptions) func([]byte) string {
 	fields := dt.Fields()
 	formats := make([]func([]byte) string, len(fields))
 	for i, f := range fields {
-		n, _ := ndarray.NumElements(f.Shape)
-		size := f.DType.ItemSize
-		var vals [][]byte
+		fdt, shape := leafDType(f)
+		n, _ := ndarray.NumElements(shape)
+		size := fdt.ItemSize
+		vals := make([][]byte, 0, len(rows)*n)
 		for _, r := range rows {
 			for k := range n {
 				at := f.Offset + k*size
 				vals = append(vals, r[at:at+size])
 			}
 		}
-		var elem func([]byte) string
-		if f.DType.IsRecord() {
-			elem = recordFormat(f.DType, vals, o)
-		} else {
-			shown := make([]int, len(vals))
-			for j := range shown {
-				shown[j] = j
-			}
-			elem = newItemFormat(f.DType, shown, func(j int) []byte { return vals[j] }, o.precision)
-		}
-		if f.Shape == nil {
-			formats[i] = func(b []byte) string { return elem(b[f.Offset : f.Offset+size]) }
+		elem := newItemFormat(fdt, vals, o)
+		off := f.Offset
+		if shape == nil {
+			formats[i] = func(b []byte) string { return elem(b[off : off+size]) }
 			continue
 		}
-		shape := f.Shape
 		formats[i] = func(b []byte) string {
-			return subArrayString(b[f.Offset:f.Offset+n*size], size, shape, elem)
+			return subArrayString(b[off:off+n*size], size, shape, elem)
 		}
 	}
 	return func(b []byte) string {
@@ -89,6 +84,20 @@ func recordFormat(dt ndarray.DType, rows [][]byte, o printOptions) func([]byte) 
 			return "(" + parts[0] + ",)"
 		}
 		return "(" + strings.Join(parts, ", ") + ")"
+	}
+}
+
+// leafDType is a field's element dtype and shape as numpy's a[name]
+// gives them: a field of a subarray dtype, ('a', ('<i4', (2,)), (3,)),
+// is of '<i4' and shape (3, 2).
+func leafDType(f ndarray.Field) (ndarray.DType, []int) {
+	dt, shape := f.DType, f.Shape
+	for {
+		base, sub, ok := dt.Subarray()
+		if !ok {
+			return dt, shape
+		}
+		dt, shape = base, append(append([]int{}, shape...), sub...)
 	}
 }
 
