@@ -202,6 +202,11 @@ func runRender(e env, args []string) error {
 		if !ok || err1 != nil || err2 != nil {
 			return usageError("--size %q: want WIDTHxHEIGHT in pixels, as 800x450", *size)
 		}
+		// render takes 0x0 for its default; on the command line it is a
+		// size like any other, and too small.
+		if wi < 200 || hi < 120 || wi > 1<<16 || hi > 1<<16 {
+			return usageError("--size %s: a plot of %d x %d pixels; want 200x120 to 65536x65536", *size, wi, hi)
+		}
 		r.plot.Width, r.plot.Height = wi, hi
 	}
 	if r.from, err = resolveFormat(r.in, *from, "from"); err != nil {

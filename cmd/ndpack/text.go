@@ -43,8 +43,17 @@ const dtypeWidth = 200
 // characters, saying how many fields the whole record has when cut.
 func shortDType(dt ndarray.DType) string {
 	s := dt.String()
+	if cut := cutDTypeText(s); cut != s {
+		return cut + fmt.Sprintf(" (%d fields, %d bytes each)", dt.NumFields(), dt.ItemSize)
+	}
+	return s
+}
+
+// cutDTypeText is a dtype's text cut at dtypeWidth characters, ending in
+// "..." when cut.
+func cutDTypeText(s string) string {
 	if utf8.RuneCountInString(s) <= dtypeWidth {
 		return s
 	}
-	return string([]rune(s)[:dtypeWidth-3]) + fmt.Sprintf("... (%d fields, %d bytes each)", dt.NumFields(), dt.ItemSize)
+	return string([]rune(s)[:dtypeWidth-3]) + "..."
 }
