@@ -91,3 +91,35 @@ func TestReadmeErrorsIsHint(t *testing.T) {
 		t.Errorf("a negative dimension: %v is not errors.Is ndarray.ErrShape", err)
 	}
 }
+
+// .gitignore covers the binary `go build` leaves for every main package of
+// the module: at the root (go build ./internal/cmd/apilist) and in the
+// package's folder (go build there), so that no build is committed by
+// mistake.
+func TestGitignoreCoversBinaries(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignore, err := os.ReadFile(".gitignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := map[string]bool{}
+	for _, line := range strings.Split(string(ignore), "\n") {
+		entries[strings.TrimSpace(line)] = true
+	}
+	mains := strings.Fields(string(out))
+	if len(mains) < 7 {
+		t.Fatalf("%d main packages, want the 7 or more the module has: %q", len(mains), mains)
+	}
+	for _, m := range mains {
+		rel := strings.TrimPrefix(m, "github.com/ndpack/ndpack/")
+		base := filepath.Base(rel)
+		for _, want := range []string{"/" + base, "/" + rel + "/" + base} {
+			if !entries[want] {
+				t.Errorf(".gitignore lacks %s, the binary go build makes of %s", want, m)
+			}
+		}
+	}
+}
