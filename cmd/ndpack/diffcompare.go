@@ -41,6 +41,9 @@ func (o diffOptions) compare(w io.Writer, aName, bName string, a, b arraySource)
 		return false, err
 	}
 	defer closeB()
+	for _, l := range leaves {
+		l.setTolerance(o.atol, o.rtol)
+	}
 	c := &comparison{o: o, da: a.dtype, db: b.dtype, leaves: leaves, first: -1}
 	sa, sb := a.dtype.ItemSize, b.dtype.ItemSize
 	items, _ := ndarray.NumElements(a.shape)
@@ -94,13 +97,18 @@ func (c *comparison) add(a, b []byte, n int, at int64) error {
 			if !d {
 				continue
 			}
-			item := j / l.n
+			item := j
+			if l.n > 1 {
+				item = j / l.n
+			}
 			if item != last {
 				l.differ++
 				last = item
 			}
 			bad[item] = true
-			c.noteFirst(l, at+int64(item), j%l.n, xa[j*l.a.ItemSize:(j+1)*l.a.ItemSize], xb[j*l.b.ItemSize:(j+1)*l.b.ItemSize])
+			if c.first < 0 || at+int64(item) < c.first {
+				c.noteFirst(l, at+int64(item), j%l.n, xa[j*l.a.ItemSize:(j+1)*l.a.ItemSize], xb[j*l.b.ItemSize:(j+1)*l.b.ItemSize])
+			}
 		}
 	}
 	for _, isBad := range bad {
@@ -112,13 +120,10 @@ func (c *comparison) add(a, b []byte, n int, at int64) error {
 	return nil
 }
 
-// noteFirst keeps the first difference: its item, and the leaf element
-// and values that differ there (the earliest leaf of the earliest item,
-// as leaves are compared in order).
+// noteFirst keeps the first difference, earlier than any kept: its item,
+// and the leaf element and values that differ there (the earliest leaf of
+// the earliest item, as leaves are compared in order).
 func (c *comparison) noteFirst(l *leaf, item int64, k int, x, y []byte) {
-	if c.first >= 0 && item >= c.first {
-		return
-	}
 	c.first, c.firstWhere = item, l.describe(k)
 	c.firstA, c.firstB = pyItem(l.a, x), pyItem(l.b, y)
 }
@@ -303,11 +308,8 @@ func (c *comparison) close(l *leaf, x, y float64) bool {
 	if !c.o.tolerant || math.IsInf(x, 0) || math.IsInf(y, 0) {
 		return false
 	}
-	yt := inexact(l.b)
-	w, r := arith(realBits(promote(l.a, yt))), arith(realBits(yt))
-	d := math.Abs(w.sub(x, y))
-	tol := r.add(roundTo(int(r), c.o.atol), r.mul(roundTo(int(r), c.o.rtol), math.Abs(y)))
-	return d <= tol
+	w, r := l.subWidth, l.tolWidth
+	return math.Abs(w.sub(x, y)) <= r.add(l.atol, r.mul(l.rtol, math.Abs(y)))
 }
 
 // closeComplex is close for complex values, numpy's |z| its hypot.
@@ -322,11 +324,9 @@ func (c *comparison) closeComplex(l *leaf, x, y complex128) bool {
 	if !c.o.tolerant || isInfc(x) || isInfc(y) {
 		return false
 	}
-	yt := inexact(l.b)
-	w, r := arith(realBits(promote(l.a, yt))), arith(realBits(yt))
+	w, r := l.subWidth, l.tolWidth
 	d := w.hypot(w.sub(real(x), real(y)), w.sub(imag(x), imag(y)))
-	tol := r.add(roundTo(int(r), c.o.atol), r.mul(roundTo(int(r), c.o.rtol), r.hypot(real(y), imag(y))))
-	return d <= tol
+	return d <= r.add(l.atol, r.mul(l.rtol, r.hypot(real(y), imag(y))))
 }
 
 // note keeps the largest absolute and relative differences, over the

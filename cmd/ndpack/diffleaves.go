@@ -41,6 +41,12 @@ type leaf struct {
 	kind       leafKind
 	common     ndarray.DType // leafNumber: numpy's result_type of a and b
 
+	// np.isclose's arithmetic for the leaf: x - y at the width of the
+	// common float dtype of a and y's (inexact b), the tolerance at y's,
+	// with atol and rtol rounded to that width (setTolerance).
+	subWidth, tolWidth arith
+	atol, rtol         float64
+
 	differ         int64 // items in which it differed
 	maxAbs, maxRel float64
 }
@@ -113,6 +119,17 @@ func (l *leaf) setKind() bool {
 		return false
 	}
 	return true
+}
+
+// setTolerance fixes the widths np.isclose computes at for the leaf's
+// dtypes, and the tolerances as numpy rounds them to y's width.
+func (l *leaf) setTolerance(atol, rtol float64) {
+	if l.kind != leafNumber {
+		return
+	}
+	yt := inexact(l.b)
+	l.subWidth, l.tolWidth = arith(realBits(promote(l.a, yt))), arith(realBits(yt))
+	l.atol, l.rtol = roundTo(int(l.tolWidth), atol), roundTo(int(l.tolWidth), rtol)
 }
 
 // computable reports whether dt is a number ndpack computes with: bool,
