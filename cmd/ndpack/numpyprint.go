@@ -42,9 +42,10 @@ func arrayString(a *ndarray.Array, o printOptions) string {
 	}
 	summarise := a.Len() > o.threshold
 	// The formatter is fitted to the items shown, as numpy fits it.
-	var shown [][]byte
-	for _, i := range shownItems(a.Shape, summarise, o.edgeItems) {
-		shown = append(shown, item(i))
+	shown := items{n: a.Len(), at: item}
+	if summarise {
+		idx := shownItems(a.Shape, summarise, o.edgeItems)
+		shown = items{n: len(idx), at: func(i int) []byte { return item(idx[i]) }}
 	}
 	format := newItemFormat(a.DType, shown, o)
 	p := printer{shape: a.Shape, format: func(i int) string { return format(item(i)) }, summarise: summarise, edge: o.edgeItems}
@@ -170,10 +171,21 @@ func extendLine(s *strings.Builder, line, word string, width int, prefix string)
 	return line + word
 }
 
+// items are the items a formatter is fitted to, read one at a time so
+// that no list of them is made: a record's field over many rows, or each
+// element of a large array, costs no memory of its own.
+type items struct {
+	n  int
+	at func(i int) []byte
+}
+
+// one is a single item.
+func one(b []byte) items { return items{n: 1, at: func(int) []byte { return b }} }
+
 // newItemFormat returns numpy's formatter for items of dtype dt, fitted
 // to the items shown (numpy's _get_format_function over the data it
 // prints).
-func newItemFormat(dt ndarray.DType, shown [][]byte, o printOptions) func([]byte) string {
+func newItemFormat(dt ndarray.DType, shown items, o printOptions) func([]byte) string {
 	if dt.IsRecord() {
 		return recordFormat(dt, shown, o)
 	}
@@ -187,8 +199,8 @@ func newItemFormat(dt ndarray.DType, shown [][]byte, o printOptions) func([]byte
 		}
 	case 'i', 'u':
 		width := 0
-		for _, b := range shown {
-			width = max(width, len(formatItem(dt, b).text()))
+		for i := range shown.n {
+			width = max(width, len(formatItem(dt, shown.at(i)).text()))
 		}
 		return func(b []byte) string {
 			s := formatItem(dt, b).text()
@@ -198,11 +210,7 @@ func newItemFormat(dt ndarray.DType, shown [][]byte, o printOptions) func([]byte
 		if dt.ItemSize > 8 {
 			break
 		}
-		vals := make([]float64, len(shown))
-		for j, b := range shown {
-			vals[j] = floatOf(dt, b)
-		}
-		f := newFloatFormat(vals, bitsOf(dt), o.precision, false)
+		f := newFloatFormat(shown.n, func(i int) float64 { return floatOf(dt, shown.at(i)) }, bitsOf(dt), o.precision, false)
 		return func(b []byte) string { return f.format(floatOf(dt, b)) }
 	case 'c':
 		if dt.ItemSize > 16 {
@@ -210,12 +218,8 @@ func newItemFormat(dt ndarray.DType, shown [][]byte, o printOptions) func([]byte
 		}
 		half := dt.ItemSize / 2
 		part := ndarray.DType{Order: dt.Order, Kind: 'f', ItemSize: half}
-		re, im := make([]float64, len(shown)), make([]float64, len(shown))
-		for j, b := range shown {
-			re[j], im[j] = floatOf(part, b[:half]), floatOf(part, b[half:])
-		}
-		fr := newFloatFormat(re, 8*half, o.precision, false)
-		fi := newFloatFormat(im, 8*half, o.precision, true)
+		fr := newFloatFormat(shown.n, func(i int) float64 { return floatOf(part, shown.at(i)[:half]) }, 8*half, o.precision, false)
+		fi := newFloatFormat(shown.n, func(i int) float64 { return floatOf(part, shown.at(i)[half:]) }, 8*half, o.precision, true)
 		return func(b []byte) string {
 			r, i := fr.format(floatOf(part, b[:half])), fi.format(floatOf(part, b[half:]))
 			sp := len(strings.TrimRight(i, " "))
@@ -226,11 +230,7 @@ func newItemFormat(dt ndarray.DType, shown [][]byte, o printOptions) func([]byte
 	case 'V':
 		return voidRepr
 	case 'M', 'm':
-		vals := make([]int64, len(shown))
-		for j, b := range shown {
-			vals[j] = int64Of(dt, b)
-		}
-		f := timeFormat(dt.Kind, dt.Unit, vals)
+		f := timeFormat(dt.Kind, dt.Unit, shown.n, func(i int) int64 { return int64Of(dt, shown.at(i)) })
 		return func(b []byte) string { return f(int64Of(dt, b)) }
 	}
 	return func(b []byte) string { return formatItem(dt, b).text() }
@@ -284,15 +284,16 @@ type floatFormat struct {
 	plus      bool // the sign is always shown (a complex number's imaginary part)
 }
 
-func newFloatFormat(vals []float64, bits, precision int, plus bool) *floatFormat {
+func newFloatFormat(n int, value func(int) float64, bits, precision int, plus bool) *floatFormat {
 	f := &floatFormat{bits: bits, precision: precision, plus: plus, expSize: -1}
-	var finite []float64
+	finite := 0
 	minNZ, maxNZ := math.Inf(1), 0.0
-	for _, v := range vals {
+	for i := range n {
+		v := value(i)
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
-		finite = append(finite, v)
+		finite++
 		if a := math.Abs(v); a != 0 {
 			minNZ, maxNZ = min(minNZ, a), max(maxNZ, a)
 		}
@@ -301,10 +302,14 @@ func newFloatFormat(vals []float64, bits, precision int, plus bool) *floatFormat
 		f.exp = true
 	}
 	switch {
-	case len(finite) == 0:
+	case finite == 0:
 	case f.exp:
 		frac := 0
-		for _, v := range finite {
+		for i := range n {
+			v := value(i)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
 			m, e, _ := strings.Cut(shortestSci(v, bits, precision, plus), "e")
 			ip, fp, _ := strings.Cut(m, ".")
 			frac = max(frac, len(fp))
@@ -314,15 +319,20 @@ func newFloatFormat(vals []float64, bits, precision int, plus bool) *floatFormat
 		f.precision = frac
 		f.padRight = f.expSize + 2 + f.precision
 	default:
-		for _, v := range finite {
+		for i := range n {
+			v := value(i)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
 			ip, fp, _ := strings.Cut(shortestPos(v, bits, precision, plus), ".")
 			f.padLeft = max(f.padLeft, len(ip))
 			f.padRight = max(f.padRight, len(fp))
 		}
 	}
-	if len(finite) != len(vals) {
+	if finite != n {
 		negInf := 0
-		for _, v := range vals {
+		for i := range n {
+			v := value(i)
 			if math.IsInf(v, -1) || (plus && math.IsInf(v, 0)) {
 				negInf = 1
 			}
@@ -433,7 +443,7 @@ func shortestDigits(v float64, bits int, fmtc byte) string {
 // in arrays.
 func scalarString(dt ndarray.DType, b []byte, o printOptions) string {
 	if dt.IsRecord() {
-		return recordFormat(dt, [][]byte{b}, o)(b)
+		return recordFormat(dt, one(b), o)(b)
 	}
 	switch dt.Kind {
 	case 'b':
@@ -470,7 +480,7 @@ func scalarString(dt ndarray.DType, b []byte, o printOptions) string {
 	case 'm':
 		return timedeltaString(int64Of(dt, b), dt.Unit)
 	}
-	return newItemFormat(dt, [][]byte{b}, o)(b)
+	return newItemFormat(dt, one(b), o)(b)
 }
 
 // textOf is an S or U item's text as escapeText gives it; an S item's

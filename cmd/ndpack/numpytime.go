@@ -255,7 +255,7 @@ func timedeltaString(v int64, unit string) string {
 // timeFormat is numpy's fitted format of datetime64 (quoted ISO text) or
 // timedelta64 (the bare count) items in an array: right-aligned to the
 // width of the smallest and the largest value, NaT as 'NaT'.
-func timeFormat(kind byte, unit string, values []int64) func(int64) string {
+func timeFormat(kind byte, unit string, n int, value func(int) int64) func(int64) string {
 	text := func(v int64) string {
 		if kind == 'm' {
 			return strconv.FormatInt(v, 10)
@@ -268,7 +268,8 @@ func timeFormat(kind byte, unit string, values []int64) func(int64) string {
 	}
 	width, seen, hasNaT := 0, false, false
 	lo, hi := int64(0), int64(0)
-	for _, v := range values {
+	for i := range n {
+		v := value(i)
 		if v == nat {
 			hasNaT = true
 			continue
