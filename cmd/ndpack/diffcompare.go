@@ -86,8 +86,7 @@ type comparison struct {
 func (c *comparison) add(a, b []byte, n int, at int64) error {
 	bad := make([]bool, n)
 	for _, l := range c.leaves {
-		xa := gather(a, c.da.ItemSize, l.offA, l.a.ItemSize*l.n, n)
-		xb := gather(b, c.db.ItemSize, l.offB, l.b.ItemSize*l.n, n)
+		xa, xb := l.gather(a, c.da.ItemSize, n, true), l.gather(b, c.db.ItemSize, n, false)
 		differs, err := c.compareLeaf(l, xa, xb, n*l.n)
 		if err != nil {
 			return err
@@ -126,21 +125,6 @@ func (c *comparison) add(a, b []byte, n int, at int64) error {
 func (c *comparison) noteFirst(l *leaf, item int64, k int, x, y []byte) {
 	c.first, c.firstWhere = item, l.describe(k)
 	c.firstA, c.firstB = pyItem(l.a, x), pyItem(l.b, y)
-}
-
-// gather is the bytes of a leaf (size bytes at off in each item of
-// itemSize) from n items, contiguous: the items themselves when the leaf
-// is the whole item.
-func gather(items []byte, itemSize, off, size, n int) []byte {
-	if off == 0 && size == itemSize {
-		return items[:n*size]
-	}
-	out := make([]byte, 0, n*size)
-	for i := range n {
-		at := i*itemSize + off
-		out = append(out, items[at:at+size]...)
-	}
-	return out
 }
 
 // compareLeaf compares m elements of a leaf, x of dtype l.a and y of
@@ -389,7 +373,7 @@ func (c *comparison) report(w io.Writer, aName, bName string, shape []int) {
 			break
 		}
 		shown++
-		line := fmt.Sprintf("  field %s: %d %s", peertext.Line(l.name), l.differ, plural(l.differ, "record"))
+		line := fmt.Sprintf("  field %s: %d %s", peertext.Line(l.name()), l.differ, plural(l.differ, "record"))
 		if l.maxAbs > 0 || l.maxRel > 0 {
 			line += fmt.Sprintf(", max absolute difference %s, max relative difference %s", gText(l.maxAbs), gText(l.maxRel))
 		}

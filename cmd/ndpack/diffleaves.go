@@ -31,13 +31,14 @@ const (
 	leafBytes                     // long doubles, plain void: byte for byte
 )
 
-// leaf is one value both items hold, and what differed in it.
+// leaf is one value both items hold (every element of it, when it lies in
+// subarrays), and what differed in it.
 type leaf struct {
-	name       string // the field's path, "pos.x" ("" for a plain array)
-	offA, offB int    // its bytes in an item of each side
+	offA, offB int     // its first element's bytes in an item of each side
+	levels     []level // the subarrays it lies in, outermost first
+	tail       string  // its path after the last of them ("pos.x"; "" for a plain array)
+	n          int     // its elements in an item
 	a, b       ndarray.DType
-	shape      []int // a subarray field's shape; nil for one value
-	n          int   // its elements
 	kind       leafKind
 	common     ndarray.DType // leafNumber: numpy's result_type of a and b
 
@@ -51,6 +52,17 @@ type leaf struct {
 	maxAbs, maxRel float64
 }
 
+// level is a subarray a leaf lies in: its own subarray field, or a
+// subarray field of records that hold it. Its elements are the same bytes
+// apart in every item, so that a leaf costs the same memory whatever its
+// element count.
+type level struct {
+	name             string // its path from the level above ("p", ".x")
+	shape            []int
+	count            int
+	strideA, strideB int
+}
+
 // planLeaves lists the leaves two dtypes hold, or says why numpy would
 // not compare them.
 func planLeaves(da, db ndarray.DType) ([]*leaf, bool) {
@@ -61,12 +73,13 @@ func planLeaves(da, db ndarray.DType) ([]*leaf, bool) {
 		l := &leaf{a: da, b: db, n: 1}
 		return []*leaf{l}, l.setKind()
 	}
-	return recordLeaves(da, db, "", 0, 0)
+	return recordLeaves(da, db, "", 0, 0, nil)
 }
 
 // recordLeaves lists the leaves of two records whose fields lie at offA
-// and offB in the items, named after prefix.
-func recordLeaves(da, db ndarray.DType, prefix string, offA, offB int) ([]*leaf, bool) {
+// and offB in the items, in the subarrays levels, their paths after
+// prefix.
+func recordLeaves(da, db ndarray.DType, prefix string, offA, offB int, levels []level) ([]*leaf, bool) {
 	fa, fb := da.Fields(), db.Fields()
 	if len(fa) != len(fb) {
 		return nil, false
@@ -78,25 +91,84 @@ func recordLeaves(da, db ndarray.DType, prefix string, offA, offB int) ([]*leaf,
 		if fa[i].Name != fb[i].Name || !slices.Equal(shape, shapeB) || ta.IsRecord() != tb.IsRecord() {
 			return nil, false
 		}
-		n, _ := ndarray.NumElements(shape)
 		name := prefix + fa[i].Name
+		in, rest := levels, name
+		if shape != nil {
+			n, _ := ndarray.NumElements(shape)
+			in = append(slices.Clone(levels), level{name: name, shape: shape, count: n, strideA: ta.ItemSize, strideB: tb.ItemSize})
+			rest = ""
+		}
 		if ta.IsRecord() {
-			for k := range n {
-				sub, ok := recordLeaves(ta, tb, name+elementIndex(k, shape)+".", offA+fa[i].Offset+k*ta.ItemSize, offB+fb[i].Offset+k*tb.ItemSize)
-				if !ok {
-					return nil, false
-				}
-				out = append(out, sub...)
+			sub, ok := recordLeaves(ta, tb, rest+".", offA+fa[i].Offset, offB+fb[i].Offset, in)
+			if !ok {
+				return nil, false
 			}
+			out = append(out, sub...)
 			continue
 		}
-		l := &leaf{name: name, offA: offA + fa[i].Offset, offB: offB + fb[i].Offset, a: ta, b: tb, shape: shape, n: n}
+		l := &leaf{offA: offA + fa[i].Offset, offB: offB + fb[i].Offset, levels: in, tail: rest, n: 1, a: ta, b: tb}
+		for _, lv := range in {
+			l.n *= lv.count
+		}
 		if !l.setKind() {
 			return nil, false
 		}
 		out = append(out, l)
 	}
 	return out, true
+}
+
+// gather is the bytes of the leaf's n elements in each of m items of
+// itemSize (side A's or B's), contiguous: the items themselves when the
+// leaf is the whole item.
+func (l *leaf) gather(items []byte, itemSize, m int, sideA bool) []byte {
+	off, size := l.offB, l.b.ItemSize
+	if sideA {
+		off, size = l.offA, l.a.ItemSize
+	}
+	stride := func(lv level) int {
+		if sideA {
+			return lv.strideA
+		}
+		return lv.strideB
+	}
+	contiguous := len(l.levels) == 0 || len(l.levels) == 1 && stride(l.levels[0]) == size
+	if contiguous && off == 0 && size*l.n == itemSize {
+		return items[:m*itemSize]
+	}
+	out := make([]byte, 0, m*l.n*size)
+	digits := make([]int, len(l.levels))
+	for i := range m {
+		base := i*itemSize + off
+		if contiguous {
+			out = append(out, items[base:base+size*l.n]...)
+			continue
+		}
+		clear(digits)
+		for range l.n {
+			at := base
+			for d, lv := range l.levels {
+				at += digits[d] * stride(lv)
+			}
+			out = append(out, items[at:at+size]...)
+			for d := len(digits) - 1; d >= 0; d-- { // the next element, row-major
+				if digits[d]++; digits[d] < l.levels[d].count {
+					break
+				}
+				digits[d] = 0
+			}
+		}
+	}
+	return out
+}
+
+// name is the leaf's path without indexes: "p.x", what the report lists.
+func (l *leaf) name() string {
+	var b strings.Builder
+	for _, lv := range l.levels {
+		b.WriteString(lv.name)
+	}
+	return b.String() + l.tail
 }
 
 // setKind decides how the leaf's values compare; false when numpy would
@@ -281,13 +353,22 @@ func textEqual(x, y []byte, a, b ndarray.DType) bool {
 	return bytes.Equal(trim(x, a), trim(y, b))
 }
 
-// describeLeaf names a leaf and one of its elements for the report: "",
-// "field pos.x", "field v[2]".
+// describe names a leaf and one of its elements for the report: "",
+// "field pos.x", "field v[2]", "field p[1].x[0]".
 func (l *leaf) describe(k int) string {
-	if l.name == "" {
+	if len(l.levels) == 0 && l.tail == "" {
 		return ""
 	}
-	return "field " + l.name + elementIndex(k, l.shape)
+	digits := make([]int, len(l.levels))
+	for d := len(l.levels) - 1; d >= 0; d-- {
+		c := max(l.levels[d].count, 1)
+		digits[d], k = k%c, k/c
+	}
+	var b strings.Builder
+	for d, lv := range l.levels {
+		b.WriteString(lv.name + elementIndex(digits[d], lv.shape))
+	}
+	return "field " + b.String() + l.tail
 }
 
 // dtypesLine says how two dtypes that differ were compared.
@@ -299,8 +380,8 @@ func dtypesLine(da, db ndarray.DType, leaves []*leaf) string {
 	for _, l := range leaves {
 		if l.kind == leafNumber && (l.a.WithOrder('<') != l.common || l.b.WithOrder('<') != l.common) {
 			what := l.common.String()
-			if l.name != "" {
-				what = l.name + " as " + what
+			if name := l.name(); name != "" {
+				what = name + " as " + what
 			}
 			as = append(as, what)
 		}

@@ -100,6 +100,10 @@ N = [('pos', [('x', '<f8'), ('y', '<f8')]), ('id', '<i8')]
 pair("rec_nested", np.array([((1, 2), 3), ((4, 5), 6)], dtype=N), np.array([((1, 2), 3), ((4, 5.5), 6)], dtype=N))
 V = [('v', '<f8', (3,)), ('k', '<u1')]
 pair("rec_sub", np.array([([1, 2, 3], 1), ([4, 5, 6], 2)], dtype=V), np.array([([1, 2, 3 + 1e-9], 1), ([4, 5, 6], 2)], dtype=V))
+SR = [('p', [('x', '<i1'), ('y', '<f8')], (2,)), ('q', '?')]
+sr = np.array([([(1, 0.5), (2, 1.5)], True), ([(3, 2.5), (4, 3.5)], False)], dtype=SR)
+sr2 = sr.copy(); sr2['p']['y'][1, 1] = 3.5 + 1e-7
+pair("rec_subrec", sr, sr2)
 pair("rec_dtypes", np.array([(1.0, 1)], dtype=[('x', '<f4'), ('id', '<i8')]), np.array([(1.0, 1)], dtype=[('x', '<f8'), ('id', '<i2')]))
 pair("rec_dtypes_close", np.array([(0.1, 1)], dtype=[('x', '<f4'), ('id', '<i8')]), np.array([(0.1, 1)], dtype=[('x', '<f8'), ('id', '<i2')]))
 pair("rec_names", np.array([(1.0, 1)], dtype=R), np.array([(1.0, 1)], dtype=[('y', '<f8'), ('id', '<i4')]))
@@ -235,7 +239,7 @@ func TestDiffAsNumpyEveryOption(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(out, &want))
 	require.Len(t, want.Options, 10)
-	require.Equal(t, 65, len(want.Cases), "pairs in the corpus")
+	require.Equal(t, 66, len(want.Cases), "pairs in the corpus")
 	names := make([]string, 0, len(want.Cases))
 	for name := range want.Cases {
 		names = append(names, name)
@@ -276,6 +280,10 @@ N = [('pos', [('x', '<f8'), ('y', '<f8')]), ('v', '<f4', (3,)), ('name', 'U3')]
 a = np.array([((1, 2), [1, 2, 3], 'ab'), ((4, 5), [4, 5, 6], 'cd')], dtype=N)
 b = a.copy(); b['pos']['y'][1] = 5.5; b['v'][1, 2] = 7; b['name'][1] = 'ce'
 np.save(os.path.join(d, "a.npy"), a); np.save(os.path.join(d, "b.npy"), b)
+SR = [('p', [('x', '<i1'), ('y', '<f8')], (2,)), ('q', '?')]
+sr = np.array([([(1, 0.5), (2, 1.5)], True), ([(3, 2.5), (4, 3.5)], False)], dtype=SR)
+sr2 = sr.copy(); sr2['p']['y'][1, 1] = 3.6
+np.save(os.path.join(d, "sr.npy"), sr); np.save(os.path.join(d, "sr2.npy"), sr2)
 np.save(os.path.join(d, "f8.npy"), np.array([1.0, 2.0, 3.0]))
 np.save(os.path.join(d, "f4.npy"), np.array([1.0, 2.0, 3.5], dtype='<f4'))
 `, nil, dir)
@@ -287,6 +295,11 @@ np.save(os.path.join(d, "f4.npy"), np.array([1.0, 2.0, 3.5], dtype='<f4'))
 		"  field pos.y: 1 record, max absolute difference 0.5, max relative difference 0.0909091\n"+
 		"  field v: 1 record, max absolute difference 1, max relative difference 0.142857\n"+
 		"  field name: 1 record\n", r.stdout)
+	r = cli(t, nil, "diff", p("sr.npy"), p("sr2.npy"))
+	assert.Equal(t, 1, r.code, r.stderr)
+	assert.Equal(t, p("sr.npy")+" and "+p("sr2.npy")+" differ: 1 of 2 records (50%)\n"+
+		"  first at (1,), field p[1].y: 3.5 vs 3.6\n"+
+		"  field p.y: 1 record, max absolute difference 0.1, max relative difference 0.0277778\n", r.stdout)
 	r = cli(t, nil, "diff", p("f8.npy"), p("f4.npy"))
 	assert.Equal(t, 1, r.code, r.stderr)
 	assert.Equal(t, p("f8.npy")+" and "+p("f4.npy")+" differ: 1 of 3 elements (33.3%)\n"+
