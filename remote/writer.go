@@ -38,6 +38,8 @@ type Writer struct {
 	err         error // sticky, for Write and Close
 	done        bool
 	abortWait   time.Duration
+	aborting    sync.Mutex // held while an abort is sent, so that every Abort waits for it
+	creating    sync.Mutex // held while the upload is begun, so that Abort waits for its ID
 
 	// The parts being uploaded: slots holds one token per upload that may
 	// run, uploads the ones running; cancel ends them (an error, Abort).
@@ -144,15 +146,20 @@ func (w *Writer) flush() error {
 	}
 	id := w.id()
 	if id == nil {
+		// Abort waits for this, so that an upload begun as it is called
+		// is aborted too.
+		w.creating.Lock()
 		out, err := w.client.CreateMultipartUpload(w.ctx, &s3.CreateMultipartUploadInput{Bucket: &w.bucket, Key: &w.key})
+		if err == nil {
+			w.mu.Lock()
+			w.uploadID, id = out.UploadId, out.UploadId
+			w.mu.Unlock()
+		}
+		w.creating.Unlock()
 		if err != nil {
 			return w.fail("CreateMultipartUpload", err)
 		}
-		w.mu.Lock()
-		w.uploadID, id = out.UploadId, out.UploadId
-		aborted := w.aborted
-		w.mu.Unlock()
-		if aborted {
+		if w.isAborted() {
 			return w.fail("UploadPart", errAborted)
 		}
 	}
@@ -267,13 +274,25 @@ var errAborted = errors.New("the upload was aborted")
 
 // abort ends the multipart upload, if one was begun, even after ctx ended.
 func (w *Writer) abort() error {
+	// One abort at a time, the others waiting for it: a signal's Abort
+	// must not return, and let the process exit, while a failing Write's
+	// abort is still on its way.
+	w.aborting.Lock()
+	defer w.aborting.Unlock()
 	w.mu.Lock()
 	id := w.uploadID
 	w.uploadID, w.aborted = nil, true
 	w.mu.Unlock()
 	if id == nil {
+		// The abort was sent by another call, which reported its failure:
+		// said once is enough.
 		return nil
 	}
+	return w.sendAbort(id)
+}
+
+// sendAbort asks the store to abort the upload id, within abortWait.
+func (w *Writer) sendAbort(id *string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), w.abortWait)
 	defer cancel()
 	if _, err := w.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &w.bucket, Key: &w.key, UploadId: id}); err != nil {
@@ -359,7 +378,9 @@ func (w *Writer) Abort() error {
 	w.mu.Lock()
 	w.aborted = true // no upload starts after this
 	w.mu.Unlock()
-	w.cancel() // and those running end, before the abort that S3 would race
+	w.cancel()        // and those running end, before the abort that S3 would race
+	w.creating.Lock() // an upload being begun has its ID
+	w.creating.Unlock()
 	w.uploads.Wait()
 	return w.abort()
 }
