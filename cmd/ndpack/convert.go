@@ -225,6 +225,9 @@ func runConvert(e env, args []string) error {
 	o := convertOptions{allowNonstandard: *allow, compress: *compress, level: *level, member: *member, name: *name, quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), rows: rows,
 		maxHeader: int(*maxHeader), maxSize: int64(*maxSize), field: *field, astype: as, remote: *remoteSet}
 	in, o.member = splitMember(in, o.member)
+	if as != nil {
+		as.warn = castWarner(e.stderr, shownName(in, o.member))
+	}
 	if o.from, err = resolveFormat(in, *from, "from"); err != nil {
 		return err
 	}

@@ -520,7 +520,7 @@ func printArray(w io.Writer, a arrayReport) {
 	if !a.Standard {
 		std = ", outside YEP-110's standard kinds"
 	}
-	fmt.Fprintf(w, "%sdtype     %s (%s, %d %s each, byte order %s%s)\n", indent, a.DType, a.Kind, a.ItemSize, plural(int64(a.ItemSize), "byte"), a.ByteOrder, std)
+	fmt.Fprintf(w, "%sdtype     %s (%s, %d %s each, byte order %s%s)\n", indent, cutDTypeText(a.DType), a.Kind, a.ItemSize, plural(int64(a.ItemSize), "byte"), a.ByteOrder, std)
 	fortran := ""
 	if a.FortranOrder {
 		fortran = ", stored in Fortran order"
