@@ -47,6 +47,7 @@ var zeroTypes = map[string]reflect.Type{
 	"/ext110, type Options":          reflect.TypeFor[ext110.Options](),
 	"/ndarray, type Array":           reflect.TypeFor[ndarray.Array](),
 	"/ndarray, type Casting":         reflect.TypeFor[ndarray.Casting](),
+	"/ndarray, type CastWarnings":    reflect.TypeFor[ndarray.CastWarnings](),
 	"/ndarray, type DType":           reflect.TypeFor[ndarray.DType](),
 	"/ndarray, type DescrItem":       reflect.TypeFor[ndarray.DescrItem](),
 	"/ndarray, type Error":           reflect.TypeFor[ndarray.Error](),
