@@ -402,7 +402,7 @@ func headerReport(src arraySource) arrayReport {
 	r := arrayReport{Name: src.name, First: []*number{}}
 	if src.err != nil {
 		r.Error = describe("", src.err)
-		r.notArray = errors.Is(src.err, npybridge.ErrUnsupported) || errors.Is(src.err, npybridge.ErrNotArray) ||
+		r.notArray = errors.Is(src.err, npybridge.ErrUnsupported) || errors.Is(src.err, ndarray.ErrNotArray) ||
 			errors.Is(src.err, errNotArray) || errors.Is(src.err, dialect.ErrPickle)
 		if r.notArray && src.value != nil {
 			r.Value = shortValue(src.value) // listed by its value, as jq prints it

@@ -226,6 +226,7 @@ var flagOf = map[string]string{
 	"ReadOptions.AllowObjects":      "--objects",
 	"Options.AllowNonstandard":      "--allow-nonstandard",
 	"ArrayOptions.AllowNonstandard": "--allow-nonstandard",
+	"ConvertOptions.MaxSize":        "--max-size",
 }
 
 // withFlags is err's message, with the library option that decided it (an
