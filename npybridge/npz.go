@@ -207,7 +207,7 @@ func (z *NPZ) member(name string) (*zipEntry, error) {
 	}
 	e := &z.entries[z.entry[z.byName[k]]]
 	if !strings.HasSuffix(e.name, ".npy") {
-		return nil, errAt(ErrNotArray, -1, "member %q is not a NAME.npy file", e.name)
+		return nil, errAt(ndarray.ErrNotArray, -1, "member %q is not a NAME.npy file", e.name)
 	}
 	return e, nil
 }
@@ -240,7 +240,7 @@ func (z *NPZ) openMember(name string, e *zipEntry, whole bool) (*Header, *zipMem
 	declared := uint64(h.DataOffset + h.DataLen())
 	switch most := e.maxBytes(); {
 	case e.usize > declared:
-		err = errAt(ErrHeader, -1, "the member decompresses to %d bytes, its NPY header declares %d", e.usize, declared)
+		err = errAt(errHeader, -1, "the member decompresses to %d bytes, its NPY header declares %d", e.usize, declared)
 	case declared > e.usize:
 		err = errAt(ndarray.ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the member holds %d (its directory record at archive byte %d)",
 			h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, max(0, int64(e.usize)-h.DataOffset), e.record)
@@ -262,7 +262,7 @@ func (z *NPZ) openMember(name string, e *zipEntry, whole bool) (*Header, *zipMem
 // ErrNotNPZ for a member np.load could not read (encrypted, another
 // compression, a bad local header), ErrOverlap when the member's bytes run
 // into the next one's, ReadHeader's errors, ndarray.ErrTruncated when the member is
-// too short for its data, or ErrHeader when it holds more.
+// too short for its data, or ndarray.ErrMalformed when it holds more.
 func (z *NPZ) Header(name string) (*Header, error) {
 	e, err := z.member(name)
 	if err != nil {
@@ -459,6 +459,8 @@ func WriteNPZ(w io.Writer, arrays []NamedArray, compress bool) error {
 // NPZWriter writes an .npz archive one member at a time, each streamed into
 // the archive as it is written, so that memory does not grow with the
 // arrays. Archives over 4 GiB are written as zip64, which np.load reads.
+// Make one with NewNPZWriter: the zero NPZWriter writes to nothing, and its
+// methods fail.
 type NPZWriter struct {
 	// Level is the deflate level of compressed members, 1 (fastest) to 9
 	// (smallest); 0 means 6, zlib's default, which np.savez_compressed
@@ -605,6 +607,9 @@ func (z *NPZWriter) create(name string) (io.Writer, error) {
 
 // claim checks a new member's name and the level, and takes the name.
 func (z *NPZWriter) claim(name string) error {
+	if z.zw == nil {
+		return errNoArchive
+	}
 	if name == "" || z.seen[name] {
 		return errAt(ErrInvalidArray, -1, "npz member name %q is empty or repeated", name)
 	}
@@ -619,6 +624,9 @@ func (z *NPZWriter) claim(name string) error {
 // directory. It does not close the underlying writer.
 // Its error is w's write error.
 func (z *NPZWriter) Close() error {
+	if z.zw == nil {
+		return errNoArchive
+	}
 	if err := z.small.drain(z); err != nil {
 		return err
 	}

@@ -41,10 +41,16 @@ type Policy interface {
 type PolicyFunc func(ctx context.Context, obs map[string]any) (map[string]any, error)
 
 // Infer calls f.
-// Its error is f's.
+// Its error is f's, or for a nil f one saying it answers nothing.
 func (f PolicyFunc) Infer(ctx context.Context, obs map[string]any) (map[string]any, error) {
+	if f == nil {
+		return nil, errNilPolicyFunc
+	}
 	return f(ctx, obs)
 }
+
+// errNilPolicyFunc is what the zero PolicyFunc answers.
+var errNilPolicyFunc = errors.New("openpi: a nil PolicyFunc answers no observation")
 
 // Echo is a Policy that answers each observation with the observation
 // itself: a stand-in policy for trying robots and clients (ndpack openpi

@@ -102,7 +102,7 @@ func (c *serverConn) read(ctx context.Context) (map[string]any, int64, error) {
 	}
 	c.nc.Reading()
 	if typ != websocket.MessageBinary {
-		return nil, 0, c.refuse(ctx, errAt(ErrMalformed, -1, "a text message where an observation (binary) was expected"))
+		return nil, 0, c.refuse(ctx, errAt(errMalformed, -1, "a text message where an observation (binary) was expected"))
 	}
 	// The buffer is readBody's alone while it reads: once it has grown,
 	// the memory given back is nobody's.

@@ -23,7 +23,8 @@ import (
 // error, Abort, or the end of the context given to Create aborts the
 // upload, so that no partial object is ever visible. Write and Close are
 // not for concurrent use; Abort may be called from another goroutine at
-// any time (a signal handler).
+// any time (a signal handler). Make one with Options.Create: the zero
+// Writer writes to nothing, and its methods fail.
 type Writer struct {
 	mu          sync.Mutex // guards uploadID, aborted, parts and failed, for Abort and the uploads
 	aborted     bool
@@ -95,6 +96,9 @@ func (o Options) Create(ctx context.Context, rawURL string) (*Writer, error) {
 // Write adds p to the object, uploading each part as it fills. On an
 // error the upload is aborted and every later call fails.
 func (w *Writer) Write(p []byte) (int, error) {
+	if w.client == nil {
+		return 0, errNotCreated
+	}
 	if err := w.check("UploadPart"); err != nil {
 		return 0, err
 	}
@@ -315,6 +319,9 @@ func (w *Writer) sendAbort(id *string) error {
 // ctx's error, the error that failed an earlier Write, or, after Abort, an
 // error saying so.
 func (w *Writer) Close() error {
+	if w.client == nil {
+		return errNotCreated
+	}
 	if w.err != nil {
 		return w.err
 	}
@@ -375,6 +382,9 @@ func (w *Writer) Close() error {
 // Its error, when the store refuses the abort or gives no answer in time,
 // names the upload ID, whose parts then stay in the bucket.
 func (w *Writer) Abort() error {
+	if w.client == nil {
+		return errNotCreated
+	}
 	w.mu.Lock()
 	w.aborted = true // no upload starts after this
 	w.mu.Unlock()
@@ -384,6 +394,9 @@ func (w *Writer) Abort() error {
 	w.uploads.Wait()
 	return w.abort()
 }
+
+// errNotCreated is what the methods of a Writer not made by Create return.
+var errNotCreated = errors.New("remote: the Writer writes to nothing: make one with Options.Create")
 
 func (w *Writer) isAborted() bool {
 	w.mu.Lock()

@@ -2,6 +2,9 @@ package main
 
 import (
 	"net/url"
+
+	"github.com/ndpack/ndpack"
+	"github.com/ndpack/ndpack/dialect"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,13 +12,14 @@ import (
 	"github.com/ndpack/ndpack/remote"
 )
 
-// format is a kind of file ndpack reads or writes.
-type format string
+// format is a kind of file ndpack reads or writes, as the library names
+// and tells it (ndpack.DetectFormat).
+type format = ndpack.Format
 
 const (
-	formatNPY     format = "npy"
-	formatNPZ     format = "npz"
-	formatMsgpack format = "msgpack"
+	formatNPY     = ndpack.FormatNPY
+	formatNPZ     = ndpack.FormatNPZ
+	formatMsgpack = ndpack.FormatMsgpack
 )
 
 // parseFormat reads a --from/--to value.
@@ -25,8 +29,11 @@ func parseFormat(s string) (format, error) {
 		return formatNPY, nil
 	case "npz":
 		return formatNPZ, nil
-	case "msgpack", "mpk", "ext110", "msgpack-numpy", "openpi":
+	case "msgpack", "mpk", "ext110":
 		return formatMsgpack, nil
+	}
+	if _, err := dialect.Parse(strings.ToLower(s)); err == nil {
+		return formatMsgpack, nil // a dialect's maps, in msgpack
 	}
 	return "", usageError("unknown format %q (want npy, npz, msgpack, msgpack-numpy or openpi)", s)
 }
