@@ -42,7 +42,9 @@ var encoding, decoding sync.Map
 
 // Marshal encodes v as msgpack.Marshal would, with the arrays in it
 // (*ndarray.Array and ndarray.Array values) written by f, or as the
-// registered encoder writes them (ext 110) when f is nil.
+// registered encoder writes them (ext 110) when f is nil; but integers in
+// their smallest form and Go maps' keys sorted, as msgpack-python's packb
+// writes a dict built in that order.
 //
 // The message is drafted first with its large payloads (array data, long
 // strings and byte strings) counted, not copied. A message with none is
@@ -62,6 +64,7 @@ func Marshal(v any, f Format) ([]byte, error) {
 		msgpack.PutEncoder(enc)
 	}()
 	enc.Reset(w)
+	configure(enc)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
@@ -70,10 +73,19 @@ func Marshal(v any, f Format) ([]byte, error) {
 	}
 	w.buf, w.n, w.drafting, w.skipped = make([]byte, 0, w.n), 0, false, false
 	enc.Reset(w)
+	configure(enc)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return w.buf, nil
+}
+
+// configure makes an Encoder write as msgpack-python's packb does for the
+// same values, integers in their smallest form, and the same value always
+// as the same bytes: a Go map's keys in sorted order.
+func configure(enc *msgpack.Encoder) {
+	enc.UseCompactInts(true)
+	enc.SetSortMapKeys(true)
 }
 
 // bigWrite is the size from which a draft counts bytes instead of copying
