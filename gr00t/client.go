@@ -169,7 +169,7 @@ func (c *Client) call(ctx context.Context, endpoint string, data any, withData b
 	if string(reply) == "ERROR" {
 		return nil, &ServerError{Endpoint: endpoint, Text: "ERROR"}
 	}
-	v, err := decode(reply, c.maxSize)
+	v, err := decode(reply, nil)
 	if err != nil {
 		return nil, fmt.Errorf("gr00t: %s: the answer: %w", quote(endpoint), err)
 	}
@@ -236,7 +236,7 @@ func (c *Client) exchange(z *zmtp.Conn, body []byte) ([]byte, error) {
 		return nil, err
 	}
 	if len(frames) != 2 || len(frames[0]) != 0 {
-		return nil, fmt.Errorf("%w: the answer has %d frames, not the empty delimiter and a body", ErrMalformed, len(frames))
+		return nil, fmt.Errorf("%w: the answer has %d frames, not the empty delimiter and a body", errMalformed, len(frames))
 	}
 	return frames[1], nil
 }
@@ -282,13 +282,13 @@ func (c *Client) GetAction(ctx context.Context, obs, options map[string]any) (ac
 	}
 	pair, ok := v.([]any)
 	if !ok || len(pair) != 2 {
-		return nil, nil, fmt.Errorf("gr00t: \"get_action\": %w: the answer is %s, not [action, info]", ErrMalformed, kindOf(v))
+		return nil, nil, fmt.Errorf("gr00t: \"get_action\": %w: the answer is %s, not [action, info]", errMalformed, kindOf(v))
 	}
 	if action, ok = pair[0].(map[string]any); !ok && pair[0] != nil {
-		return nil, nil, fmt.Errorf("gr00t: \"get_action\": %w: the action is %s, not a map", ErrMalformed, kindOf(pair[0]))
+		return nil, nil, fmt.Errorf("gr00t: \"get_action\": %w: the action is %s, not a map", errMalformed, kindOf(pair[0]))
 	}
 	if info, ok = pair[1].(map[string]any); !ok && pair[1] != nil {
-		return nil, nil, fmt.Errorf("gr00t: \"get_action\": %w: the info is %s, not a map", ErrMalformed, kindOf(pair[1]))
+		return nil, nil, fmt.Errorf("gr00t: \"get_action\": %w: the info is %s, not a map", errMalformed, kindOf(pair[1]))
 	}
 	return action, info, nil
 }
@@ -310,7 +310,7 @@ func (c *Client) Reset(ctx context.Context, options map[string]any) (map[string]
 	}
 	m, ok := v.(map[string]any)
 	if !ok && v != nil {
-		return nil, fmt.Errorf("gr00t: \"reset\": %w: the answer is %s, not a map", ErrMalformed, kindOf(v))
+		return nil, fmt.Errorf("gr00t: \"reset\": %w: the answer is %s, not a map", errMalformed, kindOf(v))
 	}
 	return m, nil
 }
@@ -325,7 +325,7 @@ func (c *Client) ModalityConfig(ctx context.Context) (map[string]ModalityConfig,
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("gr00t: \"get_modality_config\": %w: the answer is %s, not a map", ErrMalformed, kindOf(v))
+		return nil, fmt.Errorf("gr00t: \"get_modality_config\": %w: the answer is %s, not a map", errMalformed, kindOf(v))
 	}
 	out := make(map[string]ModalityConfig, len(m))
 	for name, x := range m {

@@ -7,12 +7,34 @@ import (
 
 	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/peertext"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
-// ErrMalformed is what a message that is not as the wire has it fails
-// with: not msgpack, a request that is not a map, an answer not of its
-// endpoint's shape, an array map that does not hold an .npy file.
-var ErrMalformed = errors.New("malformed message")
+// errMalformed is ndarray.ErrMalformed as this package words it: a
+// message that is not as the wire has it (not msgpack, a request that is
+// not a map, an answer not of its endpoint's shape, an array map that
+// does not hold an .npy file).
+var errMalformed = codecerr.Class("malformed message", ndarray.ErrMalformed)
+
+// msgError is a message's failure: its class, where, and what.
+type msgError struct {
+	class  error
+	offset int64
+	detail string
+	cause  error
+}
+
+// Error is one line, whatever the message held: what of the peer's text
+// it quotes (a dtype, a key) is escaped.
+func (e *msgError) Error() string {
+	return peertext.Line(codecerr.Format("gr00t", e.class, e.offset, e.detail, e.cause))
+}
+
+func (e *msgError) Unwrap() []error { return codecerr.Unwrap(e.class, e.cause) }
+
+func errAt(class error, off int, format string, args ...any) error {
+	return &msgError{class: class, offset: int64(off), detail: fmt.Sprintf(format, args...)}
+}
 
 // ErrKilled is what Serve returns once it has answered a kill request.
 var ErrKilled = errors.New("gr00t: the server was told to stop by a kill request")

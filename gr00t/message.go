@@ -1,19 +1,21 @@
 package gr00t
 
 import (
-	"bytes"
-	"fmt"
-	"sort"
+	"errors"
 
+	"github.com/ndpack/ndpack"
+	"github.com/ndpack/ndpack/dialect"
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/mpwalk"
+	"github.com/ndpack/ndpack/internal/msgarrays"
 	"github.com/ndpack/ndpack/ndarray"
-	"github.com/ndpack/ndpack/npybridge"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
 // ordered is a msgpack map whose keys keep their order, as a Python dict
 // keeps its insertion order: for the request envelope and the
-// dataclasses, which GR00T writes in a fixed order.
+// dataclasses, which GR00T writes in a fixed order. (A Go map's keys are
+// written sorted.)
 type ordered []kv
 
 type kv struct {
@@ -37,119 +39,88 @@ func (o ordered) EncodeMsgpack(e *msgpack.Encoder) error {
 	return nil
 }
 
-const ndarrayClass = "__ndarray_class__"
+// arrays are the arrays a GR00T message holds: GR00T's maps, which
+// MsgSerializer's object hook makes arrays wherever they are. An ext 110
+// object or another dialect's map is not one: the Python peer would see
+// an ExtType or a dict.
+var arrays = msgarrays.Of(dialect.GR00T)
 
-// encode writes a message.
+// maxExpansion bounds the memory decoding a message may take, as a
+// multiple of its size plus expansionSlack, as openpi's server bounds it:
+// arrays and byte strings alias the message, so what a robot sends costs
+// about its size once more in Go values at most.
+const (
+	maxExpansion   = 8
+	expansionSlack = 1 << 20
+)
+
+// encode writes v as GR00T's MsgSerializer.to_bytes does: arrays as maps
+// holding the bytes np.save writes, integers in their smallest form, a Go
+// map's keys sorted and an ordered map's in its order.
 func encode(v any) ([]byte, error) {
-	t, err := toWire(v, 0)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.UseCompactInts(true)
-	enc.UseCompactFloats(false)
-	if err := enc.Encode(t); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return ndpack.MessageOptions{Encoding: dialect.GR00T}.MarshalMessage(v)
 }
 
-func toWire(v any, depth int) (any, error) {
-	if depth > 512 {
-		return nil, fmt.Errorf("gr00t: a value nests more than 512 levels")
-	}
-	switch v := v.(type) {
-	case *ndarray.Array:
-		var b bytes.Buffer
-		if err := npybridge.Write(&b, v); err != nil {
-			return nil, err
-		}
-		return ordered{{ndarrayClass, true}, {"as_npy", b.Bytes()}}, nil
-	case map[string]any:
-		if v == nil {
-			return nil, nil // None, as a nil map means
-		}
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		o := make(ordered, len(keys))
-		for i, k := range keys {
-			w, err := toWire(v[k], depth+1)
-			if err != nil {
-				return nil, err
-			}
-			o[i] = kv{k, w}
-		}
-		return o, nil
-	case ordered:
-		o := make(ordered, len(v))
-		for i, p := range v {
-			w, err := toWire(p.v, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			o[i] = kv{p.k, w}
-		}
-		return o, nil
-	case []any:
-		l := make([]any, len(v))
-		for i, x := range v {
-			w, err := toWire(x, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			l[i] = w
-		}
-		return l, nil
-	}
-	return v, nil
-}
-
-// decode reads a message.
-func decode(b []byte, max int64) (any, error) {
-	n, err := mpwalk.Len(b, mpwalk.Limits{MaxDepth: mpwalk.DefaultMaxDepth, MaxExpansion: mpwalk.DefaultMaxExpansion})
+// decode decodes one whole message as MsgSerializer.from_bytes does: GR00T's
+// array maps become *ndarray.Array aliasing b (read by npybridge's reader:
+// object arrays refused, never unpickled), str string, bin []byte, lists
+// []any, maps map[string]any, integers int64 (uint64 above its range),
+// floats float64 or float32 as sent. The message is walked first, without
+// allocating for it: every length within b, nesting within
+// msgarrays.MaxDepth, and the memory decoding takes within maxExpansion,
+// which charge (when not nil) is asked for before any is allocated.
+func decode(b []byte, charge func(int64) error) (any, error) {
+	n, err := mpwalk.Len(b, mpwalk.Limits{MaxDepth: msgarrays.MaxDepth, MaxExpansion: mpwalk.DefaultMaxExpansion})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+		f := walkClasses.Classify(err)
+		return nil, &msgError{class: f.Class, offset: f.Offset, detail: f.Detail}
 	}
 	if n != len(b) {
-		return nil, fmt.Errorf("%w: %d bytes after the message", ErrMalformed, len(b)-n)
+		return nil, errAt(errMalformed, n, "%s after the message", codecerr.Count(len(b)-n, "byte"))
 	}
-	var v any
-	dec := msgpack.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	limit := maxExpansion*int64(len(b)) + expansionSlack
+	cost, err := arrays.Cost(b, limit)
+	if errors.Is(err, ndarray.ErrTooLarge) {
+		var e *msgarrays.Error
+		errors.As(err, &e)
+		return nil, errAt(ndarray.ErrTooLarge, e.Offset, "decoding the message of %d bytes would take more than %d bytes of memory, %d times its size and %d MiB: values that cost far more than their bytes (many empty lists or maps)",
+			len(b), limit, maxExpansion, expansionSlack>>20)
 	}
-	return fromWire(v, max, 0)
-}
-
-func fromWire(v any, max int64, depth int) (any, error) {
-	switch v := v.(type) {
-	case map[string]any:
-		if _, ok := v[ndarrayClass]; ok {
-			npy, ok := v["as_npy"].([]byte)
-			if !ok {
-				return nil, fmt.Errorf("%w: an array map without as_npy bytes", ErrMalformed)
-			}
-			return npybridge.Read(bytes.NewReader(npy))
+	if err != nil {
+		return nil, decodeError(err)
+	}
+	if charge != nil {
+		if err := charge(cost); err != nil {
+			return nil, err
 		}
-		for k, x := range v {
-			w, err := fromWire(x, max, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			v[k] = w
-		}
-	case []any:
-		for i, x := range v {
-			w, err := fromWire(x, max, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			v[i] = w
-		}
+	}
+	v, err := arrays.Decode(b)
+	if err != nil {
+		return nil, decodeError(err)
 	}
 	return v, nil
+}
+
+// decodeError is a failure of msgarrays' decoder in this package's words.
+func decodeError(err error) error {
+	var e *msgarrays.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	class := e.Class
+	if class == ndarray.ErrMalformed {
+		class = errMalformed
+	}
+	return &msgError{class: class, offset: int64(e.Offset), detail: e.Detail, cause: e.Cause}
+}
+
+// walkClasses is how a message's walk fails in this package's terms.
+var walkClasses = mpwalk.Classes{
+	Invalid:     errMalformed,
+	OverBudget:  ndarray.ErrTruncated,
+	TooDeep:     ndarray.ErrTooDeep,
+	TooCostly:   ndarray.ErrTooLarge,
+	Ended:       ndarray.ErrTruncated,
+	EndedDetail: "the message ends inside a value",
+	Other:       ndarray.ErrTruncated,
 }

@@ -132,20 +132,20 @@ func parseModality(name string, v any) (ModalityConfig, error) {
 	var m ModalityConfig
 	obj, ok := v.(map[string]any)
 	if !ok || obj[modalityClass] == nil {
-		return m, fmt.Errorf("%w: the modality %s is %s, not a ModalityConfig", ErrMalformed, quote(name), kindOf(v))
+		return m, fmt.Errorf("%w: the modality %s is %s, not a ModalityConfig", errMalformed, quote(name), kindOf(v))
 	}
 	fields, ok := obj["as_json"].(map[string]any)
 	if !ok {
-		return m, fmt.Errorf("%w: the modality %s has no as_json map", ErrMalformed, quote(name))
+		return m, fmt.Errorf("%w: the modality %s has no as_json map", errMalformed, quote(name))
 	}
 	bad := func(field, want string) error {
-		return fmt.Errorf("%w: the modality %s has %s = %s, not %s", ErrMalformed, quote(name), field, kindOf(fields[field]), want)
+		return fmt.Errorf("%w: the modality %s has %s = %s, not %s", errMalformed, quote(name), field, kindOf(fields[field]), want)
 	}
 	for k := range fields {
 		switch k {
 		case "delta_indices", "modality_keys", "sin_cos_embedding_keys", "mean_std_embedding_keys", "action_configs":
 		default:
-			return m, fmt.Errorf("%w: the modality %s has the field %s, which ModalityConfig does not", ErrMalformed, quote(name), quote(k))
+			return m, fmt.Errorf("%w: the modality %s has the field %s, which ModalityConfig does not", errMalformed, quote(name), quote(k))
 		}
 	}
 	var err error
@@ -162,13 +162,13 @@ func parseModality(name string, v any) (ModalityConfig, error) {
 		return m, bad("mean_std_embedding_keys", "a list of strings or None")
 	}
 	if m.ActionConfigs, err = actionList(fields["action_configs"]); err != nil {
-		return m, fmt.Errorf("%w: the modality %s: %v", ErrMalformed, quote(name), err)
+		return m, fmt.Errorf("%w: the modality %s: %v", errMalformed, quote(name), err)
 	}
 	if m.DeltaIndices == nil {
 		return m, bad("delta_indices", "a list of integers")
 	}
 	if err := m.Check(); err != nil {
-		return m, fmt.Errorf("%w: the modality %s: %v", ErrMalformed, quote(name), strings.TrimPrefix(err.Error(), "gr00t: "))
+		return m, fmt.Errorf("%w: the modality %s: %v", errMalformed, quote(name), strings.TrimPrefix(err.Error(), "gr00t: "))
 	}
 	return m, nil
 }

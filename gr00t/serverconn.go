@@ -95,13 +95,13 @@ func split(frames [][]byte) (envelope [][]byte, body []byte, err error) {
 // answer decodes a request and answers it; killed reports a kill request,
 // answered.
 func (c *serverConn) answer(ctx context.Context, body []byte) (answer any, killed bool) {
-	v, err := decode(body, c.s.maxSize())
+	v, err := decode(body, func(n int64) error { return c.mem.Take(ctx, n, "decoding a request") })
 	if err != nil {
 		return c.failed("", err), false
 	}
 	req, ok := v.(map[string]any)
 	if !ok {
-		return c.failed("", fmt.Errorf("%w: the request is %s, not a map", ErrMalformed, kindOf(v))), false
+		return c.failed("", fmt.Errorf("%w: the request is %s, not a map", errMalformed, kindOf(v))), false
 	}
 	if c.s.Token != "" {
 		tok, _ := req["api_token"].(string)
