@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/gr00t"
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/stretchr/testify/assert"
@@ -75,7 +77,7 @@ func TestGr00tCommand(t *testing.T) {
 	got := <-seen
 	assert.True(t, img.Equal(got["video"].(map[string]any)["cam0"].(*ndarray.Array)))
 	assert.Equal(t, "pick up the fork", got["language"].(map[string]any)["task"])
-	assert.Contains(t, r.stdout, "cam0: <u1 (1, 2, 3)")
+	assert.Contains(t, r.stdout, "cam0: |u1 (1, 2, 3)")
 	assert.NotContains(t, r.stdout, "info:")
 	saved, err := npybridge.ReadOptions{}.ReadNPZFile(out)
 	require.NoError(t, err)
@@ -169,12 +171,15 @@ func TestGr00tServe(t *testing.T) {
 	cmd := exec.Command(ndpackBin, "gr00t", "serve", "--addr", "127.0.0.1:0", "--replay", replay, "--modality", modality, "--token", "t")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
+	// Through an io.Pipe, not StdoutPipe: Wait closes StdoutPipe's pipe
+	// once the process exits, losing what was not read yet (the last
+	// line), where it waits for what goes through an io.Pipe to be read.
+	stdout, pw := io.Pipe()
+	cmd.Stdout = pw
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	t.Cleanup(func() { stdout.Close(); cmd.Process.Kill(); <-exited })
 	br := bufio.NewReader(stdout)
 	line, err := br.ReadString('\n')
 	require.NoError(t, err)
@@ -203,6 +208,14 @@ func TestGr00tServe(t *testing.T) {
 	assert.True(t, errors.As(nc.Ping(ctx), &se), "a request without the token")
 	nc.Close()
 	require.NoError(t, c.Kill(ctx))
+	last := make(chan string, 1)
+	go func() { rest, _ := br.ReadString('\n'); last <- rest }()
+	select {
+	case rest := <-last:
+		assert.Equal(t, "stopped by a kill request\n", rest)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server said nothing within 10 s of kill")
+	}
 	select {
 	case err := <-exited:
 		exited <- err
@@ -210,6 +223,60 @@ func TestGr00tServe(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server did not exit within 10 s of kill")
 	}
-	rest, _ := br.ReadString('\n')
-	assert.Equal(t, "stopped by a kill request\n", rest)
+}
+
+// TestConvertToGR00T: convert --to gr00t writes the message GR00T's
+// MsgSerializer packs for the same arrays, byte for byte (records,
+// strings, datetimes, big-endian, 0-d and Fortran-order sources among
+// them), streaming each array; inspect names the encoding, and the
+// message converts back to the same .npz.
+func TestConvertToGR00T(t *testing.T) {
+	dir := t.TempDir()
+	pypeer.Run(t, `
+import numpy as np
+d = sys.argv[1]
+np.savez(d + "/in.npz",
+    f=np.arange(6, dtype="<f4").reshape(2, 3),
+    fort=np.asfortranarray(np.arange(6, dtype=">i4").reshape(2, 3)),
+    s=np.array(["a", "bcd"]),
+    t=np.array(["2020-01-01", "NaT"], dtype="M8[D]"),
+    r=np.zeros(2, dtype=[("x", "<f8"), ("y", "u1", (2,))]),
+    z=np.float64(2.5))
+`, nil, dir)
+	in, out := filepath.Join(dir, "in.npz"), filepath.Join(dir, "out.msgpack")
+	r := cli(t, nil, "convert", "--to", "gr00t", in, out)
+	require.Equal(t, 0, r.code, r.stderr)
+	verdict := pypeer.Run(t, `
+import io
+import msgpack
+import numpy as np
+def enc(o):
+    if isinstance(o, np.ndarray):
+        b = io.BytesIO()
+        np.save(b, np.ascontiguousarray(o) if o.ndim else o, allow_pickle=False)
+        return {"__ndarray_class__": True, "as_npy": b.getvalue()}
+    return o
+def dec(o):
+    if "__ndarray_class__" in o:
+        return np.load(io.BytesIO(o["as_npy"]), allow_pickle=False)
+    return o
+z = np.load(sys.argv[1])
+want = {k: z[k] for k in z.files}
+got = open(sys.argv[2], "rb").read()
+back = msgpack.unpackb(got, object_hook=dec)
+assert list(back) == list(want), (list(back), list(want))
+for k in want:
+    a, b = want[k], back[k]
+    assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == np.ascontiguousarray(b).tobytes(), k
+print(msgpack.packb(want, default=enc) == got)
+`, nil, in, out)
+	assert.Equal(t, "True\n", string(verdict), "the bytes MsgSerializer packs")
+	r = cli(t, nil, "inspect", out)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "gr00t")
+	back := filepath.Join(dir, "back.npz")
+	r = cli(t, nil, "convert", out, back)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = cli(t, nil, "diff", "--equal-nan", in, back)
+	assert.Equal(t, 0, r.code, r.stdout+r.stderr)
 }
