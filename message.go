@@ -185,7 +185,14 @@ func dialectMaps(found []msgarrays.Found, alias bool) mpmsg.Maps {
 // AllowNonstandard, ndarray.ErrMalformed, ErrTooLarge); and with the
 // msgpack library's error, which matches no sentinel, for a value msgpack
 // cannot encode (a chan, a func).
-func (o MessageOptions) MarshalMessage(v any) ([]byte, error) {
+func (o MessageOptions) MarshalMessage(v any) ([]byte, error) { return o.AppendMessage(nil, v) }
+
+// AppendMessage is MarshalMessage appending the message to dst: where
+// dst's capacity holds it, nothing is allocated for it, so that a sender
+// of one message after another reuses one buffer (append to buf[:0]);
+// otherwise dst grows once, to the exact size. It fails as
+// MarshalMessage does, returning dst unchanged.
+func (o MessageOptions) AppendMessage(dst []byte, v any) ([]byte, error) {
 	var f mpmsg.Format
 	switch {
 	case o.Encoding == dialect.GR00T:
@@ -195,7 +202,7 @@ func (o MessageOptions) MarshalMessage(v any) ([]byte, error) {
 	case o.AllowNonstandard:
 		f = nonstandard{}
 	}
-	return mpmsg.Marshal(v, f)
+	return mpmsg.Append(dst, v, f)
 }
 
 // gr00tFormat writes GR00T's maps, whose arrays are .npy files.

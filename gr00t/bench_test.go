@@ -80,7 +80,7 @@ func bareEcho(b *testing.B) *zmtp.Conn {
 // (benchbase.Versus: x-baseline is the median ratio).
 func BenchmarkRoundTripVsBareZeroMQ(b *testing.B) {
 	obs := benchObservation(b)
-	req, err := encode(ordered{{"endpoint", "get_action"}, {"data", ordered{{"observation", obs}, {"options", nil}}}})
+	req, err := encode(nil, ordered{{"endpoint", "get_action"}, {"data", ordered{{"observation", obs}, {"options", nil}}}})
 	if err != nil {
 		b.Fatal(err)
 	}

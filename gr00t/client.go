@@ -156,10 +156,13 @@ func (c *Client) call(ctx context.Context, endpoint string, data any, withData b
 	if c.token != "" {
 		req = append(req, kv{"api_token", c.token})
 	}
-	body, err := encode(req)
+	buf := getBuffer()
+	defer putBuffer(buf)
+	body, err := encode(*buf, req)
 	if err != nil {
 		return nil, fmt.Errorf("gr00t: %s: encoding the request: %w", quote(endpoint), err)
 	}
+	*buf = body
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	reply, err := c.roundTrip(ctx, body)

@@ -27,7 +27,7 @@ func FuzzDecode(f *testing.F) {
 		[]any{small, map[string]any{"calls": 1}},
 		ordered{{"error", "Unknown endpoint: x"}},
 	} {
-		b, err := encode(v)
+		b, err := encode(nil, v)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -40,7 +40,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
-		again, err := encode(v)
+		again, err := encode(nil, v)
 		if err != nil {
 			return // a value GR00T's wire cannot write (a record array's map, say)
 		}

@@ -220,7 +220,7 @@ func fakeREP(t testing.TB, answer func(req []byte) [][]byte) string {
 // npyOf is the .npy file of a, as np.save writes it.
 func npyOf(t testing.TB, a *ndarray.Array) []byte {
 	t.Helper()
-	b, err := encode(a)
+	b, err := encode(nil, a)
 	if err != nil {
 		t.Fatal(err)
 	}

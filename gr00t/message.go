@@ -2,6 +2,7 @@ package gr00t
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
@@ -54,11 +55,34 @@ const (
 	expansionSlack = 1 << 20
 )
 
-// encode writes v as GR00T's MsgSerializer.to_bytes does: arrays as maps
-// holding the bytes np.save writes, integers in their smallest form, a Go
-// map's keys sorted and an ordered map's in its order.
-func encode(v any) ([]byte, error) {
-	return ndpack.MessageOptions{Encoding: dialect.GR00T}.MarshalMessage(v)
+// encode appends v to dst[:0] as GR00T's MsgSerializer.to_bytes writes
+// it: arrays as maps holding the bytes np.save writes, integers in their
+// smallest form, a Go map's keys sorted and an ordered map's in its order.
+func encode(dst []byte, v any) ([]byte, error) {
+	return ndpack.MessageOptions{Encoding: dialect.GR00T}.AppendMessage(dst[:0], v)
+}
+
+// buffers recycles the buffers requests and answers are encoded into, once
+// sent: a client or a server sending one message after another allocates
+// none, and the collector takes back what idles (a sync.Pool's buffers
+// last two collections).
+var buffers sync.Pool
+
+// maxPooled is the largest buffer kept for reuse: a rare huge message's
+// buffer is left to the collector.
+const maxPooled = 16 << 20
+
+func getBuffer() *[]byte {
+	if b, ok := buffers.Get().(*[]byte); ok {
+		return b
+	}
+	return new([]byte)
+}
+
+func putBuffer(b *[]byte) {
+	if cap(*b) <= maxPooled {
+		buffers.Put(b)
+	}
 }
 
 // decode decodes one whole message as MsgSerializer.from_bytes does: GR00T's

@@ -509,7 +509,7 @@ func TestMessagesAreMsgSerializers(t *testing.T) {
 				t.Fatalf("%d messages from the peer", len(msgs))
 			}
 			for i, v := range values {
-				got, err := encode(v)
+				got, err := encode(nil, v)
 				if err != nil {
 					t.Fatal(err)
 				}

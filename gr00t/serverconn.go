@@ -56,12 +56,15 @@ func (c *serverConn) run(ctx context.Context) {
 			return
 		}
 		answer, killed := c.answer(ctx, body)
-		out, err := encode(answer)
+		buf := getBuffer()
+		out, err := encode(*buf, answer)
 		if err != nil {
-			out, _ = encode(errorAnswer(fmt.Errorf("encoding the answer: %w", err)))
+			out, _ = encode(*buf, errorAnswer(fmt.Errorf("encoding the answer: %w", err)))
 		}
+		*buf = out
 		c.mem.Force(int64(len(out)))
 		err = z.WriteMessage(append(envelope, out)...)
+		putBuffer(buf)
 		c.mem.Give(c.mem.Held())
 		if err != nil {
 			c.ended("writing an answer", err)

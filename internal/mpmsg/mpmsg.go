@@ -54,8 +54,14 @@ var encoding, decoding sync.Map
 //
 // It returns f's errors as they are, the registered encoder's for an array
 // it cannot write, and the library's for a value msgpack cannot encode.
-func Marshal(v any, f Format) ([]byte, error) {
-	w := &writer{format: f, drafting: true}
+func Marshal(v any, f Format) ([]byte, error) { return Append(nil, v, f) }
+
+// Append is Marshal appending the message to dst: where dst's capacity
+// holds it, nothing is allocated for it (a caller that sends messages
+// one after another reuses one buffer); otherwise dst grows once, to the
+// exact size. On failure it returns dst unchanged.
+func Append(dst []byte, v any, f Format) ([]byte, error) {
+	w := &writer{buf: dst, format: f, drafting: true}
 	enc := msgpack.GetEncoder()
 	encoding.Store(enc, w)
 	defer func() {
@@ -66,16 +72,21 @@ func Marshal(v any, f Format) ([]byte, error) {
 	enc.Reset(w)
 	configure(enc)
 	if err := enc.Encode(v); err != nil {
-		return nil, err
+		return dst, err
 	}
 	if !w.skipped {
 		return w.buf, nil
 	}
-	w.buf, w.n, w.drafting, w.skipped = make([]byte, 0, w.n), 0, false, false
+	out := dst
+	if cap(dst)-len(dst) < w.n {
+		out = make([]byte, len(dst), len(dst)+w.n)
+		copy(out, dst)
+	}
+	w.buf, w.n, w.drafting, w.skipped = out, 0, false, false
 	enc.Reset(w)
 	configure(enc)
 	if err := enc.Encode(v); err != nil {
-		return nil, err
+		return dst, err
 	}
 	return w.buf, nil
 }
