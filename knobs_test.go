@@ -23,6 +23,7 @@ import (
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/gr00t"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
@@ -79,6 +80,8 @@ func TestEveryMaxSizeZeroIsDefaultMaxSize(t *testing.T) {
 		", type MessageOptions struct, MaxSize int64":     messageMaxSize,
 		", type ConvertOptions struct, MaxSize int64":     convertMaxSize,
 		"/ext110, type Decoder struct, MaxSize int64":     ext110DecoderMaxSize,
+		"/gr00t, type DialOptions struct, MaxSize int64":  gr00tDialMaxSize,
+		"/gr00t, type Server struct, MaxSize int64":       gr00tServerMaxSize,
 		"/openpi, type DialOptions struct, MaxSize int64": openpiDialMaxSize,
 		"/openpi, type Server struct, MaxSize int64":      openpiServerMaxSize,
 		"/yaq, type DialOptions struct, MaxSize int64":    yaqDialMaxSize,
@@ -198,6 +201,42 @@ func openpiDialMaxSize(t *testing.T) {
 	action, err := c.Infer(ctx30(t), map[string]any{"x": make([]byte, def-4096)})
 	require.NoError(t, err)
 	require.Len(t, action["x"], def-4096)
+}
+
+// gr00tServe serves s on a port of 127.0.0.1 until the test ends.
+func gr00tServe(t *testing.T, s *gr00t.Server) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.Serve(ctx, l) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return l.Addr().String()
+}
+
+func gr00tDialMaxSize(t *testing.T) {
+	addr := gr00tServe(t, &gr00t.Server{Policy: gr00t.Echo, MaxSize: 2 * def})
+	c, err := gr00t.Dial(ctx30(t), addr, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	_, _, err = c.GetAction(ctx30(t), map[string]any{"x": make([]byte, def+1024)}, nil)
+	requireTooLarge(t, err, "an action over the default")
+	action, _, err := c.GetAction(ctx30(t), map[string]any{"x": make([]byte, def-4096)}, nil)
+	require.NoError(t, err)
+	require.Len(t, action["x"], def-4096)
+}
+
+func gr00tServerMaxSize(t *testing.T) {
+	var logged syncBuffer
+	addr := gr00tServe(t, &gr00t.Server{Policy: gr00t.Echo, ErrorLog: log.New(&logged, "", 0)})
+	c, err := gr00t.Dial(ctx30(t), addr, &gr00t.DialOptions{MaxSize: 2 * def})
+	require.NoError(t, err)
+	defer c.Close()
+	_, _, err = c.GetAction(ctx30(t), map[string]any{"x": make([]byte, def+1024)}, nil)
+	require.Error(t, err, "an observation over the default")
+	waitFor(t, &logged, fmt.Sprintf("a message of more than %d bytes", def))
+	_, _, err = c.GetAction(ctx30(t), map[string]any{"x": make([]byte, def-4096)}, nil)
+	require.NoError(t, err)
 }
 
 func openpiServerMaxSize(t *testing.T) {
@@ -346,6 +385,16 @@ func waitFor(t *testing.T, logged *syncBuffer, want string) {
 // net/http.Server's does.
 func TestEveryNilErrorLogIsTheStandardLogger(t *testing.T) {
 	checkEveryField(t, "ErrorLog", map[string]func(*testing.T){
+		"/gr00t, type Server struct, ErrorLog *log.Logger": func(t *testing.T) {
+			logged := standardLog(t)
+			addr := gr00tServe(t, &gr00t.Server{Policy: gr00t.Echo, MaxSize: 100})
+			c, err := gr00t.Dial(ctx30(t), addr, nil)
+			require.NoError(t, err)
+			defer c.Close()
+			_, _, err = c.GetAction(ctx30(t), map[string]any{"x": make([]byte, 200)}, nil)
+			require.Error(t, err)
+			waitFor(t, logged, "a message of more than 100 bytes")
+		},
 		"/openpi, type Server struct, ErrorLog *log.Logger": func(t *testing.T) {
 			logged := standardLog(t)
 			url := openpiServe(t, &openpi.Server{Policy: openpi.Echo, MaxSize: 100})

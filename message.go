@@ -8,6 +8,7 @@ import (
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/codecerr"
+	"github.com/ndpack/ndpack/internal/gr00tmap"
 	"github.com/ndpack/ndpack/internal/mpmsg"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/msgarrays"
@@ -18,7 +19,7 @@ import (
 // written: the limits it is checked against before the msgpack library
 // decodes it, which encodings of arrays are recognised, whether arrays may
 // alias the message, and how arrays are written. The zero value decodes
-// ext 110 objects and both dialects' maps within the default limits, and
+// ext 110 objects and every dialect's maps within the default limits, and
 // writes ext 110.
 type MessageOptions struct {
 	// MaxDepth bounds how deeply arrays and maps nest: a top-level map is
@@ -48,17 +49,22 @@ type MessageOptions struct {
 	// access then never copies it.
 	NoCopy bool
 	// Unless NoDialects is set, UnmarshalMessage and MessageDecoder also
-	// turn the maps of the msgpack-numpy and OpenPI dialects (see package
-	// dialect) met by interface values anywhere in the message into
-	// *ndarray.Array, and their numpy scalars into 0-d arrays. A map is
-	// taken for an array when its first key is a dialect's marker ("nd",
-	// "__ndarray__", "__npgeneric__"), or one of its keys is in a map of 3
-	// to 16 entries; such a map that does not hold a valid array is an
-	// error, not a map. NoDialects leaves those maps as maps: only ext 110
+	// turn the maps of the msgpack-numpy, OpenPI and GR00T dialects (see
+	// package dialect) met by interface values anywhere in the message
+	// into *ndarray.Array, and their numpy scalars into 0-d arrays. A map
+	// is taken for an array when its first key is a dialect's marker
+	// ("nd", "__ndarray__", "__npgeneric__", "__ndarray_class__"), or one
+	// of its keys is in a map of 3 to 16 entries; such a map that does not
+	// hold a valid array is an error, not a map. GR00T's .npy files are
+	// read by npybridge's reader with its bounds (any format version,
+	// Fortran order, which is copied into row-major order); an object
+	// array's pickle is refused, never read. NoDialects leaves those maps as maps: only ext 110
 	// objects become arrays.
 	NoDialects bool
 	// Encoding is how MarshalMessage writes arrays: ext 110 when zero, or
-	// maps of the given dialect.
+	// maps of the given dialect; for dialect.GR00T, maps holding the bytes
+	// np.save(allow_pickle=False) writes, as GR00T's MsgSerializer packs
+	// them.
 	Encoding dialect.Dialect
 	// AllowNonstandard lets MarshalMessage write, as ext 110, arrays of the
 	// kinds YEP-110 leaves out (S, U, V, M8, m8, and records): see
@@ -163,7 +169,10 @@ func dialectMaps(found []msgarrays.Found, alias bool) mpmsg.Maps {
 
 // MarshalMessage encodes v as msgpack, as msgpack.Marshal would, with
 // arrays (*ndarray.Array and ndarray.Array values) written as o.Encoding
-// says: ext 110 when it is zero, or maps of that dialect.
+// says: ext 110 when it is zero, or maps of that dialect. The keys of Go
+// maps are written in sorted order, so that a value always encodes to the
+// same bytes (a struct's fields, and a type's EncodeMsgpack, keep their
+// own order).
 //
 // The message is drafted first with its large array data counted, not
 // copied, then written into one buffer of exactly its size: an 8 MiB
@@ -171,20 +180,39 @@ func dialectMaps(found []msgarrays.Found, alias bool) mpmsg.Maps {
 //
 // It fails with the error of the codec that cannot carry an array: package
 // dialect's for o.Encoding (dialect.ErrUnsupported, ErrStructured,
-// ndarray.ErrMalformed), ext110's (ndarray.ErrNonstandard without
+// ndarray.ErrMalformed), npybridge's for GR00T (npybridge.ErrInvalidArray:
+// a dtype np.save cannot write), ext110's (ndarray.ErrNonstandard without
 // AllowNonstandard, ndarray.ErrMalformed, ErrTooLarge); and with the
 // msgpack library's error, which matches no sentinel, for a value msgpack
 // cannot encode (a chan, a func).
-func (o MessageOptions) MarshalMessage(v any) ([]byte, error) {
+func (o MessageOptions) MarshalMessage(v any) ([]byte, error) { return o.AppendMessage(nil, v) }
+
+// AppendMessage is MarshalMessage appending the message to dst: where
+// dst's capacity holds it, nothing is allocated for it, so that a sender
+// of one message after another reuses one buffer (append to buf[:0]);
+// otherwise dst grows once, to the exact size. It fails as
+// MarshalMessage does, returning dst unchanged.
+func (o MessageOptions) AppendMessage(dst []byte, v any) ([]byte, error) {
 	var f mpmsg.Format
 	switch {
+	case o.Encoding == dialect.GR00T:
+		f = gr00tFormat{}
 	case o.Encoding != 0:
 		f = o.Encoding
 	case o.AllowNonstandard:
 		f = nonstandard{}
 	}
-	return mpmsg.Marshal(v, f)
+	return mpmsg.Append(dst, v, f)
 }
+
+// gr00tFormat writes GR00T's maps, whose arrays are .npy files.
+type gr00tFormat struct{}
+
+func (gr00tFormat) Append(dst []byte, a *ndarray.Array) ([]byte, error) {
+	return gr00tmap.Append(dst, a)
+}
+
+func (gr00tFormat) Size(a *ndarray.Array) (int, error) { return gr00tmap.Size(a) }
 
 // nonstandard writes ext 110 with AllowNonstandard.
 type nonstandard struct{}

@@ -27,7 +27,7 @@ type MessageDecoder struct {
 }
 
 // NewMessageDecoder returns a MessageDecoder that reads from r with the
-// zero MessageOptions: ext 110 and both dialects recognised, the default
+// zero MessageOptions: ext 110 and every dialect recognised, the default
 // limits.
 func NewMessageDecoder(r io.Reader) *MessageDecoder {
 	br, ok := r.(*bufio.Reader)

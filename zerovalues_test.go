@@ -21,6 +21,7 @@ import (
 	"github.com/ndpack/ndpack/conformance"
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack/gr00t"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/openpi"
@@ -45,6 +46,13 @@ var zeroTypes = map[string]reflect.Type{
 	"/ext110, type Encoder":          reflect.TypeFor[ext110.Encoder](),
 	"/ext110, type Header":           reflect.TypeFor[ext110.Header](),
 	"/ext110, type Options":          reflect.TypeFor[ext110.Options](),
+	"/gr00t, type ActionConfig":      reflect.TypeFor[gr00t.ActionConfig](),
+	"/gr00t, type Client":            reflect.TypeFor[gr00t.Client](),
+	"/gr00t, type DialOptions":       reflect.TypeFor[gr00t.DialOptions](),
+	"/gr00t, type Handler":           reflect.TypeFor[gr00t.Handler](),
+	"/gr00t, type ModalityConfig":    reflect.TypeFor[gr00t.ModalityConfig](),
+	"/gr00t, type Server":            reflect.TypeFor[gr00t.Server](),
+	"/gr00t, type ServerError":       reflect.TypeFor[gr00t.ServerError](),
 	"/ndarray, type Array":           reflect.TypeFor[ndarray.Array](),
 	"/ndarray, type Casting":         reflect.TypeFor[ndarray.Casting](),
 	"/ndarray, type CastWarnings":    reflect.TypeFor[ndarray.CastWarnings](),

@@ -25,10 +25,10 @@ type Header struct {
 	Scalar *ndarray.Array
 }
 
-// Unmarshal decodes one array map of either dialect that fills b, and says
+// Unmarshal decodes one array map of msgpack-numpy or OpenPI that fills b, and says
 // which dialect it was. The returned Array owns a copy of its data. It
 // fails with an error matching ndarray.ErrNotArray when b does not start with a map
-// holding a marker key of either dialect, ndarray.ErrTruncated when b ends inside
+// holding a marker key of msgpack-numpy or OpenPI, ndarray.ErrTruncated when b ends inside
 // the map, ErrPickle for an object array, ErrStructured for a descr list
 // where the dialect carries none (OpenPI, a numpy scalar), or ndarray.ErrMalformed
 // when the map is not a valid array or bytes follow it (a typestr, shape or
@@ -71,7 +71,9 @@ func unmarshal(b []byte, alias bool) (*ndarray.Array, Dialect, error) {
 
 // Marker reports which dialect's array maps key marks: "nd"
 // msgpack-numpy's (an array, or with the value false a numpy scalar),
-// "__ndarray__" and "__npgeneric__" OpenPI's (an array, a numpy scalar).
+// "__ndarray__" and "__npgeneric__" OpenPI's (an array, a numpy scalar),
+// "__ndarray_class__" GR00T's (an array, as an .npy file, which
+// DecodeHeader refuses with ErrUnsupported).
 // A message decoder reading a map's keys uses it to tell a dialect's array
 // from an ordinary map, and DecodeHeader to read the array; the packers
 // write the marker first, and DecodeHeader reads it wherever it is. Key
@@ -82,11 +84,13 @@ func Marker(key []byte) (Dialect, bool) {
 		return MsgpackNumpy, true
 	case "__ndarray__", "__npgeneric__":
 		return OpenPI, true
+	case "__ndarray_class__":
+		return GR00T, true
 	}
 	return 0, false
 }
 
-// DecodeHeader checks one array map of either dialect at the start of b, as
+// DecodeHeader checks one array map of msgpack-numpy or OpenPI at the start of b, as
 // Unmarshal does, without copying its data, and says where the data lies.
 // Bytes after the map are allowed; otherwise it fails as Unmarshal does.
 func DecodeHeader(b []byte) (Header, error) {
@@ -184,6 +188,8 @@ func (p *parser) arrayFields(n int) (arrayFields, error) {
 				return f, err
 			}
 			f.dataOffset = p.off - len(f.dataBytes)
+		case "__ndarray_class__":
+			return f, errAt(ErrUnsupported, keyAt, "a GR00T array map (%q): its array is an .npy file, which package ndpack reads (MessageOptions), not package dialect", k)
 		default:
 			if err := p.skip(); err != nil { // extra keys are allowed
 				return f, err
@@ -193,7 +199,7 @@ func (p *parser) arrayFields(n int) (arrayFields, error) {
 	return f, nil
 }
 
-// header checks that the fields make an array or scalar of either dialect
+// header checks that the fields make an array or scalar of msgpack-numpy or OpenPI
 // and says where its data lies; mapLen is the length of the whole map.
 func (f arrayFields) header(mapLen int) (Header, error) {
 	const at = 0 // errors about the map as a whole point at its start

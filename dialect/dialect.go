@@ -7,7 +7,14 @@
 //     {b'nd': True, b'type': dtype.descr, b'kind': b'V', ...};
 //   - OpenPI (openpi_client.msgpack_numpy, robot policy servers):
 //     {b'__ndarray__': True, b'data': bin, b'dtype': dtype.str,
-//     b'shape': [..]}.
+//     b'shape': [..]};
+//   - GR00T (Isaac-GR00T's MsgSerializer, humanoid policy servers):
+//     {"__ndarray_class__": True, "as_npy": <bytes of np.save>}. Its array
+//     is an .npy file, which this package, on ndarray alone, does not read
+//     or write: it knows the dialect's name and marker, and its functions
+//     refuse the dialect's maps with ErrUnsupported. The message path reads
+//     and writes them (package ndpack's MessageOptions, the command line's
+//     --to gr00t), with npybridge's reader and writer.
 //
 // Encoding is byte-identical to what those packers write with msgpack-python
 // 1.0 and use_bin_type=True: bin keys in their key order, the typestr as str,
@@ -62,38 +69,45 @@ const (
 	MsgpackNumpy Dialect = iota + 1
 	// OpenPI is openpi_client's map: __ndarray__, data, dtype, shape.
 	OpenPI
+	// GR00T is Isaac-GR00T's map: __ndarray_class__, as_npy (an .npy
+	// file), read and written by package ndpack, not by this package.
+	GR00T
 )
 
 // String returns the dialect's name as the command line spells it:
-// "msgpack-numpy" or "openpi".
+// "msgpack-numpy", "openpi" or "gr00t".
 func (d Dialect) String() string {
 	switch d {
 	case MsgpackNumpy:
 		return "msgpack-numpy"
 	case OpenPI:
 		return "openpi"
+	case GR00T:
+		return "gr00t"
 	}
 	return fmt.Sprintf("Dialect(%d)", int(d))
 }
 
-// Parse returns the dialect a name ("msgpack-numpy" or "openpi", as String
-// returns them) stands for. It also takes "msgpack_numpy", the Python
-// module's name. Any other name fails, with an error that names the two and
-// matches no sentinel.
+// Parse returns the dialect a name ("msgpack-numpy", "openpi" or "gr00t",
+// as String returns them) stands for. It also takes "msgpack_numpy", the
+// Python module's name. Any other name fails, with an error that names the
+// three and matches no sentinel.
 func Parse(name string) (Dialect, error) {
 	switch name {
 	case "msgpack-numpy", "msgpack_numpy":
 		return MsgpackNumpy, nil
 	case "openpi":
 		return OpenPI, nil
+	case "gr00t":
+		return GR00T, nil
 	}
-	return 0, fmt.Errorf("dialect: unknown dialect %q (want msgpack-numpy or openpi)", name)
+	return 0, fmt.Errorf("dialect: unknown dialect %q (want msgpack-numpy, openpi or gr00t)", name)
 }
 
 // Sentinel errors; every error of the package wraps one, for errors.Is.
 // Errors about the array itself also wrap the ndarray sentinel. The classes
 // every codec reports are ndarray's: ndarray.ErrNotArray (the input is not
-// a map of either dialect), ErrMalformed (the map has a marker but not a
+// a map of msgpack-numpy or OpenPI), ErrMalformed (the map has a marker but not a
 // valid array: missing or mistyped keys, data that does not match the
 // shape, bytes left over), ErrTruncated.
 var (
@@ -107,7 +121,8 @@ var (
 	ErrStructured = errors.New("structured dtype")
 	// ErrUnsupported: encoding an array the dialect's packer refuses
 	// (OpenPI: complex; msgpack-numpy: datetime, timedelta, a record whose
-	// fields overlap, which has no descr list).
+	// fields overlap, which has no descr list), and encoding or decoding
+	// GR00T's maps, whose .npy files package ndpack reads and writes.
 	ErrUnsupported = errors.New("not sendable in this dialect")
 )
 

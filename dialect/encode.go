@@ -16,7 +16,7 @@ import (
 // Validate's ndarray error) or of a subarray dtype, ErrStructured for a
 // record in OpenPI, or ErrUnsupported for what the dialect's packer refuses
 // (OpenPI: complex and void arrays; msgpack-numpy: datetimes, timedeltas
-// and records whose fields overlap) or a d that is neither dialect.
+// and records whose fields overlap) or a d that is not msgpack-numpy or OpenPI (GR00T: ErrUnsupported).
 func (d Dialect) Marshal(a *ndarray.Array) ([]byte, error) { return d.Append(nil, a) }
 
 // Append appends a encoded as a map of dialect d to dst, growing it at most
@@ -115,6 +115,8 @@ func (d Dialect) check(dt ndarray.DType) error {
 		return wrapAt(errMalformed, -1, err)
 	}
 	switch {
+	case d == GR00T:
+		return errAt(ErrUnsupported, -1, "GR00T's array maps hold .npy files, which package ndpack writes (MessageOptions.Encoding), not package dialect")
 	case dt.IsSubarray():
 		return errAt(errMalformed, -1, "cannot encode an array of the subarray dtype %s: fold its shape into the array's", dt)
 	case d == OpenPI && dt.IsRecord():

@@ -109,5 +109,5 @@ func ExampleParse() {
 	fmt.Println(err)
 	// Output:
 	// true <nil>
-	// dialect: unknown dialect "pickle" (want msgpack-numpy or openpi)
+	// dialect: unknown dialect "pickle" (want msgpack-numpy, openpi or gr00t)
 }

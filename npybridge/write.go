@@ -3,6 +3,7 @@ package npybridge
 import (
 	"io"
 	"os"
+	"slices"
 
 	"github.com/ndpack/ndpack/internal/atomicfile"
 	"github.com/ndpack/ndpack/ndarray"
@@ -28,6 +29,34 @@ func Write(w io.Writer, a *ndarray.Array) error {
 	}
 	_, err := w.Write(a.Data)
 	return err
+}
+
+// Append appends a as an NPY file to dst, the bytes Write writes, growing
+// dst at most once, to the exact size (Size). It fails as Write does, and
+// then returns dst unchanged.
+func Append(dst []byte, a *ndarray.Array) ([]byte, error) {
+	n, err := Size(a)
+	if err != nil {
+		return dst, err
+	}
+	dst = slices.Grow(dst, n)
+	return append(AppendHeader(dst, a.DType, a.Shape), a.Data...), nil
+}
+
+// Size returns the length of the NPY file Write writes for a, without
+// writing it, so that a message holding the file can be sized before any
+// of it is copied. It fails as Write does.
+func Size(a *ndarray.Array) (int, error) {
+	if a == nil {
+		return 0, errAt(ErrInvalidArray, -1, "cannot write a nil *ndarray.Array")
+	}
+	if err := a.Validate(); err != nil {
+		return 0, wrapAt(ErrInvalidArray, -1, err)
+	}
+	if err := checkWritable(a.DType); err != nil {
+		return 0, err
+	}
+	return len(AppendHeader(nil, a.DType, a.Shape)) + len(a.Data), nil
 }
 
 // WriteFrom writes an NPY file to w for an array of dtype dt and the given

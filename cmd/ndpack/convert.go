@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/ndpack/ndpack/internal/gr00tmap"
 	"github.com/ndpack/ndpack/internal/peertext"
 	"io"
 	"os"
@@ -638,7 +639,11 @@ func (o convertOptions) writeMsgpackOut(w io.Writer, arrays []arraySource, ext11
 	ext := ext110.NewEncoder(w)
 	ext.Options = ext110Opts
 	encodeFrom := ext.EncodeFrom
-	if o.toDialect != 0 {
+	switch o.toDialect {
+	case 0:
+	case dialect.GR00T:
+		encodeFrom = func(dt ndarray.DType, shape []int, r io.Reader) error { return gr00tmap.EncodeFrom(w, dt, shape, r) }
+	default:
 		encodeFrom = dialect.NewEncoder(w, o.toDialect).EncodeFrom
 	}
 	if hasObjects(arrays) {
@@ -920,7 +925,11 @@ func hasObjects(arrays []arraySource) bool {
 func (o convertOptions) writeObjectsMessage(w io.Writer, arrays []arraySource) error {
 	msg := ndpack.MessageOptions{Encoding: o.toDialect, AllowNonstandard: o.allowNonstandard}
 	enc := ext110.Options{AllowNonstandard: o.allowNonstandard}.Append
-	if o.toDialect != 0 {
+	switch o.toDialect {
+	case 0:
+	case dialect.GR00T:
+		enc = gr00tmap.Append
+	default:
 		enc = o.toDialect.Append
 	}
 	// write writes a's value after key (its name in the map, or nothing),

@@ -13,6 +13,8 @@
 //	ndpack yaq [options] [HOST:]PORT [METHOD [ARG...]]
 //	ndpack openpi [options] URL [OBS [ACTION]]
 //	ndpack openpi serve --addr HOST:PORT (--echo | --replay ACTIONS.npz)
+//	ndpack gr00t [options] HOST:PORT [OBS [ACTION]]
+//	ndpack gr00t serve --addr HOST:PORT (--echo | --replay ACTIONS.npz)
 //	ndpack demo [--keep]
 //	ndpack help [COMMAND]
 //
@@ -75,6 +77,7 @@ func commands() []command {
 		{"diff", "compare the arrays of two files: exit 0 if equal, 1 with a report if not", diffUsage, runDiff},
 		{"yaq", "show a yaq daemon, call its methods, save the arrays they answer", yaqUsage, runYaq},
 		{"openpi", "call a robot policy server (openpi websocket), or serve a stand-in", openpiUsage, runOpenpi},
+		{"gr00t", "call a GR00T policy server (ZeroMQ, .npy inside msgpack), or serve a stand-in", gr00tUsage, runGr00t},
 		{"demo", "write a sample array both ways, convert each into the other, compare", demoUsage, runDemo},
 	}
 }

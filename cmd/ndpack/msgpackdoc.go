@@ -49,7 +49,7 @@ func (fa *fileArrays) describer(b []byte, section func(off, n int64) io.ReadClos
 		if h.Scalar != nil {
 			open = func() (io.ReadCloser, error) { return nopCloser{bytes.NewReader(h.Scalar.Data)}, nil }
 		}
-		return arraySource{name: name, dtype: h.DType, shape: h.Shape, size: n, dataOffset: off, open: open}, h.Len, nil
+		return arraySource{name: name, dtype: h.DType, shape: h.Shape, fortran: h.Fortran, size: n, dataOffset: off, open: open}, h.Len, nil
 	}
 }
 

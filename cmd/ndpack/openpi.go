@@ -151,12 +151,10 @@ func runOpenpi(e env, args []string) error {
 	}
 	printValue(e.stdout, action, "")
 	if *repeat > 1 {
-		slices.Sort(times)
-		p99 := times[min(len(times)-1, (len(times)*99+99)/100-1)]
-		fmt.Fprintf(e.stdout, "%d calls: min %s, median %s, p99 %s\n", len(times), ms(times[0]), ms(times[len(times)/2]), ms(p99))
+		fmt.Fprintln(e.stdout, latencies(times))
 	}
 	if len(pos) > 2 {
-		return writeAction(e, pos[2], action)
+		return writeMap(e, pos[2], action, dialect.OpenPI, "action")
 	}
 	return nil
 }
@@ -168,6 +166,13 @@ func localPort(addr string) string {
 		return "127.0.0.1:" + addr
 	}
 	return addr
+}
+
+// latencies says how long calls took: their count, min, median and p99.
+func latencies(times []time.Duration) string {
+	slices.Sort(times)
+	p99 := times[min(len(times)-1, (len(times)*99+99)/100-1)]
+	return fmt.Sprintf("%d calls: min %s, median %s, p99 %s", len(times), ms(times[0]), ms(times[len(times)/2]), ms(p99))
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond)) }
@@ -283,16 +288,27 @@ func flattenArrays(prefix string, m map[string]any, out []npybridge.NamedArray) 
 	return out
 }
 
-// writeAction writes the action to name, as .npz or msgpack, whole.
-func writeAction(e env, name string, action map[string]any) error {
+// writeMap writes a map a server answered (an action, an info) to name,
+// whole: as .npz (its arrays, nested keys joined with "/"), as msgpack
+// (the whole map, arrays in the dialect enc), or, for a name ending in
+// .json, as one line of JSON (arrays as {"dtype", "shape", "values"}).
+// what names the map in errors.
+func writeMap(e env, name string, m map[string]any, enc dialect.Dialect, what string) error {
 	var data []byte
-	if formatOf(name) == formatNPZ {
-		arrays := flattenArrays("", action, nil)
+	switch {
+	case strings.HasSuffix(strings.ToLower(name), ".json"):
+		var b bytes.Buffer
+		if err := writeJSONLine(&b, m); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		data = b.Bytes()
+	case formatOf(name) == formatNPZ:
+		arrays := flattenArrays("", m, nil)
 		if len(arrays) == 0 {
-			return fmt.Errorf("%s: the action holds no array to write", name)
+			return fmt.Errorf("%s: the %s holds no array to write", name, what)
 		}
 		for _, a := range arrays {
-			if err := checkMemberName(a.Name, "the server's action key"); err != nil {
+			if err := checkMemberName(a.Name, "the server's "+what+" key"); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 		}
@@ -301,9 +317,9 @@ func writeAction(e env, name string, action map[string]any) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		data = b.Bytes()
-	} else {
+	default:
 		var err error
-		if data, err = (ndpack.MessageOptions{Encoding: dialect.OpenPI}).MarshalMessage(action); err != nil {
+		if data, err = (ndpack.MessageOptions{Encoding: enc}).MarshalMessage(m); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}

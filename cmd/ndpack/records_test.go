@@ -51,6 +51,7 @@ print(json.dumps(res))
 			for i, via := range [][]string{
 				{"ext.msgpack", "--allow-nonstandard"},
 				{"mn.msgpack", "--to", "msgpack-numpy"},
+				{"gr00t.msgpack", "--to", "gr00t"},
 				{"z.npz"},
 			} {
 				mid := filepath.Join(dir, "mid-"+via[0])

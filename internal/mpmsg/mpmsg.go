@@ -42,7 +42,9 @@ var encoding, decoding sync.Map
 
 // Marshal encodes v as msgpack.Marshal would, with the arrays in it
 // (*ndarray.Array and ndarray.Array values) written by f, or as the
-// registered encoder writes them (ext 110) when f is nil.
+// registered encoder writes them (ext 110) when f is nil; but integers in
+// their smallest form and Go maps' keys sorted, as msgpack-python's packb
+// writes a dict built in that order.
 //
 // The message is drafted first with its large payloads (array data, long
 // strings and byte strings) counted, not copied. A message with none is
@@ -52,8 +54,14 @@ var encoding, decoding sync.Map
 //
 // It returns f's errors as they are, the registered encoder's for an array
 // it cannot write, and the library's for a value msgpack cannot encode.
-func Marshal(v any, f Format) ([]byte, error) {
-	w := &writer{format: f, drafting: true}
+func Marshal(v any, f Format) ([]byte, error) { return Append(nil, v, f) }
+
+// Append is Marshal appending the message to dst: where dst's capacity
+// holds it, nothing is allocated for it (a caller that sends messages
+// one after another reuses one buffer); otherwise dst grows once, to the
+// exact size. On failure it returns dst unchanged.
+func Append(dst []byte, v any, f Format) ([]byte, error) {
+	w := &writer{buf: dst, format: f, drafting: true}
 	enc := msgpack.GetEncoder()
 	encoding.Store(enc, w)
 	defer func() {
@@ -62,18 +70,33 @@ func Marshal(v any, f Format) ([]byte, error) {
 		msgpack.PutEncoder(enc)
 	}()
 	enc.Reset(w)
+	configure(enc)
 	if err := enc.Encode(v); err != nil {
-		return nil, err
+		return dst, err
 	}
 	if !w.skipped {
 		return w.buf, nil
 	}
-	w.buf, w.n, w.drafting, w.skipped = make([]byte, 0, w.n), 0, false, false
+	out := dst
+	if cap(dst)-len(dst) < w.n {
+		out = make([]byte, len(dst), len(dst)+w.n)
+		copy(out, dst)
+	}
+	w.buf, w.n, w.drafting, w.skipped = out, 0, false, false
 	enc.Reset(w)
+	configure(enc)
 	if err := enc.Encode(v); err != nil {
-		return nil, err
+		return dst, err
 	}
 	return w.buf, nil
+}
+
+// configure makes an Encoder write as msgpack-python's packb does for the
+// same values, integers in their smallest form, and the same value always
+// as the same bytes: a Go map's keys in sorted order.
+func configure(enc *msgpack.Encoder) {
+	enc.UseCompactInts(true)
+	enc.SetSortMapKeys(true)
 }
 
 // bigWrite is the size from which a draft counts bytes instead of copying

@@ -232,11 +232,18 @@ func (d *decoder) array(h Header, ok bool, err error) (any, error) {
 	}
 	in := d.b[d.off:]
 	d.off += h.Len
-	if err := d.charge(costArray + 8*int64(len(h.Shape))); err != nil || d.dry {
+	cost := costArray + 8*int64(len(h.Shape))
+	if h.Fortran {
+		cost += roundUp(h.DataLen) // a row-major copy
+	}
+	if err := d.charge(cost); err != nil || d.dry {
 		return nil, err
 	}
 	if h.Scalar != nil {
 		return h.Scalar, nil
+	}
+	if h.Fortran {
+		return h.Array(in, true), nil
 	}
 	return &ndarray.Array{DType: h.DType, Shape: h.Shape, Data: h.Data(in)}, nil
 }

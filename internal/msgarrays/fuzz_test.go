@@ -5,6 +5,7 @@ import (
 
 	"github.com/ndpack/ndpack/conformance"
 	"github.com/ndpack/ndpack/dialect"
+	"github.com/ndpack/ndpack/internal/gr00tmap"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/ndarray"
@@ -50,8 +51,11 @@ func FuzzFind(f *testing.F) {
 		msg, _ := msgpack.Marshal(map[string]any{"obs": map[string]any{"x": msgpack.RawMessage(m), "n": 1}, "l": []any{msgpack.RawMessage(m), "s"}})
 		f.Add(msg)
 	}
+	g, _ := gr00tmap.Append(nil, a)
+	msg, _ := msgpack.Marshal(map[string]any{"data": map[string]any{"observation": map[string]any{"x": msgpack.RawMessage(g)}}, "endpoint": "get_action"})
+	f.Add(msg)
 	f.Fuzz(func(t *testing.T, in []byte) {
-		for _, s := range []Set{All, Dialects, Of(dialect.OpenPI), Ext110} {
+		for _, s := range []Set{All, Dialects, Of(dialect.OpenPI), Of(dialect.GR00T), Ext110} {
 			found, end, err := s.Find(in, 0, MaxDepth, true)
 			if err != nil {
 				if _, ok := err.(*Error); !ok {

@@ -1,6 +1,7 @@
 // Package msgarrays finds the arrays of a msgpack message, in every
 // encoding the module reads: YEP-110's ext type (package ext110) and the
-// Python services' maps (package dialect). It is the one place the
+// Python services' maps (package dialect; GR00T's, which hold .npy files,
+// through internal/gr00tmap). It is the one place the
 // message path learns an encoding: the root package's message decoder,
 // openpi's and the command line's find arrays here, each asking for the
 // encodings it reads (a Set), and nothing else in the module tells an
@@ -26,6 +27,7 @@ import (
 	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/codecerr"
+	"github.com/ndpack/ndpack/internal/gr00tmap"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
@@ -55,7 +57,7 @@ func Of(d dialect.Dialect) Set {
 func (s Set) has(d dialect.Dialect) bool { return s&Of(d) != 0 }
 
 // String names the encodings of s: "ext 110", "msgpack-numpy", "openpi",
-// joined by " and ".
+// "gr00t", joined by " and ".
 func (s Set) String() string {
 	var names []string
 	if s&Ext110 != 0 {
@@ -81,6 +83,9 @@ type Header struct {
 	// Scalar is the 0-d array of a dialect's numpy scalar, whose value is
 	// a msgpack number rather than bytes.
 	Scalar *ndarray.Array
+	// Fortran says the data lies in column-major order (a GR00T map's
+	// .npy file written so): it is not the array's row-major bytes.
+	Fortran bool
 }
 
 // At says whether the value at the start of b is an array in one of s's
@@ -135,6 +140,13 @@ func ext110Header(b []byte) (Header, bool, error) {
 // dialectHeader reads the dialect map at the start of b, which has a
 // marker of one of s's dialects.
 func (s Set) dialectHeader(b []byte) (Header, bool, error) {
+	if s.has(dialect.GR00T) && hasKey(b, gr00tmap.Marker) {
+		g, err := gr00tmap.DecodeHeader(b)
+		if err != nil {
+			return Header{}, true, err
+		}
+		return Header{Encoding: Of(dialect.GR00T), DType: g.DType, Shape: g.Shape, DataOffset: g.DataOffset, DataLen: g.DataLen, Len: g.Len, Fortran: g.Fortran}, true, nil
+	}
 	h, err := dialect.DecodeHeader(b)
 	if err != nil {
 		return Header{}, true, err
@@ -143,6 +155,35 @@ func (s Set) dialectHeader(b []byte) (Header, bool, error) {
 		return Header{}, false, nil // marked for s and for another: the other's
 	}
 	return Header{Encoding: Of(h.Dialect), DType: h.DType, Shape: h.Shape, DataOffset: h.DataOffset, DataLen: h.DataLen, Len: h.Len, Scalar: h.Scalar}, true, nil
+}
+
+// hasKey reports whether the map at the start of b has the key, which a
+// map that a Set took for an array is looked at for; its values are
+// stepped over.
+func hasKey(b []byte, key string) bool {
+	n, rest, err := mpwire.ReadMapHeaderBytes(b)
+	if err != nil {
+		return false
+	}
+	for range n {
+		k, after, err := mpwire.ReadStringOrBinZC(rest)
+		if err == nil && string(k) == key {
+			return true
+		}
+		if err != nil {
+			l, err := mpwalk.Len(rest, mpwalk.Limits{})
+			if err != nil {
+				return false
+			}
+			after = rest[l:]
+		}
+		l, err := mpwalk.Len(after, mpwalk.Limits{})
+		if err != nil {
+			return false
+		}
+		rest = after[l:]
+	}
+	return false
 }
 
 // The sizes of the maps in which a marker is looked for after the first
@@ -203,12 +244,17 @@ func (h Header) Data(b []byte) []byte {
 // Array returns the array h describes, which At read from b: with alias,
 // its Data is b's bytes where they lie aligned for its items (Aligned),
 // and a copy, aligned, where they do not, so that typed access never
-// copies it; without, a copy of its own.
+// copies it; without, a copy of its own. Column-major data (Fortran) is
+// copied in row-major order.
 func (h Header) Array(b []byte, alias bool) *ndarray.Array {
 	if h.Scalar != nil {
 		return h.Scalar
 	}
 	data := h.Data(b)
+	if h.Fortran {
+		a, _ := ndarray.FromColumnMajor(h.DType, h.Shape, data) // its header was checked: cannot fail
+		return a
+	}
 	a := &ndarray.Array{DType: h.DType, Shape: h.Shape, Data: data}
 	if !alias || !a.Aligned() {
 		// Appended to nothing rather than made and filled: an append

@@ -328,6 +328,15 @@ func (z *Conn) command(n uint64) error {
 	return fmt.Errorf("%w: the peer sent the unknown command %q", ErrProtocol, name)
 }
 
+// Await waits for the first byte of the next message (or command) to
+// arrive, without reading it: a server marks the request begun then, and
+// bounds the rest of it by its read timeout. It fails with io.EOF when the
+// connection ends first, and with the connection's errors.
+func (z *Conn) Await() error {
+	_, err := z.br.Peek(1)
+	return err
+}
+
 // WriteMessage writes one message of the given frames and flushes it.
 func (z *Conn) WriteMessage(frames ...[]byte) error {
 	for i, f := range frames {
