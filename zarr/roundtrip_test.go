@@ -1,0 +1,131 @@
+package zarr
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/ndpack/ndpack/ndarray"
+)
+
+// randomArray is an array of dt and shape filled with random bytes.
+func randomArray(t testing.TB, dt ndarray.DType, shape []int, seed uint64) *ndarray.Array {
+	t.Helper()
+	n, err := ndarray.ByteSize(dt, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, n)
+	r := rand.New(rand.NewPCG(seed, 1))
+	for i := range data {
+		data[i] = byte(r.Uint32())
+	}
+	if dt.Kind == 'b' {
+		for i := range data {
+			data[i] &= 1
+		}
+	}
+	a, err := ndarray.New(dt, shape, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// writeArray writes a into a new directory store at path with opts.
+func writeArray(t testing.TB, d Dir, path string, a *ndarray.Array, opts WriteOptions) {
+	t.Helper()
+	w, err := opts.Create(d, path, a.DType, a.Shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(w, bytes.NewReader(a.Data)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for i, c := range []struct {
+		dt     string
+		shape  []int
+		chunks []int
+		comp   *Compressor
+	}{
+		{"<f4", []int{10, 7}, []int{3, 4}, nil},
+		{"<f4", []int{10, 7}, []int{3, 4}, Zlib(6)},
+		{">i2", []int{5, 6, 7}, []int{2, 6, 7}, Zlib(1)},
+		{"<c16", []int{9}, []int{4}, nil},
+		{"|b1", []int{4, 4, 4}, []int{3, 3, 3}, Zlib(9)},
+		{"<U3", []int{6}, []int{4}, nil},
+		{"<f8", []int{}, []int{}, Zlib(1)},
+		{"<f8", []int{0, 3}, []int{1, 3}, nil},
+		{"<i8", []int{3, 0}, []int{2, 1}, nil},
+		{"<M8[ns]", []int{100}, nil, Zlib(0)},
+		{"|u1", []int{3000, 700}, nil, Zlib(-1)},
+	} {
+		t.Run(fmt.Sprintf("%d-%s%v", i, c.dt, c.shape), func(t *testing.T) {
+			a := randomArray(t, ndarray.MustParseDType(c.dt), c.shape, uint64(i))
+			d := Dir(t.TempDir())
+			writeArray(t, d, "", a, WriteOptions{Chunks: c.chunks, Compressor: c.comp})
+			arrays, err := ReadOptions{}.Open(d, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(arrays) != 1 || arrays[0].Name != "" {
+				t.Fatalf("opened %d arrays", len(arrays))
+			}
+			got, err := arrays[0].Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equal(a) {
+				t.Errorf("read back %v, want %v", got, a)
+			}
+			if len(c.shape) > 0 && c.shape[0] > 2 {
+				rows, err := arrays[0].ReadRows(1, -1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rb := len(a.Data) / c.shape[0]
+				if !bytes.Equal(rows.Data, a.Data[rb:len(a.Data)-rb]) {
+					t.Errorf("rows 1:-1 differ")
+				}
+			}
+		})
+	}
+}
+
+// TestSameBytesWhateverTheCores writes the same array on 1 and 4 cores:
+// every file of the two stores is the same.
+func TestSameBytesWhateverTheCores(t *testing.T) {
+	a := randomArray(t, ndarray.MustParseDType("<f4"), []int{64, 50}, 7)
+	for i := 0; i < len(a.Data); i += 8 {
+		a.Data[i] = 0 // something to compress
+	}
+	var stores [2]Dir
+	for i, cores := range []int{1, 4} {
+		prev := runtime.GOMAXPROCS(cores)
+		stores[i] = Dir(t.TempDir())
+		writeArray(t, stores[i], "x", a, WriteOptions{Chunks: []int{5, 20}, Compressor: Zlib(6)})
+		runtime.GOMAXPROCS(prev)
+	}
+	files, _ := filepath.Glob(filepath.Join(string(stores[0]), "x", "*"))
+	if len(files) != 13*3+1 {
+		t.Fatalf("%d files", len(files))
+	}
+	for _, f := range files {
+		b0, _ := os.ReadFile(f)
+		b1, err := os.ReadFile(filepath.Join(string(stores[1]), "x", filepath.Base(f)))
+		if err != nil || !bytes.Equal(b0, b1) {
+			t.Errorf("%s differs between 1 and 4 cores", filepath.Base(f))
+		}
+	}
+}
