@@ -226,10 +226,6 @@ func (b *Builder) scanNPZ(src Source, s *scanned) error {
 		if errors.Is(err, npybridge.ErrNotArray) {
 			continue
 		}
-		if errors.Is(err, npybridge.ErrCompressed) {
-			return fmt.Errorf("%w (no reference points into deflated data: ndpack convert %s %s.zarr copies the arrays into a Zarr store)",
-				err, remote.Redact(src.URL), NameOf(src.URL))
-		}
 		if err != nil {
 			return err
 		}
@@ -244,6 +240,10 @@ func (b *Builder) scanNPZ(src Source, s *scanned) error {
 
 // add puts the references of the scanned input under name.
 func (b *Builder) add(name string, s scanned) error {
+	if errors.Is(s.err, npybridge.ErrCompressed) {
+		return fmt.Errorf("%w (no reference points into deflated data: ndpack convert %s %s.zarr copies the arrays into a Zarr store)",
+			s.err, remote.Redact(s.url), name)
+	}
 	if s.err != nil {
 		return s.err
 	}

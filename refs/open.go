@@ -2,10 +2,10 @@ package refs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/ndpack/ndpack/remote"
@@ -75,6 +75,7 @@ func (b *Builder) scanFiles(ctx context.Context, names []string, stack bool) []s
 				} else {
 					out[i] = b.scan(src)
 				}
+				out[i].url = names[i] // messages name the input as it was given
 				done()
 			}
 		}()
@@ -110,11 +111,12 @@ func (b *Builder) AddStackFiles(ctx context.Context, name string, names []string
 	return b.addStack(name, b.scanFiles(ctx, names, true))
 }
 
-// inputError names the input in err, unless it does already.
+// inputError names the input in err, unless err is a file's error,
+// which names it already.
 func inputError(name string, err error) error {
-	shown := remote.Redact(name)
-	if strings.Contains(err.Error(), shown) {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
 		return err
 	}
-	return fmt.Errorf("%s: %w", shown, err)
+	return fmt.Errorf("%s: %w", remote.Redact(name), err)
 }

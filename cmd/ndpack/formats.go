@@ -16,6 +16,8 @@ const (
 	formatNPY     format = "npy"
 	formatNPZ     format = "npz"
 	formatMsgpack format = "msgpack"
+	formatZarr    format = "zarr" // a Zarr v2 store: a directory, or an s3:// prefix written
+	formatRefs    format = "refs" // a kerchunk reference file (JSON), read
 )
 
 // parseFormat reads a --from/--to value.
@@ -27,8 +29,12 @@ func parseFormat(s string) (format, error) {
 		return formatNPZ, nil
 	case "msgpack", "mpk", "ext110", "msgpack-numpy", "openpi":
 		return formatMsgpack, nil
+	case "zarr":
+		return formatZarr, nil
+	case "refs", "json":
+		return formatRefs, nil
 	}
-	return "", usageError("unknown format %q (want npy, npz, msgpack, msgpack-numpy or openpi)", s)
+	return "", usageError("unknown format %q (want npy, npz, msgpack, msgpack-numpy, openpi, zarr or refs)", s)
 }
 
 // formatOf returns the format a file name's extension names, or "".
@@ -43,6 +49,10 @@ func formatOf(name string) format {
 		return formatNPZ
 	case ".msgpack", ".mpk":
 		return formatMsgpack
+	case ".zarr":
+		return formatZarr
+	case ".json":
+		return formatRefs
 	}
 	return ""
 }
