@@ -74,12 +74,12 @@ type Writer struct {
 	row    int    // the first row of band
 	direct bool   // a band is one whole chunk, row-major: stored as it is
 
-	raw     chan []byte // free chunk buffers (and band buffers, when direct)
+	raw     chan []byte  // free chunk buffers (and band buffers, when direct)
+	encoded chan *[]byte // free buffers for compressed chunks
 	jobs    chan writeJob
 	sets    chan writeJob
 	workers sync.WaitGroup
 	setters sync.WaitGroup
-	encoded sync.Pool
 
 	mu     sync.Mutex
 	err    error         // the first failure
@@ -131,15 +131,25 @@ func (o WriteOptions) Create(s WritableStore, path string, dt ndarray.DType, sha
 	if conc <= 0 {
 		conc = cores
 	}
-	// Chunks in flight: one a compressor and a setter, and the band.
-	n := cores + conc + 2
+	// Chunks in flight, handed on without queues: one a compressor (or,
+	// uncompressed, a setter) and one being cut from the band; compressed
+	// ones, one a compressor and a setter. The buffers are reused, so
+	// that the memory stays what they hold.
+	n := cores + 1
+	if m.Compressor == nil {
+		n = conc + 1
+	}
 	w.raw = make(chan []byte, n+1) // and the band's own buffer, when it goes as a chunk
 	for range n {
 		w.raw <- nil // allocated when first used
 	}
+	w.encoded = make(chan *[]byte, cores+conc)
+	for range cores + conc {
+		w.encoded <- new([]byte)
+	}
 	w.band = make([]byte, bandBytes)
-	w.jobs = make(chan writeJob, cores)
-	w.sets = make(chan writeJob, conc)
+	w.jobs = make(chan writeJob)
+	w.sets = make(chan writeJob)
 	if m.Compressor != nil {
 		for range cores {
 			w.workers.Add(1)
@@ -177,14 +187,16 @@ func (w *Writer) compress() {
 	defer w.workers.Done()
 	for j := range w.jobs {
 		if w.failure() == nil {
-			enc, _ := w.encoded.Get().(*[]byte)
-			if enc == nil {
-				enc = new([]byte)
+			enc := <-w.encoded // there is one for each compressor and setter
+			if *enc == nil {
+				// Room for the most a chunk compresses to, so that the
+				// buffer never grows by doubling past it.
+				*enc = make([]byte, 0, w.meta.maxStored())
 			}
 			var err error
 			if *enc, err = w.meta.EncodeChunk((*enc)[:0], j.raw); err != nil {
 				w.fail(err)
-				w.encoded.Put(enc)
+				w.encoded <- enc
 			} else {
 				j.enc = enc
 			}
@@ -211,7 +223,7 @@ func (w *Writer) set() {
 			}
 		}
 		if j.enc != nil {
-			w.encoded.Put(j.enc)
+			w.encoded <- j.enc
 		}
 		if j.raw != nil {
 			w.raw <- j.raw
