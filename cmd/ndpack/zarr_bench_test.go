@@ -61,22 +61,44 @@ func cameraStack(b *testing.B, p string, frames, h, w int) {
 // zarr.array(a, chunks=(1, 1024, 1024), compressor=Zlib(level=6)) into a
 // directory store; "read" reads that store's [...] and np.save's it.
 const zarrWorker = `
-import sys, numpy as np, zarr, numcodecs
+import sys, time, numpy as np, zarr, numcodecs
 src, store, npy = sys.argv[1], sys.argv[2], sys.argv[3]
 a = np.load(src)
 print('ready', flush=True)
 for line in sys.stdin:
+    cpu = time.process_time()
     if line.strip() == 'save':
         zarr.array(a, chunks=(1, 1024, 1024), compressor=numcodecs.Zlib(level=6), store=zarr.DirectoryStore(store), overwrite=True)
     else:
         np.save(npy, zarr.open(zarr.DirectoryStore(store), mode='r')[...])
-    print('done', flush=True)
+    print('done', time.process_time() - cpu, flush=True)
 `
 
+// cpuTimes adds up the CPU seconds of both sides, for cpu-x-baseline:
+// on a machine whose cores other work keeps busy, the wall-clock ratio
+// says little of what either side costs.
+type cpuTimes struct{ ours, theirs float64 }
+
+// zarrDo sends cmd to zarr-python's worker and adds the CPU seconds it
+// answers with.
+func (c *cpuTimes) zarrDo(b *testing.B, w *pypeer.Worker, cmd string) {
+	answer := w.Do(cmd)
+	done, secs, ok := strings.Cut(answer, " ")
+	s, err := strconv.ParseFloat(secs, 64)
+	if done != "done" || !ok || err != nil {
+		b.Fatalf("zarr-python answered %q to %s", answer, cmd)
+	}
+	c.theirs += s
+}
+
+func (c *cpuTimes) report(b *testing.B) {
+	b.ReportMetric(c.ours/c.theirs, "cpu-x-baseline")
+}
+
 // timedRSS runs ndpack with args under GNU time and returns its peak RSS
-// in KiB.
-func timedRSS(b *testing.B, rssFile string, args ...string) int64 {
-	cmd := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", rssFile, ndpackBin}, args...)...)
+// in KiB, adding its CPU seconds (user and system) to c.
+func timedRSS(b *testing.B, c *cpuTimes, rssFile string, args ...string) int64 {
+	cmd := exec.Command("/usr/bin/time", append([]string{"-f", "%M %U %S", "-o", rssFile, ndpackBin}, args...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("%s: %v\n%s", cmd, err, out)
 	}
@@ -84,10 +106,12 @@ func timedRSS(b *testing.B, rssFile string, args ...string) int64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	kib, err := strconv.ParseInt(strings.TrimSpace(string(text)), 10, 64)
-	if err != nil {
+	var kib int64
+	var user, sys float64
+	if _, err := fmt.Sscanf(string(text), "%d %f %f", &kib, &user, &sys); err != nil {
 		b.Fatalf("GNU time wrote %q", text)
 	}
+	c.ours += user + sys
 	return kib
 }
 
@@ -133,46 +157,42 @@ func zarrBench(b *testing.B) (dir, src string, w *pypeer.Worker) {
 // in memory, taking turns. x-baseline is ndpack's time over zarr-python's
 // (the goal: at most 0.33), x-zarr-size its store's bytes over
 // zarr-python's (at most 1.02), peak-RSS-MiB its largest resident set
-// (under 64).
+// (under 64), cpu-x-baseline its CPU seconds over zarr-python's (what
+// either costs, whatever else keeps the cores busy).
 func BenchmarkZarrWrite512VsZarrPython(b *testing.B) {
 	dir, src, w := zarrBench(b)
 	out := filepath.Join(dir, "ndpack.zarr")
 	rss := filepath.Join(dir, "rss")
 	var peak int64
+	var cpu cpuTimes
 	b.SetBytes(512 << 20)
 	benchbase.Versus(b, func() {
 		os.RemoveAll(out)
-		peak = max(peak, timedRSS(b, rss, "convert", "--quiet", "--compress", "--level", "6", "--chunks", "1,1024,1024", src, out))
-	}, func() {
-		if answer := w.Do("save"); answer != "done" {
-			b.Fatalf("zarr-python answered %q", answer)
-		}
-	})
+		peak = max(peak, timedRSS(b, &cpu, rss, "convert", "--quiet", "--compress", "--level", "6", "--chunks", "1,1024,1024", src, out))
+	}, func() { cpu.zarrDo(b, w, "save") })
 	b.ReportMetric(float64(dirSize(b, out))/float64(dirSize(b, filepath.Join(dir, "py.zarr"))), "x-zarr-size")
 	b.ReportMetric(float64(peak)/1024, "peak-RSS-MiB")
+	cpu.report(b)
 }
 
 // BenchmarkZarrRead512VsZarrPython converts zarr-python's store of that
 // stack back into an .npy (ndpack convert STORE OUT.npy), against
 // zarr-python's [...] of it and np.save, taking turns. x-baseline is
 // ndpack's time over zarr-python's (the goal: at most 1), peak-RSS-MiB
-// its largest resident set (under 64).
+// its largest resident set (under 64), cpu-x-baseline its CPU seconds
+// over zarr-python's.
 func BenchmarkZarrRead512VsZarrPython(b *testing.B) {
 	dir, _, w := zarrBench(b)
-	if answer := w.Do("save"); answer != "done" {
-		b.Fatalf("zarr-python answered %q", answer)
-	}
+	var cpu cpuTimes
+	cpu.zarrDo(b, w, "save")
+	cpu = cpuTimes{}
 	store, out := filepath.Join(dir, "py.zarr"), filepath.Join(dir, "ndpack.npy")
 	rss := filepath.Join(dir, "rss")
 	var peak int64
 	b.SetBytes(512 << 20)
 	benchbase.Versus(b, func() {
-		peak = max(peak, timedRSS(b, rss, "convert", "--quiet", store, out))
-	}, func() {
-		if answer := w.Do("read"); answer != "done" {
-			b.Fatalf("zarr-python answered %q", answer)
-		}
-	})
+		peak = max(peak, timedRSS(b, &cpu, rss, "convert", "--quiet", store, out))
+	}, func() { cpu.zarrDo(b, w, "read") })
 	ours, err := os.ReadFile(out)
 	if err != nil {
 		b.Fatal(err)
@@ -182,6 +202,7 @@ func BenchmarkZarrRead512VsZarrPython(b *testing.B) {
 		b.Fatal("ndpack's .npy differs from zarr-python's np.save")
 	}
 	b.ReportMetric(float64(peak)/1024, "peak-RSS-MiB")
+	cpu.report(b)
 }
 
 // BenchmarkRefs1000RemoteNPY makes references to 1,000 .npy files (4 MiB
