@@ -2,6 +2,7 @@ package zarr
 
 import (
 	"bytes"
+	"compress/zlib"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -126,6 +127,36 @@ func TestSameBytesWhateverTheCores(t *testing.T) {
 		b1, err := os.ReadFile(filepath.Join(string(stores[1]), "x", filepath.Base(f)))
 		if err != nil || !bytes.Equal(b0, b1) {
 			t.Errorf("%s differs between 1 and 4 cores", filepath.Base(f))
+		}
+	}
+}
+
+// TestNoiseProbe: a chunk of noise is Huffman coded, no larger than level
+// 6's search makes it and read back the same; a chunk that compresses
+// keeps the search.
+func TestNoiseProbe(t *testing.T) {
+	m := &Meta{Shape: []int{1 << 17}, Chunks: []int{1 << 17}, DType: ndarray.MustParseDType("<f4"), Compressor: Zlib(6)}
+	noise := randomArray(t, m.DType, m.Shape, 9).Data
+	zeros := make([]byte, len(noise))
+	for _, c := range []struct {
+		name  string
+		chunk []byte
+		most  float64 // of the chunk's bytes
+	}{{"noise", noise, 1.001}, {"zeros", zeros, 0.002}} {
+		z, err := m.EncodeChunk(nil, c.chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plain bytes.Buffer
+		zw, _ := zlib.NewWriterLevel(&plain, 6)
+		zw.Write(c.chunk)
+		zw.Close()
+		if float64(len(z)) > probeGain*float64(plain.Len()) || float64(len(z)) > c.most*float64(len(c.chunk)) {
+			t.Errorf("%s: %d bytes stored, level 6 alone %d", c.name, len(z), plain.Len())
+		}
+		back := make([]byte, len(c.chunk))
+		if err := m.DecodeChunk(back, z, "0"); err != nil || !bytes.Equal(back, c.chunk) {
+			t.Errorf("%s: read back differs: %v", c.name, err)
 		}
 	}
 }
