@@ -3,6 +3,7 @@ package zarr
 import (
 	"bytes"
 	"compress/zlib"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -158,5 +159,58 @@ func TestNoiseProbe(t *testing.T) {
 		if err := m.DecodeChunk(back, z, "0"); err != nil || !bytes.Equal(back, c.chunk) {
 			t.Errorf("%s: read back differs: %v", c.name, err)
 		}
+	}
+}
+
+// failWriter takes n bytes and then fails.
+type failWriter struct{ n int }
+
+var errFull = errors.New("full")
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		k := w.n
+		w.n = 0
+		return k, errFull
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestWriteTo: io.Copy from a reader of rows takes its bands as they are
+// (WriteTo), the same bytes Read gives, across several bands and from a
+// row inside the first; a writer's failure ends the copy with its error.
+func TestWriteTo(t *testing.T) {
+	a := randomArray(t, ndarray.MustParseDType("<i2"), []int{40, 30}, 11)
+	d := Dir(t.TempDir())
+	writeArray(t, d, "", a, WriteOptions{Chunks: []int{3, 7}, Compressor: Zlib(1)})
+	arrays, err := ReadOptions{MaxSize: 8 * 60}.Open(d, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, shape, err := arrays[0].Rows(1, 38)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.(io.WriterTo); !ok {
+		t.Fatal("the reader of rows is no io.WriterTo")
+	}
+	var got bytes.Buffer
+	n, err := io.Copy(&got, r)
+	r.Close()
+	if err != nil || n != 37*60 || shape[0] != 37 {
+		t.Fatalf("copied %d bytes of %v: %v", n, shape, err)
+	}
+	if !bytes.Equal(got.Bytes(), a.Data[60:38*60]) {
+		t.Error("rows 1:38 copied differ from the array's")
+	}
+	r, _ = arrays[0].NewReader()
+	defer r.Close()
+	n, err = io.Copy(&failWriter{n: 1000}, r)
+	if !errors.Is(err, errFull) || n != 1000 {
+		t.Errorf("copy to a writer that fails after 1000 bytes: %d, %v", n, err)
+	}
+	if _, err := r.Read(make([]byte, 1)); err == nil {
+		t.Error("read on after a failed WriteTo")
 	}
 }

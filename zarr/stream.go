@@ -286,6 +286,31 @@ func (s *stream) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// WriteTo writes the rows' bytes to w band by band, without a copy
+// between (io.Copy uses it).
+func (s *stream) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for {
+		if s.cur != nil && s.pos < s.end {
+			n, err := w.Write(s.cur.buf[s.pos:s.end])
+			s.pos += n
+			total += int64(n)
+			if err == nil && s.pos < s.end {
+				err = io.ErrShortWrite
+			}
+			if err != nil {
+				s.err = err
+				return total, err
+			}
+		}
+		if _, err := s.Read(nil); err == io.EOF {
+			return total, nil
+		} else if err != nil {
+			return total, err
+		}
+	}
+}
+
 // Close stops the workers and waits for them.
 func (s *stream) Close() error {
 	s.quitOnce.Do(func() { close(s.quit) })
