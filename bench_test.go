@@ -216,10 +216,11 @@ func BenchmarkMessage8MiBVsMakeCopy(b *testing.B) {
 			}, makeCopy)
 		})
 		// NoCopy lets the array alias msg where its bytes lie aligned
-		// there. In this message they lie at an offset that is not a
-		// multiple of 8, so they are copied once, aligned, as typed
+		// there. In the ext 110 message they lie at an offset that is
+		// not a multiple of 8, so they are copied once, aligned, as typed
 		// access needs: one copy, as msgpack_numpy makes (msgpack copies
-		// a bin into a bytes object, which frombuffer then aliases).
+		// a bin into a bytes object, which frombuffer then aliases). In
+		// the msgpack-numpy message they lie aligned: no copy.
 		b.Run(c.name+"/decode-nocopy", func(b *testing.B) {
 			b.SetBytes(int64(len(a.Data)))
 			b.ReportAllocs()

@@ -15,13 +15,36 @@ import (
 
 // ConvertOptions controls conversion between .npy files and ext 110
 // objects. The zero value converts the YEP's standard dtypes with the
-// default header limits.
+// default limits.
 type ConvertOptions struct {
 	// Read applies to the .npy header.
 	Read npybridge.ReadOptions
 	// Ext110 applies to the ext 110 object written (AllowNonstandard lets
 	// S, U, V, M and m arrays through).
 	Ext110 ext110.Options
+	// MaxSize bounds, in bytes, an array that a conversion must hold in
+	// memory whole: an ext 110 object read from a reader that is not a
+	// regular file (a pipe, a network stream), whose key order puts the
+	// dtype and shape after the data, and a Fortran-order .npy, which is
+	// transposed. Zero means ndarray.DefaultMaxSize (64 MiB). A larger one
+	// fails with ndarray.ErrTooLarge before its data is read. The
+	// conversions that stream (row-major .npy, ext 110 from a regular
+	// file) hold no array, whatever its size.
+	MaxSize int64
+}
+
+func (o ConvertOptions) maxSize() int64 {
+	if o.MaxSize > 0 {
+		return o.MaxSize
+	}
+	return ndarray.DefaultMaxSize
+}
+
+// tooLarge refuses an array of n bytes that a conversion would hold in
+// memory, over MaxSize.
+func (o ConvertOptions) tooLarge(pkg string, n int64, what string) error {
+	return &ndarray.Error{Pkg: pkg, Err: ndarray.ErrTooLarge, Offset: -1, Option: "ConvertOptions.MaxSize",
+		Detail: fmt.Sprintf("%s of %d bytes exceeds the limit of %d on what a conversion holds in memory", what, n, o.maxSize())}
 }
 
 // NPYToExt110 reads one .npy file from r and writes it to w as one ext 110
@@ -31,20 +54,22 @@ type ConvertOptions struct {
 // are copied from r to w in bounded memory; from a regular file into a
 // regular file kernel to kernel, as cp copies (splice on Linux), else
 // through one reused 1 MiB buffer, read at the data's offsets. A
-// Fortran-order file is read whole into memory and transposed, since ext
-// 110 data is row-major. If r is a file shorter than its header announces,
-// nothing is written.
+// Fortran-order file is read whole into memory, within MaxSize, and
+// transposed, since ext 110 data is row-major. If r is a file shorter than
+// its header announces, nothing is written.
 //
-// It fails with the errors of package npybridge for the header (ErrNotNPY,
-// ErrHeader, ErrUnsupported, ndarray.ErrTooLarge, ...) and with its
-// ErrTruncated, whose Offset is the first data byte, when r holds fewer
-// data bytes than the header announces (or a mapped file is truncated by
-// another process while it is read: then inside an *os.PathError naming the
-// file). A dtype or size ext 110 cannot carry fails with the errors of
-// package ext110 (ErrNonstandard unless Ext110.AllowNonstandard is set,
+// It fails with the errors of package npybridge for the header
+// (npybridge.ErrNotNPY, ndarray.ErrMalformed, npybridge.ErrUnsupported,
+// ndarray.ErrTooLarge, ...) and with its ndarray.ErrTruncated, whose
+// Offset is the first data byte, when r holds fewer data bytes than the
+// header announces (or a mapped file is truncated by another process while
+// it is read: then inside an *os.PathError naming the file); with
+// ndarray.ErrTooLarge for a Fortran-order array over MaxSize. A dtype or
+// size ext 110 cannot carry fails with the errors of package ext110
+// (ndarray.ErrNonstandard unless Ext110.AllowNonstandard is set,
 // ErrMalformed, ErrTooLarge for a payload over ext32's 4 GiB). The errors
-// of r and w are returned as they are; after one of w's, w holds part of an
-// object.
+// of r and w are returned as they are; after one of w's, w holds part of
+// an object.
 func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 	h, err := o.Read.ReadHeader(r)
 	if err != nil {
@@ -70,6 +95,9 @@ func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 		return short(fmt.Sprint(l.Len()))
 	}
 	if h.FortranOrder && len(h.Shape) > 1 {
+		if h.DataLen() > o.maxSize() {
+			return o.tooLarge("npybridge", h.DataLen(), "a Fortran-order array, transposed in memory,")
+		}
 		a, err := h.ReadArray(src)
 		if err != nil {
 			return err
@@ -99,22 +127,32 @@ func (o ConvertOptions) NPYToExt110(w io.Writer, r io.Reader) error {
 // regular file it is memory-mapped to read only the framing, and the data
 // is then moved from the file as NPYToExt110 moves it: memory
 // stays bounded whatever the size. Any other reader is decoded into memory
-// first.
+// first, within MaxSize.
 //
 // It fails with the errors of package ext110 when r is not one ext 110
-// object (ErrNotExt110, ErrTruncated, ErrMalformed, ErrStrided, ErrOffset:
-// see ext110.Unmarshal), including ErrMalformed for an empty r and for
-// bytes after the object; a file truncated by another process while it is
-// read fails with ErrTruncated inside an *os.PathError. The errors of r (or
-// of mapping the file) and of w are returned as they are.
+// object (ndarray.ErrNotArray, ErrTruncated, ErrMalformed, ext110.ErrStrided,
+// ErrOffset: see ext110.Unmarshal), with ndarray.ErrTooLarge for an object
+// over MaxSize read from a reader that is not a regular file, and with
+// this package's ndarray.ErrMalformed for an empty r and for bytes after
+// the object; a
+// file truncated by another process while it is read fails with
+// ErrTruncated inside an *os.PathError. The errors of r (or of mapping the
+// file) and of w are returned as they are.
 func (o ConvertOptions) Ext110ToNPY(w io.Writer, r io.Reader) error {
 	if f, size, ok := regularFile(r); ok && size > 0 {
 		return ext110FileToNPY(w, f, size)
 	}
 	dec := ext110.NewDecoder(r)
+	dec.MaxSize = o.maxSize()
 	a, err := dec.Decode()
 	if err == io.EOF {
 		return notOneObject("the input is empty")
+	}
+	var e *ndarray.Error
+	if errors.As(err, &e) && e.Option == "Decoder.MaxSize" {
+		relabeled := *e // the bound is this conversion's, set by its MaxSize
+		relabeled.Option = "ConvertOptions.MaxSize"
+		return &relabeled
 	}
 	if err != nil {
 		return err
@@ -126,7 +164,7 @@ func (o ConvertOptions) Ext110ToNPY(w io.Writer, r io.Reader) error {
 }
 
 func notOneObject(detail string) error {
-	return &ndarray.Error{Pkg: "ext110", Err: ext110.ErrMalformed, Offset: -1, Detail: detail}
+	return &ndarray.Error{Pkg: "ndpack", Err: ndarray.ErrMalformed, Offset: -1, Detail: detail}
 }
 
 // regularFile returns r as a regular file and its size.

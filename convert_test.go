@@ -97,7 +97,7 @@ func TestConvertRefuses(t *testing.T) {
 	s, _ := ndarray.New(ndarray.MustParseDType("|S2"), []int{1}, []byte("ab"))
 	npy.Reset()
 	require.NoError(t, npybridge.Write(&npy, s))
-	assert.ErrorIs(t, ndpack.ConvertOptions{}.NPYToExt110(&out, bytes.NewReader(npy.Bytes())), ext110.ErrNonstandard)
+	assert.ErrorIs(t, ndpack.ConvertOptions{}.NPYToExt110(&out, bytes.NewReader(npy.Bytes())), ndarray.ErrNonstandard)
 	out.Reset()
 	require.NoError(t, ndpack.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: true}}.NPYToExt110(&out, bytes.NewReader(npy.Bytes())))
 	back, err := ext110.Unmarshal(out.Bytes())

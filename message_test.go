@@ -17,7 +17,6 @@ import (
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
-	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
@@ -178,7 +177,7 @@ sys.stdout.buffer.write(msgpack.packb(msg, default=m.encode, use_bin_type=True))
 	require.NoError(t, ndpack.MessageOptions{}.UnmarshalMessage(b, &back))
 	assert.True(t, ext.Equal(back["rec"].(*ndarray.Array)))
 	_, err = ndpack.MessageOptions{}.MarshalMessage(map[string]any{"rec": ext})
-	assert.ErrorIs(t, err, ext110.ErrNonstandard)
+	assert.ErrorIs(t, err, ndarray.ErrNonstandard)
 	_, err = ndpack.MessageOptions{Encoding: dialect.OpenPI}.MarshalMessage(map[string]any{"rec": ext})
 	assert.ErrorIs(t, err, dialect.ErrStructured)
 }

@@ -92,7 +92,7 @@ func TestExternalCorpus(t *testing.T) {
 				// Not ext 110 (msgpack-numpy's own format): refused as such.
 				_, err := ext110.Unmarshal(b)
 				require.Error(t, err)
-				require.True(t, errors.Is(err, ext110.ErrNotExt110) || errors.Is(err, ext110.ErrMalformed), "%v", err)
+				require.True(t, errors.Is(err, ndarray.ErrNotArray) || errors.Is(err, ndarray.ErrMalformed), "%v", err)
 			default:
 				t.Fatalf("unknown kind %q", v.Kind)
 			}

@@ -27,10 +27,10 @@ type Header struct {
 
 // Unmarshal decodes one array map of either dialect that fills b, and says
 // which dialect it was. The returned Array owns a copy of its data. It
-// fails with an error matching ErrNotArray when b does not start with a map
+// fails with an error matching ndarray.ErrNotArray when b does not start with a map
 // holding a marker key of either dialect, ndarray.ErrTruncated when b ends inside
 // the map, ErrPickle for an object array, ErrStructured for a descr list
-// where the dialect carries none (OpenPI, a numpy scalar), or ErrMalformed
+// where the dialect carries none (OpenPI, a numpy scalar), or ndarray.ErrMalformed
 // when the map is not a valid array or bytes follow it (a typestr, shape or
 // data that makes no array also matches ndarray's ErrDType, ErrShape,
 // ErrDataLength or ErrType); errors.As finds the *ndarray.Error, whose Offset is
@@ -51,7 +51,7 @@ func unmarshal(b []byte, alias bool) (*ndarray.Array, Dialect, error) {
 		return nil, 0, err
 	}
 	if h.Len != len(b) {
-		return nil, 0, errAt(ErrMalformed, h.Len, "%s after the array map", codecerr.Count(len(b)-h.Len, "byte"))
+		return nil, 0, errAt(errMalformed, h.Len, "%s after the array map", codecerr.Count(len(b)-h.Len, "byte"))
 	}
 	if h.Scalar != nil {
 		return h.Scalar, h.Dialect, nil
@@ -69,56 +69,21 @@ func unmarshal(b []byte, alias bool) (*ndarray.Array, Dialect, error) {
 	return a, h.Dialect, nil
 }
 
-// IsArray reports, cheaply, whether the map at the start of b has a marker
-// key of either dialect first, as their packers write it (it does not check
-// the rest: DecodeHeader does). Message decoders use it to pass over
-// ordinary maps; HasMarker finds maps whose marker comes later.
-func IsArray(b []byte) bool {
-	p := parser{b: b}
-	n, err := p.mapHeader()
-	if err != nil || n == 0 {
-		return false
+// Marker reports which dialect's array maps key marks: "nd"
+// msgpack-numpy's (an array, or with the value false a numpy scalar),
+// "__ndarray__" and "__npgeneric__" OpenPI's (an array, a numpy scalar).
+// A message decoder reading a map's keys uses it to tell a dialect's array
+// from an ordinary map, and DecodeHeader to read the array; the packers
+// write the marker first, and DecodeHeader reads it wherever it is. Key
+// is compared in place, without a copy.
+func Marker(key []byte) (Dialect, bool) {
+	switch string(key) {
+	case "nd":
+		return MsgpackNumpy, true
+	case "__ndarray__", "__npgeneric__":
+		return OpenPI, true
 	}
-	key, err := p.stringOrBin("key")
-	return err == nil && isMarker(string(key))
-}
-
-// HasMarker reports whether the map at the start of b, of the 3 to 16
-// entries the dialects' maps have, has a marker key anywhere (a sender may
-// put it after the other keys). It reads the keys in place and steps over
-// the values without allocating, so that it can be asked of every map of
-// a large message.
-func HasMarker(b []byte) bool {
-	n, rest, err := mpwire.ReadMapHeaderBytes(b)
-	if err != nil || n < 3 || n > 16 {
-		return false
-	}
-	for range n {
-		var key []byte
-		if key, rest, err = mpwire.ReadStringOrBinZC(rest); err != nil {
-			return false
-		}
-		switch string(key) { // compared without a copy
-		case "nd", "__ndarray__", "__npgeneric__":
-			return true
-		}
-		l, err := mpwalk.Len(rest, mpwalk.Limits{})
-		if err != nil {
-			return false
-		}
-		rest = rest[l:]
-	}
-	return false
-}
-
-// isMarker reports whether a map key marks an array (or numpy scalar) of
-// either dialect: "nd", "__ndarray__" or "__npgeneric__".
-func isMarker(key string) bool {
-	switch key {
-	case "nd", "__ndarray__", "__npgeneric__":
-		return true
-	}
-	return false
+	return 0, false
 }
 
 // DecodeHeader checks one array map of either dialect at the start of b, as
@@ -163,14 +128,14 @@ func (p *parser) arrayFields(n int) (arrayFields, error) {
 		}
 		k := string(key)
 		if seen[k] {
-			return f, errAt(ErrMalformed, keyAt, "duplicate key %q", k)
+			return f, errAt(errMalformed, keyAt, "duplicate key %q", k)
 		}
 		seen[k] = true
 		valAt := p.off
 		switch k {
 		case "nd", "__ndarray__", "__npgeneric__":
 			if f.marker != "" {
-				return f, errAt(ErrMalformed, keyAt, "both %q and %q", f.marker, k)
+				return f, errAt(errMalformed, keyAt, "both %q and %q", f.marker, k)
 			}
 			f.marker = k
 			v, err := p.boolean(k)
@@ -179,7 +144,7 @@ func (p *parser) arrayFields(n int) (arrayFields, error) {
 			}
 			f.isArray = v && k != "__npgeneric__"
 			if k != "nd" && !v {
-				return f, errAt(ErrMalformed, valAt, "%q is False", k)
+				return f, errAt(errMalformed, valAt, "%q is False", k)
 			}
 		case "type", "dtype":
 			if mpwire.NextType(p.b[p.off:]) == mpwire.ArrayType {
@@ -187,13 +152,13 @@ func (p *parser) arrayFields(n int) (arrayFields, error) {
 					return f, err
 				}
 				if f.typestr != nil || f.descr != nil {
-					return f, errAt(ErrMalformed, keyAt, "both \"type\" and \"dtype\"")
+					return f, errAt(errMalformed, keyAt, "both \"type\" and \"dtype\"")
 				}
 				f.descr, f.descrAt = p.b[valAt:p.off], valAt
 				continue
 			}
 			if f.typestr != nil || f.descr != nil {
-				return f, errAt(ErrMalformed, keyAt, "both \"type\" and \"dtype\"")
+				return f, errAt(errMalformed, keyAt, "both \"type\" and \"dtype\"")
 			}
 			if f.typestr, err = p.stringOrBin(k); err != nil {
 				return f, err
@@ -239,7 +204,7 @@ func (f arrayFields) header(mapLen int) (Header, error) {
 	case "__ndarray__", "__npgeneric__":
 		h.Dialect = OpenPI
 	default:
-		return Header{}, errAt(ErrNotArray, at, "a map without b'nd', b'__ndarray__' or b'__npgeneric__'")
+		return Header{}, errAt(errNotArray, at, "a map without b'nd', b'__ndarray__' or b'__npgeneric__'")
 	}
 	switch string(f.kind) {
 	case "":
@@ -247,10 +212,10 @@ func (f arrayFields) header(mapLen int) (Header, error) {
 		return Header{}, errAt(ErrPickle, at, "kind b'O': the data is a Python pickle, which is never loaded")
 	case "V":
 		if f.descr == nil && f.typestr != nil {
-			return Header{}, errAt(ErrMalformed, at, "kind b'V' with a typestr: msgpack-numpy sends a void or record array's descr list")
+			return Header{}, errAt(errMalformed, at, "kind b'V' with a typestr: msgpack-numpy sends a void or record array's descr list")
 		}
 	default:
-		return Header{}, errAt(ErrMalformed, at, "unknown kind %q", f.kind)
+		return Header{}, errAt(errMalformed, at, "unknown kind %q", f.kind)
 	}
 	typeKey := map[string]string{"nd": "type"}[f.marker]
 	if typeKey == "" {
@@ -258,11 +223,11 @@ func (f arrayFields) header(mapLen int) (Header, error) {
 	}
 	switch {
 	case f.typestr == nil && f.descr == nil:
-		return Header{}, errAt(ErrMalformed, at, "missing key %q", typeKey)
+		return Header{}, errAt(errMalformed, at, "missing key %q", typeKey)
 	case !f.hasData:
-		return Header{}, errAt(ErrMalformed, at, "missing key \"data\"")
+		return Header{}, errAt(errMalformed, at, "missing key \"data\"")
 	case f.isArray && !f.hasShape:
-		return Header{}, errAt(ErrMalformed, at, "missing key \"shape\"")
+		return Header{}, errAt(errMalformed, at, "missing key \"shape\"")
 	}
 	var dt ndarray.DType
 	switch {
@@ -284,7 +249,7 @@ func (f arrayFields) header(mapLen int) (Header, error) {
 			return Header{}, errAt(ErrPickle, at, "%q %q is an object array (pickle), which is never read", typeKey, f.typestr)
 		}
 		if err != nil {
-			return Header{}, wrapAt(ErrMalformed, at, err)
+			return Header{}, wrapAt(errMalformed, at, err)
 		}
 	}
 	h.DType = dt
@@ -294,18 +259,18 @@ func (f arrayFields) header(mapLen int) (Header, error) {
 	h.Shape = f.shape
 	if f.dataBytes == nil {
 		if f.marker != "__npgeneric__" {
-			return Header{}, errAt(ErrMalformed, at, "\"data\" is not str or bin")
+			return Header{}, errAt(errMalformed, at, "\"data\" is not str or bin")
 		}
 		a, err := f.dataVal.array(dt)
 		if err != nil {
-			return Header{}, wrapAt(ErrMalformed, at, err)
+			return Header{}, wrapAt(errMalformed, at, err)
 		}
 		h.Scalar, h.DataLen = a, len(a.Data)
 		return h, nil
 	}
 	h.DataLen = len(f.dataBytes)
 	if err := (&ndarray.Array{DType: dt, Shape: f.shape, Data: f.dataBytes}).Validate(); err != nil {
-		return Header{}, wrapAt(ErrMalformed, at, err)
+		return Header{}, wrapAt(errMalformed, at, err)
 	}
 	return h, nil
 }
@@ -318,7 +283,7 @@ func readDescr(descr []byte, at int) (ndarray.DType, error) {
 	dt, n, err := mpdescr.Read(descr)
 	if err != nil {
 		e := err.(*mpdescr.Error)
-		class := ErrMalformed
+		class := errMalformed
 		switch {
 		case e.Object:
 			class = ErrPickle
@@ -328,7 +293,7 @@ func readDescr(descr []byte, at int) (ndarray.DType, error) {
 		return dt, &ndarray.Error{Pkg: "dialect", Err: class, Offset: int64(at + e.Offset), Detail: e.Detail, Cause: e.Cause}
 	}
 	if n != len(descr) {
-		return dt, errAt(ErrMalformed, at+n, "%s left over in the descr list", codecerr.Count(len(descr)-n, "byte"))
+		return dt, errAt(errMalformed, at+n, "%s left over in the descr list", codecerr.Count(len(descr)-n, "byte"))
 	}
 	return dt, nil
 }
@@ -397,9 +362,9 @@ func (p *parser) mapHeader() (int, error) {
 	n, rest, err := mpwire.ReadMapHeaderBytes(p.b[p.off:])
 	switch {
 	case errors.Is(err, mpwire.ErrType):
-		return 0, errAt(ErrNotArray, p.off, "msgpack type byte 0x%02x is not a map", p.b[p.off])
+		return 0, errAt(errNotArray, p.off, "msgpack type byte 0x%02x is not a map", p.b[p.off])
 	case err != nil:
-		return 0, p.wireError(err, "map", "map", "a map", ErrNotArray)
+		return 0, p.wireError(err, "map", "map", "a map", errNotArray)
 	}
 	p.next(rest)
 	return n, nil
@@ -408,7 +373,7 @@ func (p *parser) mapHeader() (int, error) {
 func (p *parser) stringOrBin(what string) ([]byte, error) {
 	v, rest, err := mpwire.ReadStringOrBinZC(p.b[p.off:])
 	if err != nil {
-		return nil, p.wireError(err, what, what, "str or bin", ErrMalformed)
+		return nil, p.wireError(err, what, what, "str or bin", errMalformed)
 	}
 	p.next(rest)
 	return v, nil
@@ -418,9 +383,9 @@ func (p *parser) boolean(what string) (bool, error) {
 	v, rest, err := mpwire.ReadBoolBytes(p.b[p.off:])
 	switch {
 	case errors.Is(err, mpwire.ErrType):
-		return false, errAt(ErrMalformed, p.off, "%q is msgpack type byte 0x%02x, not a bool", what, p.b[p.off])
+		return false, errAt(errMalformed, p.off, "%q is msgpack type byte 0x%02x, not a bool", what, p.b[p.off])
 	case err != nil:
-		return false, p.wireError(err, what, what, "a bool", ErrMalformed)
+		return false, p.wireError(err, what, what, "a bool", errMalformed)
 	}
 	p.next(rest)
 	return v, nil
@@ -434,14 +399,14 @@ func (p *parser) integer(what string) (v int64, u uint64, unsigned bool, err err
 	if mpwire.NextType(in) == mpwire.UintType {
 		u, rest, err := mpwire.ReadUintBytes(in)
 		if err != nil {
-			return 0, 0, false, p.wireError(err, what, what, "an integer", ErrMalformed)
+			return 0, 0, false, p.wireError(err, what, what, "an integer", errMalformed)
 		}
 		p.next(rest)
 		return int64(u), u, true, nil
 	}
 	v, rest, err := mpwire.ReadIntBytes(in)
 	if err != nil {
-		return 0, 0, false, p.wireError(err, what, what, "an integer", ErrMalformed)
+		return 0, 0, false, p.wireError(err, what, what, "an integer", errMalformed)
 	}
 	p.next(rest)
 	return v, uint64(v), v >= 0, nil
@@ -452,7 +417,7 @@ func (p *parser) shape() ([]int, error) {
 	// one at least: this bounds the allocation by the input's size.
 	n, rest, err := mpwire.ReadArrayHeaderBytes(p.b[p.off:])
 	if err != nil {
-		return nil, p.wireError(err, "shape", "shape", "an array", ErrMalformed)
+		return nil, p.wireError(err, "shape", "shape", "an array", errMalformed)
 	}
 	p.next(rest)
 	shape := make([]int, n)
@@ -463,7 +428,7 @@ func (p *parser) shape() ([]int, error) {
 			return nil, err
 		}
 		if !unsigned || u > math.MaxInt {
-			return nil, wrapAt(ErrMalformed, dimAt, &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrShape, Detail: "a dimension is negative or overflows int"})
+			return nil, wrapAt(errMalformed, dimAt, &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrShape, Detail: "a dimension is negative or overflows int"})
 		}
 		shape[i] = int(v)
 	}
@@ -483,7 +448,7 @@ func (p *parser) scalar() (scalarValue, error) {
 	case t == mpwire.Float32Type || t == mpwire.Float64Type:
 		f, rest, err := mpwire.ReadFloat64Bytes(in)
 		if err != nil {
-			return scalarValue{}, p.wireError(err, "data", "data", "a float", ErrMalformed)
+			return scalarValue{}, p.wireError(err, "data", "data", "a float", errMalformed)
 		}
 		p.next(rest)
 		return scalarValue{kind: 'f', f: f, valid: true}, nil
@@ -497,7 +462,7 @@ func (p *parser) scalar() (scalarValue, error) {
 	if err := p.skip(); err != nil {
 		return scalarValue{}, err
 	}
-	return scalarValue{}, errAt(ErrMalformed, at, "data is neither bytes nor a number")
+	return scalarValue{}, errAt(errMalformed, at, "data is neither bytes nor a number")
 }
 
 // skip passes over one msgpack value of any type. The walker fails only
@@ -516,7 +481,7 @@ func (p *parser) skip() error {
 // skipClasses is how skip's walk fails in this package's terms: an unused
 // type byte is malformed, anything else truncated input.
 var skipClasses = mpwalk.Classes{
-	Invalid:     ErrMalformed,
+	Invalid:     errMalformed,
 	OverBudget:  ndarray.ErrTruncated,
 	Ended:       ndarray.ErrTruncated,
 	EndedDetail: "input ended inside a value",

@@ -50,6 +50,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -90,13 +91,12 @@ func Parse(name string) (Dialect, error) {
 }
 
 // Sentinel errors; every error of the package wraps one, for errors.Is.
-// Errors about the array itself also wrap the ndarray sentinel.
+// Errors about the array itself also wrap the ndarray sentinel. The classes
+// every codec reports are ndarray's: ndarray.ErrNotArray (the input is not
+// a map of either dialect), ErrMalformed (the map has a marker but not a
+// valid array: missing or mistyped keys, data that does not match the
+// shape, bytes left over), ErrTruncated.
 var (
-	// ErrNotArray: the input is not a map of either dialect.
-	ErrNotArray = errors.New("not a dialect array")
-	// ErrMalformed: the map has a marker but not a valid array: missing or
-	// mistyped keys, data that does not match the shape, bytes left over.
-	ErrMalformed = errors.New("malformed array map")
 	// ErrPickle: a msgpack-numpy object array (kind b'O'), whose data is a
 	// Python pickle, or an object (|O) typestr or record field; it is never
 	// unpickled.
@@ -109,6 +109,12 @@ var (
 	// (OpenPI: complex; msgpack-numpy: datetime, timedelta, a record whose
 	// fields overlap, which has no descr list).
 	ErrUnsupported = errors.New("not sendable in this dialect")
+)
+
+// The shared classes as this package words them.
+var (
+	errNotArray  = codecerr.Class("not a dialect array", ndarray.ErrNotArray)
+	errMalformed = codecerr.Class("malformed array map", ndarray.ErrMalformed)
 )
 
 func errAt(class error, off int, format string, args ...any) error {

@@ -191,13 +191,13 @@ func TestRefusals(t *testing.T) {
 		"structured":   {bytes.Replace(openpi, []byte("\xc4\x05dtype\xa3<i2"), []byte("\xc4\x05dtype\x91\x92\xa1a\xa3<i2"), 1), ErrStructured},
 		"short data":   {bytes.Replace(good, []byte("\xc4\x0c"), []byte("\xc4\x0b"), 1)[:len(good)-1], ndarray.ErrDataLength},
 		"truncated":    {good[:len(good)-3], ndarray.ErrTruncated},
-		"not a map":    {[]byte{0x93, 1, 2, 3}, ErrNotArray},
-		"plain map":    {[]byte{0x81, 0xa1, 'a', 0x01}, ErrNotArray},
-		"trailing":     {append(append([]byte{}, good...), 0xc0), ErrMalformed},
+		"not a map":    {[]byte{0x93, 1, 2, 3}, ndarray.ErrNotArray},
+		"plain map":    {[]byte{0x81, 0xa1, 'a', 0x01}, ndarray.ErrNotArray},
+		"trailing":     {append(append([]byte{}, good...), 0xc0), ndarray.ErrMalformed},
 		"neg dim":      {bytes.Replace(good, []byte("\x92\x02\x03"), []byte("\x92\xff\xfa"), 1), ndarray.ErrShape},
 		"huge claim":   {[]byte{0x85, 0xc4, 0x02, 'n', 'd', 0xc3, 0xc4, 0x04, 'd', 'a', 't', 'a', 0xc6, 0xff, 0xff, 0xff, 0xf0}, ndarray.ErrTruncated},
 		"bad typestr":  {bytes.Replace(good, []byte("<i2"), []byte("<i3"), 1), ndarray.ErrDType},
-		"OpenPI false": {[]byte("\x84\xc4\x0b__ndarray__\xc2"), ErrMalformed},
+		"OpenPI false": {[]byte("\x84\xc4\x0b__ndarray__\xc2"), ndarray.ErrMalformed},
 	}
 	for name, c := range cases {
 		_, _, err := Unmarshal(c.in)

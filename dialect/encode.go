@@ -12,7 +12,7 @@ import (
 )
 
 // Marshal returns a encoded as a map of dialect d. It fails with an error
-// matching ErrMalformed for an Array that is nil or not valid (wrapping
+// matching ndarray.ErrMalformed for an Array that is nil or not valid (wrapping
 // Validate's ndarray error) or of a subarray dtype, ErrStructured for a
 // record in OpenPI, or ErrUnsupported for what the dialect's packer refuses
 // (OpenPI: complex and void arrays; msgpack-numpy: datetimes, timedeltas
@@ -45,10 +45,10 @@ func (d Dialect) Size(a *ndarray.Array) (int, error) {
 // layoutOfArray checks a and lays out its map.
 func (d Dialect) layoutOfArray(a *ndarray.Array) (layout, error) {
 	if a == nil {
-		return layout{}, errAt(ErrMalformed, -1, "cannot encode a nil *ndarray.Array")
+		return layout{}, errAt(errMalformed, -1, "cannot encode a nil *ndarray.Array")
 	}
 	if err := a.Validate(); err != nil {
-		return layout{}, wrapAt(ErrMalformed, -1, err)
+		return layout{}, wrapAt(errMalformed, -1, err)
 	}
 	return d.layout(a.DType, a.Shape, len(a.Data))
 }
@@ -112,11 +112,11 @@ func (d Dialect) layout(dt ndarray.DType, shape []int, dataLen int) (layout, err
 // check refuses what the dialect's own packer refuses.
 func (d Dialect) check(dt ndarray.DType) error {
 	if err := dt.Validate(); err != nil {
-		return wrapAt(ErrMalformed, -1, err)
+		return wrapAt(errMalformed, -1, err)
 	}
 	switch {
 	case dt.IsSubarray():
-		return errAt(ErrMalformed, -1, "cannot encode an array of the subarray dtype %s: fold its shape into the array's", dt)
+		return errAt(errMalformed, -1, "cannot encode an array of the subarray dtype %s: fold its shape into the array's", dt)
 	case d == OpenPI && dt.IsRecord():
 		return errAt(ErrStructured, -1, "OpenPI cannot carry the record dtype %s: its map has a typestr only, and its packer refuses kind V", dt)
 	case d == OpenPI && dt.Kind == 'V':
@@ -157,10 +157,10 @@ func NewEncoder(w io.Writer, d Dialect) *Encoder { return &Encoder{d: d, w: w} }
 // anything, or with the writer's error as it is.
 func (e *Encoder) Encode(a *ndarray.Array) error {
 	if a == nil {
-		return errAt(ErrMalformed, -1, "cannot encode a nil *ndarray.Array")
+		return errAt(errMalformed, -1, "cannot encode a nil *ndarray.Array")
 	}
 	if err := a.Validate(); err != nil {
-		return wrapAt(ErrMalformed, -1, err)
+		return wrapAt(errMalformed, -1, err)
 	}
 	return e.EncodeFrom(a.DType, a.Shape, &sized{a.Data})
 }
@@ -168,7 +168,7 @@ func (e *Encoder) Encode(a *ndarray.Array) error {
 // EncodeFrom writes an array of dtype dt and the given shape whose
 // row-major data is read from r: exactly the shape's byte count is copied,
 // so memory does not grow with the array. It fails with an error matching
-// ErrMalformed when dt is not valid or shape has no byte count, as
+// ndarray.ErrMalformed when dt is not valid or shape has no byte count, as
 // Dialect.Marshal does for the dtype otherwise (before writing anything),
 // or with the writer's or r's error as it is; when r ends early the error
 // matches io.ErrUnexpectedEOF (not ndarray.ErrTruncated, which is for input being
@@ -176,7 +176,7 @@ func (e *Encoder) Encode(a *ndarray.Array) error {
 func (e *Encoder) EncodeFrom(dt ndarray.DType, shape []int, r io.Reader) error {
 	n, err := ndarray.ByteSize(dt, shape)
 	if err != nil {
-		return wrapAt(ErrMalformed, -1, err)
+		return wrapAt(errMalformed, -1, err)
 	}
 	l, err := e.d.layout(dt, shape, n)
 	if err != nil {

@@ -156,8 +156,8 @@ func TestRecordRefusals(t *testing.T) {
 	}{
 		"object field": {mn("\x91\x92\xa1o\xa2|O", "\xc4\x01V"), ErrPickle, "object array (pickle)"},
 		"object type":  {mn("\xa2|O", "\xc4\x00"), ErrPickle, "object array (pickle)"},
-		"V typestr":    {mn("\xa3|V4", "\xc4\x01V"), ErrMalformed, "kind b'V' with a typestr"},
-		"bad entry":    {mn("\x91\x91\xa1a", "\xc4\x01V"), ErrMalformed, "descr entry 0 has 1 item"},
+		"V typestr":    {mn("\xa3|V4", "\xc4\x01V"), ndarray.ErrMalformed, "kind b'V' with a typestr"},
+		"bad entry":    {mn("\x91\x91\xa1a", "\xc4\x01V"), ndarray.ErrMalformed, "descr entry 0 has 1 item"},
 		"size":         {mn("\x91\x92\xa1a\xa3<i8", "\xc4\x01V"), ndarray.ErrDataLength, ""},
 		"openpi": {[]byte("\x84\xc4\x0b__ndarray__\xc3\xc4\x04data\xc4\x04\x00\x00\x00\x00\xc4\x05dtype\x91\x92\xa1a\xa3<i4\xc4\x05shape\x91\x01"),
 			ErrStructured, "OpenPI cannot carry record"},

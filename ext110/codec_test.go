@@ -73,7 +73,7 @@ func TestEncodeRefuses(t *testing.T) {
 	s, err := ndarray.New(ndarray.MustParseDType("|S3"), []int{1}, []byte("abc"))
 	require.NoError(t, err)
 	_, err = Marshal(s)
-	assert.ErrorIs(t, err, ErrNonstandard)
+	assert.ErrorIs(t, err, ndarray.ErrNonstandard)
 	assert.Contains(t, err.Error(), "ext110: non-standard dtype: |S3 is outside YEP-110's standard kinds")
 	b, err := Options{AllowNonstandard: true}.Marshal(s)
 	require.NoError(t, err)
@@ -84,7 +84,7 @@ func TestEncodeRefuses(t *testing.T) {
 	bad := &ndarray.Array{DType: ndarray.DTypeOf[float64](), Shape: []int{2}, Data: make([]byte, 15)}
 	_, err = Marshal(bad)
 	assert.ErrorIs(t, err, ndarray.ErrDataLength)
-	assert.ErrorIs(t, err, ErrMalformed)
+	assert.ErrorIs(t, err, ndarray.ErrMalformed)
 
 	// A payload over 2^32-1 bytes is refused before anything is read or
 	// written.
@@ -192,20 +192,20 @@ func TestDecodeRejects(t *testing.T) {
 		msg   string
 	}{
 		{"empty", nil, ndarray.ErrTruncated, "ext110: truncated input at byte 0: ext header needs 1 byte, 0 remain"},
-		{"not ext", []byte{0x93, 1, 2, 3}, ErrNotExt110, "msgpack type byte 0x93 is not an ext header"},
-		{"other ext code", append([]byte{0xc7, byte(len(good) - 3), 5}, good[3:]...), ErrNotExt110, "at byte 2: ext type 5, want 110"},
-		{"negative ext code", append([]byte{0xc7, byte(len(good) - 3), 0xff}, good[3:]...), ErrNotExt110, "ext type -1, want 110"},
+		{"not ext", []byte{0x93, 1, 2, 3}, ndarray.ErrNotArray, "msgpack type byte 0x93 is not an ext header"},
+		{"other ext code", append([]byte{0xc7, byte(len(good) - 3), 5}, good[3:]...), ndarray.ErrNotArray, "at byte 2: ext type 5, want 110"},
+		{"negative ext code", append([]byte{0xc7, byte(len(good) - 3), 0xff}, good[3:]...), ndarray.ErrNotArray, "ext type -1, want 110"},
 		{"truncated header", []byte{0xc9, 0, 0}, ndarray.ErrTruncated, "ext header needs 6 bytes"},
 		{"truncated payload", good[:len(good)-1], ndarray.ErrTruncated, "ext header claims a 43-byte payload, 42 bytes remain"},
 		{"4 GiB claim in 20 bytes", append([]byte{0xc9, 0xff, 0xff, 0xff, 0xff, 110}, make([]byte, 14)...), ndarray.ErrTruncated, "claims a 4294967295-byte payload"},
-		{"trailing bytes", append(append([]byte{}, good...), 0xc0), ErrMalformed, "1 byte after the ext 110 object"},
-		{"payload not a map", ext8([]byte{0x93, 1, 2, 3}), ErrMalformed, "payload is msgpack type byte 0x93, not a map"},
-		{"missing shape", ext8(without("shape")), ErrMalformed, `missing key "shape"`},
-		{"missing typestr", ext8(without("typestr")), ErrMalformed, `missing key "typestr"`},
-		{"missing data", ext8(without("data")), ErrMalformed, `missing key "data"`},
-		{"left over in payload", ext8(append(mpMap(ok...), 0xc0)), ErrMalformed, "1 byte left over inside the ext payload"},
+		{"trailing bytes", append(append([]byte{}, good...), 0xc0), ndarray.ErrMalformed, "1 byte after the ext 110 object"},
+		{"payload not a map", ext8([]byte{0x93, 1, 2, 3}), ndarray.ErrMalformed, "payload is msgpack type byte 0x93, not a map"},
+		{"missing shape", ext8(without("shape")), ndarray.ErrMalformed, `missing key "shape"`},
+		{"missing typestr", ext8(without("typestr")), ndarray.ErrMalformed, `missing key "typestr"`},
+		{"missing data", ext8(without("data")), ndarray.ErrMalformed, `missing key "data"`},
+		{"left over in payload", ext8(append(mpMap(ok...), 0xc0)), ndarray.ErrMalformed, "1 byte left over inside the ext payload"},
 		{"non-nil strides", ext8(with(mpStr("strides"), []byte{0x91, 2})), ErrStrided, "strides must be nil"},
-		{"duplicate key", ext8(with(mpStr("shape"), []byte{0x91, 3})), ErrMalformed, `duplicate key "shape"`},
+		{"duplicate key", ext8(with(mpStr("shape"), []byte{0x91, 3})), ndarray.ErrMalformed, `duplicate key "shape"`},
 		{"negative dimension", ext8(mpMap(mpStr("data"), mpBin(nil), mpStr("typestr"), mpStr("<u2"), mpStr("shape"), []byte{0x92, 0xff, 0xff})), ndarray.ErrShape, "dimension 0 is negative (-1)"},
 		{"dimension over int", ext8(mpMap(mpStr("data"), mpBin(nil), mpStr("typestr"), mpStr("<u2"), mpStr("shape"), []byte{0x91, 0xcf, 0xff, 0, 0, 0, 0, 0, 0, 0})), ndarray.ErrShape, "overflows int"},
 		{"count overflow", ext8(mpMap(mpStr("data"), mpBin(nil), mpStr("typestr"), mpStr("<u2"), mpStr("shape"), []byte{0x92, 0xcf, 0, 0, 0, 1, 0, 0, 0, 0, 0xcf, 0, 0, 0, 1, 0, 0, 0, 0})), ndarray.ErrShape, "element count of shape (4294967296, 4294967296) overflows int"},
@@ -213,14 +213,14 @@ func TestDecodeRejects(t *testing.T) {
 		{"unknown typestr", ext8(mpMap(mpStr("data"), mpBin(data), mpStr("typestr"), mpStr("<q2"), mpStr("shape"), []byte{0x91, 3})), ndarray.ErrDType, `typestr "<q2": unknown kind 'q'`},
 		{"data too short", ext8(mpMap(mpStr("data"), mpBin(data[:5]), mpStr("typestr"), mpStr("<u2"), mpStr("shape"), []byte{0x91, 3})), ndarray.ErrDataLength, "shape (3,) of <u2 needs 6 bytes, data has 5"},
 		{"data too long", ext8(mpMap(mpStr("data"), mpBin(append(data, 0)), mpStr("typestr"), mpStr("<u2"), mpStr("shape"), []byte{0x91, 3})), ndarray.ErrDataLength, "needs 6 bytes, data has 7"},
-		{"shape not array", ext8(mpMap(mpStr("data"), mpBin(data), mpStr("typestr"), mpStr("<u2"), mpStr("shape"), []byte{3})), ErrMalformed, "shape is msgpack type byte 0x03, not an array"},
-		{"float dimension", ext8(mpMap(mpStr("data"), mpBin(data), mpStr("typestr"), mpStr("<u2"), mpStr("shape"), []byte{0x91, 0xca, 0x40, 0x40, 0, 0})), ErrMalformed, "shape entry is msgpack type byte 0xca, not an integer"},
-		{"key not a string", ext8(mpMap([]byte{1}, []byte{2})), ErrMalformed, "map key is msgpack type byte 0x01, not str or bin"},
+		{"shape not array", ext8(mpMap(mpStr("data"), mpBin(data), mpStr("typestr"), mpStr("<u2"), mpStr("shape"), []byte{3})), ndarray.ErrMalformed, "shape is msgpack type byte 0x03, not an array"},
+		{"float dimension", ext8(mpMap(mpStr("data"), mpBin(data), mpStr("typestr"), mpStr("<u2"), mpStr("shape"), []byte{0x91, 0xca, 0x40, 0x40, 0, 0})), ndarray.ErrMalformed, "shape entry is msgpack type byte 0xca, not an integer"},
+		{"key not a string", ext8(mpMap([]byte{1}, []byte{2})), ndarray.ErrMalformed, "map key is msgpack type byte 0x01, not str or bin"},
 		{"huge map claim", ext8([]byte{0xdf, 0xff, 0xff, 0xff, 0xff}), ndarray.ErrTruncated, "map claims 4294967295, only 0 bytes remain"},
 		{"huge shape claim", ext8(mpMap(mpStr("shape"), []byte{0xdd, 0xff, 0xff, 0xff, 0xff})), ndarray.ErrTruncated, "shape claims 4294967295"},
 		{"huge skipped array", ext8(mpMap(mpStr("x"), []byte{0xdd, 0x7f, 0xff, 0xff, 0xff})), ndarray.ErrTruncated, "array claims 2147483647"},
 		{"data bin claim", ext8(mpMap(mpStr("data"), []byte{0xc6, 0xff, 0xff, 0xff, 0xff})), ndarray.ErrTruncated, "data claims 4294967295"},
-		{"fixext 16", append([]byte{0xd8, 110}, make([]byte, 16)...), ErrMalformed, "payload is msgpack type byte 0x00, not a map"},
+		{"fixext 16", append([]byte{0xd8, 110}, make([]byte, 16)...), ndarray.ErrMalformed, "payload is msgpack type byte 0x00, not a map"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -229,7 +229,11 @@ func TestDecodeRejects(t *testing.T) {
 			assert.ErrorIs(t, err, c.class)
 			assert.Contains(t, err.Error(), c.msg)
 			assert.Regexp(t, "^ext110: ", err.Error())
-			_, err = NewDecoder(bytesReader(c.in)).Decode()
+			// With the most an ext header frames, claims are checked as the
+			// bytes arrive, as Unmarshal checks them.
+			all := NewDecoder(bytesReader(c.in))
+			all.MaxSize = 1<<32 - 1
+			_, err = all.Decode()
 			if len(c.in) == 0 {
 				assert.Equal(t, "EOF", err.Error()) // an empty stream is a clean end
 				return
@@ -241,7 +245,7 @@ func TestDecodeRejects(t *testing.T) {
 				_, err = dec.Decode()
 				require.NoError(t, err)
 				_, err = dec.Decode()
-				assert.ErrorIs(t, err, ErrNotExt110)
+				assert.ErrorIs(t, err, ndarray.ErrNotArray)
 				assert.Contains(t, err.Error(), "at byte 46: msgpack type byte 0xc0 is not an ext header")
 				return
 			}
@@ -256,7 +260,12 @@ func TestHostileClaimAllocatesLittle(t *testing.T) {
 	require.Len(t, in, 20)
 	for name, decode := range map[string]func() error{
 		"Unmarshal": func() error { _, err := Unmarshal(in); return err },
-		"Decoder":   func() error { _, err := NewDecoder(bytesReader(in)).Decode(); return err },
+		"Decoder": func() error {
+			dec := NewDecoder(bytesReader(in))
+			dec.MaxSize = 1<<32 - 1
+			_, err := dec.Decode()
+			return err
+		},
 	} {
 		var before, after runtime.MemStats
 		runtime.GC()
@@ -266,6 +275,10 @@ func TestHostileClaimAllocatesLittle(t *testing.T) {
 		assert.ErrorIs(t, err, ndarray.ErrTruncated, name)
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<10), "%s allocated too much", name)
 	}
+	// Within the default limit, the claim is refused before anything is
+	// read.
+	_, err := NewDecoder(bytesReader(in)).Decode()
+	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
 }
 
 func TestZeroCopyIgnoresSize(t *testing.T) {
@@ -334,7 +347,7 @@ func TestOffsetKey(t *testing.T) {
 	_, err := Unmarshal(obj([]byte{0x02}))
 	assert.EqualError(t, err, "ext110: non-zero offset at byte 44: offset 2: the array must start at the first byte of data")
 	_, err = Unmarshal(obj([]byte{0xa1, 'x'}))
-	assert.ErrorIs(t, err, ErrMalformed)
+	assert.ErrorIs(t, err, ndarray.ErrMalformed)
 }
 
 // Arrays numpy cannot hold are neither read nor sent.

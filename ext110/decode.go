@@ -15,9 +15,9 @@ import (
 
 // Unmarshal decodes one ext 110 object that fills b exactly. The returned
 // Array owns a copy of its data. It fails with an error matching
-// ErrNotExt110 when b does not start with an ext header of type 110,
+// ndarray.ErrNotArray when b does not start with an ext header of type 110,
 // ndarray.ErrTruncated when b ends inside the object, ErrStrided for non-nil
-// strides, ErrOffset for a non-zero offset, or ErrMalformed when the
+// strides, ErrOffset for a non-zero offset, or ndarray.ErrMalformed when the
 // payload is not a valid YEP-110 array map or bytes follow the object (a
 // typestr, shape or data length that makes no array also matches ndarray's
 // ErrDType, ErrShape or ErrDataLength); errors.As finds the *ndarray.Error, whose
@@ -39,7 +39,7 @@ func unmarshal(b []byte, alias bool) (*ndarray.Array, error) {
 		return nil, err
 	}
 	if start+n != len(b) {
-		return nil, errAt(ErrMalformed, start+n, "%s after the ext 110 object", codecerr.Count(len(b)-start-n, "byte"))
+		return nil, errAt(errMalformed, start+n, "%s after the ext 110 object", codecerr.Count(len(b)-start-n, "byte"))
 	}
 	a, err := decodePayload(b[start:], start, alias)
 	if err != nil || !alias {
@@ -159,11 +159,11 @@ func extHeaderError(err error, at int) error {
 }
 
 func notExtError(c byte, at int) error {
-	return errAt(ErrNotExt110, at, "msgpack type byte 0x%02x is not an ext header", c)
+	return errAt(errNotExt110, at, "msgpack type byte 0x%02x is not an ext header", c)
 }
 
 func extTypeError(typ int8, at int) error {
-	return errAt(ErrNotExt110, at, "ext type %d, want %d", typ, ExtType)
+	return errAt(errNotExt110, at, "ext type %d, want %d", typ, ExtType)
 }
 
 // next moves the parser to rest, what a wire reader left of p.b[p.off:].
@@ -176,7 +176,7 @@ func (p *parser) wireError(err error, value, length, want string) error {
 	if truncated {
 		return newError(ndarray.ErrTruncated, int64(p.pos()+off), detail, nil)
 	}
-	return newError(ErrMalformed, int64(p.pos()+off), detail, nil)
+	return newError(errMalformed, int64(p.pos()+off), detail, nil)
 }
 
 // The keys of the array map, as bits of a set.
@@ -234,7 +234,7 @@ func (p *parser) arrayMap() (*ndarray.Array, error) {
 			continue
 		}
 		if seen&bit != 0 {
-			return nil, errAt(ErrMalformed, keyAt, "duplicate key %q", key)
+			return nil, errAt(errMalformed, keyAt, "duplicate key %q", key)
 		}
 		seen |= bit
 		valAt := p.pos()
@@ -283,11 +283,11 @@ func (p *parser) arrayMap() (*ndarray.Array, error) {
 		}
 	}
 	if p.off != len(p.b) {
-		return nil, errAt(ErrMalformed, p.pos(), "%s left over inside the ext payload after the map", codecerr.Count(len(p.b)-p.off, "byte"))
+		return nil, errAt(errMalformed, p.pos(), "%s left over inside the ext payload after the map", codecerr.Count(len(p.b)-p.off, "byte"))
 	}
 	for _, k := range requiredKeys {
 		if seen&k.bit == 0 {
-			return nil, errAt(ErrMalformed, at, "missing key %q", k.name)
+			return nil, errAt(errMalformed, at, "missing key %q", k.name)
 		}
 	}
 	if descr != nil && a.DType.Kind == 'V' {
@@ -296,7 +296,7 @@ func (p *parser) arrayMap() (*ndarray.Array, error) {
 		}
 	}
 	if err := a.Validate(); err != nil {
-		return nil, newError(ErrMalformed, int64(at), "", err)
+		return nil, newError(errMalformed, int64(at), "", err)
 	}
 	return &a, nil
 }
@@ -330,10 +330,10 @@ func parseTypestr(s []byte, at int) (ndarray.DType, error) {
 	}
 	dt, err := ndarray.ParseTypestr(string(s))
 	if errors.Is(err, ndarray.ErrObject) {
-		return ndarray.DType{}, errAt(ErrMalformed, at, "typestr %q is an object array (pickle): the reference sends the addresses of Python objects, which are never read", s)
+		return ndarray.DType{}, errAt(errMalformed, at, "typestr %q is an object array (pickle): the reference sends the addresses of Python objects, which are never read", s)
 	}
 	if err != nil {
-		return dt, newError(ErrMalformed, int64(at), "", err)
+		return dt, newError(errMalformed, int64(at), "", err)
 	}
 	return dt, nil
 }
@@ -349,17 +349,17 @@ func recordDType(descr []byte, at int, void ndarray.DType) (ndarray.DType, error
 	dt, n, err := mpdescr.Read(descr)
 	if err != nil {
 		e := err.(*mpdescr.Error)
-		class := ErrMalformed
+		class := errMalformed
 		if e.Truncated {
 			class = ndarray.ErrTruncated
 		}
 		return dt, newError(class, int64(at+e.Offset), e.Detail, e.Cause)
 	}
 	if n != len(descr) {
-		return dt, errAt(ErrMalformed, at+n, "%s left over in descr", codecerr.Count(len(descr)-n, "byte"))
+		return dt, errAt(errMalformed, at+n, "%s left over in descr", codecerr.Count(len(descr)-n, "byte"))
 	}
 	if dt.ItemSize != void.ItemSize {
-		return dt, errAt(ErrMalformed, at, "descr describes %d-byte records, typestr %s %d-byte ones", dt.ItemSize, void, void.ItemSize)
+		return dt, errAt(errMalformed, at, "descr describes %d-byte records, typestr %s %d-byte ones", dt.ItemSize, void, void.ItemSize)
 	}
 	return dt, nil
 }
@@ -391,7 +391,7 @@ func (p *parser) shape() ([]int, error) {
 			return nil, err
 		}
 		if v < 0 {
-			return nil, newError(ErrMalformed, int64(dimAt), "", &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d is negative (%d)", i, v)})
+			return nil, newError(errMalformed, int64(dimAt), "", &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d is negative (%d)", i, v)})
 		}
 		shape[i] = int(v)
 	}
@@ -407,7 +407,7 @@ func (p *parser) integer(what string) (int, error) {
 			return 0, p.wireError(err, what, what, "an integer")
 		}
 		if u > math.MaxInt {
-			return 0, newError(ErrMalformed, int64(p.pos()), "", &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrShape, Detail: fmt.Sprintf("%s %d overflows int", what, u)})
+			return 0, newError(errMalformed, int64(p.pos()), "", &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrShape, Detail: fmt.Sprintf("%s %d overflows int", what, u)})
 		}
 		p.next(rest)
 		return int(u), nil
@@ -436,4 +436,4 @@ func (p *parser) skip() error {
 
 // skipClasses is how skip's walk fails in this package's terms: an unused
 // type byte is malformed, anything else a claim past the end.
-var skipClasses = mpwalk.Classes{Invalid: ErrMalformed, OverBudget: ndarray.ErrTruncated, Other: ndarray.ErrTruncated}
+var skipClasses = mpwalk.Classes{Invalid: errMalformed, OverBudget: ndarray.ErrTruncated, Other: ndarray.ErrTruncated}

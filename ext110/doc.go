@@ -88,13 +88,16 @@
 // which ndpack refuses.
 //
 // Importing the package registers ext 110 with
-// github.com/vmihailenco/msgpack/v5, so a *ndarray.Array can be a field,
-// element or map value of anything passed to msgpack.Marshal, and
-// msgpack.Unmarshal into an interface{} yields *ndarray.Array.
+// github.com/vmihailenco/msgpack/v5, so a *ndarray.Array (or an
+// ndarray.Array) can be a field, element or map value of anything passed
+// to msgpack.Marshal, and msgpack.Unmarshal into an interface{} yields
+// *ndarray.Array.
 //
-// Decode whole messages from outside with UnmarshalMessage or a
-// MessageDecoder rather than msgpack.Unmarshal: they check every claimed
+// Messages with arrays are the root package's: decode whole messages from
+// outside with ndpack.MessageOptions.UnmarshalMessage (or an
+// ndpack.MessageDecoder), not msgpack.Unmarshal. It checks every claimed
 // count and length against the bytes present, the nesting depth, the size
 // and the memory decoding would take before the msgpack library, which
-// trusts counts and recurses per level, sees the bytes.
+// trusts counts and recurses per level, sees the bytes; it finds the
+// dialects' maps too, and lets arrays alias the message (NoCopy).
 package ext110

@@ -28,7 +28,7 @@ type Options struct {
 }
 
 // Size returns the exact length of the ext 110 encoding of a. It fails,
-// with an error matching ErrMalformed or ndarray.ErrTooLarge, where Marshal with
+// with an error matching ndarray.ErrMalformed or ndarray.ErrTooLarge, where Marshal with
 // AllowNonstandard would.
 func Size(a *ndarray.Array) (int, error) {
 	l, err := Options{AllowNonstandard: true}.layoutOf(a)
@@ -36,8 +36,8 @@ func Size(a *ndarray.Array) (int, error) {
 }
 
 // Marshal returns the ext 110 encoding of a. It fails with an error
-// matching ErrNonstandard for a dtype outside the standard kinds without
-// AllowNonstandard, ErrMalformed for an Array that is not valid (wrapping
+// matching ndarray.ErrNonstandard for a dtype outside the standard kinds without
+// AllowNonstandard, ndarray.ErrMalformed for an Array that is not valid (wrapping
 // Validate's ndarray error), a subarray dtype or a record whose fields
 // overlap, or ndarray.ErrTooLarge when the payload would pass 2^32-1 bytes, the most an ext32 header can frame.
 func (o Options) Marshal(a *ndarray.Array) ([]byte, error) {
@@ -80,7 +80,7 @@ type layout struct {
 // layoutOf validates a against the options and sizes its encoding.
 func (o Options) layoutOf(a *ndarray.Array) (layout, error) {
 	if err := a.Validate(); err != nil {
-		return layout{}, newError(ErrMalformed, -1, "cannot encode", err)
+		return layout{}, newError(errMalformed, -1, "cannot encode", err)
 	}
 	return o.layoutFor(a.DType, a.Shape, len(a.Data))
 }
@@ -89,7 +89,7 @@ func (o Options) layoutOf(a *ndarray.Array) (layout, error) {
 // with dataLen data bytes, which the caller has checked.
 func (o Options) layoutFor(dt ndarray.DType, shape []int, dataLen int) (layout, error) {
 	if dt.IsSubarray() {
-		return layout{}, newError(ErrMalformed, -1, fmt.Sprintf("cannot encode an array of the subarray dtype %s: fold its shape into the array's", dt), nil)
+		return layout{}, newError(errMalformed, -1, fmt.Sprintf("cannot encode an array of the subarray dtype %s: fold its shape into the array's", dt), nil)
 	}
 	if dt.IsRecord() && !o.AllowNonstandard {
 		return layout{}, nonstandard(fmt.Sprintf("the record dtype %s is outside YEP-110's standard kinds (b, i, u, f, c), and the YEP's reference ext_hook cannot read it; it is sent only when allowed", dt))
@@ -115,7 +115,7 @@ func (o Options) layoutFor(dt ndarray.DType, shape []int, dataLen int) (layout, 
 		// bytes).
 		descr, err := mpdescr.Append(nil, dt)
 		if err != nil {
-			return layout{}, newError(ErrMalformed, -1, "cannot encode the record dtype "+dt.String(), err)
+			return layout{}, newError(errMalformed, -1, "cannot encode the record dtype "+dt.String(), err)
 		}
 		l.descr = descr
 		n += len("\xa5descr") + len(descr)

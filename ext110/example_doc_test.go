@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/internal/testutil/sharedfiles"
 	"github.com/ndpack/ndpack/ndarray"
@@ -41,7 +41,8 @@ func pythonMessage() ([]byte, error) {
 //
 // (TestPythonPeerExample runs exactly that on these bytes), and what
 // msgpack.packb(msg, default=pack_ndarray) writes comes back here through
-// UnmarshalMessage.
+// package ndpack's UnmarshalMessage, which checks a message from outside
+// before the msgpack library decodes it.
 func Example_python() {
 	b, err := pythonMessage()
 	if err != nil {
@@ -54,7 +55,7 @@ func Example_python() {
 	fromPython, _ := hex.DecodeString("82a86578706f73757265cb3fe0000000000000a5696d616765c72e6e84a464617461" +
 		"c4080100020003000400a774797065737472a33c7532a57368617065920202a776657273696f6e03")
 	var msg map[string]any
-	if err := (ext110.MessageOptions{}).UnmarshalMessage(fromPython, &msg); err != nil {
+	if err := (ndpack.MessageOptions{}).UnmarshalMessage(fromPython, &msg); err != nil {
 		panic(err)
 	}
 	image := msg["image"].(*ndarray.Array)
@@ -150,7 +151,7 @@ done:
 		t.Fatal(err)
 	}
 	var msg map[string]any
-	if err := (ext110.MessageOptions{}).UnmarshalMessage(packed, &msg); err != nil {
+	if err := (ndpack.MessageOptions{}).UnmarshalMessage(packed, &msg); err != nil {
 		t.Fatalf("pack_ndarray's bytes: %v", err)
 	}
 	image, ok := msg["image"].(*ndarray.Array)

@@ -2,7 +2,6 @@ package ext110_test
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 
 	"github.com/ndpack/ndpack/ext110"
@@ -24,13 +23,16 @@ func ExampleMarshal() {
 	// |u1 (3,) [1 2 3]
 }
 
-// Arrays travel inside any msgpack message once ext110 is imported.
+// Arrays travel inside any msgpack message once ext110 is imported. (A
+// message from outside is decoded with package ndpack's
+// MessageOptions.UnmarshalMessage, which checks it first: msgpack.Unmarshal
+// trusts what the bytes claim.)
 func Example_msgpack() {
 	a, _ := ndarray.FromSlice([]float32{1.5, 2.5})
 	msg, _ := msgpack.Marshal(map[string]any{"method": "get_measured", "result": a})
 
 	var decoded map[string]any
-	if err := (ext110.MessageOptions{}).UnmarshalMessage(msg, &decoded); err != nil {
+	if err := msgpack.Unmarshal(msg, &decoded); err != nil {
 		panic(err)
 	}
 	arr := decoded["result"].(*ndarray.Array)
@@ -59,57 +61,4 @@ func ExampleDecoder() {
 	// [0 0]
 	// [1 10]
 	// [2 20]
-}
-
-// Messages from outside are checked before they are decoded: a few bytes
-// that claim four billion items, or nesting that would overflow the stack,
-// are errors rather than a dead process.
-func ExampleMessageOptions_UnmarshalMessage() {
-	a, _ := ndarray.FromSlice([]uint16{7, 8, 9})
-	msg, _ := msgpack.Marshal(map[string]any{"id": 4, "result": a})
-
-	var resp struct {
-		ID     int            `msgpack:"id"`
-		Result *ndarray.Array `msgpack:"result"`
-	}
-	if err := (ext110.MessageOptions{}).UnmarshalMessage(msg, &resp); err != nil {
-		panic(err)
-	}
-	fmt.Println(resp.ID, resp.Result)
-
-	var v any
-	err := ext110.MessageOptions{}.UnmarshalMessage([]byte{0xdd, 0xff, 0xff, 0xff, 0xff}, &v)
-	fmt.Println(err)
-	fmt.Println(errors.Is(err, ndarray.ErrTruncated))
-
-	deep := append(bytes.Repeat([]byte{0x91}, 1000), 0x00)
-	err = ext110.MessageOptions{MaxDepth: 100}.UnmarshalMessage(deep, &v)
-	fmt.Println(err)
-	// Output:
-	// 4 <u2 (3,)
-	// ext110: truncated input: array claims 4294967295, only 0 bytes remain
-	// true
-	// ext110: nested too deep at byte 100: arrays and maps nest more than 100 deep
-}
-
-func ExampleMessageDecoder() {
-	var stream bytes.Buffer
-	for i := range 2 {
-		a, _ := ndarray.FromSlice([]float64{float64(i), 0.5})
-		b, _ := msgpack.Marshal(map[string]any{"frame": i, "data": a})
-		stream.Write(b)
-	}
-	dec := ext110.NewMessageDecoder(&stream)
-	dec.Options.MaxSize = 1 << 20 // refuse any message over 1 MiB
-	for {
-		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
-			break // io.EOF at the end
-		}
-		v, _ := ndarray.Values[float64](m["data"].(*ndarray.Array))
-		fmt.Println(m["frame"], v)
-	}
-	// Output:
-	// 0 [0 0.5]
-	// 1 [1 0.5]
 }

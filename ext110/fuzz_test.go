@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"runtime"
 	"testing"
 
 	"github.com/ndpack/ndpack/conformance"
-	"github.com/ndpack/ndpack/internal/testutil/hostile"
 	"github.com/ndpack/ndpack/ndarray"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // fuzzSeeds are the ext 110 files of the conformance corpus, valid objects of several shapes and forms plus the
@@ -118,62 +115,6 @@ func FuzzDecoder(f *testing.F) {
 					t.Fatal("stream and Unmarshal disagree")
 				}
 			}
-		}
-	})
-}
-
-// FuzzUnmarshalMessage checks that no whole message panics, overflows the
-// stack or allocates past a small multiple of its size, and that what it
-// accepts is what the msgpack library itself reads.
-func FuzzUnmarshalMessage(f *testing.F) {
-	fuzzSeeds(f)
-	for _, in := range hostile.Inputs() {
-		if len(in.Bytes) <= 1<<16 {
-			f.Add(in.Bytes)
-		}
-	}
-	f.Add(hostile.NestedRequest(600))
-	a, _ := ndarray.FromSlice([]float32{1, 2, 3})
-	msg, _ := msgpack.Marshal(map[string]any{"ver": "1.0", "id": 3, "result": []any{a, map[string]any{"x": a}, nil, 1.5}})
-	f.Add(msg)
-	f.Fuzz(func(t *testing.T, in []byte) {
-		var v any
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		err := MessageOptions{}.UnmarshalMessage(in, &v)
-		runtime.ReadMemStats(&after)
-		// The walk refuses what would cost more than 48 times the input
-		// plus 4 MiB, estimated within a third; a count or length the
-		// bytes do not hold would cost millions of times more.
-		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 80*uint64(len(in))+5<<20 {
-			t.Fatalf("%d bytes allocated for a %d-byte message", alloc, len(in))
-		}
-		var arrays []*ndarray.Array
-		_ = MessageOptions{}.UnmarshalMessage(in, &arrays)
-		// The MapDecoder and no-copy paths decode through a reader of their
-		// own: the same bounds, the same verdict on well-formed msgpack.
-		var vd any
-		notMine := func([]byte) (any, int, error) { return nil, 0, nil }
-		derr := MessageOptions{MapDecoder: notMine, NoCopy: true}.UnmarshalMessage(in, &vd)
-		if err != nil && derr == nil {
-			t.Fatalf("accepted with dialects what the plain decode refused: %v", err)
-		}
-		if err != nil {
-			var e *ndarray.Error
-			if !errors.As(err, &e) {
-				t.Fatalf("error is not an *ndarray.Error: %v", err)
-			}
-			return
-		}
-		// Accepted: it is exactly one well-formed value, which the
-		// library re-encodes and the checked decoder reads again.
-		back, merr := msgpack.Marshal(v)
-		if merr != nil {
-			return // e.g. maps with non-string keys decode but do not all encode
-		}
-		var again any
-		if err := (MessageOptions{}).UnmarshalMessage(back, &again); err != nil {
-			t.Fatalf("re-encoded message refused: %v", err)
 		}
 	})
 }

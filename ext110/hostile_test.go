@@ -2,32 +2,14 @@ package ext110_test
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
-	"io"
 	"runtime"
 	"testing"
 
 	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/testutil/hostile"
-	"github.com/ndpack/ndpack/ndarray"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/vmihailenco/msgpack/v5"
 )
-
-// hostileTargets are the Go values users decode whole messages into; bare
-// msgpack.Unmarshal into each of them dies on some hostile input.
-func hostileTargets() map[string]func() any {
-	return map[string]func() any{
-		"any":                 func() any { var v any; return &v },
-		"[]any":               func() any { var v []any; return &v },
-		"[]int64":             func() any { var v []int64; return &v },
-		"[]*ndarray.Array":    func() any { var v []*ndarray.Array; return &v },
-		"map[string]any":      func() any { var v map[string]any; return &v },
-		"struct{map[string]}": func() any { var v struct{ Params map[string]any }; return &v },
-	}
-}
 
 // checkRefused runs decode on in and checks the hostile-input bounds: an
 // error, in time, in bounded memory.
@@ -47,121 +29,13 @@ func checkRefused(t *testing.T, in hostile.Input, decode func() error) error {
 	return err
 }
 
-func TestUnmarshalMessageRefusesHostileInput(t *testing.T) {
+// The stream Decoder refuses every hostile input in time and bounded
+// memory. (Whole messages are the root package's: see its
+// TestUnmarshalMessageRefusesHostileInput.)
+func TestDecoderRefusesHostileInput(t *testing.T) {
 	for _, in := range hostile.Inputs() {
-		for name, target := range hostileTargets() {
-			t.Run(in.Name+"/"+name, func(t *testing.T) {
-				v := target()
-				err := checkRefused(t, in, func() error { return ext110.MessageOptions{}.UnmarshalMessage(in.Bytes, v) })
-				assert.True(t, errors.Is(err, ndarray.ErrTruncated) || errors.Is(err, ext110.ErrTooDeep) ||
-					errors.Is(err, ndarray.ErrTooLarge), "%v", err)
-				var e *ndarray.Error
-				require.ErrorAs(t, err, &e)
-				assert.Regexp(t, `^ext110: `, err.Error())
-			})
-			t.Run("stream/"+in.Name+"/"+name, func(t *testing.T) {
-				v := target()
-				dec := ext110.NewMessageDecoder(bytes.NewReader(in.Bytes))
-				err := checkRefused(t, in, func() error { return dec.Decode(v) })
-				// A stream cannot tell a lie about length from a message
-				// still arriving: a claim past the size limit is too large,
-				// one within it is cut short.
-				assert.True(t, errors.Is(err, ndarray.ErrTooLarge) || errors.Is(err, ndarray.ErrTruncated) ||
-					errors.Is(err, ext110.ErrTooDeep), "%v", err)
-			})
-		}
-		t.Run("ext stream Decoder/"+in.Name, func(t *testing.T) {
+		t.Run(in.Name, func(t *testing.T) {
 			checkRefused(t, in, func() error { _, err := ext110.NewDecoder(bytes.NewReader(in.Bytes)).Decode(); return err })
 		})
 	}
-}
-
-func TestUnmarshalMessageLimits(t *testing.T) {
-	a, _ := ndarray.FromSlice([]int16{1, 2, 3})
-	msg := mustMarshalMessage(t, map[string]any{"id": 1, "result": []any{a, "x"}})
-
-	var m map[string]any
-	require.NoError(t, ext110.MessageOptions{}.UnmarshalMessage(msg, &m))
-	got := m["result"].([]any)[0].(*ndarray.Array)
-	assert.True(t, got.Equal(a))
-
-	// The message nests 2 levels (a map holding an array).
-	require.NoError(t, ext110.MessageOptions{MaxDepth: 2}.UnmarshalMessage(msg, &m))
-	err := ext110.MessageOptions{MaxDepth: 1}.UnmarshalMessage(msg, &m)
-	assert.ErrorIs(t, err, ext110.ErrTooDeep)
-	assert.EqualError(t, err, "ext110: nested too deep at byte 12: arrays and maps nest more than 1 deep")
-
-	err = ext110.MessageOptions{MaxSize: int64(len(msg) - 1)}.UnmarshalMessage(msg, &m)
-	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
-	require.NoError(t, ext110.MessageOptions{MaxSize: int64(len(msg))}.UnmarshalMessage(msg, &m))
-
-	// Many one-entry maps would cost 117 times their bytes decoded:
-	// refused once past 48 times plus 4 MiB, unless the limit is raised.
-	tiny := hostile.TinyMapsRequest(1 << 20)
-	err = ext110.MessageOptions{}.UnmarshalMessage(tiny, &m)
-	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
-	assert.Regexp(t, `^ext110: too large: decoding \d+ bytes would allocate about \d+, more than 48 times as much`, err.Error())
-	require.NoError(t, ext110.MessageOptions{MaxExpansion: 200}.UnmarshalMessage(tiny, &m))
-	assert.Len(t, m["params"].([]any)[0], 1<<20)
-
-	// Exactly one message: bytes after it are refused, a cut one is
-	// truncated.
-	err = ext110.MessageOptions{}.UnmarshalMessage(append(msg, 0xc0), &m)
-	assert.ErrorIs(t, err, ext110.ErrMalformed)
-	assert.EqualError(t, err, fmt.Sprintf("ext110: malformed payload at byte %d: 1 byte after the message", len(msg)))
-	assert.ErrorIs(t, ext110.MessageOptions{}.UnmarshalMessage(msg[:len(msg)-1], &m), ndarray.ErrTruncated)
-	assert.ErrorIs(t, ext110.MessageOptions{}.UnmarshalMessage(nil, &m), ndarray.ErrTruncated)
-
-	// A bad ext 110 value inside is reported as such.
-	bad := bytes.Replace(msg, []byte("<i2"), []byte("<i3"), 1)
-	err = ext110.MessageOptions{}.UnmarshalMessage(bad, &m)
-	assert.ErrorIs(t, err, ext110.ErrMalformed)
-	assert.ErrorIs(t, err, ndarray.ErrDType)
-}
-
-func TestMessageDecoderStream(t *testing.T) {
-	a, _ := ndarray.FromSlice([]float64{1, 2})
-	var stream bytes.Buffer
-	for i := range 3 {
-		stream.Write(mustMarshalMessage(t, map[string]any{"id": i, "a": a}))
-	}
-	deepAt := int64(stream.Len())
-	stream.Write(hostile.Nested(600))
-	dec := ext110.NewMessageDecoder(&stream)
-	for i := range 3 {
-		var m struct {
-			ID int            `msgpack:"id"`
-			A  *ndarray.Array `msgpack:"a"`
-		}
-		require.NoError(t, dec.Decode(&m))
-		assert.Equal(t, i, m.ID)
-		assert.True(t, m.A.Equal(a))
-	}
-	var v any
-	err := dec.Decode(&v)
-	assert.ErrorIs(t, err, ext110.ErrTooDeep)
-	// Offsets count from the start of the stream.
-	var e *ndarray.Error
-	require.ErrorAs(t, err, &e)
-	assert.Equal(t, deepAt+512, e.Offset)
-
-	dec = ext110.NewMessageDecoder(bytes.NewReader(nil))
-	assert.Equal(t, io.EOF, dec.Decode(&v))
-
-	dec = ext110.NewMessageDecoder(bytes.NewReader([]byte{0xc6, 0, 0, 1, 0}))
-	dec.Options.MaxSize = 100
-	err = dec.Decode(&v)
-	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
-	assert.EqualError(t, err, "ext110: too large at byte 0: message exceeds the limit of 100 bytes: bin claims 256, only 95 bytes remain")
-}
-
-// mustMarshalMessage encodes v with map keys sorted, so that the byte
-// offsets tests expect do not depend on Go's map order.
-func mustMarshalMessage(t *testing.T, v any) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	enc := msgpack.NewEncoder(&b)
-	enc.SetSortMapKeys(true)
-	require.NoError(t, enc.Encode(v))
-	return b.Bytes()
 }

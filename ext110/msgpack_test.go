@@ -69,7 +69,7 @@ func TestNestedInMsgpack(t *testing.T) {
 func TestNestedRefusesBadArrays(t *testing.T) {
 	s, _ := ndarray.New(ndarray.MustParseDType("|S2"), []int{1}, []byte("ab"))
 	_, err := msgpack.Marshal([]any{s})
-	assert.ErrorIs(t, err, ErrNonstandard)
+	assert.ErrorIs(t, err, ndarray.ErrNonstandard)
 
 	// A malformed payload inside a message fails the whole decode.
 	bad := ext8(mpMap(mpStr("data"), mpBin([]byte{1}), mpStr("typestr"), mpStr("<u2"), mpStr("shape"), []byte{0x91, 1}))
@@ -114,7 +114,7 @@ func TestDecoderLimits(t *testing.T) {
 	dec.MaxSize = 100
 	_, err := dec.Decode()
 	assert.ErrorIs(t, err, ndarray.ErrTooLarge)
-	assert.EqualError(t, err, "ext110: too large at byte 0: payload of 838 bytes exceeds the limit of 100")
+	assert.EqualError(t, err, "ext110: too large at byte 0: payload of 838 bytes exceeds the limit of 100 (Decoder.MaxSize)")
 
 	dec = NewDecoder(bytes.NewReader(b[:len(b)-3]))
 	_, err = dec.Decode()
@@ -145,14 +145,14 @@ func TestZeroAndValueArrays(t *testing.T) {
 	b, err := msgpack.Marshal(&rec{Set: *a, Zero: &ndarray.Array{}})
 	require.NoError(t, err)
 	var m map[string]any
-	require.NoError(t, MessageOptions{}.UnmarshalMessage(b, &m))
+	require.NoError(t, msgpack.Unmarshal(b, &m))
 	assert.Len(t, m, 3, "omit and ptr are left out: %v", m)
 	assert.Nil(t, m["unset"])
 	assert.Nil(t, m["zero"])
 	assert.True(t, m["set"].(*ndarray.Array).Equal(a))
 
 	var back rec
-	require.NoError(t, MessageOptions{}.UnmarshalMessage(b, &back))
+	require.NoError(t, msgpack.Unmarshal(b, &back))
 	assert.True(t, back.Set.Equal(a))
 	assert.True(t, back.Unset.IsZero())
 	assert.Nil(t, back.Zero)
@@ -161,7 +161,7 @@ func TestZeroAndValueArrays(t *testing.T) {
 	b, err = msgpack.Marshal(map[string]ndarray.Array{"x": *a})
 	require.NoError(t, err)
 	var mv map[string]ndarray.Array
-	require.NoError(t, MessageOptions{}.UnmarshalMessage(b, &mv))
+	require.NoError(t, msgpack.Unmarshal(b, &mv))
 	assert.True(t, a.Equal(ptr(mv["x"])))
 	b2, err := msgpack.Marshal(*a)
 	require.NoError(t, err)

@@ -122,7 +122,7 @@ func TestRecordInteropPythonToGo(t *testing.T) {
 			assert.Equal(t, c.Full, hex.EncodeToString(buf.Bytes()), "EncodeFrom")
 
 			_, err = Marshal(a)
-			assert.ErrorIs(t, err, ErrNonstandard)
+			assert.ErrorIs(t, err, ndarray.ErrNonstandard)
 			assert.ErrorContains(t, err, "record dtype")
 
 			switch c.Entries {
@@ -219,7 +219,7 @@ func TestRecordRefusals(t *testing.T) {
 	require.NoError(t, err)
 	a, _ := ndarray.New(overlap, []int{1}, make([]byte, 6))
 	_, err = Options{AllowNonstandard: true}.Marshal(a)
-	assert.ErrorIs(t, err, ErrMalformed)
+	assert.ErrorIs(t, err, ndarray.ErrMalformed)
 	assert.ErrorContains(t, err, "overlapping")
 
 	// An unnamed void field reads back as padding: refused, not lost.
@@ -285,7 +285,7 @@ func TestRecordDecodeErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := Unmarshal(c.in)
 			require.Error(t, err)
-			assert.True(t, errors.Is(err, ErrMalformed), "%v", err)
+			assert.True(t, errors.Is(err, ndarray.ErrMalformed), "%v", err)
 			assert.ErrorContains(t, err, c.want)
 			assert.ErrorContains(t, err, "ext110: ")
 		})

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/ndpack/ndpack/internal/boundedio"
+	"github.com/ndpack/ndpack/internal/mpmsg"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/vmihailenco/msgpack/v5"
@@ -42,7 +43,7 @@ func encodeArray(e *msgpack.Encoder, a *ndarray.Array) error {
 	if a.IsZero() {
 		return e.EncodeNil()
 	}
-	if done, err := encodeByCaller(e, a); done {
+	if done, err := mpmsg.EncodeArray(e, a); done {
 		return err
 	}
 	l, err := Options{}.layoutOf(a)
@@ -83,7 +84,7 @@ func decodeArrayValue(d *msgpack.Decoder, v reflect.Value) error {
 		return err
 	}
 	if id != ExtType {
-		return newError(ErrNotExt110, -1, fmt.Sprintf("ext type %d, want %d", id, ExtType), nil)
+		return newError(errNotExt110, -1, fmt.Sprintf("ext type %d, want %d", id, ExtType), nil)
 	}
 	var a ndarray.Array
 	if err := decodeExtPayload(d, reflect.ValueOf(&a), n); err != nil {
@@ -93,53 +94,42 @@ func decodeArrayValue(d *msgpack.Decoder, v reflect.Value) error {
 	return nil
 }
 
-// decodeExtPayload reads extLen payload bytes from the library's decoder,
-// growing its buffer as bytes arrive, and decodes them into v, a
-// *ndarray.Array. The decoded Array aliases that buffer, which it owns.
+// decodeExtPayload decodes the extLen-byte payload d is at into v, a
+// *ndarray.Array. Inside a message the root package decodes (see
+// internal/mpmsg), the payload is the message's own bytes: aliased where
+// the caller allows it and the data lies aligned for its items, else
+// copied once, aligned. From any other decoder (msgpack.Unmarshal, a
+// caller's own), it is read as its bytes arrive, into memory that grows
+// with them: nothing is sized from the claimed length alone.
 func decodeExtPayload(d *msgpack.Decoder, v reflect.Value, extLen int) error {
-	if r, ok := d.Buffered().(*sliceReader); ok {
-		payload, ok := r.next(extLen)
-		if !ok {
-			return newError(ndarray.ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", nil)
-		}
-		if !r.alias {
-			// One copy, the data placed 8-aligned. Appended, not made
-			// and filled: an append clears nothing it then overwrites.
-			var zeros [8]byte
-			pad := 0
-			if d := dataOffset(payload[:min(len(payload), 16)]); d > 0 {
-				pad = (8 - d%8) % 8
-			}
-			payload = append(zeros[:pad:pad], payload...)[pad:]
-		}
-		// With alias the message's owner lets arrays alias it: no copy,
-		// unless the data lies there misaligned for its items.
-		if err := setArray(v, payload); err != nil || !r.alias {
-			return err
-		}
-		alignedAlias(v.Interface().(*ndarray.Array))
-		return nil
+	payload, alias, inMessage, err := mpmsg.Payload(d, extLen)
+	if err != nil {
+		return err
 	}
-	var src io.Reader = readFullFunc(d.ReadFull)
-	// Decoding from memory (msgpack.Unmarshal) the decoder's reader knows
-	// how much is left: with that, a true length is allocated once, with
-	// the array's data placed aligned for its items, and a false one
-	// refused at once, instead of growing a buffer.
-	if l, ok := d.Buffered().(interface{ Len() int }); ok {
-		if l.Len() < extLen {
-			return newError(ndarray.ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", io.ErrUnexpectedEOF)
-		}
-		payload, err := readAligned(src, extLen)
+	if !inMessage {
+		payload, err = readAligned(readFullFunc(d.ReadFull), extLen)
 		if err != nil {
 			return newError(ndarray.ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", err)
 		}
 		return setArray(v, payload)
 	}
-	payload, err := boundedio.ReadFull(src, extLen)
-	if err != nil {
-		return newError(ndarray.ErrTruncated, -1, "msgpack input ended inside an ext 110 payload", err)
+	if !alias {
+		// One copy, the data placed 8-aligned. Appended, not made and
+		// filled: an append clears nothing it then overwrites.
+		var zeros [8]byte
+		pad := 0
+		if d := dataOffset(payload[:min(len(payload), 16)]); d > 0 {
+			pad = (8 - d%8) % 8
+		}
+		payload = append(zeros[:pad:pad], payload...)[pad:]
 	}
-	return setArray(v, payload)
+	// With alias the message's owner lets arrays alias it: no copy,
+	// unless the data lies there misaligned for its items.
+	if err := setArray(v, payload); err != nil || !alias {
+		return err
+	}
+	alignedAlias(v.Interface().(*ndarray.Array))
+	return nil
 }
 
 // setArray decodes an ext 110 payload into v, a *ndarray.Array, aliasing
@@ -156,14 +146,6 @@ func setArray(v reflect.Value, payload []byte) error {
 	return nil
 }
 
-// knownLen is a reader that reports how many bytes its source has left.
-type knownLen struct {
-	io.Reader
-	l interface{ Len() int }
-}
-
-func (k knownLen) Len() int { return k.l.Len() }
-
 // readFullFunc adapts a fill-this-buffer function to io.Reader.
 type readFullFunc func([]byte) error
 
@@ -174,12 +156,14 @@ func (f readFullFunc) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// readAligned reads an ext 110 payload of n bytes, which r holds, into
-// one new buffer, placed so that the array data lands at an address that
-// is a multiple of 8 when the payload starts with its data, as every
-// writer of the canonical key order makes it ({"data": bin ...}): the
-// decoded Array is then read in place by ndarray.Values instead of copied
-// again to align it. Other payloads are read as they come.
+// readAligned reads an ext 110 payload of n bytes from r into one new
+// buffer, placed so that the array data lands at an address that is a
+// multiple of 8 when the payload starts with its data, as every writer of
+// the canonical key order makes it ({"data": bin ...}): the decoded Array
+// is then read in place by ndarray.Values instead of copied again to
+// align it. Other payloads are read as they come. The buffer grows as the
+// bytes arrive (see boundedio.Append), so a claimed length r does not back
+// costs about twice what r sent.
 func readAligned(r io.Reader, n int) ([]byte, error) {
 	var head [16]byte
 	k := min(n, len(head))
@@ -190,9 +174,10 @@ func readAligned(r io.Reader, n int) ([]byte, error) {
 	if d := dataOffset(head[:k]); d > 0 {
 		pad = (8 - d%8) % 8 // heap blocks start 8-aligned
 	}
-	buf := make([]byte, pad+n)
+	buf := make([]byte, pad+k, pad+min(n, boundedio.FirstChunk))
 	copy(buf[pad:], head[:k])
-	if _, err := io.ReadFull(r, buf[pad+k:]); err != nil {
+	buf, err := boundedio.Append(buf, r, n-k)
+	if err != nil {
 		return nil, err
 	}
 	return buf[pad:], nil

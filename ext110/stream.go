@@ -2,6 +2,7 @@ package ext110
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 
@@ -11,7 +12,8 @@ import (
 )
 
 // Encoder writes ext 110 objects back to back to an io.Writer, as a
-// msgpack stream carries them.
+// msgpack stream carries them. Make one with NewEncoder: the zero Encoder
+// writes to nothing, and its methods fail.
 type Encoder struct {
 	// Options apply to every Encode.
 	Options Options
@@ -26,6 +28,9 @@ func NewEncoder(w io.Writer) *Encoder { return &Encoder{w: w} }
 // writer as it is, without a copy. It fails as Options.Marshal does, before
 // writing anything, or with the writer's error as it is.
 func (e *Encoder) Encode(a *ndarray.Array) error {
+	if e.w == nil {
+		return errNoWriter
+	}
 	l, err := e.Options.layoutOf(a)
 	if err != nil {
 		return err
@@ -37,19 +42,22 @@ func (e *Encoder) Encode(a *ndarray.Array) error {
 // given shape whose row-major data is read from r: exactly the shape's byte
 // count is copied with io.Copy, through r's own WriteTo when r is an
 // io.WriterTo whose Len is exactly that count. It fails with an error
-// matching ErrMalformed when dt is not valid or shape has no byte count,
+// matching ndarray.ErrMalformed when dt is not valid or shape has no byte count,
 // as Options.Marshal does for the dtype otherwise (before writing
 // anything), or with the writer's or r's error as it is; when r ends early
 // the error matches io.ErrUnexpectedEOF (not ndarray.ErrTruncated, which is for
 // input being decoded). After a read or write error the stream holds part
 // of an object.
 func (e *Encoder) EncodeFrom(dt ndarray.DType, shape []int, r io.Reader) error {
+	if e.w == nil {
+		return errNoWriter
+	}
 	if err := dt.Validate(); err != nil {
-		return newError(ErrMalformed, -1, "cannot encode", err)
+		return newError(errMalformed, -1, "cannot encode", err)
 	}
 	n, err := ndarray.ByteSize(dt, shape)
 	if err != nil {
-		return newError(ErrMalformed, -1, "cannot encode", err)
+		return newError(errMalformed, -1, "cannot encode", err)
 	}
 	l, err := e.Options.layoutFor(dt, shape, n)
 	if err != nil {
@@ -91,11 +99,13 @@ func (e *Encoder) write(l layout, writeData func() error) error {
 // Decoder reads ext 110 objects back to back from an io.Reader.
 //
 // It reads through its own buffer, so it may consume bytes of r beyond the
-// last object it returns.
+// last object it returns. Make one with NewDecoder: the zero Decoder reads
+// from nothing, and its Decode fails.
 type Decoder struct {
-	// MaxSize bounds the payload of one object; a larger one fails with
-	// ndarray.ErrTooLarge before it is read. 0 means 2^32-1 bytes, the most an ext32
-	// header can frame.
+	// MaxSize bounds the payload of one object, which Decode reads into
+	// memory; a larger one fails with ndarray.ErrTooLarge before it is
+	// read. 0 means ndarray.DefaultMaxSize (64 MiB); no payload is longer
+	// than 2^32-1 bytes, the most an ext32 header can frame.
 	MaxSize int64
 	r       *bufio.Reader
 	off     int64 // bytes consumed, for error offsets
@@ -103,6 +113,13 @@ type Decoder struct {
 
 // NewDecoder returns a Decoder that reads from r.
 func NewDecoder(r io.Reader) *Decoder { return &Decoder{r: buffered(r)} }
+
+// What the methods of an Encoder or Decoder not made by NewEncoder or
+// NewDecoder return.
+var (
+	errNoWriter = errors.New("ext110: the Encoder writes to nothing: make one with NewEncoder")
+	errNoReader = errors.New("ext110: the Decoder reads from nothing: make one with NewDecoder")
+)
 
 // buffered returns r as a *bufio.Reader, wrapping it unless it is one.
 func buffered(r io.Reader) *bufio.Reader {
@@ -118,6 +135,9 @@ func buffered(r io.Reader) *bufio.Reader {
 // (Offset counting from the first byte the Decoder read), with ndarray.ErrTooLarge
 // for a payload over MaxSize, or with the reader's error as it is.
 func (d *Decoder) Decode() (*ndarray.Array, error) {
+	if d.r == nil {
+		return nil, errNoReader
+	}
 	start := d.off
 	c, err := d.r.ReadByte()
 	if err != nil {
@@ -144,7 +164,8 @@ func (d *Decoder) Decode() (*ndarray.Array, error) {
 		return nil, extTypeError(typ, int(start)+size-1)
 	}
 	if limit := d.maxSize(); uint64(n) > uint64(limit) {
-		return nil, errAt(ndarray.ErrTooLarge, int(start), "payload of %d bytes exceeds the limit of %d", n, limit)
+		return nil, &ndarray.Error{Pkg: "ext110", Err: ndarray.ErrTooLarge, Offset: start, Option: "Decoder.MaxSize",
+			Detail: fmt.Sprintf("payload of %d bytes exceeds the limit of %d", n, limit)}
 	}
 	payload, err := boundedio.ReadFull(d.r, int(n))
 	d.off += int64(len(payload))
@@ -163,7 +184,7 @@ func (d *Decoder) readError(err error, at int64, what string) error {
 
 func (d *Decoder) maxSize() int64 {
 	if d.MaxSize > 0 {
-		return d.MaxSize
+		return min(d.MaxSize, maxPayload)
 	}
-	return maxPayload
+	return ndarray.DefaultMaxSize
 }

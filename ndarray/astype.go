@@ -11,7 +11,10 @@ import (
 // AsType returns a new Array holding a's values converted to dtype dt, if
 // c allows it and AsType computes it (see Check; ErrType otherwise). It
 // always copies. Every rule but No allows a change of byte order alone,
-// which AsType makes for every plain dtype.
+// which AsType makes for every plain dtype. Values convert as numpy's
+// astype converts them, a NaN, an infinity or a float out of an
+// integer's range included (as numpy does on x86-64: INT_MIN for int32);
+// CastWarningsOf counts those numpy warns of.
 //
 // It fails with Validate's error (ErrDType, ErrShape or ErrDataLength)
 // when a, or ErrDType when dt, is not valid.
@@ -179,7 +182,7 @@ func (c codec) put(b []byte, s scalar, dt DType) {
 	case 'b':
 		b[0] = b2u(s.isNonZero())
 	case 'i', 'u':
-		c.putUint(b, s.toBits(dt.Kind == 'i'), size)
+		c.putUint(b, s.toBits(dt.Kind == 'i', size), size)
 	case 'f':
 		c.putFloat(b, s, size)
 	case 'c':
@@ -236,9 +239,9 @@ func (s scalar) real(width int) float64 {
 	return float64(s.u)
 }
 
-// toBits returns the value as the two's-complement bits of an integer:
-// integers wrap, floats truncate toward zero, as C casts do.
-func (s scalar) toBits(signed bool) uint64 {
+// toBits returns the value as the two's-complement bits of an integer of
+// size bytes: integers wrap, floats convert as floatToInt converts them.
+func (s scalar) toBits(signed bool, size int) uint64 {
 	f := s.f
 	switch s.kind {
 	case 'i':
@@ -248,8 +251,120 @@ func (s scalar) toBits(signed bool) uint64 {
 	case 'c':
 		f = real(s.c)
 	}
-	if !signed && f >= 0 {
-		return uint64(f)
+	bits, _ := floatToInt(f, size, signed)
+	return bits
+}
+
+// floatToInt converts f to the two's-complement bits of an integer of
+// size bytes as numpy's cast computes it on x86-64, where C leaves it
+// undefined outside the target's range: truncated toward zero by the
+// processor's conversion to a 32-bit integer (for targets of up to 2
+// bytes and int32) or to a 64-bit one (int64, uint32), then cut to the
+// target's bytes; a uint64 as compilers convert to it (through int64,
+// less 2^63 for values from 2^63). A NaN, an infinity or a value that
+// conversion cannot hold gives its integer indefinite, the smallest
+// integer (INT_MIN for int32, 0 once cut to a byte), and invalid: what
+// numpy warns of as "invalid value encountered in cast".
+func floatToInt(f float64, size int, signed bool) (bits uint64, invalid bool) {
+	switch {
+	case size == 8 && !signed:
+		if f >= 1<<63 {
+			b, bad := truncate(f-(1<<63), 64)
+			return b ^ 1<<63, bad
+		}
+		return truncate(f, 64)
+	case size == 8 || size == 4 && !signed:
+		return truncate(f, 64)
 	}
-	return uint64(int64(f))
+	return truncate(f, 32)
+}
+
+// truncate is the processor's conversion of f to a signed integer of
+// width bits (cvttsd2si), as two's-complement bits: the smallest integer
+// and invalid for NaN, infinities and values out of range.
+func truncate(f float64, width int) (uint64, bool) {
+	limit := math.Ldexp(1, width-1) // 2^31 or 2^63, exact
+	t := math.Trunc(f)
+	if math.IsNaN(t) || t < -limit || t >= limit {
+		if width == 32 {
+			return 0xFFFFFFFF80000000, true // INT32_MIN, sign-extended
+		}
+		return 1 << 63, true
+	}
+	return uint64(int64(t)), false
+}
+
+// CastWarnings is what numpy warns of when it converts values from one
+// dtype to another (a.astype(dt)): a warning numpy gives once for the
+// whole conversion, and how many elements gave it. AsType converts those
+// elements as numpy does and warns of nothing; CastWarningsOf counts them.
+type CastWarnings struct {
+	// Invalid counts the floats, or complex numbers' real parts,
+	// converted to an integer that cannot hold them: NaN, infinities and
+	// values out of the range of the processor's conversion (numpy's
+	// RuntimeWarning "invalid value encountered in cast").
+	Invalid int
+	// Overflow counts the finite values that become infinite in a
+	// narrower float ("overflow encountered in cast").
+	Overflow int
+	// DiscardsImaginary is numpy's ComplexWarning, "Casting complex
+	// values to real discards the imaginary part": complex values
+	// converted to a real dtype other than bool.
+	DiscardsImaginary bool
+}
+
+// Any reports whether numpy warns of anything.
+func (w CastWarnings) Any() bool { return w.Invalid > 0 || w.Overflow > 0 || w.DiscardsImaginary }
+
+// CastWarningsOf counts what numpy warns of when it converts a's values
+// to dt (see CastWarnings). It is zero for a conversion AsType does not
+// compute, and for an invalid a.
+func CastWarningsOf(a *Array, dt DType) CastWarnings {
+	var w CastWarnings
+	from := a.DType
+	if !from.IsPlain() || !dt.IsPlain() || !convertible(from) || !convertible(dt) || a.Validate() != nil {
+		return w
+	}
+	w.DiscardsImaginary = from.Kind == 'c' && dt.Kind != 'c' && dt.Kind != 'b'
+	toInt := dt.Kind == 'i' || dt.Kind == 'u'
+	toFloat := dt.Kind == 'f' || dt.Kind == 'c'
+	if (toInt && from.Kind != 'f' && from.Kind != 'c') || (!toInt && !toFloat) || dt.Kind == 'c' && from.Kind == 'c' && dt.ItemSize >= from.ItemSize {
+		return w
+	}
+	width := dt.ItemSize
+	if dt.Kind == 'c' {
+		width /= 2
+	}
+	if toFloat && width == 8 {
+		return w // no value of ndpack's dtypes overflows a float64
+	}
+	src := elementCodec(from)
+	for i, n := 0, a.Len(); i < n; i++ {
+		s := src.get(a.Data[i*from.ItemSize:])
+		switch {
+		case toInt:
+			f := s.f
+			if s.kind == 'c' {
+				f = real(s.c)
+			}
+			if _, bad := floatToInt(f, dt.ItemSize, dt.Kind == 'i'); bad {
+				w.Invalid++
+			}
+		case overflows(s.real(width), width) || s.kind == 'c' && dt.Kind == 'c' && overflows(imag(s.c), width):
+			w.Overflow++
+		}
+	}
+	return w
+}
+
+// overflows reports whether the finite v becomes infinite as a float of
+// width bytes (2 or 4).
+func overflows(v float64, width int) bool {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return false
+	}
+	if width == 4 {
+		return math.IsInf(float64(float32(v)), 0)
+	}
+	return math.IsInf(float16.ToFloat64(float16.FromFloat64(v)), 0)
 }

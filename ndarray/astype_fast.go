@@ -9,7 +9,7 @@ import (
 // for the pairs met most (little-endian integers and f4 and f8, to and
 // from each other) with a loop per pair of kinds instead of the general
 // element codec, giving the same bits: integers wrap, floats truncate
-// toward zero, an integer rounds once to a float. It reports false, having
+// toward zero (floatToInt), an integer rounds once to a float. It reports false, having
 // written nothing, for any other pair.
 func convertFast(dst, src []byte, from, to DType, n int) bool {
 	if !fastKind(from) || !fastKind(to) {
@@ -24,13 +24,7 @@ func convertFast(dst, src []byte, from, to DType, n int) bool {
 	case from.Kind == 'f':
 		signed := to.Kind == 'i'
 		for i := 0; i < n; i++ {
-			f := loadFloatLE(src[i*fs:], fs)
-			var bits uint64
-			if !signed && f >= 0 {
-				bits = uint64(f)
-			} else {
-				bits = uint64(int64(f))
-			}
+			bits, _ := floatToInt(loadFloatLE(src[i*fs:], fs), ts, signed)
 			putBitsLE(dst[i*ts:], ts, bits)
 		}
 	case to.Kind == 'f':

@@ -40,14 +40,33 @@ func (objectClass) Is(target error) bool { return target == ErrDType }
 
 // The classes of failure that mean the same in every package of the
 // module, declared once here: whichever codec or protocol reports that its
-// input ended early or claimed more than a limit allows, errors.Is(err,
-// ndarray.ErrTruncated) or errors.Is(err, ndarray.ErrTooLarge) is true.
+// input ended early, claimed more than a limit allows, nested too deeply,
+// broke its format's rules or was no array of its encoding,
+// errors.Is(err, ndarray.ErrTruncated) (ErrTooLarge, ErrTooDeep,
+// ErrMalformed, ErrNotArray, ErrNonstandard) is true. A package may word a
+// class its own way in its messages ("malformed payload" for an ext 110
+// object's): the error still matches the one sentinel.
 var (
 	// ErrTruncated: the input ends before what it began does.
 	ErrTruncated = codecerr.ErrTruncated
 	// ErrTooLarge: a length, count or size over a limit the caller set or
 	// the format allows.
 	ErrTooLarge = codecerr.ErrTooLarge
+	// ErrTooDeep: lists, maps or records nested more deeply than a limit
+	// the caller set (a message's MaxDepth) or the module keeps.
+	ErrTooDeep = codecerr.ErrTooDeep
+	// ErrMalformed: bytes that break the rules of their format: a value
+	// of the wrong type where the format wants another, a key missing or
+	// twice, data that does not match its shape, bytes after the end.
+	ErrMalformed = codecerr.ErrMalformed
+	// ErrNotArray: input that is not an array of the encoding it was read
+	// as at all (another msgpack value where an ext 110 object or a
+	// dialect's map was wanted, an .npz member that is not an .npy file),
+	// as opposed to one that is and is malformed.
+	ErrNotArray = codecerr.ErrNotArray
+	// ErrNonstandard: encoding an array of a kind YEP-110's standard list
+	// leaves out (S, U, V, M8, m8) without the codec's AllowNonstandard.
+	ErrNonstandard = codecerr.ErrNonstandard
 )
 
 // Error is the error type of this package and of every codec built on it

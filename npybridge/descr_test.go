@@ -82,7 +82,7 @@ print(json.dumps(res))
 			// an array ndarray holds as such.
 			verdicts["refused"]++
 			if assert.Error(t, err, "%q: numpy says %s", c, want) {
-				assert.ErrorIs(t, err, ErrHeader, c)
+				assert.ErrorIs(t, err, ndarray.ErrMalformed, c)
 			}
 		case want == "pickle":
 			verdicts["pickle"]++

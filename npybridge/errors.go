@@ -10,15 +10,17 @@ import (
 
 // Sentinel errors; every error of the package wraps one, for errors.Is.
 // Errors about the array itself also wrap the ndarray sentinel
-// (ndarray.ErrShape, ndarray.ErrDType).
+// (ndarray.ErrShape, ndarray.ErrDType). The classes every codec reports
+// are ndarray's: ndarray.ErrNotArray (an .npz member that is not a
+// NAME.npy file, a text file say, which np.load returns as bytes),
+// ErrMalformed (the header is not the dict numpy writes: syntax, keys,
+// types, values), ErrTruncated, ErrTooLarge.
 var (
-	// ErrNotNPY: the input does not start with the NPY magic string.
+	// ErrNotNPY: the input does not start with the NPY magic string: it
+	// is no NPY file (ErrNotNPZ is the same of an archive).
 	ErrNotNPY = errors.New("not an NPY file")
 	// ErrVersion: a format version other than 1.0, 2.0 or 3.0.
 	ErrVersion = errors.New("unsupported format version")
-	// ErrHeader: the header is not the dict numpy writes (syntax, keys,
-	// types, values).
-	ErrHeader = errors.New("malformed header")
 	// ErrUnsupported: a valid NPY file whose dtype ndpack does not hold as
 	// an ndarray.Array: object arrays (pickle), which ReadObjects reads
 	// with ReadOptions.AllowObjects (ErrObjectArray wraps it).
@@ -26,9 +28,6 @@ var (
 	// ErrNotNPZ: the input is not a zip archive, or one np.load could not
 	// read (a member name twice).
 	ErrNotNPZ = errors.New("not an npz archive")
-	// ErrNotArray: an .npz member that is not a NAME.npy file (a text file,
-	// say), which np.load returns as bytes.
-	ErrNotArray = errors.New("not an array")
 	// ErrNotMappable: an .npz member whose data cannot be memory-mapped
 	// (compressed, Fortran order, misaligned); the error says which.
 	ErrNotMappable = errors.New("cannot be mapped")
@@ -47,6 +46,9 @@ var (
 	// an npz name is empty or repeated.
 	ErrInvalidArray = errors.New("invalid array")
 )
+
+// errHeader is ndarray.ErrMalformed as this package words it.
+var errHeader = codecerr.Class("malformed header", ndarray.ErrMalformed)
 
 // errCorruptMember is the class of an .npz member whose bytes contradict
 // its directory record (sizes, CRC, local header) or are not the deflate
@@ -76,3 +78,7 @@ func wrapAt(class error, off int64, cause error) error {
 // errHeaderTooLarge is the class of a header longer than
 // ReadOptions.MaxHeaderSize: errors.Is(err, ndarray.ErrTooLarge) finds it.
 var errHeaderTooLarge = fmt.Errorf("header %w", codecerr.ErrTooLarge)
+
+// errNoArchive is what the methods of an NPZWriter not made by
+// NewNPZWriter return.
+var errNoArchive = errors.New("npybridge: the NPZWriter writes to nothing: make one with NewNPZWriter")

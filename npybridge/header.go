@@ -78,7 +78,7 @@ func (o ReadOptions) maxHeader() int {
 // byte.
 // It fails with an *ndarray.Error wrapping ndarray.ErrTruncated when r ends inside the
 // header, ErrNotNPY without the magic string, ErrVersion, ndarray.ErrTooLarge
-// over MaxHeaderSize, ErrHeader for a malformed dict, and ErrUnsupported
+// over MaxHeaderSize, ndarray.ErrMalformed for a malformed dict, and ErrUnsupported
 // (ErrObjectArray) for an object array; r's own read errors are returned
 // as they are.
 func (o ReadOptions) ReadHeader(r io.Reader) (*Header, error) { return o.readHeader(r, false) }
@@ -159,17 +159,17 @@ func (h *Header) parse(text []byte, allow, objects bool) error {
 	base := h.DataOffset
 	if h.Major == 3 {
 		if !utf8.Valid(text) {
-			return errAt(ErrHeader, base, "a version 3.0 header must be UTF-8")
+			return errAt(errHeader, base, "a version 3.0 header must be UTF-8")
 		}
 	}
 	// Versions 1.0 and 2.0 are latin-1: bytes above 0x7f can only appear
 	// inside strings (field names), which the parser turns into UTF-8.
 	v, serr := parsePyLiteral(text, h.Major < 3)
 	if serr != nil {
-		return errAt(ErrHeader, base+int64(serr.at), "%s in header %s", serr.msg, quoteHeader(text))
+		return errAt(errHeader, base+int64(serr.at), "%s in header %s", serr.msg, quoteHeader(text))
 	}
 	bad := func(at int, format string, args ...any) error {
-		return errAt(ErrHeader, base+int64(at), format, args...)
+		return errAt(errHeader, base+int64(at), format, args...)
 	}
 	if v.kind != pyDict {
 		return bad(v.at, "the header is %s, not a dict: %s", v.kind, quoteHeader(text))
@@ -216,9 +216,9 @@ func (h *Header) parse(text []byte, allow, objects bool) error {
 		case d.kind != pyInt:
 			return bad(d.at, "dimension %d of shape is %s, not an int", i, d.kind)
 		case d.negative && d.i != 0:
-			return wrapAt(ErrHeader, base+int64(d.at), &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d of shape is negative", i)})
+			return wrapAt(errHeader, base+int64(d.at), &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d of shape is negative", i)})
 		case d.big || d.i > int64(maxInt):
-			return wrapAt(ErrHeader, base+int64(d.at), &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d of shape overflows int", i)})
+			return wrapAt(errHeader, base+int64(d.at), &ndarray.Error{Pkg: "ndarray", Offset: -1, Err: ndarray.ErrShape, Detail: fmt.Sprintf("dimension %d of shape overflows int", i)})
 		}
 		h.Shape[i] = int(d.i)
 	}
@@ -246,7 +246,7 @@ func (h *Header) parse(text []byte, allow, objects bool) error {
 	}
 	h.DType = dt
 	if _, err := ndarray.ByteSize(dt, h.Shape); err != nil {
-		return wrapAt(ErrHeader, base+int64(shape.at), err)
+		return wrapAt(errHeader, base+int64(shape.at), err)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,5 +73,68 @@ print(json.dumps(cases))
 				reused = a.Data[:cap(a.Data)]
 			}
 		}
+	}
+}
+
+// A file large enough to be read and swapped on every core (more than two
+// parts of parallelSwapPart) gives, with NativeOrder, the bytes a plain read
+// swapped afterwards gives: for >f8 and >i2 items, an odd length that ends
+// a part inside a chunk, and a record whose fields have mixed orders (the
+// native ones left alone), and the file is left after its data.
+func TestNativeOrderOnEveryCore(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+	dir := t.TempDir()
+	rec, err := ndarray.NewRecord([]ndarray.Field{{Name: "a", DType: ndarray.MustParseDType(">i4")},
+		{Name: "b", DType: ndarray.MustParseDType("<f8"), Offset: 4}, {Name: "c", DType: ndarray.MustParseDType(">u2"), Offset: 12}}, 14)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dt ndarray.DType
+		n  int
+	}{
+		{ndarray.MustParseDType(">f8"), (2*parallelSwapPart)/8 + 12345},
+		{ndarray.MustParseDType(">i2"), (3*parallelSwapPart)/2 + 7},
+		{rec, (2*parallelSwapPart)/rec.ItemSize + 999},
+	} {
+		data := make([]byte, c.n*c.dt.ItemSize)
+		for i := range data {
+			data[i] = byte(i*131 + i>>11)
+		}
+		a, err := ndarray.New(c.dt, []int{c.n}, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "a.npy")
+		if err := WriteFile(p, a); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadOptions{NativeOrder: true}.ReadFile(p)
+		if err != nil {
+			t.Fatalf("%s: %v", c.dt, err)
+		}
+		want, _ := ReadFile(p)
+		if err := want.SetOrder(ndarray.NativeOrder()); err != nil {
+			t.Fatal(err)
+		}
+		if got.DType.String() != want.DType.String() || !bytes.Equal(got.Data, want.Data) {
+			t.Errorf("%s: NativeOrder on every core differs from a swap after the read", c.dt)
+		}
+		// Read from an open file: left after the data, with the next bytes there.
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (ReadOptions{NativeOrder: true}).Read(f); err != nil {
+			t.Fatal(err)
+		}
+		if rest, _ := io.ReadAll(f); len(rest) != 0 {
+			t.Errorf("%s: %d bytes after the read, want 0", c.dt, len(rest))
+		}
+		pos, _ := f.Seek(0, io.SeekCurrent)
+		if fi, _ := f.Stat(); pos != fi.Size() {
+			t.Errorf("%s: the file was left at %d of %d", c.dt, pos, fi.Size())
+		}
+		f.Close()
 	}
 }

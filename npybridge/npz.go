@@ -2,6 +2,7 @@ package npybridge
 
 import (
 	"archive/zip"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -206,7 +207,7 @@ func (z *NPZ) member(name string) (*zipEntry, error) {
 	}
 	e := &z.entries[z.entry[z.byName[k]]]
 	if !strings.HasSuffix(e.name, ".npy") {
-		return nil, errAt(ErrNotArray, -1, "member %q is not a NAME.npy file", e.name)
+		return nil, errAt(ndarray.ErrNotArray, -1, "member %q is not a NAME.npy file", e.name)
 	}
 	return e, nil
 }
@@ -239,7 +240,7 @@ func (z *NPZ) openMember(name string, e *zipEntry, whole bool) (*Header, *zipMem
 	declared := uint64(h.DataOffset + h.DataLen())
 	switch most := e.maxBytes(); {
 	case e.usize > declared:
-		err = errAt(ErrHeader, -1, "the member decompresses to %d bytes, its NPY header declares %d", e.usize, declared)
+		err = errAt(errHeader, -1, "the member decompresses to %d bytes, its NPY header declares %d", e.usize, declared)
 	case declared > e.usize:
 		err = errAt(ndarray.ErrTruncated, h.DataOffset, "the header announces %d data bytes (shape %s of %s), the member holds %d (its directory record at archive byte %d)",
 			h.DataLen(), ndarray.FormatShape(h.Shape), h.DType, max(0, int64(e.usize)-h.DataOffset), e.record)
@@ -261,7 +262,7 @@ func (z *NPZ) openMember(name string, e *zipEntry, whole bool) (*Header, *zipMem
 // ErrNotNPZ for a member np.load could not read (encrypted, another
 // compression, a bad local header), ErrOverlap when the member's bytes run
 // into the next one's, ReadHeader's errors, ndarray.ErrTruncated when the member is
-// too short for its data, or ErrHeader when it holds more.
+// too short for its data, or ndarray.ErrMalformed when it holds more.
 func (z *NPZ) Header(name string) (*Header, error) {
 	e, err := z.member(name)
 	if err != nil {
@@ -458,21 +459,26 @@ func WriteNPZ(w io.Writer, arrays []NamedArray, compress bool) error {
 // NPZWriter writes an .npz archive one member at a time, each streamed into
 // the archive as it is written, so that memory does not grow with the
 // arrays. Archives over 4 GiB are written as zip64, which np.load reads.
+// Make one with NewNPZWriter: the zero NPZWriter writes to nothing, and its
+// methods fail.
 type NPZWriter struct {
 	// Level is the deflate level of compressed members, 1 (fastest) to 9
 	// (smallest); 0 means 6, zlib's default, which np.savez_compressed
 	// uses. Set it before writing; a member takes the level it is created
 	// with. A large member is compressed on every core in 1 MiB blocks
 	// joined into one deflate stream, in memory bounded by the cores times
-	// the block, never the member.
+	// the block, never the member; small members (a block or less) are
+	// compressed on every core too, several at once, and written in order.
+	// The archive is the same bytes whatever the number of cores.
 	Level int
 
 	zw     *zip.Writer
 	count  *countWriter
-	last   *countWriter // the member being written, nil before the first
+	last   *countWriter // the member being written, nil before the first or after a small compressed one
 	method uint16
 	seen   map[string]bool
-	inline inlineDeflater // for members of one block
+	small  smallMembers   // compressed arrays of a block or less, in flight
+	inline inlineDeflater // for other members of one block (object arrays)
 }
 
 // countWriter counts the bytes of the archive written so far, so that
@@ -526,6 +532,9 @@ func (z *NPZWriter) WriteArray(name string, a *ndarray.Array) error {
 	if err := checkWritable(a.DType); err != nil {
 		return memberError(name, err)
 	}
+	if z.isSmall(a.DType, a.Shape) {
+		return z.addSmall(name, a.DType, a.Shape, bytes.NewReader(a.Data))
+	}
 	mw, err := z.create(name)
 	if err != nil {
 		return err
@@ -546,6 +555,9 @@ func (z *NPZWriter) WriteFrom(name string, dt ndarray.DType, shape []int, r io.R
 	if err := checkWritable(dt); err != nil {
 		return memberError(name, err)
 	}
+	if z.isSmall(dt, shape) {
+		return z.addSmall(name, dt, shape, r)
+	}
 	mw, err := z.create(name)
 	if err != nil {
 		return err
@@ -554,13 +566,13 @@ func (z *NPZWriter) WriteFrom(name string, dt ndarray.DType, shape []int, r io.R
 }
 
 func (z *NPZWriter) create(name string) (io.Writer, error) {
-	if name == "" || z.seen[name] {
-		return nil, errAt(ErrInvalidArray, -1, "npz member name %q is empty or repeated", name)
+	if err := z.claim(name); err != nil {
+		return nil, err
 	}
-	if z.Level < 0 || z.Level > 9 {
-		return nil, errAt(ErrInvalidArray, -1, "npz deflate level %d is not 1 to 9 (or 0, the default 6)", z.Level)
+	// The small members before this one go first.
+	if err := z.small.drain(z); err != nil {
+		return nil, err
 	}
-	z.seen[name] = true
 	fh := &zip.FileHeader{Name: name + ".npy", Method: z.method, Modified: npzTime}
 	if z.method == zip.Store {
 		// Pad the local header with an extra field (Android zipalign's ID)
@@ -593,10 +605,33 @@ func (z *NPZWriter) create(name string) (io.Writer, error) {
 	return z.last, nil
 }
 
-// Close writes the archive's directory. It does not close the underlying
-// writer.
+// claim checks a new member's name and the level, and takes the name.
+func (z *NPZWriter) claim(name string) error {
+	if z.zw == nil {
+		return errNoArchive
+	}
+	if name == "" || z.seen[name] {
+		return errAt(ErrInvalidArray, -1, "npz member name %q is empty or repeated", name)
+	}
+	if z.Level < 0 || z.Level > 9 {
+		return errAt(ErrInvalidArray, -1, "npz deflate level %d is not 1 to 9 (or 0, the default 6)", z.Level)
+	}
+	z.seen[name] = true
+	return nil
+}
+
+// Close writes the members still being compressed and the archive's
+// directory. It does not close the underlying writer.
 // Its error is w's write error.
-func (z *NPZWriter) Close() error { return z.zw.Close() }
+func (z *NPZWriter) Close() error {
+	if z.zw == nil {
+		return errNoArchive
+	}
+	if err := z.small.drain(z); err != nil {
+		return err
+	}
+	return z.zw.Close()
+}
 
 // WriteNPZFile writes arrays as the .npz archive name, atomically.
 // It fails as WriteNPZ does, or with the file system's error; name is then

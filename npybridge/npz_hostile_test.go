@@ -485,7 +485,7 @@ func TestNPZCorpusAgreesWithArchiveZip(t *testing.T) {
 			names = append(names, name)
 			want, werr := func() (*ndarray.Array, error) {
 				if !strings.HasSuffix(f.Name, ".npy") {
-					return nil, ErrNotArray
+					return nil, ndarray.ErrNotArray
 				}
 				rc, err := f.Open()
 				if err != nil {
@@ -497,7 +497,7 @@ func TestNPZCorpusAgreesWithArchiveZip(t *testing.T) {
 			got, err := z.Read(name)
 			if werr != nil {
 				assert.Error(t, err, "%s %s", p, name)
-				for _, class := range []error{ErrNotArray, ErrUnsupported, ErrHeader} {
+				for _, class := range []error{ndarray.ErrNotArray, ErrUnsupported, ndarray.ErrMalformed} {
 					if errors.Is(werr, class) {
 						assert.ErrorIs(t, err, class, "%s %s", p, name)
 					}

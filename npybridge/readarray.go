@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/ndpack/ndpack/ndarray"
@@ -54,13 +56,10 @@ func (h *Header) readArrayInto(r io.Reader, buf []byte, native bool) (*ndarray.A
 	case fortran && n > 0:
 		got, err = readColumnMajor(r, data, h.Shape, h.DType.ItemSize)
 	case native && dt.WithOrder(ndarray.NativeOrder()) != dt && dt.ItemSize > 0:
-		step := max(1, swapChunk/dt.ItemSize) * dt.ItemSize
-		for got < len(data) && err == nil {
-			var k int
-			k, err = io.ReadFull(r, data[got:min(len(data), got+step)])
-			piece := ndarray.Array{DType: dt, Data: data[got : got+k/dt.ItemSize*dt.ItemSize]}
-			piece.SetOrder(ndarray.NativeOrder())
-			got += k
+		if f, ok := r.(*fileWithLen); ok && len(data) >= 2*parallelSwapPart && runtime.GOMAXPROCS(0) > 1 {
+			got, err = f.readSwapped(data, dt)
+		} else {
+			got, err = readSwapped(r, data, dt)
 		}
 		dt = dt.WithOrder(ndarray.NativeOrder())
 	default:
@@ -79,6 +78,60 @@ func (h *Header) readArrayInto(r io.Reader, buf []byte, native bool) (*ndarray.A
 // swapChunk is how much is read before it is byte-swapped: small enough to
 // be in the cache still.
 const swapChunk = 128 << 10
+
+// parallelSwapPart is the least a core reads and swaps of a large file's
+// data: below two of them, one core does it all.
+const parallelSwapPart = 4 << 20
+
+// readSwapped reads len(data) bytes of items of dt from r, swapping each
+// chunk to the machine's byte order while it is in the cache. It returns
+// the bytes read.
+func readSwapped(r io.Reader, data []byte, dt ndarray.DType) (int, error) {
+	step := max(1, swapChunk/dt.ItemSize) * dt.ItemSize
+	got := 0
+	for got < len(data) {
+		k, err := io.ReadFull(r, data[got:min(len(data), got+step)])
+		piece := ndarray.Array{DType: dt, Data: data[got : got+k/dt.ItemSize*dt.ItemSize]}
+		piece.SetOrder(ndarray.NativeOrder()) // the fields not in it already, of a record
+		got += k
+		if err != nil {
+			return got, err
+		}
+	}
+	return got, nil
+}
+
+// readSwapped is readSwapped for a file, on every core: each reads its
+// part of the data (positioned reads, the file's offset untouched until
+// the end) and swaps it chunk by chunk as it arrives, so that the reads,
+// the page faults of new memory and the swaps all run in parallel. The
+// file is then left after the data, as a Read leaves it.
+func (f *fileWithLen) readSwapped(data []byte, dt ndarray.DType) (int, error) {
+	parts := min(runtime.GOMAXPROCS(0), len(data)/parallelSwapPart)
+	step := max(1, swapChunk/dt.ItemSize) * dt.ItemSize
+	per := (len(data)/parts + step - 1) / step * step // whole chunks, so whole items
+	got := make([]int, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			part := data[min(len(data), p*per):min(len(data), (p+1)*per)]
+			got[p], errs[p] = readSwapped(io.NewSectionReader(f.File, f.pos+int64(p*per), int64(len(part))), part, dt)
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for p := range parts {
+		total += got[p]
+		if errs[p] != nil {
+			return total, errs[p] // the bytes before the first part that ended short
+		}
+	}
+	_, err := f.Seek(f.pos+int64(total), io.SeekStart)
+	return total, err
+}
 
 // columnChunk is how many bytes of a column-major array are read before
 // they are transposed: a matrix's whole columns up to about this size, so

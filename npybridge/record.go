@@ -43,7 +43,7 @@ type descrParser struct {
 }
 
 func (d descrParser) fail(v *pyValue, format string, args ...any) error {
-	return errAt(ErrHeader, d.base+int64(v.at), format, args...)
+	return errAt(errHeader, d.base+int64(v.at), format, args...)
 }
 
 // dtype is descr_to_dtype for any descr: a str, a (format, shape) tuple,
@@ -56,7 +56,7 @@ func (d descrParser) dtype(v *pyValue) (ndarray.DType, error) {
 		}
 		dt, err := parseDescr(v.s)
 		if err != nil {
-			return ndarray.DType{}, wrapAt(ErrHeader, d.base+int64(v.at), err)
+			return ndarray.DType{}, wrapAt(errHeader, d.base+int64(v.at), err)
 		}
 		return dt, nil
 	case pyTuple:
@@ -161,7 +161,7 @@ func (d descrParser) record(v *pyValue) (ndarray.DType, error) {
 	}
 	dt, err := ndarray.NewRecord(fields, off)
 	if err != nil {
-		return ndarray.DType{}, wrapAt(ErrHeader, d.base+int64(v.at), err)
+		return ndarray.DType{}, wrapAt(errHeader, d.base+int64(v.at), err)
 	}
 	return dt, nil
 }
@@ -206,7 +206,7 @@ func (d descrParser) subarray(dt ndarray.DType, v *pyValue) (ndarray.DType, erro
 	}
 	out, err := ndarray.NewSubarray(dt, shape)
 	if err != nil {
-		return ndarray.DType{}, wrapAt(ErrHeader, d.base+int64(v.at), err)
+		return ndarray.DType{}, wrapAt(errHeader, d.base+int64(v.at), err)
 	}
 	return out, nil
 }

@@ -302,7 +302,7 @@ func TestRecordsRefusedForWriting(t *testing.T) {
 		h := AppendHeader(nil, dt, []int{2})
 		assert.NotContains(t, string(h), "|V")
 		_, err = ReadOptions{}.ReadHeader(bytes.NewReader(h))
-		assert.ErrorIs(t, err, ErrHeader)
+		assert.ErrorIs(t, err, ndarray.ErrMalformed)
 	}
 	_, err = over.Descr()
 	assert.Contains(t, fmt.Sprint(err), "overlapping")

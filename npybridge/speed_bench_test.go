@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ndpack/ndpack/internal/testutil/benchbase"
+	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -78,5 +79,47 @@ func benchReadVsReadFile(b *testing.B, p string, read func(string) (*ndarray.Arr
 			b.Fatal(err)
 		}
 		benchbase.Sink = d
+	})
+}
+
+// bigEndianWorker loads sys.argv[1] once and answers each "load" line
+// with "done" once np.load(...).byteswap(inplace=True) has read it and put
+// it in the machine's byte order: numpy's way to what NativeOrder does.
+const bigEndianWorker = `
+import sys, numpy as np
+p = sys.argv[1]
+a = np.load(p); a.byteswap(inplace=True)
+print("ready", flush=True)
+for line in sys.stdin:
+    a = np.load(p)
+    a.byteswap(inplace=True)
+    del a
+    print("done", flush=True)
+`
+
+// BenchmarkReadBigEndian16MiBToNativeVsNumpy reads a 16 MiB big-endian
+// <f8 file into native order (ReadOptions.NativeOrder) against numpy's
+// np.load of the same file and an in-place byteswap, timed in the same
+// iteration in a Python worker (the pipe's round trip, microseconds, on
+// numpy's side): x-baseline is ndpack's time over numpy's (the goal: at
+// most 1.1).
+func BenchmarkReadBigEndian16MiBToNativeVsNumpy(b *testing.B) {
+	p := speedFile(b, false, '>')
+	w, first := pypeer.StartWorker(b, bigEndianWorker, p)
+	if first != "ready" {
+		b.Fatalf("numpy's worker began with %q", first)
+	}
+	b.SetBytes(16 << 20)
+	b.ReportAllocs()
+	benchbase.Versus(b, func() {
+		a, err := ReadOptions{NativeOrder: true}.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchbase.Sink = a.Data
+	}, func() {
+		if answer := w.Do("load"); answer != "done" {
+			b.Fatalf("numpy's worker answered %q", answer)
+		}
 	})
 }

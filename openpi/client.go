@@ -79,7 +79,7 @@ type answer struct {
 // first. ctx bounds the connection and that first message (and, with
 // opts.Wait, the waiting).
 // It fails with an error wrapping ErrNotWebsocket when the peer does not
-// answer as a websocket server, ErrMalformed, ndarray.ErrTooLarge or ndarray.ErrTruncated
+// answer as a websocket server, ndarray.ErrMalformed, ndarray.ErrTooLarge or ndarray.ErrTruncated
 // when the metadata message is not one openpi sends, io.EOF when the
 // server closes first, a *ServerError when it sends a traceback instead,
 // and with ctx's or the network's error (syscall.ECONNREFUSED, which
@@ -307,7 +307,7 @@ func (a answer) failure() error {
 	case !a.asked && a.typ == websocket.MessageText:
 		return newServerError(string(a.msg))
 	case !a.asked:
-		return errAt(ErrMalformed, -1, "the server sent a message of %d bytes that no observation asked for", len(a.msg))
+		return errAt(errMalformed, -1, "the server sent a message of %d bytes that no observation asked for", len(a.msg))
 	}
 	return nil
 }

@@ -7,21 +7,25 @@ import (
 
 	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/peertext"
+	"github.com/ndpack/ndpack/ndarray"
 )
 
 // Sentinel errors; every error of the package about a message or a
 // connection wraps one of them (or io.EOF, for a peer that closed the
-// connection), for errors.Is.
+// connection), for errors.Is. The classes every codec reports are
+// ndarray's: ndarray.ErrMalformed (a message is not what the protocol
+// sends: not msgpack, not a map, a map key that is not a string, an ext
+// type, an array map that does not hold a valid array, bytes after the
+// map, or text where binary was expected), ErrTooDeep, ErrTooLarge,
+// ErrTruncated.
 var (
 	// ErrNotWebsocket: the peer answered the handshake, but not as a
 	// websocket server does (an HTTP status other than 101, or no HTTP).
 	ErrNotWebsocket = errors.New("not a websocket server")
-	// ErrMalformed: a message is not what the protocol sends: not msgpack,
-	// not a map, a map key that is not a string, an ext type, an array map
-	// that does not hold a valid array (data that does not match its shape),
-	// bytes after the map, or text where binary was expected.
-	ErrMalformed = errors.New("malformed message")
 )
+
+// errMalformed is ndarray.ErrMalformed as this package words it.
+var errMalformed = codecerr.Class("malformed message", ndarray.ErrMalformed)
 
 // msgError is a message that could not be decoded or encoded: its class
 // (a sentinel), where in the message, what, and the cause.

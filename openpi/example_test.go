@@ -29,7 +29,7 @@ func Example() {
 		for i := range chunk {
 			chunk[i] = state[i%8] + float32(i/8)/100
 		}
-		actions, err := ndarray.FromSlice(chunk, 50, 8)
+		actions, err := ndarray.View(chunk, 50, 8) // a new slice each call: no copy needed
 		return map[string]any{"actions": actions}, err
 	})
 	srv := &openpi.Server{Policy: policy, Metadata: map[string]any{"action_horizon": 50}}
@@ -43,7 +43,7 @@ func Example() {
 	fmt.Println("metadata:", c.Metadata())
 
 	image, _ := ndarray.Zeros(ndarray.MustParseDType("|u1"), 224, 224, 3)
-	state, _ := ndarray.FromSlice(make([]float32, 8), 8)
+	state, _ := ndarray.View(make([]float32, 8), 8)
 	action, err := c.Infer(ctx, map[string]any{
 		"observation/image": image,
 		"observation/state": state,
@@ -78,7 +78,7 @@ func ExampleClient_InferReusing() {
 	defer c.Close()
 	var buf openpi.ResultBuffer
 	for step := range 3 {
-		state, _ := ndarray.FromSlice([]float64{float64(step), 0.5}, 2)
+		state, _ := ndarray.View([]float64{float64(step), 0.5}, 2)
 		action, err := c.InferReusing(ctx, map[string]any{"state": state}, &buf)
 		if err != nil {
 			log.Fatal(err)

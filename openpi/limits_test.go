@@ -112,7 +112,7 @@ func TestServerQuietOnNormalClose(t *testing.T) {
 	}
 	conn, _ := rawClient(t, addr)
 	conn.Close() // before any observation
-	waitFor(t, func() bool { return s.budget().inUse() == 0 }, "the budget to be whole")
+	waitFor(t, func() bool { return s.budget().InUse() == 0 }, "the budget to be whole")
 	time.Sleep(100 * time.Millisecond)
 	if logged.String() != "" {
 		t.Errorf("logged %q", logged.String())
@@ -126,63 +126,6 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("waited 10 s for %s", what)
 		}
-	}
-}
-
-// TestBudget: memory is taken while it is there, waited for while others
-// hold it, refused after the wait or when it can never be had, and what
-// is given back wakes those that wait.
-func TestBudget(t *testing.T) {
-	b := &budget{limit: 100}
-	ctx := context.Background()
-	if err := b.take(ctx, 60, "a"); err != nil {
-		t.Fatal(err)
-	}
-	err := b.take(ctx, 101, "a message")
-	var be *budgetError
-	if !errors.As(err, &be) || !be.never || !strings.Contains(err.Error(), "more than the server's whole memory budget of 100") {
-		t.Errorf("more than the budget: %v", err)
-	}
-	got := make(chan error, 1)
-	go func() { got <- b.take(ctx, 50, "b") }()
-	select {
-	case err := <-got:
-		t.Fatalf("took 50 of the 40 left: %v", err)
-	case <-time.After(50 * time.Millisecond):
-	}
-	b.give(30)
-	if err := <-got; err != nil {
-		t.Fatal(err)
-	}
-	if b.inUse() != 80 {
-		t.Errorf("in use %d, want 80", b.inUse())
-	}
-	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	defer cancel()
-	if err := b.take(short, 30, "c"); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("waiting past the context: %v", err)
-	}
-	defer func(w time.Duration) { budgetWait = w }(budgetWait)
-	budgetWait = 50 * time.Millisecond
-	if err := b.take(ctx, 30, "an observation"); !errors.As(err, &be) || be.never || !strings.Contains(err.Error(), "which other connections hold") {
-		t.Errorf("waiting past budgetWait: %v", err)
-	}
-	// Large takes leave the last 64th to small ones.
-	b = &budget{limit: 256 << 10}
-	if err := b.take(ctx, 252<<10, "large"); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.take(ctx, 2<<10, "large"); err == nil {
-		t.Error("a take of more than a 256th used the last 64th")
-	}
-	for range 4 {
-		if err := b.take(ctx, 1<<10, "small"); err != nil {
-			t.Errorf("a take of a 256th: %v", err)
-		}
-	}
-	unbounded := &budget{}
-	if err := unbounded.take(ctx, 1<<60, "x"); err != nil {
-		t.Errorf("no limit: %v", err)
 	}
 }
 
@@ -201,7 +144,7 @@ func TestServerGivesBackIdleMemory(t *testing.T) {
 		if _, err := c.Infer(ctx10(t), obs); err != nil {
 			t.Fatal(err)
 		}
-		held := s.budget().inUse() // unless the machine paused for keepBuffers
+		held := s.budget().InUse() // unless the machine paused for keepBuffers
 		most = max(most, held)
 		if held > 5<<20 {
 			t.Errorf("%d bytes held after a call of 1 MiB each way", held)
@@ -210,7 +153,7 @@ func TestServerGivesBackIdleMemory(t *testing.T) {
 	if most < 2<<20 {
 		t.Errorf("at most %d bytes held after calls of 1 MiB each way", most)
 	}
-	waitFor(t, func() bool { return s.budget().inUse() == 0 }, "an idle connection to give back its memory")
+	waitFor(t, func() bool { return s.budget().InUse() == 0 }, "an idle connection to give back its memory")
 	if _, err := c.Infer(ctx10(t), obs); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +207,12 @@ func TestServerNonReadersPinTheBudget(t *testing.T) {
 	c := dialT(t, addr, nil)
 	start := time.Now()
 	var slowest time.Duration
-	for time.Since(start) < 8*time.Second {
+	// The robot calls on until a peer has been cut off by the write
+	// timeout (it takes a second once the server has read a message and
+	// written into a full socket; under load, reading 20 messages of
+	// 30 MiB takes longer), for at least 4 seconds and at most 60.
+	cutOff := func() bool { return strings.Contains(logged.String(), "stopped reading (the write timeout)") }
+	for time.Since(start) < 4*time.Second || !cutOff() && time.Since(start) < time.Minute {
 		call := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_, err := c.Infer(ctx, map[string]any{"x": int64(1)})
@@ -285,7 +233,7 @@ func TestServerNonReadersPinTheBudget(t *testing.T) {
 	if limit := uint64(5 * ndarray.DefaultMaxSize); peak > limit {
 		t.Errorf("the live heap grew by %d MiB, more than the budget of 256 MiB and 64", peak>>20)
 	}
-	if !strings.Contains(logged.String(), "stopped reading (the write timeout)") {
+	if !cutOff() {
 		t.Errorf("no peer was cut off by the write timeout: %q", logged.String())
 	}
 }
@@ -323,5 +271,5 @@ func TestServeHTTPLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	waitFor(t, func() bool { return s.budget().inUse() == 0 }, "the budget to be whole")
+	waitFor(t, func() bool { return s.budget().InUse() == 0 }, "the budget to be whole")
 }

@@ -1,6 +1,7 @@
 package openpi
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -10,13 +11,14 @@ import (
 	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/mpwire"
+	"github.com/ndpack/ndpack/internal/msgarrays"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
 // maxDepth bounds how deeply the maps and lists of a message may nest (the
 // message's own map is at depth 1), as the module's other message
 // decoders do.
-const maxDepth = mpwalk.DefaultMaxDepth
+const maxDepth = msgarrays.MaxDepth
 
 // maxExpansion bounds the memory decoding a message may take, as a
 // multiple of its size plus expansionSlack: arrays and byte strings alias
@@ -29,30 +31,18 @@ const (
 	expansionSlack = 1 << 20
 )
 
-// What decoding allocates, as Go 1.24 and later do, charged before it is
-// allocated (TestDecodeCost holds the estimate to the truth): each
-// element of a list takes an interface slot; a number other than 0-255 a
-// boxed word; a string its header and its bytes; a list or byte string
-// its boxed slice header; a map its header, and one group of 8 slots if
-// it holds up to 8 entries, else about 72 bytes an entry; a map key its
-// bytes; an array its ndarray.Array and shape.
-const (
-	costSlot   = 16
-	costNumber = 8
-	costString = 16
-	costSlice  = 24
-	costMap    = 48
-	costGroup  = 288
-	costEntry  = 72
-	costArray  = 128
-)
+// arrays are the arrays an OpenPI message holds: openpi's msgpack_numpy
+// maps, which its unpacker (an object hook) makes arrays wherever they
+// are. An ext 110 object or a msgpack-numpy map is not one: the Python
+// peer would see an ExtType or a dict.
+var arrays = msgarrays.Of(dialect.OpenPI)
 
 // decodeMessage decodes one whole message, a msgpack map, as openpi's
-// msgpack_numpy.unpackb would: OpenPI's array maps (those whose first key
-// is "__ndarray__" or "__npgeneric__", as its packer writes them) become
+// msgpack_numpy.unpackb would: OpenPI's array maps (see arrays) become
 // *ndarray.Array, whose Data aliases b; str becomes string, bin []byte
 // (aliasing b), lists []any, other maps map[string]any, integers int64
-// (uint64 above the int64 range), floats float64 or float32 as sent.
+// (uint64 above the int64 range), floats float64 or float32 as sent (see
+// msgarrays.Set.Decode).
 //
 // The whole message is checked first (checkMessage), without allocating
 // for it, so that nothing is allocated for a length or count before it is
@@ -80,36 +70,55 @@ func checkMessage(b []byte) (int64, error) {
 		return 0, walkError(err)
 	}
 	if n != len(b) {
-		return 0, errAt(ErrMalformed, n, "%s after the message's map", codecerr.Count(len(b)-n, "byte"))
+		return 0, errAt(errMalformed, n, "%s after the message's map", codecerr.Count(len(b)-n, "byte"))
 	}
 	if t := mpwire.NextType(b); t != mpwire.MapType {
-		return 0, errAt(ErrMalformed, 0, "the message is a msgpack %s, not a map", t)
+		return 0, errAt(errMalformed, 0, "the message is a msgpack %s, not a map", t)
 	}
-	if isArrayMap(b) {
-		return 0, errAt(ErrMalformed, 0, "the message is an array, not a map of named values")
+	if _, isArray, _ := arrays.At(b); isArray {
+		return 0, errAt(errMalformed, 0, "the message is an array, not a map of named values")
 	}
-	d := decoder{b: b, dry: true, limit: maxExpansion*int64(len(b)) + expansionSlack}
-	if _, err := d.value(); err != nil {
-		return 0, err
+	limit := maxExpansion*int64(len(b)) + expansionSlack
+	cost, err := arrays.Cost(b, limit)
+	if err != nil {
+		if errors.Is(err, ndarray.ErrTooLarge) {
+			var e *msgarrays.Error
+			errors.As(err, &e)
+			return 0, errAt(ndarray.ErrTooLarge, e.Offset, "decoding the message of %d bytes would take more than %d bytes of memory, %d times its size and %d MiB: values that cost far more than their bytes (many empty lists or maps)",
+				len(b), limit, maxExpansion, expansionSlack>>20)
+		}
+		return 0, decodeError(err)
 	}
-	return d.cost, nil
+	return cost, nil
 }
 
 // decodeChecked decodes a message that checkMessage accepted.
 func decodeChecked(b []byte) (map[string]any, error) {
-	d := decoder{b: b, limit: math.MaxInt64}
-	v, err := d.value()
+	v, err := arrays.Decode(b)
 	if err != nil {
-		return nil, err
+		return nil, decodeError(err)
 	}
 	return v.(map[string]any), nil
 }
 
+// decodeError is a failure of msgarrays' decoder in this package's words.
+func decodeError(err error) error {
+	var e *msgarrays.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	class := e.Class
+	if class == ndarray.ErrMalformed {
+		class = errMalformed
+	}
+	return &msgError{class: class, offset: int64(e.Offset), detail: e.Detail, cause: e.Cause}
+}
+
 // walkClasses is how a message's walk fails in this package's terms.
 var walkClasses = mpwalk.Classes{
-	Invalid:     ErrMalformed,
+	Invalid:     errMalformed,
 	OverBudget:  ndarray.ErrTruncated,
-	TooDeep:     ndarray.ErrTooLarge,
+	TooDeep:     ndarray.ErrTooDeep,
 	TooCostly:   ndarray.ErrTooLarge,
 	Ended:       ndarray.ErrTruncated,
 	EndedDetail: "the message ends inside a value",
@@ -120,232 +129,6 @@ var walkClasses = mpwalk.Classes{
 func walkError(err error) error {
 	f := walkClasses.Classify(err)
 	return &msgError{class: f.Class, offset: f.Offset, detail: f.Detail}
-}
-
-// decoder reads values from a message that mpwalk has checked: every
-// length in it fits, and nesting is bounded, so the recursion is too. A
-// dry decoder allocates nothing: it counts what decoding would allocate
-// (cost), failing once that passes limit, and returns nil values.
-type decoder struct {
-	b     []byte
-	off   int
-	dry   bool
-	cost  int64
-	limit int64
-}
-
-func (d *decoder) next(rest []byte) { d.off = len(d.b) - len(rest) }
-
-// charge counts n bytes of memory that decoding takes.
-func (d *decoder) charge(n int64) error {
-	d.cost += n
-	if d.cost > d.limit {
-		return errAt(ndarray.ErrTooLarge, d.off, "decoding the message of %d bytes would take more than %d bytes of memory, %d times its size and %d MiB: values that cost far more than their bytes (many empty lists or maps)",
-			len(d.b), d.limit, maxExpansion, expansionSlack>>20)
-	}
-	return nil
-}
-
-func (d *decoder) value() (any, error) {
-	in := d.b[d.off:]
-	switch t := mpwire.NextType(in); t {
-	case mpwire.NilType:
-		d.off++
-		return nil, nil
-	case mpwire.BoolType:
-		d.off++
-		return in[0] == 0xc3, nil
-	case mpwire.IntType, mpwire.UintType, mpwire.Float32Type, mpwire.Float64Type:
-		return d.number(t, in)
-	case mpwire.StrType:
-		s, rest, err := mpwire.ReadStringZC(in)
-		d.next(rest)
-		if err != nil {
-			return nil, d.wire(err)
-		}
-		if err := d.charge(costString + roundUp(len(s))); err != nil || d.dry {
-			return nil, err
-		}
-		return string(s), nil
-	case mpwire.BinType:
-		s, rest, err := mpwire.ReadBytesZC(in)
-		d.next(rest)
-		if err != nil {
-			return nil, d.wire(err)
-		}
-		if err := d.charge(costSlice); err != nil || d.dry {
-			return nil, err
-		}
-		return s[:len(s):len(s)], nil
-	case mpwire.ArrayType:
-		return d.list(in)
-	case mpwire.MapType:
-		if isArrayMap(in) {
-			return d.array(in)
-		}
-		return d.dict(in)
-	default:
-		return nil, errAt(ErrMalformed, d.off, "a msgpack %s, which OpenPI messages do not carry", t)
-	}
-}
-
-// number reads an integer or a float.
-func (d *decoder) number(t mpwire.Type, in []byte) (any, error) {
-	var (
-		i     int64
-		u     uint64
-		f     float64
-		err   error
-		rest  []byte
-		small bool // boxed without allocating
-	)
-	switch t {
-	case mpwire.IntType:
-		i, rest, err = mpwire.ReadIntBytes(in)
-		small = i >= 0 && i < 256
-	case mpwire.UintType:
-		u, rest, err = mpwire.ReadUintBytes(in)
-		small = u < 256
-	default:
-		f, rest, err = mpwire.ReadFloat64Bytes(in)
-	}
-	d.next(rest)
-	if err != nil {
-		return nil, d.wire(err)
-	}
-	if !small {
-		if err := d.charge(costNumber); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case d.dry:
-		return nil, nil
-	case t == mpwire.IntType:
-		return i, nil
-	case t == mpwire.UintType && u > math.MaxInt64:
-		return u, nil
-	case t == mpwire.UintType:
-		return int64(u), nil
-	case t == mpwire.Float32Type:
-		return float32(f), nil
-	}
-	return f, nil
-}
-
-func roundUp(n int) int64 { return int64(n+7) &^ 7 }
-
-// wire reports a failure of a wire reader on bytes mpwalk accepted, which
-// cannot happen; it is kept an error, not a panic.
-func (d *decoder) wire(err error) error {
-	return &msgError{class: ErrMalformed, offset: int64(d.off), cause: err}
-}
-
-// isArrayMap reports whether the map at the start of b is one of
-// openpi's msgpack_numpy array maps: its first key, as the packer writes
-// it, is "__ndarray__" or "__npgeneric__" (as bin, or as str).
-func isArrayMap(b []byte) bool {
-	n, rest, err := mpwire.ReadMapHeaderBytes(b)
-	if err != nil || n == 0 {
-		return false
-	}
-	key, _, err := mpwire.ReadStringOrBinZC(rest)
-	if err != nil {
-		return false
-	}
-	switch string(key) {
-	case "__ndarray__", "__npgeneric__":
-		return true
-	}
-	return false
-}
-
-func (d *decoder) list(in []byte) (any, error) {
-	n, rest, err := mpwire.ReadArrayHeaderBytes(in)
-	if err != nil {
-		return nil, d.wire(err)
-	}
-	d.next(rest)
-	if err := d.charge(costSlice + costSlot*int64(n)); err != nil {
-		return nil, err
-	}
-	var list []any
-	if !d.dry {
-		list = make([]any, n) // n fits: mpwalk checked it, and so was its cost
-	}
-	for i := range int(n) {
-		v, err := d.value()
-		if err != nil {
-			return nil, err
-		}
-		if !d.dry {
-			list[i] = v
-		}
-	}
-	if d.dry {
-		return nil, nil
-	}
-	return list, nil
-}
-
-func (d *decoder) array(in []byte) (any, error) {
-	h, err := dialect.DecodeHeader(in)
-	if err != nil {
-		return nil, &msgError{class: ErrMalformed, offset: int64(d.off), detail: "an array map", cause: err}
-	}
-	d.off += h.Len
-	if err := d.charge(costArray + 8*int64(len(h.Shape))); err != nil || d.dry {
-		return nil, err
-	}
-	if h.Scalar != nil {
-		return h.Scalar, nil
-	}
-	end := h.DataOffset + h.DataLen
-	return &ndarray.Array{DType: h.DType, Shape: h.Shape, Data: in[h.DataOffset:end:end]}, nil
-}
-
-func (d *decoder) dict(in []byte) (any, error) {
-	n, rest, err := mpwire.ReadMapHeaderBytes(in)
-	if err != nil {
-		return nil, d.wire(err)
-	}
-	d.next(rest)
-	cost := int64(costMap)
-	switch {
-	case n > 8:
-		cost += costEntry * int64(n)
-	case n > 0:
-		cost += costGroup
-	}
-	if err := d.charge(cost); err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if !d.dry {
-		m = make(map[string]any, n) // n fits: mpwalk checked it, and so was its cost
-	}
-	for range n {
-		at := d.off
-		key, rest, err := mpwire.ReadStringOrBinZC(d.b[d.off:])
-		if err != nil {
-			return nil, errAt(ErrMalformed, at, "a map key that is a msgpack %s, not a string", mpwire.NextType(d.b[d.off:]))
-		}
-		d.next(rest)
-		if err := d.charge(roundUp(len(key))); err != nil {
-			return nil, err
-		}
-		v, err := d.value()
-		if err != nil {
-			return nil, err
-		}
-		if !d.dry {
-			m[string(key)] = v
-		}
-	}
-	if d.dry {
-		return nil, nil
-	}
-	return m, nil
 }
 
 // appendMessage appends m as msgpack to dst, as openpi's
@@ -388,7 +171,7 @@ func appendMap(dst []byte, m map[string]any, extraKey string, extraValue any, de
 // package's MarshalMessage writes it, arrays as OpenPI maps.
 func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 	if depth > maxDepth {
-		return dst, fmt.Errorf("openpi: cannot send values nested more than %d deep (a map that holds itself?): %w", maxDepth, ndarray.ErrTooLarge)
+		return dst, fmt.Errorf("openpi: cannot send values nested more than %d deep (a map that holds itself?): %w", maxDepth, ndarray.ErrTooDeep)
 	}
 	switch x := v.(type) {
 	case nil:

@@ -16,6 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/ndpack/ndpack/internal/connset"
+	"github.com/ndpack/ndpack/internal/membudget"
 	"github.com/ndpack/ndpack/internal/peertext"
 	"github.com/ndpack/ndpack/ndarray"
 )
@@ -40,10 +41,16 @@ type Policy interface {
 type PolicyFunc func(ctx context.Context, obs map[string]any) (map[string]any, error)
 
 // Infer calls f.
-// Its error is f's.
+// Its error is f's, or for a nil f one saying it answers nothing.
 func (f PolicyFunc) Infer(ctx context.Context, obs map[string]any) (map[string]any, error) {
+	if f == nil {
+		return nil, errNilPolicyFunc
+	}
 	return f(ctx, obs)
 }
+
+// errNilPolicyFunc is what the zero PolicyFunc answers.
+var errNilPolicyFunc = errors.New("openpi: a nil PolicyFunc answers no observation")
 
 // Echo is a Policy that answers each observation with the observation
 // itself: a stand-in policy for trying robots and clients (ndpack openpi
@@ -131,7 +138,7 @@ type Server struct {
 	ErrorLog *log.Logger
 
 	once sync.Once
-	mem  *budget
+	mem  *membudget.Budget
 }
 
 // The defaults of Server's limits that connset does not set.
@@ -154,13 +161,13 @@ func (s *Server) maxSize() int64 {
 }
 
 // budget returns the server's memory budget, made on first use.
-func (s *Server) budget() *budget {
+func (s *Server) budget() *membudget.Budget {
 	s.once.Do(func() {
 		limit := s.MaxMemory
 		if limit == 0 {
 			limit = memoryPerMaxSize * min(s.maxSize(), math.MaxInt64/memoryPerMaxSize)
 		}
-		s.mem = &budget{limit: limit}
+		s.mem = &membudget.Budget{Limit: limit}
 	})
 	return s.mem
 }
@@ -325,7 +332,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer ws.CloseNow()
-	c := &serverConn{s: s, ws: ws, nc: hj.conn, set: hj.set, peer: r.RemoteAddr, mem: lease{b: s.budget()}}
+	c := &serverConn{s: s, ws: ws, nc: hj.conn, set: hj.set, peer: r.RemoteAddr, mem: membudget.Lease{B: s.budget()}}
 	if err := c.run(r.Context()); err != nil {
 		c.logf("%s: %v", r.RemoteAddr, err)
 	}

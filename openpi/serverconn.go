@@ -12,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/ndpack/ndpack/internal/connset"
+	"github.com/ndpack/ndpack/internal/membudget"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -25,7 +26,7 @@ type serverConn struct {
 	peer string
 	// mem is what the connection holds of the server's memory budget:
 	// in's and out's capacity, and an observation's decoded values.
-	mem lease
+	mem membudget.Lease
 
 	// mu guards in, out, mem and idle between the connection's goroutine
 	// and release, which gives back in's and out's memory when the
@@ -77,7 +78,7 @@ func (c *serverConn) run(ctx context.Context) error {
 			}
 			err = c.encode(ctx, action, "server_timing", timing)
 		}
-		c.mem.give(cost) // the observation's values: the action is encoded
+		c.mem.Give(cost) // the observation's values: the action is encoded
 		if err != nil {
 			return c.refuse(ctx, err)
 		}
@@ -101,7 +102,7 @@ func (c *serverConn) read(ctx context.Context) (map[string]any, int64, error) {
 	}
 	c.nc.Reading()
 	if typ != websocket.MessageBinary {
-		return nil, 0, c.refuse(ctx, errAt(ErrMalformed, -1, "a text message where an observation (binary) was expected"))
+		return nil, 0, c.refuse(ctx, errAt(errMalformed, -1, "a text message where an observation (binary) was expected"))
 	}
 	// The buffer is readBody's alone while it reads: once it has grown,
 	// the memory given back is nobody's.
@@ -109,7 +110,7 @@ func (c *serverConn) read(ctx context.Context) (map[string]any, int64, error) {
 	c.in = nil
 	msg, err := readBody(ctx, r, buf, c.s.maxSize(), &c.mem, "an observation")
 	c.in = msg[:0]
-	var be *budgetError
+	var be *membudget.Error
 	switch {
 	case errors.Is(err, websocket.ErrMessageTooBig):
 		return nil, 0, fmt.Errorf("%w: an observation over the limit of %d bytes (MaxSize)", ndarray.ErrTooLarge, c.s.maxSize())
@@ -120,14 +121,14 @@ func (c *serverConn) read(ctx context.Context) (map[string]any, int64, error) {
 	}
 	cost, err := checkMessage(msg)
 	if err == nil {
-		err = c.mem.take(ctx, cost, "decoding an observation")
+		err = c.mem.Take(ctx, cost, "decoding an observation")
 	}
 	if err != nil {
 		return nil, 0, c.refuse(ctx, err)
 	}
 	obs, err := decodeChecked(msg)
 	if err != nil {
-		c.mem.give(cost)
+		c.mem.Give(cost)
 		return nil, 0, c.refuse(ctx, err)
 	}
 	return obs, cost, nil
@@ -139,7 +140,7 @@ func (c *serverConn) read(ctx context.Context) (map[string]any, int64, error) {
 // message. With mem, the memory of each larger buffer is taken from its
 // budget before it is made, and the smaller one's given back once its
 // bytes are copied: buf's capacity is what mem holds for it.
-func readBody(ctx context.Context, r io.Reader, buf []byte, limit int64, mem *lease, what string) ([]byte, error) {
+func readBody(ctx context.Context, r io.Reader, buf []byte, limit int64, mem *membudget.Lease, what string) ([]byte, error) {
 	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
@@ -150,7 +151,7 @@ func readBody(ctx context.Context, r io.Reader, buf []byte, limit int64, mem *le
 				grown = int(limit + 2)
 			}
 			if mem != nil {
-				if err := mem.take(ctx, int64(grown), what); err != nil {
+				if err := mem.Take(ctx, int64(grown), what); err != nil {
 					return buf, err
 				}
 			}
@@ -159,7 +160,7 @@ func readBody(ctx context.Context, r io.Reader, buf []byte, limit int64, mem *le
 			old := cap(buf)
 			buf = b // then the memory given back is nobody's
 			if mem != nil {
-				mem.give(int64(old))
+				mem.Give(int64(old))
 			}
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
@@ -177,17 +178,17 @@ func readBody(ctx context.Context, r io.Reader, buf []byte, limit int64, mem *le
 // c.out, taking the memory of a larger buffer from the budget first.
 func (c *serverConn) encode(ctx context.Context, m map[string]any, extraKey string, extraValue any) error {
 	if bound, ok := messageBound(m, extraKey, extraValue); ok && bound > int64(cap(c.out)) {
-		if err := c.mem.take(ctx, bound, "an action"); err != nil {
+		if err := c.mem.Take(ctx, bound, "an action"); err != nil {
 			return err
 		}
 		old := cap(c.out)
 		c.out = nil // then the memory given back is nobody's
-		c.mem.give(int64(old))
+		c.mem.Give(int64(old))
 		c.out = make([]byte, 0, bound)
 	}
 	out, err := appendMessage(c.out[:0], m, extraKey, extraValue)
 	if grew := cap(out) - cap(c.out); grew > 0 {
-		c.mem.force(int64(grew)) // a value messageBound could not bound
+		c.mem.Force(int64(grew)) // a value messageBound could not bound
 	}
 	c.out = out
 	return err
@@ -226,7 +227,7 @@ func (c *serverConn) releaseIdle() {
 // buffers, and the values of an observation it will not answer.
 func (c *serverConn) dropBuffers() {
 	c.in, c.out = nil, nil
-	c.mem.give(c.mem.held)
+	c.mem.Give(c.mem.Held())
 }
 
 // finish ends the connection's use of the budget and its pinger.
@@ -285,8 +286,8 @@ func (c *serverConn) refuse(ctx context.Context, err error) error {
 	c.dropBuffers()
 	c.mu.Unlock()
 	code, reason := websocket.StatusInternalError, internalErrorReason
-	var be *budgetError
-	if errors.As(err, &be) && !be.never {
+	var be *membudget.Error
+	if errors.As(err, &be) && be.Busy() {
 		code, reason = websocket.StatusTryAgainLater, "The server's memory is in use. Reason included in previous frame."
 	}
 	if werr := c.ws.Write(ctx, websocket.MessageText, []byte(err.Error()+"\n")); werr == nil {

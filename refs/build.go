@@ -223,7 +223,7 @@ func (b *Builder) scanNPZ(src Source, s *scanned) error {
 	}
 	for _, m := range z.Names() {
 		h, off, err := z.DataAt(m)
-		if errors.Is(err, npybridge.ErrNotArray) {
+		if errors.Is(err, ndarray.ErrNotArray) {
 			continue
 		}
 		if err != nil {

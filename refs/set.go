@@ -12,17 +12,19 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/internal/jsonscan"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
 // Sentinel errors; every error of the package wraps one, for errors.Is,
-// or the zarr or npybridge error that refused an input.
+// or the zarr or npybridge error that refused an input, or one of the
+// classes every codec reports, ndarray's: ErrMalformed (a reference file
+// that is not kerchunk's version 1 JSON: syntax, a reference that is not
+// [url] or [url, offset, length], a negative offset or length),
+// ErrTooLarge (a file over ParseOptions.MaxSize), ErrTooDeep (JSON that
+// nests deeper than a reference file does).
 var (
-	// ErrFormat: a reference file that is not kerchunk's version 1 JSON
-	// (syntax, a reference that is not [url] or [url, offset, length], a
-	// negative offset or length).
-	ErrFormat = errors.New("malformed reference file")
 	// ErrUnsupported: an input references cannot point into (a deflated
 	// .npz member, an object array, a Fortran-order array cut into rows,
 	// a chunking that leaves the last chunk short), or a reference file
@@ -33,6 +35,9 @@ var (
 	// them.
 	ErrRange = errors.New("bad reference")
 )
+
+// errFormat is ndarray.ErrMalformed as this package words it.
+var errFormat = codecerr.Class("malformed reference file", ndarray.ErrMalformed)
 
 func errorf(class error, format string, args ...any) error {
 	return &ndarray.Error{Pkg: "refs", Err: class, Offset: -1, Detail: fmt.Sprintf(format, args...)}
@@ -143,7 +148,7 @@ const maxDepth = 64
 // (the whole file) or [url, offset, length]. The file is bounded by
 // MaxSize and its nesting before it is decoded; offsets and lengths must
 // be integers from 0 to 2^53.
-// It fails with an *ndarray.Error wrapping ErrFormat, ErrUnsupported
+// It fails with an *ndarray.Error wrapping errFormat, ErrUnsupported
 // (generated references, "gen"; a file without version 1) or
 // ndarray.ErrTooLarge.
 func (o ParseOptions) Parse(b []byte) (*Set, error) {
@@ -154,7 +159,7 @@ func (o ParseOptions) Parse(b []byte) (*Set, error) {
 	if err := jsonscan.Check(b, limit, maxDepth); err != nil {
 		var je *jsonscan.Error
 		errors.As(err, &je)
-		class := ErrFormat
+		class := ndarray.ErrTooDeep
 		if je.TooLarge {
 			class = ndarray.ErrTooLarge
 		}
@@ -167,7 +172,7 @@ func (o ParseOptions) Parse(b []byte) (*Set, error) {
 		Refs      map[string]json.RawMessage `json:"refs"`
 	}
 	if err := json.Unmarshal(b, &top); err != nil {
-		return nil, &ndarray.Error{Pkg: "refs", Err: ErrFormat, Offset: -1, Detail: "not a reference file's JSON object", Cause: err}
+		return nil, &ndarray.Error{Pkg: "refs", Err: errFormat, Offset: -1, Detail: "not a reference file's JSON object", Cause: err}
 	}
 	if string(bytes.TrimSpace(top.Version)) != "1" {
 		return nil, errorf(ErrUnsupported, "version %s; ndpack reads kerchunk's reference files of version 1", versionText(top.Version))
@@ -176,7 +181,7 @@ func (o ParseOptions) Parse(b []byte) (*Set, error) {
 		return nil, errorf(ErrUnsupported, `generated references ("gen") are not read`)
 	}
 	if top.Refs == nil {
-		return nil, errorf(ErrFormat, `no "refs"`)
+		return nil, errorf(errFormat, `no "refs"`)
 	}
 	s := &Set{refs: make(map[string]Ref, len(top.Refs))}
 	for k, v := range top.Refs {
@@ -214,7 +219,7 @@ func parseRef(v json.RawMessage, templates map[string]string) (Ref, error) {
 		if enc, ok := strings.CutPrefix(s, "base64:"); ok {
 			data, err := base64.StdEncoding.DecodeString(enc)
 			if err != nil {
-				return Ref{}, errorf(ErrFormat, "its base64: text is not base64")
+				return Ref{}, errorf(errFormat, "its base64: text is not base64")
 			}
 			return Ref{Data: data}, nil
 		}
@@ -222,11 +227,11 @@ func parseRef(v json.RawMessage, templates map[string]string) (Ref, error) {
 	}
 	var parts []json.RawMessage
 	if json.Unmarshal(v, &parts) != nil || len(parts) != 1 && len(parts) != 3 {
-		return Ref{}, errorf(ErrFormat, "%s is not a string, [url] or [url, offset, length]", quote(v))
+		return Ref{}, errorf(errFormat, "%s is not a string, [url] or [url, offset, length]", quote(v))
 	}
 	var url string
 	if json.Unmarshal(parts[0], &url) != nil || url == "" {
-		return Ref{}, errorf(ErrFormat, "its url %s is not a string", quote(parts[0]))
+		return Ref{}, errorf(errFormat, "its url %s is not a string", quote(parts[0]))
 	}
 	url = expand(url, templates)
 	if len(parts) == 1 {
@@ -236,7 +241,7 @@ func parseRef(v json.RawMessage, templates map[string]string) (Ref, error) {
 	for i, p := range parts[1:] {
 		n, err := strconv.ParseInt(string(bytes.TrimSpace(p)), 10, 64)
 		if err != nil || n < 0 || n > 1<<53 {
-			return Ref{}, errorf(ErrFormat, "its %s %s is not an integer from 0 to 2^53", []string{"offset", "length"}[i], quote(p))
+			return Ref{}, errorf(errFormat, "its %s %s is not an integer from 0 to 2^53", []string{"offset", "length"}[i], quote(p))
 		}
 		nums[i] = n
 	}

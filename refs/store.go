@@ -48,6 +48,10 @@ func (o Options) Store(ctx context.Context, s *Set) *Store {
 	return &Store{o: o, ctx: ctx, set: s, files: map[string]*openFile{}}
 }
 
+// errNoSet is what the methods of a Store not made by Options.Store (or
+// made of no Set) return.
+var errNoSet = errors.New("refs: the Store serves no reference set: make one with Options.Store")
+
 // file opens url once.
 func (st *Store) file(url string) *openFile {
 	st.mu.Lock()
@@ -100,6 +104,9 @@ func (st *Store) file(url string) *openFile {
 // or the server's errors (a range the server cuts short matches
 // ndarray.ErrTruncated).
 func (st *Store) Get(key string, dst []byte, max int) ([]byte, error) {
+	if st.set == nil {
+		return dst, errNoSet
+	}
 	r, ok := st.set.Get(key)
 	if !ok {
 		return dst, fmt.Errorf("reference %s: %w", strconv.Quote(key), fs.ErrNotExist)
@@ -165,6 +172,9 @@ func (st *Store) Get(key string, dst []byte, max int) ([]byte, error) {
 // List returns the names directly under prefix, sorted; its error is
 // always nil.
 func (st *Store) List(prefix string) ([]string, error) {
+	if st.set == nil {
+		return nil, errNoSet
+	}
 	if prefix != "" {
 		prefix += "/"
 	}

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -95,3 +98,69 @@ func TestParallelStreamIgnoredRange(t *testing.T) {
 }
 
 var _ = http.MethodGet
+
+// The faults a read survives, or reports, hold for every part of a
+// parallel read, at every concurrency: bodies cut short are resumed, a
+// change of the object fails the read, a server that ignores Range is read
+// once, an answer of 404 is fs.ErrNotExist and names no secret, and the
+// bytes that travel are the bytes asked for.
+func TestFaultsAtEveryConcurrency(t *testing.T) {
+	data := testData(3<<20 + 777)
+	for _, conc := range []int{1, 2, 8} {
+		opts := remote.Options{PartSize: 64 << 10, Concurrency: conc, ErrorLog: quietLog()}
+		openAt := func(t *testing.T, url string) *remote.Object {
+			o, err := opts.Open(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { o.Close() })
+			return o
+		}
+		t.Run(fmt.Sprint(conc), func(t *testing.T) {
+			s := newServer(t, data)
+			o := openAt(t, s.url())
+			if _, err := o.ReadAt(make([]byte, 1), 0); err != nil { // a first range answered
+				t.Fatal(err)
+			}
+			s.mu.Lock()
+			s.cutPlan = []int{1000, 0, 20000, 0, 0}
+			s.mu.Unlock()
+			b0 := s.bytes.Load()
+			got := make([]byte, len(data)-10)
+			if n, err := o.ReadAt(got, 10); n != len(got) || err != nil || !bytes.Equal(got, data[10:]) {
+				t.Fatalf("a read with cut bodies: %d, %v", n, err)
+			}
+			if served := s.settled(b0+int64(len(got))) - b0; served < int64(len(got)) || served > int64(len(got))+21000 {
+				t.Errorf("%d bytes served for %d read", served, len(got))
+			}
+
+			s.mu.Lock()
+			s.changeAfter = int(s.gets.Load()) + 2*min(conc-1, 1) // a later part, when there are parts
+			s.mu.Unlock()
+			if _, err := o.ReadAt(got, 10); !errors.Is(err, remote.ErrChanged) {
+				t.Errorf("a change mid-read: %v, want ErrChanged", err)
+			}
+
+			s = newServer(t, data)
+			secret := strings.Replace(s.url(), "http://", "http://u:hunter2@", 1) + "?X-Amz-Signature=sekrit"
+			o = openAt(t, secret)
+			s.mu.Lock()
+			s.status = http.StatusNotFound
+			s.mu.Unlock()
+			_, err := o.ReadAt(got, 10)
+			if !errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "sekrit") {
+				t.Errorf("404 mid-read: %v", err)
+			}
+
+			s = newServer(t, data)
+			s.ignoreRange = true
+			o = openAt(t, s.url())
+			if n, err := o.ReadAt(got, 10); n != len(got) || err != nil || !bytes.Equal(got, data[10:]) {
+				t.Fatalf("a server that ignores Range: %d, %v", n, err)
+			}
+			if g := s.gets.Load(); g != 1 {
+				t.Errorf("a server that ignores Range: %d GETs, want 1", g)
+			}
+		})
+	}
+}

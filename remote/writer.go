@@ -23,7 +23,8 @@ import (
 // error, Abort, or the end of the context given to Create aborts the
 // upload, so that no partial object is ever visible. Write and Close are
 // not for concurrent use; Abort may be called from another goroutine at
-// any time (a signal handler).
+// any time (a signal handler). Make one with Options.Create: the zero
+// Writer writes to nothing, and its methods fail.
 type Writer struct {
 	mu          sync.Mutex // guards uploadID, aborted, parts and failed, for Abort and the uploads
 	aborted     bool
@@ -38,6 +39,8 @@ type Writer struct {
 	err         error // sticky, for Write and Close
 	done        bool
 	abortWait   time.Duration
+	aborting    sync.Mutex // held while an abort is sent, so that every Abort waits for it
+	creating    sync.Mutex // held while the upload is begun, so that Abort waits for its ID
 
 	// The parts being uploaded: slots holds one token per upload that may
 	// run, uploads the ones running; cancel ends them (an error, Abort).
@@ -93,6 +96,9 @@ func (o Options) Create(ctx context.Context, rawURL string) (*Writer, error) {
 // Write adds p to the object, uploading each part as it fills. On an
 // error the upload is aborted and every later call fails.
 func (w *Writer) Write(p []byte) (int, error) {
+	if w.client == nil {
+		return 0, errNotCreated
+	}
 	if err := w.check("UploadPart"); err != nil {
 		return 0, err
 	}
@@ -144,15 +150,20 @@ func (w *Writer) flush() error {
 	}
 	id := w.id()
 	if id == nil {
+		// Abort waits for this, so that an upload begun as it is called
+		// is aborted too.
+		w.creating.Lock()
 		out, err := w.client.CreateMultipartUpload(w.ctx, &s3.CreateMultipartUploadInput{Bucket: &w.bucket, Key: &w.key})
+		if err == nil {
+			w.mu.Lock()
+			w.uploadID, id = out.UploadId, out.UploadId
+			w.mu.Unlock()
+		}
+		w.creating.Unlock()
 		if err != nil {
 			return w.fail("CreateMultipartUpload", err)
 		}
-		w.mu.Lock()
-		w.uploadID, id = out.UploadId, out.UploadId
-		aborted := w.aborted
-		w.mu.Unlock()
-		if aborted {
+		if w.isAborted() {
 			return w.fail("UploadPart", errAborted)
 		}
 	}
@@ -267,13 +278,25 @@ var errAborted = errors.New("the upload was aborted")
 
 // abort ends the multipart upload, if one was begun, even after ctx ended.
 func (w *Writer) abort() error {
+	// One abort at a time, the others waiting for it: a signal's Abort
+	// must not return, and let the process exit, while a failing Write's
+	// abort is still on its way.
+	w.aborting.Lock()
+	defer w.aborting.Unlock()
 	w.mu.Lock()
 	id := w.uploadID
 	w.uploadID, w.aborted = nil, true
 	w.mu.Unlock()
 	if id == nil {
+		// The abort was sent by another call, which reported its failure:
+		// said once is enough.
 		return nil
 	}
+	return w.sendAbort(id)
+}
+
+// sendAbort asks the store to abort the upload id, within abortWait.
+func (w *Writer) sendAbort(id *string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), w.abortWait)
 	defer cancel()
 	if _, err := w.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &w.bucket, Key: &w.key, UploadId: id}); err != nil {
@@ -296,6 +319,9 @@ func (w *Writer) abort() error {
 // ctx's error, the error that failed an earlier Write, or, after Abort, an
 // error saying so.
 func (w *Writer) Close() error {
+	if w.client == nil {
+		return errNotCreated
+	}
 	if w.err != nil {
 		return w.err
 	}
@@ -356,13 +382,21 @@ func (w *Writer) Close() error {
 // Its error, when the store refuses the abort or gives no answer in time,
 // names the upload ID, whose parts then stay in the bucket.
 func (w *Writer) Abort() error {
+	if w.client == nil {
+		return errNotCreated
+	}
 	w.mu.Lock()
 	w.aborted = true // no upload starts after this
 	w.mu.Unlock()
-	w.cancel() // and those running end, before the abort that S3 would race
+	w.cancel()        // and those running end, before the abort that S3 would race
+	w.creating.Lock() // an upload being begun has its ID
+	w.creating.Unlock()
 	w.uploads.Wait()
 	return w.abort()
 }
+
+// errNotCreated is what the methods of a Writer not made by Create return.
+var errNotCreated = errors.New("remote: the Writer writes to nothing: make one with Options.Create")
 
 func (w *Writer) isAborted() bool {
 	w.mu.Lock()

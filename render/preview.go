@@ -2,6 +2,7 @@ package render
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -23,7 +24,9 @@ const previewLines = 40
 // the nearest of its eight heights.
 //
 // Feed it the array's data with Write, in storage order, then draw it with
-// WriteTo. A Preview is not safe for concurrent use.
+// WriteTo. A Preview is not safe for concurrent use. Make one with
+// NewPreview: the zero Preview draws nothing, and its
+// Write fails.
 type Preview struct {
 	o           Options
 	conv        *converter
@@ -90,8 +93,12 @@ func NewPreview(dt ndarray.DType, shape []int, columnMajor bool, width int, o Op
 }
 
 // Write takes the next bytes of the array's data, in any pieces.
-// Its error is always nil: every byte is taken.
+// Its error is nil, every byte taken, but for a Preview not made by
+// NewPreview.
 func (p *Preview) Write(b []byte) (int, error) {
+	if p.conv == nil {
+		return 0, errors.New("render: the Preview draws nothing: make one with NewPreview")
+	}
 	n := len(b)
 	size := p.conv.dt.ItemSize
 	if len(p.partial) > 0 {

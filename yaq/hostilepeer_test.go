@@ -137,7 +137,7 @@ func TestClientRefusesMinInt64BlockCount(t *testing.T) {
 	require.Len(t, value, 18)
 	err, addr, valueAt, allocated, _ := callHostile(t, `{"type": "array", "items": "null"}`, value)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, avro.ErrMalformed)
+	assert.ErrorIs(t, err, ndarray.ErrMalformed)
 	assert.EqualError(t, err, fmt.Sprintf("avro: malformed value at byte 0: array block count is -2^63, which no number of items is "+
 		"(in the array<null> value from daemon %s, which starts at byte %d of the stream)", addr, valueAt))
 	assert.Less(t, allocated, uint64(1<<20), "bytes allocated")
@@ -158,11 +158,11 @@ func TestClientChecksEveryCount(t *testing.T) {
 		{"a block size of 2^40", `{"type": "array", "items": "int"}`, append(appendVarint(appendVarint(nil, -1), 1<<40), 0x02, 0x00),
 			ndarray.ErrTooLarge, "at byte 1: array block of 1 item claims 1099511627776 bytes, more than the 67108864 a value may take"},
 		{"a negative block size", `{"type": "array", "items": "null"}`, append(appendVarint(appendVarint(nil, -1), -5), 0x00),
-			avro.ErrMalformed, "at byte 1: array block of 1 item claims a negative size (-5 bytes)"},
+			ndarray.ErrMalformed, "at byte 1: array block of 1 item claims a negative size (-5 bytes)"},
 		{"a map of 2^40 entries", `{"type": "map", "values": "null"}`, append(appendVarint(nil, 1<<40), 0x00, 0x00),
 			ndarray.ErrTooLarge, "at byte 0: map block claims 1099511627776 items, more than the 67108864 bytes a value may take"},
 		{"2^40 dimensions", avro.ArraySchema, append(appendVarint(nil, -(1<<40)), 0x00, 0x00),
-			avro.ErrMalformed, "at byte 0: shape claims 1099511627776 more dimensions after 0 (NumPy allows 32)"},
+			ndarray.ErrMalformed, "at byte 0: shape claims 1099511627776 more dimensions after 0 (NumPy allows 32)"},
 		{"a string of 2^40 bytes", `"string"`, appendVarint(nil, 1<<40),
 			ndarray.ErrTooLarge, "at byte 0: string claims 1099511627776 bytes, more than the 67108864 a value may take"},
 	} {

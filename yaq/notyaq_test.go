@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ndpack/ndpack/ndarray"
-	"github.com/ndpack/ndpack/yaq/avro"
 )
 
 // A peer that is not a yaq daemon (here one answering as an HTTP server
@@ -43,8 +42,8 @@ func TestDialNotYaq(t *testing.T) {
 	if !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q\ndoes not contain %q", err, want)
 	}
-	if !errors.Is(err, avro.ErrMalformed) {
-		t.Errorf("%v is not avro.ErrMalformed", err)
+	if !errors.Is(err, ndarray.ErrMalformed) {
+		t.Errorf("%v is not ndarray.ErrMalformed", err)
 	}
 }
 
@@ -77,7 +76,7 @@ func TestDialBinaryPeer(t *testing.T) {
 	if !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q\ndoes not contain %q", err, want)
 	}
-	if !errors.Is(err, avro.ErrMalformed) || errors.Is(err, ndarray.ErrTooLarge) {
-		t.Errorf("%v is not avro.ErrMalformed alone", err)
+	if !errors.Is(err, ndarray.ErrMalformed) || errors.Is(err, ndarray.ErrTooLarge) {
+		t.Errorf("%v is not ndarray.ErrMalformed alone", err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/ndarray"
 
 	"github.com/ndpack/ndpack"
@@ -23,13 +22,20 @@ import (
 // replyChans recycles the channels of calls that have been answered.
 var replyChans = sync.Pool{New: func() any { return make(chan *response, 1) }}
 
+// errNotDialed is what the methods of a zero Client return.
+var errNotDialed = errors.New("yaqrpc: the Client is connected to nothing: make one with Dial")
+
+// notDialed reports whether c is a zero Client, which Dial did not make.
+func (c *Client) notDialed() bool { return c.done == nil }
+
 // errClosed is returned by calls on a closed Client, and by a Server's
 // Serve after Close. It matches net.ErrClosed and os.ErrClosed under
 // errors.Is.
 var errClosed = codecerr.Closed("yaqrpc: closed")
 
-// Client calls a yaq-RPC daemon over one connection. Calls may be made from
-// many goroutines at once; responses are matched to calls by id.
+// Client calls a yaq-RPC daemon over one connection, made by Dial (the
+// zero Client is connected to nothing: its calls fail). Calls may be made
+// from many goroutines at once; responses are matched to calls by id.
 //
 // There is no reading goroutine of its own: a call that waits for its
 // response reads the connection itself when no other call is reading, as a
@@ -161,7 +167,7 @@ func (c *Client) reconnectIfClosed(ctx context.Context) error {
 // memory of its own. CallReusing reads responses into the same memory.
 //
 // A result that does not fit result fails with an error wrapping ndpack's
-// decoding error (matching ext110.ErrMalformed, for one), and the client
+// decoding error (matching ndarray.ErrMalformed, for one), and the client
 // stays usable. So does a client made by Dial that cannot connect again:
 // the call fails with an error wrapping the dialer's, and the next tries
 // again.
@@ -198,6 +204,9 @@ func (c *Client) CallReusing(ctx context.Context, method string, params any, res
 }
 
 func (c *Client) call(ctx context.Context, method string, params any, result any, buf *ResultBuffer) error {
+	if c.notDialed() {
+		return errNotDialed
+	}
 	if err := c.reconnectIfClosed(ctx); err != nil {
 		return err
 	}
@@ -254,7 +263,7 @@ func (c *Client) call(ctx context.Context, method string, params any, result any
 	}
 	// The result is a slice of its message's own buffer: its arrays
 	// alias it instead of being copied again.
-	opts := ndpack.MessageOptions{MaxDepth: defaultMaxDepth, NoCopy: true, NoDialects: true}
+	opts := ndpack.MessageOptions{MaxDepth: defaultMaxDepth, MaxSize: c.max, NoCopy: true, NoDialects: true}
 	if err := opts.UnmarshalMessage(raw, result); err != nil {
 		return fmt.Errorf("yaqrpc: %s: decoding the result: %w", method, err)
 	}
@@ -465,12 +474,12 @@ func (e classedError) Error() string   { return e.err.Error() }
 func (e classedError) Unwrap() []error { return []error{e.class, e.err} }
 
 // overLimit is the shared sentinel of a response past the client's
-// limits, read by the bounded walk: ext110.ErrTooDeep for nesting,
+// limits, read by the bounded walk: ndarray.ErrTooDeep for nesting,
 // ndarray.ErrTooLarge (the module's one ErrTooLarge) for size and the
 // memory decoding would take; nil for other errors.
 func overLimit(err error) error { return limitClasses.Classify(err).Class }
 
-var limitClasses = mpwalk.Classes{TooDeep: ext110.ErrTooDeep, OverBudget: ndarray.ErrTooLarge, TooCostly: ndarray.ErrTooLarge}
+var limitClasses = mpwalk.Classes{TooDeep: ndarray.ErrTooDeep, OverBudget: ndarray.ErrTooLarge, TooCostly: ndarray.ErrTooLarge}
 
 // readRefusal reads, after a request could not be written, the answer a
 // daemon sends before closing (a request over its size limit).
@@ -502,6 +511,9 @@ func (c *Client) forget(id int64) {
 // dialer's; on a closed client with net.ErrClosed, and on one that has failed
 // with the error it failed with, as Call does.
 func (c *Client) Notify(ctx context.Context, method string, params any) error {
+	if c.notDialed() {
+		return errNotDialed
+	}
 	if err := c.reconnectIfClosed(ctx); err != nil {
 		return err
 	}
@@ -578,6 +590,9 @@ func (c *Client) send(ctx context.Context, req request, answered bool) error {
 // closed already (or one whose connection failed and was closed) returns
 // nil.
 func (c *Client) Close() error {
+	if c.notDialed() {
+		return errNotDialed
+	}
 	c.mu.Lock()
 	closedAlready := c.err != nil
 	c.mu.Unlock()

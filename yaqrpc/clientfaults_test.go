@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/ndarray"
 )
@@ -48,7 +47,7 @@ func TestCallOverLimitsMatchSentinels(t *testing.T) {
 	d := dial(t, fakeDaemon(t, reply))
 	err = d.Call(ctx, "echo", nil, &v)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, ext110.ErrTooDeep)
+	assert.ErrorIs(t, err, ndarray.ErrTooDeep)
 }
 
 // Notify and Close on a closed client say so as Call does.

@@ -21,7 +21,7 @@ func Example() {
 		for i := range values {
 			values[i] = float64(i) / 2
 		}
-		return ndarray.FromSlice(values)
+		return ndarray.View(values) // a new slice each call: no copy needed
 	})
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	go srv.Serve(l)
@@ -55,7 +55,7 @@ func ExampleClient_CallReusing() {
 		frame++
 		pixels := make([]uint16, 640*480)
 		pixels[0] = uint16(frame)
-		return ndarray.FromSlice(pixels, 480, 640)
+		return ndarray.View(pixels, 480, 640)
 	})
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	go srv.Serve(l)

@@ -339,7 +339,7 @@ func (s *Server) drain(conn *connset.Conn, br *bufio.Reader) {
 // dispatch answers one message; nil means no answer (a notification). raw
 // is the message's own buffer: the arrays of the request alias it.
 func (s *Server) dispatch(raw []byte) any {
-	opts := ndpack.MessageOptions{MaxDepth: s.maxDepth(), NoCopy: true, NoDialects: true}
+	opts := ndpack.MessageOptions{MaxDepth: s.maxDepth(), MaxSize: s.maxMessage(), NoCopy: true, NoDialects: true}
 	m, ok := parseRequest(raw, opts)
 	if !ok {
 		// Not the usual shape: decode it whole, and say what is wrong.

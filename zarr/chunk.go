@@ -68,11 +68,11 @@ func (c *byteCounter) Write(p []byte) (int, error) {
 // EncodeChunk appends the stored form of chunk, one chunk's bytes
 // (ChunkSize of them, in the array's order, an edge chunk padded), to
 // dst: the bytes themselves without a compressor, numcodecs' zlib stream
-// with one. It fails with an *ndarray.Error wrapping ErrChunk when chunk
+// with one. It fails with an *ndarray.Error wrapping errChunk when chunk
 // is not ChunkSize bytes.
 func (m *Meta) EncodeChunk(dst, chunk []byte) ([]byte, error) {
 	if len(chunk) != m.ChunkSize() {
-		return dst, errAt(ErrChunk, -1, "a chunk of %d bytes; the chunks of shape %s of %s hold %d", len(chunk), formatShape(m.Chunks), m.DType, m.ChunkSize())
+		return dst, errAt(errChunk, -1, "a chunk of %d bytes; the chunks of shape %s of %s hold %d", len(chunk), formatShape(m.Chunks), m.DType, m.ChunkSize())
 	}
 	if m.Compressor == nil {
 		return append(dst, chunk...), nil
@@ -114,14 +114,14 @@ var inflaters sync.Pool // of *inflate.Reader
 // more is refused as soon as it passes dst's length, so that a chunk of a
 // few bytes cannot make more than its array's chunk (a zlib bomb).
 // key names the chunk in errors. It fails with an *ndarray.Error
-// wrapping ErrChunk.
+// wrapping errChunk.
 func (m *Meta) DecodeChunk(dst, stored []byte, key string) error {
 	if len(dst) != m.ChunkSize() {
-		return errAt(ErrChunk, -1, "chunk %q: a buffer of %d bytes for a chunk of %d", key, len(dst), m.ChunkSize())
+		return errAt(errChunk, -1, "chunk %q: a buffer of %d bytes for a chunk of %d", key, len(dst), m.ChunkSize())
 	}
 	if m.Compressor == nil {
 		if len(stored) != len(dst) {
-			return errAt(ErrChunk, -1, "chunk %q holds %d bytes; a chunk of shape %s of %s holds %d", key, len(stored), formatShape(m.Chunks), m.DType, len(dst))
+			return errAt(errChunk, -1, "chunk %q holds %d bytes; a chunk of shape %s of %s holds %d", key, len(stored), formatShape(m.Chunks), m.DType, len(dst))
 		}
 		copy(dst, stored)
 		return nil
@@ -132,16 +132,16 @@ func (m *Meta) DecodeChunk(dst, stored []byte, key string) error {
 // inflateChunk inflates the zlib stream z into exactly dst.
 func inflateChunk(dst, z []byte, key string) error {
 	if len(z) < 6 {
-		return errAt(ErrChunk, -1, "chunk %q holds %d bytes, too few for a zlib stream", key, len(z))
+		return errAt(errChunk, -1, "chunk %q holds %d bytes, too few for a zlib stream", key, len(z))
 	}
 	cmf, flg := z[0], z[1]
 	switch {
 	case cmf&0x0f != 8 || cmf>>4 > 7:
-		return errAt(ErrChunk, 0, "chunk %q is not a zlib stream of deflate data (its first byte is 0x%02x)", key, cmf)
+		return errAt(errChunk, 0, "chunk %q is not a zlib stream of deflate data (its first byte is 0x%02x)", key, cmf)
 	case (uint16(cmf)<<8|uint16(flg))%31 != 0:
-		return errAt(ErrChunk, 0, "chunk %q: its zlib header's check bits are wrong (0x%02x 0x%02x)", key, cmf, flg)
+		return errAt(errChunk, 0, "chunk %q: its zlib header's check bits are wrong (0x%02x 0x%02x)", key, cmf, flg)
 	case flg&0x20 != 0:
-		return errAt(ErrChunk, 1, "chunk %q asks for a preset zlib dictionary, which numcodecs never sets", key)
+		return errAt(errChunk, 1, "chunk %q asks for a preset zlib dictionary, which numcodecs never sets", key)
 	}
 	f, _ := inflaters.Get().(*inflate.Reader)
 	src := bytes.NewReader(z[2 : len(z)-4])
@@ -158,16 +158,16 @@ func inflateChunk(dst, z []byte, key string) error {
 	var ce inflate.CorruptError
 	switch {
 	case errors.As(err, &ce):
-		return errAt(ErrChunk, 2+int64(ce), "chunk %q: the deflate data is corrupt, after %d bytes inflated", key, n)
+		return errAt(errChunk, 2+int64(ce), "chunk %q: the deflate data is corrupt, after %d bytes inflated", key, n)
 	case err == io.ErrUnexpectedEOF || err == io.EOF:
-		return errAt(ErrChunk, int64(len(z)), "chunk %q inflates to %d bytes, fewer than the %d of its chunk", key, n, len(dst))
+		return errAt(errChunk, int64(len(z)), "chunk %q inflates to %d bytes, fewer than the %d of its chunk", key, n, len(dst))
 	case errors.Is(err, errMore):
-		return errAt(ErrChunk, -1, "chunk %q inflates to more than the %d bytes of its chunk", key, len(dst))
+		return errAt(errChunk, -1, "chunk %q inflates to more than the %d bytes of its chunk", key, len(dst))
 	case err != nil:
-		return wrapErr(ErrChunk, err, "chunk %q", key)
+		return wrapErr(errChunk, err, "chunk %q", key)
 	}
 	if want := binary.BigEndian.Uint32(z[len(z)-4:]); adler32.Checksum(dst) != want {
-		return errAt(ErrChunk, int64(len(z)-4), "chunk %q: its Adler-32 is %08x, its data's %08x", key, want, adler32.Checksum(dst))
+		return errAt(errChunk, int64(len(z)-4), "chunk %q: its Adler-32 is %08x, its data's %08x", key, want, adler32.Checksum(dst))
 	}
 	return nil
 }

@@ -78,19 +78,19 @@ func parseDType(raw json.RawMessage, depth int) (ndarray.DType, error) {
 			return ndarray.DType{}, wrapErr(ErrUnsupported, err, "an object dtype (%q): its chunks are Python objects an object codec wrote", s)
 		}
 		if err != nil {
-			return ndarray.DType{}, wrapErr(ErrMetadata, err, "dtype %q", s)
+			return ndarray.DType{}, wrapErr(errMetadata, err, "dtype %q", s)
 		}
 		return dt, nil
 	}
 	if depth >= ndarray.MaxRecordDepth {
-		return ndarray.DType{}, errAt(ErrMetadata, -1, "records nest more than %d deep", ndarray.MaxRecordDepth)
+		return ndarray.DType{}, errAt(errMetadata, -1, "records nest more than %d deep", ndarray.MaxRecordDepth)
 	}
 	var entries []json.RawMessage
 	if err := json.Unmarshal(raw, &entries); err != nil || len(entries) == 0 {
-		return ndarray.DType{}, errAt(ErrMetadata, -1, "dtype is %s, not a typestr or a list of fields", quoteJSON(raw))
+		return ndarray.DType{}, errAt(errMetadata, -1, "dtype is %s, not a typestr or a list of fields", quoteJSON(raw))
 	}
 	if len(entries) > ndarray.MaxRecordFields {
-		return ndarray.DType{}, errAt(ErrMetadata, -1, "%d fields, more than the %d allowed", len(entries), ndarray.MaxRecordFields)
+		return ndarray.DType{}, errAt(errMetadata, -1, "%d fields, more than the %d allowed", len(entries), ndarray.MaxRecordFields)
 	}
 	fields := make([]ndarray.Field, 0, len(entries))
 	off := 0
@@ -101,7 +101,7 @@ func parseDType(raw json.RawMessage, depth int) (ndarray.DType, error) {
 		}
 		size, err := ndarray.ByteSize(f.DType, f.Shape)
 		if err != nil || size > 1<<40-off {
-			return ndarray.DType{}, errAt(ErrMetadata, -1, "field %d (%q) is too large", i, f.Name)
+			return ndarray.DType{}, errAt(errMetadata, -1, "field %d (%q) is too large", i, f.Name)
 		}
 		f.Offset = off
 		off += size
@@ -109,7 +109,7 @@ func parseDType(raw json.RawMessage, depth int) (ndarray.DType, error) {
 	}
 	dt, err := ndarray.NewRecord(fields, off)
 	if err != nil {
-		return ndarray.DType{}, wrapErr(ErrMetadata, err, "record dtype")
+		return ndarray.DType{}, wrapErr(errMetadata, err, "record dtype")
 	}
 	return dt, nil
 }
@@ -118,7 +118,7 @@ func parseDType(raw json.RawMessage, depth int) (ndarray.DType, error) {
 func parseField(raw json.RawMessage, i, depth int) (ndarray.Field, error) {
 	var parts []json.RawMessage
 	if err := json.Unmarshal(raw, &parts); err != nil || len(parts) < 2 || len(parts) > 3 {
-		return ndarray.Field{}, errAt(ErrMetadata, -1, "field %d is %s, not [name, format] or [name, format, shape]", i, quoteJSON(raw))
+		return ndarray.Field{}, errAt(errMetadata, -1, "field %d is %s, not [name, format] or [name, format, shape]", i, quoteJSON(raw))
 	}
 	var name string
 	if err := json.Unmarshal(parts[0], &name); err != nil {
@@ -126,7 +126,7 @@ func parseField(raw json.RawMessage, i, depth int) (ndarray.Field, error) {
 		if json.Unmarshal(parts[0], &title) == nil {
 			return ndarray.Field{}, errAt(ErrUnsupported, -1, "field %d has a title and a name, %s, which zarr-python cannot read", i, quoteJSON(parts[0]))
 		}
-		return ndarray.Field{}, errAt(ErrMetadata, -1, "the name of field %d is %s, not a string", i, quoteJSON(parts[0]))
+		return ndarray.Field{}, errAt(errMetadata, -1, "the name of field %d is %s, not a string", i, quoteJSON(parts[0]))
 	}
 	if name == "" {
 		name = "f" + strconv.Itoa(i)
@@ -151,16 +151,16 @@ func parseDims(raw json.RawMessage, what string) ([]int, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	if err := d.Decode(&nums); err != nil || nums == nil {
-		return nil, errAt(ErrMetadata, -1, "%s is %s, not a list of integers", what, quoteJSON(raw))
+		return nil, errAt(errMetadata, -1, "%s is %s, not a list of integers", what, quoteJSON(raw))
 	}
 	if len(nums) > ndarray.MaxDims {
-		return nil, errAt(ErrMetadata, -1, "%s has %d dimensions, more than the %d numpy allows", what, len(nums), ndarray.MaxDims)
+		return nil, errAt(errMetadata, -1, "%s has %d dimensions, more than the %d numpy allows", what, len(nums), ndarray.MaxDims)
 	}
 	dims := make([]int, len(nums))
 	for i, n := range nums {
 		v, err := strconv.ParseInt(string(n), 10, 64)
 		if err != nil || v < 0 || v > 1<<62 {
-			return nil, errAt(ErrMetadata, -1, "dimension %d of %s is %s, not an integer from 0 to 2^62", i, what, n)
+			return nil, errAt(errMetadata, -1, "dimension %d of %s is %s, not an integer from 0 to 2^62", i, what, n)
 		}
 		dims[i] = int(v)
 	}

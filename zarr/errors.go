@@ -4,26 +4,33 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
-// Sentinel errors; every error of the package wraps one, for errors.Is,
-// or ndarray.ErrTooLarge when a bound refused the input.
+// Sentinel errors; every error of the package wraps one, for errors.Is, or
+// one of the classes every codec reports, ndarray's: ErrMalformed (a
+// .zarray, .zgroup or .zattrs that is not the JSON Zarr v2 writes:
+// syntax, a missing key, a value of the wrong type, a negative dimension, a
+// chunk of no elements; or a chunk that is not what its array's metadata
+// says: of the wrong size, or not the zlib stream of one), ErrTooLarge
+// when a bound refused the input, ErrTooDeep when its JSON nests past
+// MaxMetadataDepth.
 var (
-	// ErrMetadata: a .zarray, .zgroup or .zattrs that is not the JSON
-	// Zarr v2 writes (syntax, a missing key, a value of the wrong type, a
-	// negative dimension, a chunk of no elements).
-	ErrMetadata = errors.New("malformed metadata")
 	// ErrUnsupported: valid Zarr v2 that ndpack does not read or write: a
 	// compressor other than zlib, filters, an object dtype, a record
 	// dtype Zarr v2 cannot carry (titles, padding), another zarr_format.
 	ErrUnsupported = errors.New("unsupported")
-	// ErrChunk: a chunk that is not what its array's metadata says: of
-	// the wrong size, or not the zlib stream of one.
-	ErrChunk = errors.New("malformed chunk")
 	// ErrNotZarr: a path that holds neither an array (.zarray) nor a group
 	// (.zgroup).
 	ErrNotZarr = errors.New("not a Zarr array or group")
+)
+
+// errMetadata and errChunk are ndarray.ErrMalformed as this package words
+// it, of metadata and of a chunk.
+var (
+	errMetadata = codecerr.Class("malformed metadata", ndarray.ErrMalformed)
+	errChunk    = codecerr.Class("malformed chunk", ndarray.ErrMalformed)
 )
 
 // errAt makes the package's error: class, the byte offset in the input it

@@ -30,7 +30,7 @@ func parseFill(raw json.RawMessage, dt ndarray.DType) ([]byte, error) {
 		return nil, nil
 	}
 	bad := func(want string) ([]byte, error) {
-		return nil, errAt(ErrMetadata, -1, "fill_value %s is not %s, as a %s fill value must be", quoteJSON(raw), want, dt)
+		return nil, errAt(errMetadata, -1, "fill_value %s is not %s, as a %s fill value must be", quoteJSON(raw), want, dt)
 	}
 	item := make([]byte, dt.ItemSize)
 	order := byteOrder(dt)

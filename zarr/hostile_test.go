@@ -75,20 +75,20 @@ func TestHostileStores(t *testing.T) {
 		{"a band of 128 MiB", hostileStore(t, zarray("[1048576, 16777216]", "[1, 1]", "<f8", "null"), nil),
 			ndarray.ErrTooLarge, "1 rows of chunks (shape (1, 1))"},
 		{"a chunk short", hostileStore(t, zarray("[4]", "[4]", "<f8", "null"), map[string][]byte{"0": make([]byte, 31)}),
-			ErrChunk, `chunk "0" holds 31 bytes; a chunk of shape (4,) of <f8 holds 32`},
+			ndarray.ErrMalformed, `chunk "0" holds 31 bytes; a chunk of shape (4,) of <f8 holds 32`},
 		{"a chunk too long", hostileStore(t, zarray("[4]", "[4]", "<f8", "null"), map[string][]byte{"0": make([]byte, 33)}),
 			ndarray.ErrTooLarge, "33 bytes, more than the 32 its key may hold"},
 		{"a zlib bomb", hostileStore(t, zarray("[1024]", "[1024]", "|u1", `{"id": "zlib", "level": 9}`), map[string][]byte{"0": bomb(1 << 20)}),
-			ErrChunk, `chunk "0" inflates to more than the 1024 bytes of its chunk`},
+			ndarray.ErrMalformed, `chunk "0" inflates to more than the 1024 bytes of its chunk`},
 		{"a zlib chunk short", hostileStore(t, zarray("[1024]", "[1024]", "|u1", `{"id": "zlib", "level": 9}`), map[string][]byte{"0": bomb(1000)}),
-			ErrChunk, `inflates to 1000 bytes, fewer than the 1024 of its chunk`},
+			ndarray.ErrMalformed, `inflates to 1000 bytes, fewer than the 1024 of its chunk`},
 		{"not zlib", hostileStore(t, zarray("[4]", "[4]", "|u1", `{"id": "zlib", "level": 1}`), map[string][]byte{"0": []byte("PK\x03\x04 not zlib")}),
-			ErrChunk, `not a zlib stream`},
+			ndarray.ErrMalformed, `not a zlib stream`},
 		{"a bad checksum", hostileStore(t, zarray("[1000]", "[1000]", "|u1", `{"id": "zlib", "level": 1}`), map[string][]byte{"0": func() []byte {
 			b := bomb(1000)
 			b[len(b)-1] ^= 1
 			return b
-		}()}), ErrChunk, `its Adler-32 is`},
+		}()}), ndarray.ErrMalformed, `its Adler-32 is`},
 		{"a directory for a chunk", hostileStore(t, zarray("[4]", "[4]", "|u1", "null"), map[string][]byte{"0/x": nil}),
 			nil, "not a regular file"},
 	} {

@@ -62,40 +62,40 @@ func Zlib(level int) *Compressor { return &Compressor{ID: "zlib", Level: level} 
 // dimensions whose elements and bytes count in an int, chunks of at
 // least one element a side, 'C' or 'F' order, the separator '.' or '/',
 // no compressor or zlib at a level from -1 to 9, a fill value of one item.
-// It fails with an *ndarray.Error wrapping ErrMetadata or ErrUnsupported.
+// It fails with an *ndarray.Error wrapping errMetadata or ErrUnsupported.
 func (m *Meta) Validate() error {
 	if _, err := dtypeValue(m.DType); err != nil {
 		return err
 	}
 	if len(m.Chunks) != len(m.Shape) {
-		return errAt(ErrMetadata, -1, "chunks %s and shape %s differ in dimensions", ndarray.FormatShape(m.Chunks), ndarray.FormatShape(m.Shape))
+		return errAt(errMetadata, -1, "chunks %s and shape %s differ in dimensions", ndarray.FormatShape(m.Chunks), ndarray.FormatShape(m.Shape))
 	}
 	if _, err := ndarray.ByteSize(m.DType, m.Shape); err != nil {
-		return wrapErr(ErrMetadata, err, "shape")
+		return wrapErr(errMetadata, err, "shape")
 	}
 	for i, c := range m.Chunks {
 		if c < 1 {
-			return errAt(ErrMetadata, -1, "chunk dimension %d is %d; chunks are at least 1 a side", i, c)
+			return errAt(errMetadata, -1, "chunk dimension %d is %d; chunks are at least 1 a side", i, c)
 		}
 	}
 	if _, err := ndarray.ByteSize(m.DType, m.Chunks); err != nil {
-		return wrapErr(ErrMetadata, err, "chunks")
+		return wrapErr(errMetadata, err, "chunks")
 	}
 	switch m.Order {
 	case 0, 'C', 'F':
 	default:
-		return errAt(ErrMetadata, -1, "order %q; Zarr v2 has C and F", m.Order)
+		return errAt(errMetadata, -1, "order %q; Zarr v2 has C and F", m.Order)
 	}
 	switch m.DimensionSeparator {
 	case 0, '.', '/':
 	default:
-		return errAt(ErrMetadata, -1, "dimension_separator %q; Zarr v2 has \".\" and \"/\"", m.DimensionSeparator)
+		return errAt(errMetadata, -1, "dimension_separator %q; Zarr v2 has \".\" and \"/\"", m.DimensionSeparator)
 	}
 	if c := m.Compressor; c != nil && (c.ID != "zlib" || c.Level < -1 || c.Level > 9) {
 		return errAt(ErrUnsupported, -1, "the compressor %s; ndpack reads and writes none and zlib at levels -1 to 9", c)
 	}
 	if m.Fill != nil && len(m.Fill) != m.DType.ItemSize {
-		return errAt(ErrMetadata, -1, "a fill value of %d bytes for %s", len(m.Fill), m.DType)
+		return errAt(errMetadata, -1, "a fill value of %d bytes for %s", len(m.Fill), m.DType)
 	}
 	return nil
 }
@@ -172,7 +172,7 @@ func checkJSON(b []byte, what string) error {
 	if err := jsonscan.Check(b, MaxMetadataSize, MaxMetadataDepth); err != nil {
 		var je *jsonscan.Error
 		errors.As(err, &je)
-		class := ErrMetadata
+		class := ndarray.ErrTooDeep
 		if je.TooLarge {
 			class = ndarray.ErrTooLarge
 		}
@@ -187,7 +187,7 @@ func checkJSON(b []byte, what string) error {
 // be; other keys are ignored. The JSON is bounded by MaxMetadataSize and
 // MaxMetadataDepth before it is decoded, and the result is valid
 // (Validate).
-// It fails with an *ndarray.Error wrapping ErrMetadata (not such JSON),
+// It fails with an *ndarray.Error wrapping errMetadata (not such JSON),
 // ErrUnsupported (a compressor other than zlib, filters, an object dtype,
 // a zarr_format other than 2) or ndarray.ErrTooLarge.
 func ParseMeta(b []byte) (*Meta, error) {
@@ -196,11 +196,11 @@ func ParseMeta(b []byte) (*Meta, error) {
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(b, &fields); err != nil {
-		return nil, wrapErr(ErrMetadata, err, ".zarray is not a JSON object")
+		return nil, wrapErr(errMetadata, err, ".zarray is not a JSON object")
 	}
 	for _, k := range []string{"zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value", "order", "filters"} {
 		if _, ok := fields[k]; !ok {
-			return nil, errAt(ErrMetadata, -1, ".zarray has no %q", k)
+			return nil, errAt(errMetadata, -1, ".zarray has no %q", k)
 		}
 	}
 	if f := string(bytes.TrimSpace(fields["zarr_format"])); f != "2" {
@@ -230,19 +230,19 @@ func ParseMeta(b []byte) (*Meta, error) {
 func (m *Meta) parseCodecs(fields map[string]json.RawMessage) error {
 	var order string
 	if json.Unmarshal(fields["order"], &order) != nil || order != "C" && order != "F" {
-		return errAt(ErrMetadata, -1, "order is %s, not \"C\" or \"F\"", quoteJSON(fields["order"]))
+		return errAt(errMetadata, -1, "order is %s, not \"C\" or \"F\"", quoteJSON(fields["order"]))
 	}
 	m.Order = order[0]
 	if sep, ok := fields["dimension_separator"]; ok && string(bytes.TrimSpace(sep)) != "null" {
 		var s string
 		if json.Unmarshal(sep, &s) != nil || s != "." && s != "/" {
-			return errAt(ErrMetadata, -1, "dimension_separator is %s, not \".\" or \"/\"", quoteJSON(sep))
+			return errAt(errMetadata, -1, "dimension_separator is %s, not \".\" or \"/\"", quoteJSON(sep))
 		}
 		m.DimensionSeparator = s[0]
 	}
 	var filters []json.RawMessage
 	if err := json.Unmarshal(fields["filters"], &filters); err != nil {
-		return errAt(ErrMetadata, -1, "filters is %s, not null or a list", quoteJSON(fields["filters"]))
+		return errAt(errMetadata, -1, "filters is %s, not null or a list", quoteJSON(fields["filters"]))
 	}
 	if len(filters) > 0 {
 		return errAt(ErrUnsupported, -1, "filters %s; ndpack reads arrays without filters", quoteJSON(fields["filters"]))
@@ -256,7 +256,7 @@ func (m *Meta) parseCodecs(fields map[string]json.RawMessage) error {
 		Level *json.RawMessage `json:"level"`
 	}
 	if json.Unmarshal(comp, &c) != nil || c.ID == nil {
-		return errAt(ErrMetadata, -1, "compressor is %s, not null or a codec's {\"id\": ...}", quoteJSON(comp))
+		return errAt(errMetadata, -1, "compressor is %s, not null or a codec's {\"id\": ...}", quoteJSON(comp))
 	}
 	if *c.ID != "zlib" {
 		return errAt(ErrUnsupported, -1, "the compressor %q; ndpack reads none and zlib (numcodecs' Zlib)", *c.ID)
@@ -265,7 +265,7 @@ func (m *Meta) parseCodecs(fields map[string]json.RawMessage) error {
 	if c.Level != nil {
 		l, err := strconv.Atoi(strings.TrimSpace(string(*c.Level)))
 		if err != nil {
-			return errAt(ErrMetadata, -1, "the zlib level is %s, not an integer", quoteJSON(*c.Level))
+			return errAt(errMetadata, -1, "the zlib level is %s, not an integer", quoteJSON(*c.Level))
 		}
 		m.Compressor.Level = l
 	}
@@ -273,7 +273,7 @@ func (m *Meta) parseCodecs(fields map[string]json.RawMessage) error {
 }
 
 // ParseGroup checks a .zgroup: a JSON object whose zarr_format is 2.
-// It fails with an *ndarray.Error wrapping ErrMetadata, ErrUnsupported or
+// It fails with an *ndarray.Error wrapping errMetadata, ErrUnsupported or
 // ndarray.ErrTooLarge.
 func ParseGroup(b []byte) error {
 	if err := checkJSON(b, ".zgroup"); err != nil {
@@ -281,7 +281,7 @@ func ParseGroup(b []byte) error {
 	}
 	var g map[string]json.RawMessage
 	if err := json.Unmarshal(b, &g); err != nil {
-		return wrapErr(ErrMetadata, err, ".zgroup is not a JSON object")
+		return wrapErr(errMetadata, err, ".zgroup is not a JSON object")
 	}
 	if f := string(bytes.TrimSpace(g["zarr_format"])); f != "2" {
 		return errAt(ErrUnsupported, -1, ".zgroup: zarr_format %s; ndpack reads Zarr v2", quoteJSON([]byte(f)))

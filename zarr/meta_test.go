@@ -24,28 +24,28 @@ func TestParseMetaRefuses(t *testing.T) {
 		class error
 		text  string
 	}{
-		{`[1]`, ErrMetadata, ".zarray is not a JSON object"},
+		{`[1]`, ndarray.ErrMalformed, ".zarray is not a JSON object"},
 		{with(`"zarr_format": 2`, `"zarr_format": 3`), ErrUnsupported, "zarr_format"},
-		{with(`"filters": null, `, ``), ErrMetadata, `.zarray has no "filters"`},
-		{with(`"shape": [4]`, `"shape": [-4]`), ErrMetadata, "dimension 0 of shape is -4"},
-		{with(`"shape": [4]`, `"shape": [4.5]`), ErrMetadata, "dimension 0 of shape is 4.5"},
-		{with(`"shape": [4]`, `"shape": [4, 4]`), ErrMetadata, "differ in dimensions"},
-		{with(`"chunks": [2]`, `"chunks": [0]`), ErrMetadata, "chunks are at least 1 a side"},
-		{with(`"shape": [4]`, `"shape": [4611686018427387904]`), ErrMetadata, "overflows"},
-		{with(`"chunks": [2]`, `"chunks": [4611686018427387904]`), ErrMetadata, "overflows"},
-		{with(`"shape": [4]`, `"shape": [`+strings.Repeat("1,", 40)+`1]`), ErrMetadata, "more than the 32 numpy allows"},
+		{with(`"filters": null, `, ``), ndarray.ErrMalformed, `.zarray has no "filters"`},
+		{with(`"shape": [4]`, `"shape": [-4]`), ndarray.ErrMalformed, "dimension 0 of shape is -4"},
+		{with(`"shape": [4]`, `"shape": [4.5]`), ndarray.ErrMalformed, "dimension 0 of shape is 4.5"},
+		{with(`"shape": [4]`, `"shape": [4, 4]`), ndarray.ErrMalformed, "differ in dimensions"},
+		{with(`"chunks": [2]`, `"chunks": [0]`), ndarray.ErrMalformed, "chunks are at least 1 a side"},
+		{with(`"shape": [4]`, `"shape": [4611686018427387904]`), ndarray.ErrMalformed, "overflows"},
+		{with(`"chunks": [2]`, `"chunks": [4611686018427387904]`), ndarray.ErrMalformed, "overflows"},
+		{with(`"shape": [4]`, `"shape": [`+strings.Repeat("1,", 40)+`1]`), ndarray.ErrMalformed, "more than the 32 numpy allows"},
 		{with(`"dtype": "<f4"`, `"dtype": "|O"`), ErrUnsupported, "an object dtype"},
-		{with(`"dtype": "<f4"`, `"dtype": "<f5"`), ErrMetadata, `dtype "<f5"`},
+		{with(`"dtype": "<f4"`, `"dtype": "<f5"`), ndarray.ErrMalformed, `dtype "<f5"`},
 		{with(`"dtype": "<f4"`, `"dtype": [[["t", "n"], "<f4"]]`), ErrUnsupported, "a title and a name"},
-		{with(`"dtype": "<f4"`, `"dtype": 7`), ErrMetadata, "not a typestr or a list of fields"},
+		{with(`"dtype": "<f4"`, `"dtype": 7`), ndarray.ErrMalformed, "not a typestr or a list of fields"},
 		{with(`"compressor": null`, `"compressor": {"id": "blosc", "cname": "lz4"}`), ErrUnsupported, `the compressor "blosc"`},
-		{with(`"compressor": null`, `"compressor": {"level": 1}`), ErrMetadata, "not null or a codec's"},
+		{with(`"compressor": null`, `"compressor": {"level": 1}`), ndarray.ErrMalformed, "not null or a codec's"},
 		{with(`"filters": null`, `"filters": [{"id": "delta"}]`), ErrUnsupported, "filters"},
-		{with(`"order": "C"`, `"order": "K"`), ErrMetadata, "order"},
-		{with(`"fill_value": null`, `"fill_value": "x"`), ErrMetadata, "fill_value"},
-		{with(`"fill_value": null`, `"fill_value": [1, 2]`), ErrMetadata, "fill_value"},
-		{strings.Repeat("[", 100) + strings.Repeat("]", 100), ErrMetadata, "nest more than"},
-		{with(`"dtype": "<f4"`, `"dtype": `+strings.Repeat(`[["a", `, 40)+`"<f4"`+strings.Repeat(`]]`, 40)), ErrMetadata, "nest more than"},
+		{with(`"order": "C"`, `"order": "K"`), ndarray.ErrMalformed, "order"},
+		{with(`"fill_value": null`, `"fill_value": "x"`), ndarray.ErrMalformed, "fill_value"},
+		{with(`"fill_value": null`, `"fill_value": [1, 2]`), ndarray.ErrMalformed, "fill_value"},
+		{strings.Repeat("[", 100) + strings.Repeat("]", 100), ndarray.ErrTooDeep, "nest more than"},
+		{with(`"dtype": "<f4"`, `"dtype": `+strings.Repeat(`[["a", `, 40)+`"<f4"`+strings.Repeat(`]]`, 40)), ndarray.ErrTooDeep, "nest more than"},
 	} {
 		_, err := ParseMeta([]byte(c.doc))
 		if !errors.Is(err, c.class) || !strings.Contains(err.Error(), c.text) {
@@ -188,8 +188,8 @@ func FuzzDecodeChunk(f *testing.F) {
 			t.Fatal("wrote past the chunk")
 		}
 		if err != nil {
-			if !errors.Is(err, ErrChunk) {
-				t.Fatalf("%v is not ErrChunk", err)
+			if !errors.Is(err, ndarray.ErrMalformed) {
+				t.Fatalf("%v is not ndarray.ErrMalformed", err)
 			}
 			return
 		}

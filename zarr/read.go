@@ -1,6 +1,7 @@
 package zarr
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -162,6 +163,9 @@ func join(p, name string) string {
 
 // DataLen returns the bytes of the array's data.
 func (a *Array) DataLen() int64 {
+	if a.Meta == nil {
+		return 0
+	}
 	n, _ := ndarray.ByteSize(a.Meta.DType, a.Meta.Shape)
 	return int64(n)
 }
@@ -174,6 +178,9 @@ func (a *Array) Key(idx []int) string { return join(a.path, a.Meta.ChunkKey(idx)
 // bands of chunks along the first axis. Close it when done.
 // It fails when a band or chunk is larger than ReadOptions.MaxSize.
 func (a *Array) NewReader() (io.ReadCloser, error) {
+	if err := a.opened(); err != nil {
+		return nil, err
+	}
 	return a.rowsReader(0, a.Meta.rows())
 }
 
@@ -183,6 +190,9 @@ func (a *Array) NewReader() (io.ReadCloser, error) {
 // that hold them. It returns the rows' shape too. It fails for a 0-d
 // array, and as NewReader does.
 func (a *Array) Rows(start, stop int) (io.ReadCloser, []int, error) {
+	if err := a.opened(); err != nil {
+		return nil, nil, err
+	}
 	if len(a.Meta.Shape) == 0 {
 		return nil, nil, errAt(ErrUnsupported, -1, "a 0-d array has no rows")
 	}
@@ -216,6 +226,9 @@ const maxInt = int(^uint(0) >> 1)
 // ReadRows reads the rows start:stop as Rows selects them (a 0-d array
 // whole). It fails as Read does.
 func (a *Array) ReadRows(start, stop int) (*ndarray.Array, error) {
+	if err := a.opened(); err != nil {
+		return nil, err
+	}
 	shape := a.Meta.Shape
 	var r io.ReadCloser
 	var err error
@@ -237,6 +250,18 @@ func (a *Array) ReadRows(start, stop int) (*ndarray.Array, error) {
 		return nil, err
 	}
 	return ndarray.New(a.Meta.DType, shape, data)
+}
+
+// errNotOpened is what the readers of an Array not made by
+// ReadOptions.Open return.
+var errNotOpened = errors.New("zarr: the Array reads from no store: open one with ReadOptions.Open")
+
+// opened fails for an Array that ReadOptions.Open did not make.
+func (a *Array) opened() error {
+	if a.Meta == nil || a.store == nil {
+		return errNotOpened
+	}
+	return nil
 }
 
 // errClosed reports a reader used after Close.

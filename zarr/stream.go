@@ -201,7 +201,7 @@ func (s *stream) decodeOne(j chunkJob, stored, chunk []byte) ([]byte, []byte, er
 		var got []byte
 		got, err = a.store.Get(key, dst[:0], size)
 		if err == nil && len(got) != size {
-			err = errAt(ErrChunk, -1, "chunk %q holds %d bytes; a chunk of shape %s of %s holds %d", key, len(got), formatShape(m.Chunks), m.DType, size)
+			err = errAt(errChunk, -1, "chunk %q holds %d bytes; a chunk of shape %s of %s holds %d", key, len(got), formatShape(m.Chunks), m.DType, size)
 		} else if err == nil && &got[0] != &dst[0] {
 			copy(dst, got)
 		}

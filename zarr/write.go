@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/ndpack/ndpack/internal/codecerr"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -95,9 +96,12 @@ type writeJob struct {
 
 var errAborted = errors.New("zarr: the write was aborted")
 
+// errNotCreated is what the methods of a Writer not made by Create return.
+var errNotCreated = errors.New("zarr: the Writer writes to nothing: make one with WriteOptions.Create")
+
 // Create starts writing an array of dt and shape at path ("" for the
 // store's root) of s.
-// It fails with an *ndarray.Error wrapping ErrMetadata or ErrUnsupported
+// It fails with an *ndarray.Error wrapping errMetadata or ErrUnsupported
 // when the array cannot be written so (Meta.Validate), or ndarray.ErrTooLarge
 // when a band of chunks is larger than MaxSize.
 func (o WriteOptions) Create(s WritableStore, path string, dt ndarray.DType, shape []int) (*Writer, error) {
@@ -271,6 +275,9 @@ func (w *Writer) Write(p []byte) (int, error) {
 // r ends; it fails when r holds more than the array.
 func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 	var total int64
+	if w.meta == nil {
+		return 0, errNotCreated
+	}
 	for w.left() > 0 {
 		if err := w.check(); err != nil {
 			return total, err
@@ -295,13 +302,19 @@ func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 	return total, nil
 }
 
+// errWriteClosed reports a Write after Close.
+var errWriteClosed = codecerr.Closed("zarr: write after Close")
+
 func (w *Writer) tooMuch() error {
-	return errAt(ErrChunk, -1, "more data than the %d bytes of an array of shape %s of %s", int64(w.meta.rows())*int64(w.meta.rowBytes()), formatShape(w.meta.Shape), w.meta.DType)
+	return errAt(ndarray.ErrDataLength, -1, "more data than the %d bytes of an array of shape %s of %s", int64(w.meta.rows())*int64(w.meta.rowBytes()), formatShape(w.meta.Shape), w.meta.DType)
 }
 
 func (w *Writer) check() error {
+	if w.meta == nil {
+		return errNotCreated
+	}
 	if w.done {
-		return errAt(ErrChunk, -1, "write after Close")
+		return errWriteClosed
 	}
 	return w.failure()
 }
@@ -397,6 +410,9 @@ func (w *Writer) stop() {
 // WriteOptions.Attrs is set) and .zarray. If anything failed, or the data
 // was short, no metadata is stored and Close says why.
 func (w *Writer) Close() error {
+	if w.meta == nil {
+		return errNotCreated
+	}
 	if w.done {
 		return w.failure()
 	}
@@ -424,6 +440,9 @@ func (w *Writer) Close() error {
 // Abort stops the writing: chunks being stored are let finish, nothing
 // more is stored, and no metadata. Write and Close fail after it.
 func (w *Writer) Abort() {
+	if w.meta == nil {
+		return
+	}
 	w.fail(errAborted)
 }
 

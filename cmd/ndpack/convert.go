@@ -247,6 +247,9 @@ func runConvert(e env, args []string) error {
 	o := convertOptions{allowNonstandard: *allow, compress: *compress, level: *level, member: *member, name: *name, quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), rows: rows,
 		maxHeader: int(*maxHeader), maxSize: int64(*maxSize), field: *field, astype: as, remote: *remoteSet, chunks: chunks}
 	in, o.member = splitMember(in, o.member)
+	if as != nil {
+		as.warn = castWarner(e.stderr, shownName(in, o.member))
+	}
 	if o.from, err = resolveFormat(in, *from, "from"); err != nil {
 		return err
 	}
@@ -578,7 +581,9 @@ func (o convertOptions) convert(e env, w io.Writer, in string) (err error) {
 	}
 	prog := e.startProgress("convert "+displayName(in), total, o.quiet)
 	defer prog.finish()
-	opts := ndpack.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}}
+	// An ext 110 object from a stream, or a Fortran-order array, is held
+	// whole: within --max-size, as every array read into memory is.
+	opts := ndpack.ConvertOptions{Ext110: ext110.Options{AllowNonstandard: o.allowNonstandard}, MaxSize: o.inputOptions(e).arrayBound()}
 	if done, err := o.direct(e, w, in, obj, prog, opts); done {
 		return err
 	}
@@ -805,7 +810,7 @@ func (o convertOptions) pick(arrays []arraySource) ([]arraySource, error) {
 // notAnArray reports whether a is a value of a message that is not an
 // array, or an .npz member that is not an .npy file.
 func notAnArray(a arraySource) bool {
-	return a.err != nil && (errors.Is(a.err, errNotArray) || errors.Is(a.err, npybridge.ErrNotArray))
+	return a.err != nil && (errors.Is(a.err, errNotArray) || errors.Is(a.err, ndarray.ErrNotArray))
 }
 
 // warnSkipped says, in one line on standard error, which members of an
@@ -817,7 +822,7 @@ func (o convertOptions) warnSkipped(e env, in string, fa *fileArrays) {
 	}
 	var skipped []string
 	for _, a := range fa.all() {
-		if a.err != nil && errors.Is(a.err, npybridge.ErrNotArray) {
+		if a.err != nil && errors.Is(a.err, ndarray.ErrNotArray) {
 			skipped = append(skipped, peertext.Line(a.name))
 		}
 	}

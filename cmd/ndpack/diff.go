@@ -19,22 +19,31 @@ import (
 const diffUsage = `Usage: ndpack diff [--rtol R] [--atol A] [--equal-nan] A B
 
 Compare the arrays of A and B, in any two formats (.npy, .npz, msgpack;
-IN:NAME picks an npz member or a msgpack path, as convert takes it):
-exit 0 when their dtypes, shapes and values are equal, 1 with a short
+IN:NAME picks an npz member or a msgpack path, as convert takes it; A
+and B may be URLs: http://, https:// or s3://BUCKET/KEY, read by Range
+requests): exit 0 when their shapes and values are equal, 1 with a short
 report when not (the first index that differs, how many do, the largest
 absolute and relative differences), 2 on errors, as cmp and diff do.
 Archives and maps are compared member by member, by name.
 
 Values are equal as numpy.array_equal compares them (0.0 equals -0.0, NaN
-equals nothing); with --rtol or --atol, as numpy.allclose does:
-|a - b| <= atol + rtol * |b|. Byte order does not matter; the dtype's
-kind and size do.
+and NaT equal nothing); with --rtol or --atol, as numpy.allclose does:
+|a - b| <= atol + rtol * |b|, at the precision numpy computes it. Arrays
+of different numeric dtypes (float32 and float64, int and float) compare
+by value after numpy's promotion, and the report names both dtypes;
+strings compare by their text, whatever their lengths. Records compare
+field by field by value, as numpy compares them (the same field names in
+the same order; padding and offsets never count), the tolerances applied
+to each numeric field, and the report names the fields that differ.
+timedelta64 values take the tolerances in counts of their unit, as
+numpy.isclose takes them; datetime64 values are equal or not.
 
 Options:
   --rtol R      relative tolerance (numpy.allclose's default: 1e-05 when
                 --atol is given alone)
-  --atol A      absolute tolerance (1e-08 when --rtol is given alone)
-  --equal-nan   NaN equals NaN (at the same place)
+  --atol A      absolute tolerance (1e-08 when --rtol is given alone; inf
+                for any finite difference)
+  --equal-nan   NaN equals NaN, and NaT NaT (at the same place)
   --max-header-size N  read .npy headers of up to N bytes (default 10000,
                 numpy's max_header_size)
 ` + remoteHelp + `  --max-size SIZE  the largest array read into memory whole (a
@@ -44,7 +53,9 @@ Options:
 Examples:
   ndpack diff a.npy b.msgpack
   ndpack diff --rtol 1e-6 run.npz:image other.npz:image
+  ndpack diff --rtol 1e-6 a.npy a_f4.npy   # a float32 copy against its source
   ndpack diff before.npz after.npz && echo same
+  ndpack diff https://data.example.org/run.npz run.npz
 `
 
 // errTrouble marks the errors of a command whose exit status 1 already
@@ -179,64 +190,6 @@ func (o diffOptions) diff(e env, a, b string) (bool, error) {
 	return same, nil
 }
 
-// compare compares two arrays, streaming their data in chunks unless one
-// is in Fortran order (read whole, row-major). aName and bName are how
-// the report names them (shownName, and a member's name).
-func (o diffOptions) compare(w io.Writer, aName, bName string, a, b arraySource) (bool, error) {
-	aName, bName = peertext.Line(aName), peertext.Line(bName)
-	for _, s := range []arraySource{a, b} {
-		if s.err != nil {
-			return false, s.err
-		}
-	}
-	if !sameKind(a.dtype, b.dtype) {
-		fmt.Fprintf(w, "%s and %s differ: dtype %s vs %s\n", aName, bName, a.dtype, b.dtype)
-		return false, nil
-	}
-	if !slices.Equal(a.shape, b.shape) {
-		fmt.Fprintf(w, "%s and %s differ: shape %s vs %s\n", aName, bName, ndarray.FormatShape(a.shape), ndarray.FormatShape(b.shape))
-		return false, nil
-	}
-	ra, closeA, err := rowMajor(a)
-	if err != nil {
-		return false, err
-	}
-	defer closeA()
-	rb, closeB, err := rowMajor(b)
-	if err != nil {
-		return false, err
-	}
-	defer closeB()
-	c := newComparison(o, a.dtype, b.dtype)
-	size := a.dtype.ItemSize
-	chunk := max(1, (1<<20)/max(size, 1)) * size
-	bufA, bufB := make([]byte, chunk), make([]byte, chunk)
-	for done := int64(0); done < a.size; {
-		n := int(min(int64(chunk), a.size-done))
-		if _, err := io.ReadFull(ra, bufA[:n]); err != nil {
-			return false, fmt.Errorf("%s: %w", aName, err)
-		}
-		if _, err := io.ReadFull(rb, bufB[:n]); err != nil {
-			return false, fmt.Errorf("%s: %w", bName, err)
-		}
-		if err := c.add(bufA[:n], bufB[:n], done/int64(max(size, 1))); err != nil {
-			return false, err
-		}
-		done += int64(n)
-	}
-	if c.differ == 0 {
-		return true, nil
-	}
-	c.report(w, aName, bName, a.shape)
-	return false, nil
-}
-
-// sameKind says whether values of the two dtypes compare: the same dtype
-// but for byte order.
-func sameKind(a, b ndarray.DType) bool {
-	return a.WithOrder('<') == b.WithOrder('<')
-}
-
 // rowMajor returns a reader of an array's data in row-major order.
 func rowMajor(s arraySource) (io.Reader, func(), error) {
 	if s.fortran {
@@ -251,122 +204,6 @@ func rowMajor(s arraySource) (io.Reader, func(), error) {
 		return nil, nil, err
 	}
 	return rc, func() { rc.Close() }, nil
-}
-
-// comparison accumulates the differences of two arrays chunk by chunk.
-type comparison struct {
-	o              diffOptions
-	da, db         ndarray.DType
-	differ, total  int64
-	first          int64 // the flat index of the first difference
-	firstA, firstB string
-	maxAbs, maxRel float64
-}
-
-func newComparison(o diffOptions, da, db ndarray.DType) *comparison {
-	return &comparison{o: o, da: da, db: db, first: -1}
-}
-
-// add compares one chunk of items, the first of which is item at.
-func (c *comparison) add(a, b []byte, at int64) error {
-	size := c.da.ItemSize
-	n := len(a) / max(size, 1)
-	var fa, fb []float64
-	var ca, cb []complex128
-	switch c.da.Kind {
-	case 'f', 'i', 'u', 'b':
-		var err error
-		if fa, err = asValues[float64](a, c.da, n); err != nil {
-			return err
-		}
-		if fb, err = asValues[float64](b, c.db, n); err != nil {
-			return err
-		}
-	case 'c':
-		var err error
-		if ca, err = asValues[complex128](a, c.da, n); err != nil {
-			return err
-		}
-		if cb, err = asValues[complex128](b, c.db, n); err != nil {
-			return err
-		}
-	}
-	for i := 0; i < n; i++ {
-		x, y := a[i*size:(i+1)*size], b[i*size:(i+1)*size]
-		var equal bool
-		switch {
-		case fa != nil && (c.da.Kind == 'i' || c.da.Kind == 'u') && !c.o.tolerant:
-			equal = string(normalized(x, c.da)) == string(normalized(y, c.db)) // exactly, past 2^53
-		case fa != nil:
-			equal = c.close(fa[i], fb[i])
-		case ca != nil:
-			equal = c.closeComplex(ca[i], cb[i])
-		default:
-			equal = string(normalized(x, c.da)) == string(normalized(y, c.db))
-		}
-		c.total++
-		if equal {
-			continue
-		}
-		if c.differ == 0 {
-			c.first = at + int64(i)
-			c.firstA, c.firstB = pyItem(c.da, x), pyItem(c.db, y)
-		}
-		c.differ++
-	}
-	return nil
-}
-
-// close compares two real values as array_equal, or allclose with
-// tolerances, and keeps the largest differences.
-func (c *comparison) close(a, b float64) bool {
-	if math.IsNaN(a) || math.IsNaN(b) {
-		return c.o.equalNaN && math.IsNaN(a) && math.IsNaN(b)
-	}
-	if a == b {
-		return true // infinities of one sign included
-	}
-	d := math.Abs(a - b)
-	c.note(d, math.Abs(b))
-	return c.o.tolerant && !math.IsInf(d, 0) && d <= c.o.atol+c.o.rtol*math.Abs(b)
-}
-
-func (c *comparison) closeComplex(a, b complex128) bool {
-	if isNaNc(a) || isNaNc(b) {
-		return c.o.equalNaN && isNaNc(a) && isNaNc(b)
-	}
-	if a == b {
-		return true
-	}
-	d := cmplxAbs(a - b)
-	c.note(d, cmplxAbs(b))
-	return c.o.tolerant && !math.IsInf(d, 0) && d <= c.o.atol+c.o.rtol*cmplxAbs(b)
-}
-
-func (c *comparison) note(d, ref float64) {
-	if !math.IsInf(d, 0) && !math.IsNaN(d) {
-		c.maxAbs = max(c.maxAbs, d)
-		if ref > 0 {
-			c.maxRel = max(c.maxRel, d/ref)
-		} else if d > 0 {
-			c.maxRel = math.Inf(1)
-		}
-	}
-}
-
-func isNaNc(z complex128) bool { return math.IsNaN(real(z)) || math.IsNaN(imag(z)) }
-
-func cmplxAbs(z complex128) float64 { return math.Hypot(real(z), imag(z)) }
-
-// report prints the short report of a difference.
-func (c *comparison) report(w io.Writer, aName, bName string, shape []int) {
-	pct := 100 * float64(c.differ) / float64(max(c.total, 1))
-	fmt.Fprintf(w, "%s and %s differ: %d of %d %s (%.3g%%)\n", aName, bName, c.differ, c.total, plural(c.total, "element"), pct)
-	fmt.Fprintf(w, "  first at %s: %s vs %s\n", indexText(c.first, shape), c.firstA, c.firstB)
-	if c.maxAbs > 0 || c.maxRel > 0 {
-		fmt.Fprintf(w, "  max absolute difference %s, max relative difference %s\n",
-			strconv.FormatFloat(c.maxAbs, 'g', 6, 64), strconv.FormatFloat(c.maxRel, 'g', 6, 64))
-	}
 }
 
 // indexText is a flat row-major index as numpy's index tuple: (2, 0, 5).
@@ -429,11 +266,11 @@ func normalized(item []byte, dt ndarray.DType) []byte {
 	return out
 }
 
-// pyItem is an item as Python prints it: a float keeps its ".0".
+// pyItem is an item as Python prints the numpy scalar: a float keeps its
+// ".0" (nan, inf), a string is quoted as repr quotes it ('ab', b'ab').
 func pyItem(dt ndarray.DType, item []byte) string {
-	s := formatItem(dt, item).text()
-	if dt.Kind == 'f' && !strings.ContainsAny(s, ".eEnIN") {
-		s += ".0"
+	if dt.Kind == 'U' || dt.Kind == 'S' {
+		return pyRepr(dt, item)
 	}
-	return s
+	return scalarString(dt, item, numpyDefaults)
 }

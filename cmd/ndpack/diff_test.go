@@ -28,8 +28,8 @@ cases = {}
 def pair(name, x, y, kinds=None):
     np.save(os.path.join(d, name + "_a.npy"), x)
     np.save(os.path.join(d, name + "_b.npy"), y)
-    comparable = x.shape == y.shape and x.dtype.newbyteorder('<') == y.dtype.newbyteorder('<')
-    numeric = x.dtype.kind in 'biufc'
+    numeric = x.dtype.kind in 'biufc' and y.dtype.kind in 'biufc'
+    comparable = x.shape == y.shape and (numeric or x.dtype.newbyteorder('<') == y.dtype.newbyteorder('<'))
     v = {"equal": comparable and bool(np.array_equal(x, y))}
     v["equal_nan"] = comparable and (bool(np.array_equal(x, y, equal_nan=True)) if numeric else v["equal"])
     for rtol, atol in [(1e-5, 1e-8), (1e-9, 0.0), (0.0, 1e-3), (0.5, 0.0)]:
@@ -95,7 +95,9 @@ print(json.dumps(cases))
 		}
 	}
 	r := cli(t, nil, "diff", filepath.Join(dir, "dtype_a.npy"), filepath.Join(dir, "dtype_b.npy"))
-	assert.Equal(t, fmt.Sprintf("%s and %s differ: dtype <f4 vs <f8\n", filepath.Join(dir, "dtype_a.npy"), filepath.Join(dir, "dtype_b.npy")), r.stdout)
+	assert.Contains(t, r.stdout, "\n  dtypes <f4 and <f8 compared as <f8 (numpy's promotion)\n", "values of two dtypes compare as numpy promotes them")
+	r = cli(t, nil, "diff", filepath.Join(dir, "str_a.npy"), filepath.Join(dir, "dtype_b.npy"))
+	assert.Equal(t, fmt.Sprintf("%s and %s differ: dtype <U2 vs <f8\n", filepath.Join(dir, "str_a.npy"), filepath.Join(dir, "dtype_b.npy")), r.stdout)
 	r = cli(t, nil, "diff", filepath.Join(dir, "shape_a.npy"), filepath.Join(dir, "shape_b.npy"))
 	assert.Contains(t, r.stdout, "differ: shape (40, 25) vs (25, 40)\n")
 }

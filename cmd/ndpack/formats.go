@@ -6,18 +6,25 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ndpack/ndpack"
+	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/remote"
 )
 
-// format is a kind of file ndpack reads or writes.
-type format string
+// format is a kind of file ndpack reads or writes, as the library names
+// and tells it (ndpack.DetectFormat).
+type format = ndpack.Format
 
 const (
-	formatNPY     format = "npy"
-	formatNPZ     format = "npz"
-	formatMsgpack format = "msgpack"
-	formatZarr    format = "zarr" // a Zarr v2 store: a directory, or an s3:// prefix written
-	formatRefs    format = "refs" // a kerchunk reference file (JSON), read
+	formatNPY     = ndpack.FormatNPY
+	formatNPZ     = ndpack.FormatNPZ
+	formatMsgpack = ndpack.FormatMsgpack
+	// The command line's own: DetectFormat tells a stream by its first
+	// bytes, and a Zarr store is a directory (or a prefix), a reference
+	// file one that starts with "{" (a msgpack map's first byte too), which
+	// the command line tells by what the input is (openStoreInput).
+	formatZarr format = "zarr" // a Zarr v2 store: a directory, or an s3:// prefix written
+	formatRefs format = "refs" // a kerchunk reference file (JSON), read
 )
 
 // parseFormat reads a --from/--to value.
@@ -27,12 +34,15 @@ func parseFormat(s string) (format, error) {
 		return formatNPY, nil
 	case "npz":
 		return formatNPZ, nil
-	case "msgpack", "mpk", "ext110", "msgpack-numpy", "openpi":
+	case "msgpack", "mpk", "ext110":
 		return formatMsgpack, nil
 	case "zarr":
 		return formatZarr, nil
 	case "refs", "json":
 		return formatRefs, nil
+	}
+	if _, err := dialect.Parse(strings.ToLower(s)); err == nil {
+		return formatMsgpack, nil // a dialect's maps, in msgpack
 	}
 	return "", usageError("unknown format %q (want npy, npz, msgpack, msgpack-numpy, openpi, zarr or refs)", s)
 }

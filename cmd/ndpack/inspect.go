@@ -402,7 +402,7 @@ func headerReport(src arraySource) arrayReport {
 	r := arrayReport{Name: src.name, First: []*number{}}
 	if src.err != nil {
 		r.Error = describe("", src.err)
-		r.notArray = errors.Is(src.err, npybridge.ErrUnsupported) || errors.Is(src.err, npybridge.ErrNotArray) ||
+		r.notArray = errors.Is(src.err, npybridge.ErrUnsupported) || errors.Is(src.err, ndarray.ErrNotArray) ||
 			errors.Is(src.err, errNotArray) || errors.Is(src.err, dialect.ErrPickle)
 		if r.notArray && src.value != nil {
 			r.Value = shortValue(src.value) // listed by its value, as jq prints it
@@ -520,7 +520,7 @@ func printArray(w io.Writer, a arrayReport) {
 	if !a.Standard {
 		std = ", outside YEP-110's standard kinds"
 	}
-	fmt.Fprintf(w, "%sdtype     %s (%s, %d %s each, byte order %s%s)\n", indent, a.DType, a.Kind, a.ItemSize, plural(int64(a.ItemSize), "byte"), a.ByteOrder, std)
+	fmt.Fprintf(w, "%sdtype     %s (%s, %d %s each, byte order %s%s)\n", indent, cutDTypeText(a.DType), a.Kind, a.ItemSize, plural(int64(a.ItemSize), "byte"), a.ByteOrder, std)
 	fortran := ""
 	if a.FortranOrder {
 		fortran = ", stored in Fortran order"

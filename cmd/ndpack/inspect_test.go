@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
@@ -158,7 +158,7 @@ func TestMsgpackMapOfManyArraysIsDescribedLazily(t *testing.T) {
 	for i := range n {
 		m[fmt.Sprintf("k%d", i)] = a
 	}
-	b, err := ext110.MessageOptions{}.MarshalMessage(m)
+	b, err := ndpack.MessageOptions{}.MarshalMessage(m)
 	require.NoError(t, err)
 	p := filepath.Join(t.TempDir(), "many.msgpack")
 	require.NoError(t, os.WriteFile(p, b, 0o644))

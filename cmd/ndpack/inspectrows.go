@@ -26,9 +26,9 @@ const (
 // fitted over the rows shown, a subarray field in brackets, a nested
 // record in parentheses. Each row is cut at firstWidth characters, for
 // people and JSON alike (a subarray field may hold millions of values).
-func recordRowTexts(dt ndarray.DType, items [][]byte) []*number {
+func recordRowTexts(dt ndarray.DType, captured [][]byte) []*number {
 	var rows [][]byte
-	for _, it := range items {
+	for _, it := range captured {
 		if it == nil {
 			break
 		}
@@ -38,7 +38,7 @@ func recordRowTexts(dt ndarray.DType, items [][]byte) []*number {
 	if len(rows) == 0 || dt.ItemSize == 0 {
 		return out[:0]
 	}
-	format := recordFormat(dt, rows, numpyDefaults)
+	format := recordFormat(dt, items{n: len(rows), at: func(i int) []byte { return rows[i] }}, numpyDefaults)
 	for i, r := range rows {
 		s := cutText(format(r), firstWidth)
 		out[i] = &number{s: s, json: jsonString(s)}
@@ -47,37 +47,28 @@ func recordRowTexts(dt ndarray.DType, items [][]byte) []*number {
 }
 
 // recordFormat returns numpy's formatter of records of dt, fitted to the
-// records rows.
-func recordFormat(dt ndarray.DType, rows [][]byte, o printOptions) func([]byte) string {
+// records rows, as its StructuredVoidFormat fits one: each field's
+// formatter fitted over that field of every row (every element of a
+// subarray field), a subarray field in brackets, a nested record in
+// parentheses.
+func recordFormat(dt ndarray.DType, rows items, o printOptions) func([]byte) string {
 	fields := dt.Fields()
 	formats := make([]func([]byte) string, len(fields))
 	for i, f := range fields {
-		n, _ := ndarray.NumElements(f.Shape)
-		size := f.DType.ItemSize
-		var vals [][]byte
-		for _, r := range rows {
-			for k := range n {
-				at := f.Offset + k*size
-				vals = append(vals, r[at:at+size])
-			}
-		}
-		var elem func([]byte) string
-		if f.DType.IsRecord() {
-			elem = recordFormat(f.DType, vals, o)
-		} else {
-			shown := make([]int, len(vals))
-			for j := range shown {
-				shown[j] = j
-			}
-			elem = newItemFormat(f.DType, shown, func(j int) []byte { return vals[j] }, o.precision)
-		}
-		if f.Shape == nil {
-			formats[i] = func(b []byte) string { return elem(b[f.Offset : f.Offset+size]) }
+		fdt, shape := leafDType(f)
+		n, _ := ndarray.NumElements(shape)
+		size, off := fdt.ItemSize, f.Offset
+		vals := items{n: rows.n * n, at: func(j int) []byte {
+			at := off + (j%n)*size
+			return rows.at(j / n)[at : at+size]
+		}}
+		elem := newItemFormat(fdt, vals, o)
+		if shape == nil {
+			formats[i] = func(b []byte) string { return elem(b[off : off+size]) }
 			continue
 		}
-		shape := f.Shape
 		formats[i] = func(b []byte) string {
-			return subArrayString(b[f.Offset:f.Offset+n*size], size, shape, elem)
+			return subArrayString(b[off:off+n*size], size, shape, elem)
 		}
 	}
 	return func(b []byte) string {
@@ -92,25 +83,47 @@ func recordFormat(dt ndarray.DType, rows [][]byte, o printOptions) func([]byte) 
 	}
 }
 
+// leafDType is a field's element dtype and shape as numpy's a[name]
+// gives them: a field of a subarray dtype, ('a', ('<i4', (2,)), (3,)),
+// is of '<i4' and shape (3, 2).
+func leafDType(f ndarray.Field) (ndarray.DType, []int) {
+	dt, shape := f.DType, f.Shape
+	for {
+		base, sub, ok := dt.Subarray()
+		if !ok {
+			return dt, shape
+		}
+		dt, shape = base, append(append([]int{}, shape...), sub...)
+	}
+}
+
 // subArrayString is a subarray field's value as numpy's SubArrayFormat
 // writes it: nested brackets, ", " between items, every item (numpy 1.x
-// does not summarise subarrays; the row is cut at firstWidth instead).
+// does not summarise subarrays; inspect cuts the row at firstWidth
+// instead).
 func subArrayString(data []byte, size int, shape []int, elem func([]byte) string) string {
+	var b strings.Builder
+	writeSubArray(&b, data, size, shape, elem)
+	return b.String()
+}
+
+func writeSubArray(b *strings.Builder, data []byte, size int, shape []int, elem func([]byte) string) {
 	if len(shape) == 0 {
-		return elem(data[:size])
+		b.WriteString(elem(data[:size]))
+		return
 	}
 	inner := size
 	for _, d := range shape[1:] {
 		inner *= d
 	}
-	part := func(i int) string {
-		return subArrayString(data[i*inner:(i+1)*inner], size, shape[1:], elem)
+	b.WriteByte('[')
+	for i := range shape[0] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		writeSubArray(b, data[i*inner:(i+1)*inner], size, shape[1:], elem)
 	}
-	parts := make([]string, shape[0])
-	for i := range parts {
-		parts[i] = part(i)
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
+	b.WriteByte(']')
 }
 
 // stringTexts formats the captured S or U items as numpy prints them in

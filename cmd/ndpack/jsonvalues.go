@@ -61,14 +61,85 @@ func jsonValue(v any) any {
 }
 
 // arrayValues returns a's values nested by its shape (a 0-d array's one
-// value bare), each as formatItem gives it.
+// value bare), each as jsonItem gives it.
 func arrayValues(a *ndarray.Array) any {
 	size := a.DType.ItemSize
 	flat := make([]any, a.Len())
 	for i := range flat {
-		flat[i] = formatItem(a.DType, a.Data[i*size:(i+1)*size])
+		flat[i] = jsonItem(a.DType, a.Data[i*size:(i+1)*size])
 	}
 	return nest(flat, a.Shape)
+}
+
+// jsonItem is one item's JSON value: a record an object of its fields by
+// name, in the record's order (a subarray field a list nested by its
+// shape), a datetime64 its ISO text as numpy prints it, a timedelta64
+// its count of the unit ("NaT" for either's NaT), and the others as
+// formatItem writes them (numbers, "NaN", [re, im], text).
+func jsonItem(dt ndarray.DType, b []byte) any {
+	switch {
+	case dt.IsRecord():
+		fields := dt.Fields()
+		obj := make(orderedObject, len(fields))
+		for i, f := range fields {
+			fdt, shape := leafDType(f)
+			n, _ := ndarray.NumElements(shape)
+			size := fdt.ItemSize
+			vals := make([]any, n)
+			for k := range vals {
+				at := f.Offset + k*size
+				vals[k] = jsonItem(fdt, b[at:at+size])
+			}
+			obj[i] = jsonMember{f.Name, nest(vals, shape)}
+		}
+		return obj
+	case dt.Kind == 'M':
+		s, ok := datetimeString(int64Of(dt, b), dt.Unit)
+		if !ok {
+			return int64Of(dt, b) // generic: the bare count
+		}
+		return s
+	case dt.Kind == 'm':
+		if v := int64Of(dt, b); v != nat {
+			return v
+		}
+		return "NaT"
+	}
+	return formatItem(dt, b)
+}
+
+// orderedObject is a JSON object whose members keep their order (a record's
+// fields), which a Go map would sort.
+type orderedObject []jsonMember
+
+type jsonMember struct {
+	name  string
+	value any
+}
+
+// MarshalJSON writes the members in order, text unescaped for HTML as
+// writeJSONLine writes the rest.
+func (o orderedObject) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	b.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := enc.Encode(m.name); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1) // the Encoder's newline
+		b.WriteByte(':')
+		if err := enc.Encode(m.value); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // nest arranges row-major values as lists nested by shape; a 0-d array is

@@ -37,7 +37,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
@@ -101,7 +100,7 @@ func run(e env, args []string) int {
 				fmt.Fprint(e.stdout, c.usage)
 				return 0
 			}
-			fmt.Fprintf(e.stderr, "ndpack: unknown command %s; run 'ndpack help'\n", oneLine(strconv.Quote(args[1])))
+			fmt.Fprintf(e.stderr, "ndpack: unknown command %s%s; run 'ndpack help'\n", oneLine(quoteArg(args[1])), didYouMean(args[1], commandNames()[2:], ""))
 			return 2
 		}
 		printHelp(e.stdout)
@@ -117,7 +116,7 @@ func run(e env, args []string) int {
 	}
 	c, ok := lookup(name)
 	if !ok {
-		fmt.Fprintf(e.stderr, "ndpack: unknown command %s; run 'ndpack help'\n", oneLine(strconv.Quote(name)))
+		fmt.Fprintf(e.stderr, "ndpack: unknown command %s%s; run 'ndpack help'\n", oneLine(quoteArg(name)), didYouMean(strings.TrimLeft(name, "-"), commandNames(), ""))
 		return 2
 	}
 	err := c.run(e, args[1:])
@@ -133,7 +132,7 @@ func run(e env, args []string) int {
 		fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(describe("", err)))
 		return 2
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(e.stderr, "ndpack %s: %s\nRun 'ndpack help %s' for usage.\n", name, oneLine(strings.TrimPrefix(err.Error(), "usage: ")), name)
+		fmt.Fprintf(e.stderr, "ndpack %s: %s\nRun 'ndpack help %s' for usage.\n", name, oneLine(boundArgs(strings.TrimPrefix(err.Error(), "usage: "), args[1:])), name)
 		return 2
 	default:
 		fmt.Fprintf(e.stderr, "ndpack: %s\n", oneLine(describe("", err)))
@@ -192,7 +191,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, usageError("%v", err)
+			return nil, unknownFlag(fs, err)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -229,6 +228,7 @@ var flagOf = map[string]string{
 	"ReadOptions.AllowObjects":      "--objects",
 	"Options.AllowNonstandard":      "--allow-nonstandard",
 	"ArrayOptions.AllowNonstandard": "--allow-nonstandard",
+	"ConvertOptions.MaxSize":        "--max-size",
 }
 
 // withFlags is err's message, with the library option that decided it (an

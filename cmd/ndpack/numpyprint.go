@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/ndpack/ndpack/internal/float16"
 	"github.com/ndpack/ndpack/ndarray"
@@ -27,21 +28,26 @@ var numpyDefaults = printOptions{precision: 8, threshold: 1000, edgeItems: 3, li
 
 // arrayString is a's text as numpy's str(a) gives it (np.array2string with
 // its default options but those of o): elements aligned as numpy aligns
-// them, floats in its 'maxprec' mode, long axes summarised with "...".
-// A 0-d array is its one value as numpy prints the scalar.
+// them, floats in its 'maxprec' mode, records as tuples of their fields,
+// long axes summarised with "...". A 0-d array is its one value as numpy
+// prints the scalar.
 func arrayString(a *ndarray.Array, o printOptions) string {
 	size := a.DType.ItemSize
 	item := func(i int) []byte { return a.Data[i*size : (i+1)*size] }
 	if len(a.Shape) == 0 {
-		return scalarString(a.DType, item(0))
+		return scalarString(a.DType, item(0), o)
 	}
 	if a.Len() == 0 {
 		return "[]" // numpy prints every empty array so
 	}
 	summarise := a.Len() > o.threshold
 	// The formatter is fitted to the items shown, as numpy fits it.
-	shown := shownItems(a.Shape, summarise, o.edgeItems)
-	format := newItemFormat(a.DType, shown, item, o.precision)
+	shown := items{n: a.Len(), at: item}
+	if summarise {
+		idx := shownItems(a.Shape, summarise, o.edgeItems)
+		shown = items{n: len(idx), at: func(i int) []byte { return item(idx[i]) }}
+	}
+	format := newItemFormat(a.DType, shown, o)
 	p := printer{shape: a.Shape, format: func(i int) string { return format(item(i)) }, summarise: summarise, edge: o.edgeItems}
 	strides := make([]int, len(a.Shape))
 	n := 1
@@ -157,16 +163,32 @@ func (p *printer) recurse(axis, base int, hanging string, width int) string {
 // extendLine adds word to line, first moving line into s and starting a
 // new one when word would pass width (numpy's _extendLine).
 func extendLine(s *strings.Builder, line, word string, width int, prefix string) string {
-	if len(line)+len(word) > width && len(line) > len(prefix) {
+	// Python's len counts characters, not bytes.
+	if utf8.RuneCountInString(line)+utf8.RuneCountInString(word) > width && len(line) > len(prefix) {
 		s.WriteString(strings.TrimRight(line, " ") + "\n")
 		line = prefix
 	}
 	return line + word
 }
 
-// newItemFormat returns numpy's formatter for a's dtype, fitted to the
-// items at the flat indexes shown.
-func newItemFormat(dt ndarray.DType, shown []int, item func(int) []byte, precision int) func([]byte) string {
+// items are the items a formatter is fitted to, read one at a time so
+// that no list of them is made: a record's field over many rows, or each
+// element of a large array, costs no memory of its own.
+type items struct {
+	n  int
+	at func(i int) []byte
+}
+
+// one is a single item.
+func one(b []byte) items { return items{n: 1, at: func(int) []byte { return b }} }
+
+// newItemFormat returns numpy's formatter for items of dtype dt, fitted
+// to the items shown (numpy's _get_format_function over the data it
+// prints).
+func newItemFormat(dt ndarray.DType, shown items, o printOptions) func([]byte) string {
+	if dt.IsRecord() {
+		return recordFormat(dt, shown, o)
+	}
 	switch dt.Kind {
 	case 'b':
 		return func(b []byte) string {
@@ -177,8 +199,8 @@ func newItemFormat(dt ndarray.DType, shown []int, item func(int) []byte, precisi
 		}
 	case 'i', 'u':
 		width := 0
-		for _, i := range shown {
-			width = max(width, len(formatItem(dt, item(i)).text()))
+		for i := range shown.n {
+			width = max(width, len(formatItem(dt, shown.at(i)).text()))
 		}
 		return func(b []byte) string {
 			s := formatItem(dt, b).text()
@@ -188,11 +210,7 @@ func newItemFormat(dt ndarray.DType, shown []int, item func(int) []byte, precisi
 		if dt.ItemSize > 8 {
 			break
 		}
-		vals := make([]float64, len(shown))
-		for j, i := range shown {
-			vals[j] = floatOf(dt, item(i))
-		}
-		f := newFloatFormat(vals, bitsOf(dt), precision, false)
+		f := newFloatFormat(shown.n, func(i int) float64 { return floatOf(dt, shown.at(i)) }, bitsOf(dt), o.precision, false)
 		return func(b []byte) string { return f.format(floatOf(dt, b)) }
 	case 'c':
 		if dt.ItemSize > 16 {
@@ -200,12 +218,8 @@ func newItemFormat(dt ndarray.DType, shown []int, item func(int) []byte, precisi
 		}
 		half := dt.ItemSize / 2
 		part := ndarray.DType{Order: dt.Order, Kind: 'f', ItemSize: half}
-		re, im := make([]float64, len(shown)), make([]float64, len(shown))
-		for j, i := range shown {
-			re[j], im[j] = floatOf(part, item(i)[:half]), floatOf(part, item(i)[half:])
-		}
-		fr := newFloatFormat(re, 8*half, precision, false)
-		fi := newFloatFormat(im, 8*half, precision, true)
+		fr := newFloatFormat(shown.n, func(i int) float64 { return floatOf(part, shown.at(i)[:half]) }, 8*half, o.precision, false)
+		fi := newFloatFormat(shown.n, func(i int) float64 { return floatOf(part, shown.at(i)[half:]) }, 8*half, o.precision, true)
 		return func(b []byte) string {
 			r, i := fr.format(floatOf(part, b[:half])), fi.format(floatOf(part, b[half:]))
 			sp := len(strings.TrimRight(i, " "))
@@ -213,8 +227,33 @@ func newItemFormat(dt ndarray.DType, shown []int, item func(int) []byte, precisi
 		}
 	case 'U', 'S':
 		return func(b []byte) string { return pyRepr(dt, b) }
+	case 'V':
+		return voidRepr
+	case 'M', 'm':
+		f := timeFormat(dt.Kind, dt.Unit, shown.n, func(i int) int64 { return int64Of(dt, shown.at(i)) })
+		return func(b []byte) string { return f(int64Of(dt, b)) }
 	}
 	return func(b []byte) string { return formatItem(dt, b).text() }
+}
+
+// int64Of reads one 8-byte item (a datetime64 or timedelta64).
+func int64Of(dt ndarray.DType, b []byte) int64 {
+	if dt.Order == '>' {
+		return int64(binary.BigEndian.Uint64(b))
+	}
+	return int64(binary.LittleEndian.Uint64(b))
+}
+
+// voidRepr is a plain void item as numpy prints it: b'\x01\xFF', every
+// byte in hex.
+func voidRepr(b []byte) string {
+	var s strings.Builder
+	s.WriteString("b'")
+	for _, c := range b {
+		fmt.Fprintf(&s, `\x%02X`, c)
+	}
+	s.WriteString("'")
+	return s.String()
 }
 
 func bitsOf(dt ndarray.DType) int { return 8 * dt.ItemSize }
@@ -245,15 +284,16 @@ type floatFormat struct {
 	plus      bool // the sign is always shown (a complex number's imaginary part)
 }
 
-func newFloatFormat(vals []float64, bits, precision int, plus bool) *floatFormat {
+func newFloatFormat(n int, value func(int) float64, bits, precision int, plus bool) *floatFormat {
 	f := &floatFormat{bits: bits, precision: precision, plus: plus, expSize: -1}
-	var finite []float64
+	finite := 0
 	minNZ, maxNZ := math.Inf(1), 0.0
-	for _, v := range vals {
+	for i := range n {
+		v := value(i)
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
-		finite = append(finite, v)
+		finite++
 		if a := math.Abs(v); a != 0 {
 			minNZ, maxNZ = min(minNZ, a), max(maxNZ, a)
 		}
@@ -262,10 +302,14 @@ func newFloatFormat(vals []float64, bits, precision int, plus bool) *floatFormat
 		f.exp = true
 	}
 	switch {
-	case len(finite) == 0:
+	case finite == 0:
 	case f.exp:
 		frac := 0
-		for _, v := range finite {
+		for i := range n {
+			v := value(i)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
 			m, e, _ := strings.Cut(shortestSci(v, bits, precision, plus), "e")
 			ip, fp, _ := strings.Cut(m, ".")
 			frac = max(frac, len(fp))
@@ -275,15 +319,20 @@ func newFloatFormat(vals []float64, bits, precision int, plus bool) *floatFormat
 		f.precision = frac
 		f.padRight = f.expSize + 2 + f.precision
 	default:
-		for _, v := range finite {
+		for i := range n {
+			v := value(i)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
 			ip, fp, _ := strings.Cut(shortestPos(v, bits, precision, plus), ".")
 			f.padLeft = max(f.padLeft, len(ip))
 			f.padRight = max(f.padRight, len(fp))
 		}
 	}
-	if len(finite) != len(vals) {
+	if finite != n {
 		negInf := 0
-		for _, v := range vals {
+		for i := range n {
+			v := value(i)
 			if math.IsInf(v, -1) || (plus && math.IsInf(v, 0)) {
 				negInf = 1
 			}
@@ -386,9 +435,16 @@ func shortestDigits(v float64, bits int, fmtc byte) string {
 	return strconv.FormatFloat(v, fmtc, -1, 64)
 }
 
-// scalarString is a 0-d array's one value as numpy prints the scalar:
-// floats as Python's repr does (1.0, 1e-05, 1e+16), others as in arrays.
-func scalarString(dt ndarray.DType, b []byte) string {
+// scalarString is a 0-d array's one value as numpy's str prints the
+// scalar: floats as Python's repr does (1.0, 1e-05, 1e+16), a string's
+// text unquoted (its control characters escaped as Python's repr
+// escapes them), a datetime64 as its ISO text, a timedelta64 as "5
+// seconds", a record as the tuple numpy's void scalar prints, others as
+// in arrays.
+func scalarString(dt ndarray.DType, b []byte, o printOptions) string {
+	if dt.IsRecord() {
+		return recordFormat(dt, one(b), o)(b)
+	}
 	switch dt.Kind {
 	case 'b':
 		if b[0] != 0 {
@@ -413,10 +469,62 @@ func scalarString(dt ndarray.DType, b []byte) string {
 			}
 			return "(" + pyFloatShort(re, 8*half) + is + "j)"
 		}
-	case 'U', 'S':
-		return strings.Trim(pyRepr(dt, b), "'")
+	case 'U':
+		return textOf(dt, b, "\t")
+	case 'S':
+		return pyRepr(dt, b)
+	case 'M':
+		if s, ok := datetimeString(int64Of(dt, b), dt.Unit); ok {
+			return s
+		}
+	case 'm':
+		return timedeltaString(int64Of(dt, b), dt.Unit)
 	}
-	return newItemFormat(dt, []int{0}, func(int) []byte { return b }, 8)(b)
+	return newItemFormat(dt, one(b), o)(b)
+}
+
+// textOf is an S or U item's text as escapeText gives it; an S item's
+// bytes are read as UTF-8.
+func textOf(dt ndarray.DType, b []byte, keep string) string {
+	s := strings.TrimRight(string(b), "\x00")
+	if dt.Kind == 'U' {
+		var order binary.ByteOrder = binary.LittleEndian
+		if dt.Order == '>' {
+			order = binary.BigEndian
+		}
+		s = ucs4(b, order)
+	}
+	return escapeText(s, keep)
+}
+
+// escapeText is s with the characters that Python's repr escapes
+// escaped as it does (\x1b, \u202e) but for those in keep, which stay
+// raw; quotes and backslashes stay as they are. A byte that is not
+// UTF-8 is escaped \xff, as Python's decode('utf-8', 'backslashreplace')
+// reads it.
+func escapeText(s, keep string) string {
+	var out strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&out, `\x%02x`, s[i])
+		case strings.ContainsRune(keep, r):
+			out.WriteRune(r)
+		case r == '\n':
+			out.WriteString(`\n`)
+		case r == '\t':
+			out.WriteString(`\t`)
+		case r == '\r':
+			out.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f || !unicode.IsPrint(r):
+			out.WriteString(pyEscape(r))
+		default:
+			out.WriteRune(r)
+		}
+		i += n
+	}
+	return out.String()
 }
 
 // pyFloat is Python's repr of a float: shortest digits, positional with a

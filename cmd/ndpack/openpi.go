@@ -200,7 +200,9 @@ func readObservation(name, jsonFile string) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := (ndpack.MessageOptions{}).UnmarshalMessage(b, &obs); err != nil {
+		// The file is the user's own, already read: it is held to its
+		// own size, not the default limit on a message from a peer.
+		if err := (ndpack.MessageOptions{MaxSize: int64(len(b))}).UnmarshalMessage(b, &obs); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if obs == nil {

@@ -196,13 +196,9 @@ func runRender(e env, args []string) error {
 	r.rows, r.x = *rows, *x
 	r.plot = render.Plot{XLabel: *xlabel, YLabel: *ylabel, Range: r.opts.Range, Log: r.opts.Log}
 	if *size != "" {
-		w, h, ok := strings.Cut(strings.ToLower(*size), "x")
-		wi, err1 := strconv.Atoi(w)
-		hi, err2 := strconv.Atoi(h)
-		if !ok || err1 != nil || err2 != nil {
-			return usageError("--size %q: want WIDTHxHEIGHT in pixels, as 800x450", *size)
+		if r.plot.Width, r.plot.Height, err = parsePlotSize(*size); err != nil {
+			return err
 		}
-		r.plot.Width, r.plot.Height = wi, hi
 	}
 	if r.from, err = resolveFormat(r.in, *from, "from"); err != nil {
 		return err
@@ -368,4 +364,19 @@ func drawable(name string, a *ndarray.Array) bool {
 		return len(a.Shape) == 1 && render.CheckPlot(a.DType, a.Shape, render.Plot{}) == nil
 	}
 	return render.CheckImage(a.DType, a.Shape, render.Options{}) == nil
+}
+
+// parsePlotSize reads --size WxH. render takes 0x0 for its default size;
+// on the command line it is a size like any other, and too small.
+func parsePlotSize(size string) (int, int, error) {
+	w, h, ok := strings.Cut(strings.ToLower(size), "x")
+	wi, err1 := strconv.Atoi(w)
+	hi, err2 := strconv.Atoi(h)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, 0, usageError("--size %q: want WIDTHxHEIGHT in pixels, as 800x450", size)
+	}
+	if wi < 200 || hi < 120 || wi > 1<<16 || hi > 1<<16 {
+		return 0, 0, usageError("--size %s: a plot of %d x %d pixels; want 200x120 to 65536x65536", size, wi, hi)
+	}
+	return wi, hi, nil
 }

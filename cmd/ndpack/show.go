@@ -7,6 +7,7 @@ import (
 	"github.com/ndpack/ndpack/internal/peertext"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/ndpack/ndpack/ndarray"
@@ -15,10 +16,12 @@ import (
 const showUsage = `Usage: ndpack show [options] FILE[:NAME]...
 
 Print the values of the arrays in FILE as numpy's print(a) shows them:
-aligned, floats to 8 digits at most, long arrays summarised with "...".
-An .npz or a msgpack map prints each array under its name; FILE:NAME
-picks one (an npz member, a msgpack path), as convert takes it. A record
-array prints field by field.
+aligned, floats to 8 digits at most, long arrays summarised with "...",
+records as tuples of their fields ((1.5, [1, 2], 'ab')), datetime64 as
+'2024-02-29' and timedelta64 as its count. An .npz or a msgpack map
+prints each array under its name; FILE:NAME picks one (an npz member, a
+msgpack path), as convert takes it. FILE may be a URL: http://,
+https:// or s3://BUCKET/KEY, read by Range requests.
 
 Options:
   --full           print every value, never "..."
@@ -33,16 +36,23 @@ Options:
   --max-size SIZE  the largest array read into memory (default half the
                    memory the process may use; 512M, 2G ...): a larger
                    one is refused before anything is allocated
-  --csv            write the values as CSV (a 1-D array one per line, a
-                   2-D array row by row), for other tools
+  --csv            write the values as CSV (RFC 4180): a 1-D array one
+                   per line, a 2-D array row by row, a record array a row
+                   per record and a column per field (pos.x, v[0]) under
+                   a row of their names
   --json           write {"dtype", "shape", "values"} as one JSON line (an
-                   archive: an object of them by name)
+                   archive: an object of them by name): values nested as
+                   numpy's tolist nests them, a record an object of its
+                   fields in order, NaN and infinities "NaN", "+Inf",
+                   "-Inf", complex [re, im], datetime64 its text,
+                   timedelta64 its count
 ` + remoteHelp + `
 Examples:
   ndpack show image.npy
   ndpack show run.npz:spectrum --rows -10:
   ndpack show --csv table.npy > table.csv
   ndpack show --json run.npz | jq '.image.shape'
+  ndpack show https://data.example.org/run.npz:spectrum
 `
 
 func runShow(e env, args []string) error {
@@ -130,7 +140,7 @@ func showInput(w io.Writer, in *diffInput, o printOptions, field string, asCSV, 
 				fmt.Fprintln(w)
 			}
 			if named {
-				fmt.Fprintf(w, "%s: %s %s\n", peertext.Line(name), arr.DType, ndarray.FormatShape(arr.Shape))
+				fmt.Fprintf(w, "%s: %s %s\n", peertext.Line(name), peertext.Line(shortDType(arr.DType)), ndarray.FormatShape(arr.Shape))
 			}
 			printValues(w, arr, o)
 		}
@@ -141,20 +151,8 @@ func showInput(w io.Writer, in *diffInput, o printOptions, field string, asCSV, 
 	return nil
 }
 
-// printValues prints a as numpy prints it; a record array field by field.
+// printValues prints a as numpy's print(a) prints it.
 func printValues(w io.Writer, a *ndarray.Array, o printOptions) {
-	if a.DType.IsRecord() {
-		for _, f := range a.DType.Fields() {
-			v, err := fieldArray(a, f.Name)
-			if err != nil {
-				fmt.Fprintf(w, "%s: %s\n", peertext.Line(f.Name), oneLine(err.Error()))
-				continue
-			}
-			fmt.Fprintf(w, "%s: ", peertext.Line(f.Name))
-			printValues(w, v, o)
-		}
-		return
-	}
 	fmt.Fprintln(w, arrayString(a, o))
 }
 
@@ -167,23 +165,48 @@ func fieldArray(a *ndarray.Array, name string) (*ndarray.Array, error) {
 	return v.Array()
 }
 
-// writeCSV writes a 0-d, 1-D or 2-D array as CSV, each value as Python
-// prints it (floats with every digit that tells them apart).
+// writeCSV writes a 0-d, 1-D or 2-D array as CSV (RFC 4180, as
+// encoding/csv quotes), each value as csvText gives it. A record array
+// (0-d or 1-D) is a row per record and a column per leaf field, each
+// element of a subarray field a column of its own, under a first row of
+// the columns' names ("pos.x", "v[0]", "m[1][2]").
 func writeCSV(w io.Writer, a *ndarray.Array) error {
-	if len(a.Shape) > 2 || a.DType.IsRecord() {
-		return fmt.Errorf("CSV holds 1-D and 2-D arrays of plain values; this is %s %s (pick rows, or a field with --field)", a.DType, ndarray.FormatShape(a.Shape))
-	}
-	cols := 1
-	if len(a.Shape) == 2 {
-		cols = a.Shape[1]
+	if len(a.Shape) > 2 || (a.DType.IsRecord() && len(a.Shape) > 1) {
+		return fmt.Errorf("CSV holds 1-D and 2-D arrays of plain values and 1-D record arrays; this is %s %s (pick rows, or a field with --field)", shortDType(a.DType), ndarray.FormatShape(a.Shape))
 	}
 	cw := csv.NewWriter(w)
 	size := a.DType.ItemSize
-	row := make([]string, 0, cols)
+	var leaves []csvColumn
+	cols := 1
+	switch {
+	case a.DType.IsRecord():
+		leaves = csvColumns(a.DType, "", 0)
+		if len(leaves) == 0 {
+			return fmt.Errorf("CSV needs a column, and these records have no fields (%s)", shortDType(a.DType))
+		}
+		header := make([]string, len(leaves))
+		for i, c := range leaves {
+			header[i] = escapeText(c.name, "\n\t\r")
+		}
+		if err := cw.Write(header); err != nil {
+			return err
+		}
+		cols = 0
+	case len(a.Shape) == 2:
+		cols = a.Shape[1]
+	}
+	row := make([]string, 0, max(cols, len(leaves)))
 	for i := 0; i < a.Len(); i++ {
-		row = append(row, strings.TrimSpace(scalarString(a.DType, a.Data[i*size:(i+1)*size])))
-		if len(row) == cols {
-			if err := cw.Write(row); err != nil {
+		item := a.Data[i*size : (i+1)*size]
+		if leaves != nil {
+			for _, c := range leaves {
+				row = append(row, csvText(c.dtype, item[c.offset:c.offset+c.dtype.ItemSize]))
+			}
+		} else {
+			row = append(row, csvText(a.DType, item))
+		}
+		if cols == 0 || len(row) == cols {
+			if err := writeCSVRow(w, cw, row); err != nil {
 				return err
 			}
 			row = row[:0]
@@ -191,4 +214,82 @@ func writeCSV(w io.Writer, a *ndarray.Array) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// writeCSVRow writes row to cw, which writes to w; a row of one empty
+// field is written "", as Python's csv module writes it, so that it is
+// not read back as a row of none.
+func writeCSVRow(w io.Writer, cw *csv.Writer, row []string) error {
+	if len(row) != 1 || row[0] != "" {
+		return cw.Write(row)
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\"\"\n")
+	return err
+}
+
+// csvColumn is one column of a record array's CSV: a leaf field, or one
+// element of a subarray field.
+type csvColumn struct {
+	name   string
+	dtype  ndarray.DType
+	offset int
+}
+
+// csvColumns lists the columns of the records of dt, which lie at offset
+// in the record that holds them, their names after prefix.
+func csvColumns(dt ndarray.DType, prefix string, offset int) []csvColumn {
+	var out []csvColumn
+	for _, f := range dt.Fields() {
+		fdt, shape := leafDType(f)
+		n, _ := ndarray.NumElements(shape)
+		for k := range n {
+			name := prefix + f.Name + elementIndex(k, shape)
+			at := offset + f.Offset + k*fdt.ItemSize
+			if fdt.IsRecord() {
+				out = append(out, csvColumns(fdt, name+".", at)...)
+				continue
+			}
+			out = append(out, csvColumn{name: name, dtype: fdt, offset: at})
+		}
+	}
+	return out
+}
+
+// elementIndex is the index of element k of a subarray of shape as
+// "[i][j]" ("" for a scalar field).
+func elementIndex(k int, shape []int) string {
+	idx := make([]string, len(shape))
+	for d := len(shape) - 1; d >= 0; d-- {
+		idx[d] = "[" + strconv.Itoa(k%max(shape[d], 1)) + "]"
+		k /= max(shape[d], 1)
+	}
+	return strings.Join(idx, "")
+}
+
+// csvText is one value in CSV: numbers as Python prints them (floats
+// with every digit that tells them apart), True and False, a datetime64
+// as its ISO text, a timedelta64 as its count, NaT; text as it is, a
+// newline, tab or carriage return kept (encoding/csv quotes the field,
+// as RFC 4180 says) and the other characters Python's repr escapes
+// escaped as it escapes them.
+func csvText(dt ndarray.DType, b []byte) string {
+	switch dt.Kind {
+	case 'U', 'S':
+		return textOf(dt, b, "\n\t\r")
+	case 'M':
+		if s, ok := datetimeString(int64Of(dt, b), dt.Unit); ok {
+			return s
+		}
+		return strconv.FormatInt(int64Of(dt, b), 10)
+	case 'm':
+		if v := int64Of(dt, b); v != nat {
+			return strconv.FormatInt(v, 10)
+		}
+		return "NaT"
+	}
+	return strings.TrimSpace(scalarString(dt, b, numpyDefaults))
 }

@@ -5,18 +5,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/ndpack/ndpack/internal/peertext"
 	"io"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 
-	"github.com/ndpack/ndpack/dialect"
-	"github.com/ndpack/ndpack/ext110"
+	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/internal/filesection"
-	"github.com/ndpack/ndpack/internal/mpwalk"
-	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/remote"
@@ -403,352 +397,13 @@ func (fa *fileArrays) msgpackFile(file *os.File, size int64) error {
 	})
 }
 
-// describer returns the function that describes the array (ext 110 or a
-// dialect's map) at b[at:] and returns its length; section opens its
-// data.
-func (fa *fileArrays) describer(b []byte, section func(off, n int64) io.ReadCloser) describeFunc {
-	return func(name string, at int) (arraySource, int, error) {
-		src := func(dt ndarray.DType, shape []int, dataOff, dataLen int, scalar *ndarray.Array) arraySource {
-			off, n := int64(at+dataOff), int64(dataLen)
-			open := func() (io.ReadCloser, error) { return section(off, n), nil }
-			if scalar != nil {
-				open = func() (io.ReadCloser, error) { return nopCloser{bytes.NewReader(scalar.Data)}, nil }
-			}
-			return arraySource{name: name, dtype: dt, shape: shape, size: n, dataOffset: off, open: open}
-		}
-		if at < len(b) && isExtHeader(b[at]) {
-			h, err := ext110.DecodeHeader(b[at:])
-			if err != nil {
-				return arraySource{}, 0, err
-			}
-			fa.noteDialect("ext 110")
-			return src(h.DType, h.Shape, h.DataOffset, h.DataLen, nil), h.Len, nil
-		}
-		h, err := dialect.DecodeHeader(b[at:])
-		if errors.Is(err, dialect.ErrPickle) {
-			fa.noteDialect(dialect.MsgpackNumpy.String())
-			maxObjects := fa.maxObjects
-			if !fa.objects {
-				maxObjects = -1
-			}
-			return pickledObjects(name, b[at:], err, maxObjects)
-		}
-		if err != nil {
-			return arraySource{}, 0, err
-		}
-		fa.noteDialect(h.Dialect.String())
-		return src(h.DType, h.Shape, h.DataOffset, h.DataLen, h.Scalar), h.Len, nil
-	}
-}
-
-// msgpackArrays describes the arrays of a msgpack document that fills b:
-// one array, or a map of names to arrays, each as ext 110 or as a map of
-// the msgpack-numpy or OpenPI dialect. Every entry of a map is checked now,
-// but kept only as where it starts and described again when asked for (under
-// guard, which reads b safely), so that a map of millions of small arrays
-// costs eight bytes an entry, not a description each.
-func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.ReadCloser, guard func(func() error) error) error {
-	describe := fa.describer(b, section)
-	if len(b) > 0 && (isExtHeader(b[0]) || dialect.IsArray(b)) {
-		a, n, err := describe("", 0)
-		if err == nil && a.err != nil && a.objects == nil {
-			err = a.err // a lone object array, without --objects: as a lone .npy of one
-		}
-		if err != nil {
-			return err
-		}
-		if n != len(b) {
-			return fmt.Errorf("msgpack: %d %s after the array", len(b)-n, plural(int64(len(b)-n), "byte"))
-		}
-		fa.arrays = []arraySource{a}
-		return nil
-	}
-	if len(b) > 0 && mpwire.NextType(b) == mpwire.ArrayType {
-		// A list (of arrays, of maps holding arrays ...): every array in
-		// it, at any depth, by its path.
-		var nested []nestedArray
-		n, err := fa.nestedArrays(b, 0, "", 1, describe, &nested)
-		if err != nil {
-			return err
-		}
-		if n != len(b) {
-			return fmt.Errorf("msgpack: %d %s after the document", len(b)-n, plural(int64(len(b)-n), "byte"))
-		}
-		if len(nested) == 0 && fa.objects {
-			fa.noteDialect("a list of values")
-			fa.arrays = []arraySource{listObjects(b)}
-			return nil
-		}
-		if len(nested) == 0 {
-			return fmt.Errorf("msgpack: a list holding no array: %w", errNotArrays)
-		}
-		fa.lazyMembers(0, nil, nested, describe, guard)
-		return nil
-	}
-	count, at, err := mapHeader(b)
-	if err != nil {
-		return err
-	}
-	// entry describes the map entry whose key starts at b[at:], and returns
-	// where the next one starts.
-	entry := func(i, at int) (arraySource, int, error) {
-		key, next, err := mapKey(b, at)
-		if err != nil {
-			return arraySource{}, 0, fmt.Errorf("msgpack: map key %d: %w (%w)", i, err, errNotArrays)
-		}
-		a, n, err := describe(key, next)
-		if errors.Is(err, ext110.ErrNotExt110) || errors.Is(err, dialect.ErrNotArray) {
-			// Another value (a prompt, an id, a list or map that may hold
-			// arrays, found by nestedArrays): listed, not read.
-			n, err = mpwalk.Len(b[next:], mpwalk.Limits{MaxDepth: mpwalk.DefaultMaxDepth})
-			a = arraySource{name: key, err: fmt.Errorf("map value %q: %w", key, errNotArray)}
-			if err == nil {
-				a.value = b[next : next+n]
-			}
-		}
-		if err != nil {
-			return arraySource{}, 0, fmt.Errorf("msgpack: map value %q: %w", key, err)
-		}
-		return a, next + n, nil
-	}
-	starts := make([]int, 0, min(count, len(b)/2))
-	var nested []nestedArray
-	anArray := false
-	for i := 0; i < count; i++ {
-		starts = append(starts, at)
-		a, next, err := entry(i, at)
-		if err != nil {
-			return err
-		}
-		if a.err != nil && !errors.Is(a.err, dialect.ErrPickle) && isContainer(b, at) {
-			// A list or map under this key: the arrays inside it are
-			// members too, named by their paths.
-			_, valueAt, _ := mapKey(b, at)
-			if _, err := fa.nestedArrays(b, valueAt, a.name, 2, describe, &nested); err != nil {
-				return err
-			}
-		}
-		anArray = anArray || a.err == nil
-		at = next
-	}
-	if at != len(b) {
-		return fmt.Errorf("msgpack: %d %s after the document", len(b)-at, plural(int64(len(b)-at), "byte"))
-	}
-	if !anArray && len(nested) == 0 {
-		return fmt.Errorf("msgpack: a map holding no array: %w", errNotArrays)
-	}
-	fa.lazyMembers(count, func(i int) (arraySource, error) {
-		a, _, err := entry(i, starts[i])
-		return a, err
-	}, nested, describe, guard)
-	return nil
-}
-
-// nestedArray is an array found inside a list or map of a message: its
-// path (keys and list indices joined by "/") and where it starts.
-type nestedArray struct {
-	path string
-	at   int
-}
-
-type describeFunc func(name string, at int) (arraySource, int, error)
-
-// pathSeg is one step of the path to a nested value: a map key (bytes of
-// the message, not copied) or a list index. Paths are made into strings
-// only for the arrays found, so that walking millions of small values
-// allocates nothing.
-type pathSeg struct {
-	key   []byte
-	index int
-}
-
-func pathString(base string, segs []pathSeg) string {
-	var sb strings.Builder
-	sb.WriteString(base)
-	for _, s := range segs {
-		if sb.Len() > 0 {
-			sb.WriteByte('/')
-		}
-		if s.key != nil {
-			sb.Write(s.key)
-		} else {
-			sb.WriteString(strconv.Itoa(s.index))
-		}
-	}
-	return sb.String()
-}
-
-// nestedArrays finds the arrays in the msgpack value at b[at:], at any
-// depth (up to the message depth limit), appending them with their paths
-// (base, then keys and list indices joined by "/") to out, and returns
-// where the value ends.
-func (fa *fileArrays) nestedArrays(b []byte, at int, base string, depth int, describe describeFunc, out *[]nestedArray) (int, error) {
-	var segs []pathSeg
-	var walk func(at, depth int) (int, error)
-	walk = func(at, depth int) (int, error) {
-		fail := func(err error) (int, error) {
-			return 0, fmt.Errorf("msgpack: %s: %w", peertext.Line(pathString(base, segs)), err)
-		}
-		if depth > mpwalk.DefaultMaxDepth {
-			return fail(fmt.Errorf("lists and maps nest more than %d deep at byte %d", mpwalk.DefaultMaxDepth, at))
-		}
-		// (The checks read a map's keys only when it is a map: a failed
-		// read costs an error value, and a message may hold millions.)
-		isMap := at < len(b) && mpwire.NextType(b[at:]) == mpwire.MapType
-		if at < len(b) && (isExtHeader(b[at]) || isMap && (dialect.IsArray(b[at:]) || dialect.HasMarker(b[at:]))) {
-			path := pathString(base, segs)
-			_, n, err := describe(path, at)
-			if err == nil {
-				*out = append(*out, nestedArray{path: path, at: at})
-				return at + n, nil
-			}
-			if !errors.Is(err, ext110.ErrNotExt110) && !errors.Is(err, dialect.ErrNotArray) {
-				return fail(err)
-			}
-		}
-		switch mpwire.NextType(b[at:]) {
-		case mpwire.ArrayType:
-			n, rest, err := mpwire.ReadArrayHeaderBytes(b[at:])
-			if err != nil {
-				return fail(err)
-			}
-			next := len(b) - len(rest)
-			for i := range n {
-				segs = append(segs, pathSeg{index: i})
-				next, err = walk(next, depth+1)
-				segs = segs[:len(segs)-1]
-				if err != nil {
-					return 0, err
-				}
-			}
-			return next, nil
-		case mpwire.MapType:
-			n, rest, err := mpwire.ReadMapHeaderBytes(b[at:])
-			if err != nil {
-				return fail(err)
-			}
-			next := len(b) - len(rest)
-			for i := range n {
-				key, after, kerr := mpwire.ReadStringOrBinZC(b[next:])
-				valueAt := len(b) - len(after)
-				if kerr != nil {
-					// A key that is not a string: skip it, and name the
-					// value by its place.
-					kn, err := mpwalk.Len(b[next:], mpwalk.Limits{MaxDepth: mpwalk.DefaultMaxDepth})
-					if err != nil {
-						return fail(fmt.Errorf("map key %d: %w", i, err))
-					}
-					key, valueAt = []byte("#"+strconv.Itoa(i)), next+kn
-				}
-				segs = append(segs, pathSeg{key: key})
-				next, err = walk(valueAt, depth+1)
-				segs = segs[:len(segs)-1]
-				if err != nil {
-					return 0, err
-				}
-			}
-			return next, nil
-		}
-		n, err := mpwalk.Len(b[at:], mpwalk.Limits{MaxDepth: mpwalk.DefaultMaxDepth})
-		if err != nil {
-			return fail(err)
-		}
-		return at + n, nil
-	}
-	return walk(at, depth)
-}
-
-// isContainer reports whether the value of the map entry whose key starts
-// at b[at:] is a list or a map (not an array encoding).
-func isContainer(b []byte, at int) bool {
-	_, valueAt, err := mapKey(b, at)
-	if err != nil || valueAt >= len(b) {
-		return false
-	}
-	t := mpwire.NextType(b[valueAt:])
-	return t == mpwire.ArrayType || t == mpwire.MapType
-}
-
-// lazyMembers makes fa's members: the count entries of a top-level map
-// (described by entry when asked for), then the arrays found nested in
-// lists and maps, each described when asked for under guard.
-func (fa *fileArrays) lazyMembers(count int, entry func(i int) (arraySource, error), nested []nestedArray, describe describeFunc, guard func(func() error) error) {
-	fa.n = count + len(nested)
-	fa.member = func(i int) arraySource {
-		var a arraySource
-		err := guard(func() (err error) {
-			if i < count {
-				a, err = entry(i)
-				return err
-			}
-			a, _, err = describe(nested[i-count].path, nested[i-count].at)
-			return err
-		})
-		if err != nil {
-			return arraySource{err: err}
-		}
-		return a
-	}
-}
-
-// noteDialect records how the file's arrays are encoded.
-func (fa *fileArrays) noteDialect(d string) {
-	switch {
-	case fa.dialect == "":
-		fa.dialect = d
-	case fa.dialect != d && !strings.Contains(fa.dialect, d):
-		fa.dialect += " and " + d
-	}
-}
-
-func isExtHeader(c byte) bool { return mpwire.HeadOf(c).Type == mpwire.ExtType }
-
-// mapHeader reads a msgpack map header at the start of b.
-func mapHeader(b []byte) (count, at int, err error) {
-	if len(b) == 0 {
-		return 0, 0, fmt.Errorf("msgpack: the input is empty (%w)", errNotArrays)
-	}
-	n, rest, err := mpwire.ReadMapHeaderBytes(b)
-	var e *mpwire.Error
-	switch {
-	case err == nil:
-		return n, len(b) - len(rest), nil
-	case errors.As(err, &e) && e.Claim:
-		return 0, 0, fmt.Errorf("msgpack: map claims %d %s, the input holds %d %s", e.Need, plural(int64(e.Need), "entry"), len(b), plural(int64(len(b)), "byte"))
-	case errors.Is(err, mpwire.ErrTruncated):
-		return 0, 0, fmt.Errorf("msgpack: the input ends inside the map header (%d %s)", len(b), plural(int64(len(b)), "byte"))
-	}
-	return 0, 0, fmt.Errorf("msgpack: %w", errNotArrays)
-}
-
-// mapKey reads a str (or bin) key at b[at:] and returns it and where its
-// value starts.
-func mapKey(b []byte, at int) (string, int, error) {
-	if at >= len(b) {
-		return "", 0, fmt.Errorf("the input ends at byte %d, where the key should start", at)
-	}
-	key, rest, err := mpwire.ReadStringOrBinZC(b[at:])
-	var e *mpwire.Error
-	switch {
-	case err == nil:
-		return string(key), len(b) - len(rest), nil
-	case !errors.As(err, &e):
-		return "", 0, err
-	case e.Err == mpwire.ErrType:
-		return "", 0, fmt.Errorf("msgpack type byte 0x%02x at byte %d is not a string", b[at], at)
-	case e.Claim:
-		return "", 0, fmt.Errorf("the key at byte %d is %d %s long, the input ends after %d of them", at, e.Need, plural(int64(e.Need), "byte"), e.Remain)
-	}
-	return "", 0, fmt.Errorf("the input ends at byte %d, inside the header of the key at byte %d", len(b), at)
-}
-
 // stdinArrays reads standard input: an .npy streams; the other formats need
 // random access and are held in memory.
 func stdinArrays(stdin io.Reader, f format, o inputOptions) (*fileArrays, error) {
 	br := bufio.NewReaderSize(stdin, 1<<16)
 	if f == "" {
-		head, _ := br.Peek(6)
-		f = sniffBytes(head)
+		head, _ := br.Peek(ndpack.DetectLen)
+		f = ndpack.DetectFormat(head)
 	}
 	fa := &fileArrays{format: f, close: func() {}, objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, maxSize: o.arrayBound()}
 	if f == formatNPY {
@@ -813,22 +468,12 @@ func (e *exactReader) Read(p []byte) (int, error) {
 
 // sniffReader tells a file's format from its first bytes.
 func sniffReader(f *os.File) (format, error) {
-	head := make([]byte, 6)
+	head := make([]byte, ndpack.DetectLen)
 	n, err := f.ReadAt(head, 0)
 	if err != nil && err != io.EOF {
 		return "", err
 	}
-	return sniffBytes(head[:n]), nil
-}
-
-func sniffBytes(head []byte) format {
-	switch {
-	case bytes.HasPrefix(head, []byte(npybridge.Magic)):
-		return formatNPY
-	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte("PK\x05\x06")):
-		return formatNPZ
-	}
-	return formatMsgpack
+	return ndpack.DetectFormat(head[:n]), nil
 }
 
 // hintFormat adds to a failure to read a file in format f what the file

@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 	"unsafe"
 
@@ -475,106 +474,20 @@ func ucs4(b []byte, order binary.ByteOrder) string {
 	return s.String()
 }
 
-// timeNumber formats a datetime64 as NumPy prints it (ISO 8601 to the
-// precision of its unit: "2024-01-05", "2024-01-05T10:30:00.250") or a
-// timedelta64 as a count of its unit ("90 seconds"); NaT as "NaT".
+// timeNumber formats a datetime64 as numpy's str of the scalar (ISO 8601
+// to the precision of its unit: "2024-01-05", "2024-01-05T10:30:00.250")
+// or a timedelta64 likewise ("90 seconds"); NaT as "NaT".
 func timeNumber(v int64, dt ndarray.DType) *number {
-	if v == math.MinInt64 {
+	if v == nat {
 		return &number{"NaT", `"NaT"`}
 	}
 	if dt.Kind == 'm' {
-		s := timedeltaText(v, dt.Unit)
+		s := timedeltaString(v, dt.Unit)
 		return &number{s, jsonString(s)}
 	}
-	s, ok := datetimeText(v, dt.Unit)
+	s, ok := datetimeString(v, dt.Unit)
 	if !ok {
-		s = strconv.FormatInt(v, 10) + "[" + dt.Unit + "]"
+		s = strconv.FormatInt(v, 10) + " (generic datetime64)"
 	}
 	return &number{s, jsonString(s)}
-}
-
-// unitParts splits a unit such as "10s" into its count and base unit.
-func unitParts(unit string) (int64, string) {
-	i := 0
-	for i < len(unit) && unit[i] >= '0' && unit[i] <= '9' {
-		i++
-	}
-	n := int64(1)
-	if i > 0 {
-		n, _ = strconv.ParseInt(unit[:i], 10, 64)
-	}
-	return n, unit[i:]
-}
-
-// subsecond gives, for the units below a second, how many make a second and
-// how many fraction digits NumPy prints.
-var subsecond = map[string]struct {
-	perSecond int64
-	digits    int
-}{"ms": {1e3, 3}, "us": {1e6, 6}, "ns": {1e9, 9}}
-
-var unitSeconds = map[string]int64{"W": 7 * 86400, "D": 86400, "h": 3600, "m": 60, "s": 1}
-
-func datetimeText(v int64, unit string) (string, bool) {
-	mult, base := unitParts(unit)
-	if v > math.MaxInt64/max(mult, 1) || v < math.MinInt64/max(mult, 1) {
-		return "", false
-	}
-	v *= mult
-	const year = 365 * 86400
-	switch base {
-	case "Y":
-		return strconv.FormatInt(1970+v, 10), true
-	case "M":
-		y, m := 1970+floorDiv(v, 12), floorMod(v, 12)+1
-		return fmt.Sprintf("%04d-%02d", y, m), true
-	}
-	if sec, ok := unitSeconds[base]; ok {
-		if v > math.MaxInt64/sec/2 || v < math.MinInt64/sec/2 || v*sec/year > 9000 || v*sec/year < -9000 {
-			return "", false
-		}
-		t := time.Unix(v*sec, 0).UTC()
-		switch base {
-		case "W", "D":
-			return t.Format("2006-01-02"), true
-		case "h":
-			return t.Format("2006-01-02T15"), true
-		case "m":
-			return t.Format("2006-01-02T15:04"), true
-		}
-		return t.Format("2006-01-02T15:04:05"), true
-	}
-	if sub, ok := subsecond[base]; ok {
-		sec, frac := floorDiv(v, sub.perSecond), floorMod(v, sub.perSecond)
-		t := time.Unix(sec, 0).UTC()
-		return fmt.Sprintf("%s.%0*d", t.Format("2006-01-02T15:04:05"), sub.digits, frac), true
-	}
-	return "", false // ps, fs, as, generic: shown as the count and unit
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
-
-func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
-
-var unitNames = map[string]string{
-	"Y": "years", "M": "months", "W": "weeks", "D": "days", "h": "hours", "m": "minutes", "s": "seconds",
-	"ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds", "ps": "picoseconds", "fs": "femtoseconds", "as": "attoseconds",
-}
-
-func timedeltaText(v int64, unit string) string {
-	mult, base := unitParts(unit)
-	name, ok := unitNames[base]
-	if !ok {
-		return strconv.FormatInt(v, 10) // generic: a bare count
-	}
-	if mult != 1 {
-		return fmt.Sprintf("%d×%d %s", v, mult, name)
-	}
-	return fmt.Sprintf("%d %s", v, name)
 }

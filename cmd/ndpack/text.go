@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/remote"
 )
 
@@ -29,4 +32,28 @@ func redactURLs(s string) string {
 		core := strings.TrimRight(u, ".,;:)]}")
 		return remote.Redact(core) + u[len(core):]
 	})
+}
+
+// dtypeWidth bounds, in characters, a dtype named in a line a person
+// reads (show's and diff's reports): a record of thousands of fields is
+// tens of kilobytes of text, which numpy prints on one line.
+const dtypeWidth = 200
+
+// shortDType is dt's text (numpy's str of the dtype) cut at dtypeWidth
+// characters, saying how many fields the whole record has when cut.
+func shortDType(dt ndarray.DType) string {
+	s := dt.String()
+	if cut := cutDTypeText(s); cut != s {
+		return cut + fmt.Sprintf(" (%d fields, %d bytes each)", dt.NumFields(), dt.ItemSize)
+	}
+	return s
+}
+
+// cutDTypeText is a dtype's text cut at dtypeWidth characters, ending in
+// "..." when cut.
+func cutDTypeText(s string) string {
+	if utf8.RuneCountInString(s) <= dtypeWidth {
+		return s
+	}
+	return string([]rune(s)[:dtypeWidth-3]) + "..."
 }

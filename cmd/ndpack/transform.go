@@ -7,6 +7,7 @@ import (
 	"github.com/ndpack/ndpack/internal/peertext"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/ndpack/ndpack/ndarray"
 )
@@ -22,6 +23,9 @@ type astypeSpec struct {
 	to      ndarray.DType
 	text    string          // DTYPE as given, for messages
 	casting ndarray.Casting // numpy's rule, same_kind unless given
+	// warn is told what numpy would warn of in a block converted (nil:
+	// nothing is said).
+	warn func(from, to ndarray.DType, w ndarray.CastWarnings)
 }
 
 // parseAstype reads --astype and --casting; nil when --astype is not set.
@@ -70,11 +74,42 @@ func (s *astypeSpec) convert(from ndarray.DType, data []byte, n int) ([]byte, er
 	if sameDType(from, s.to) {
 		return data, nil
 	}
-	a, err := ndarray.Unsafe.AsType(&ndarray.Array{DType: from, Shape: []int{n}, Data: data}, s.to)
+	in := &ndarray.Array{DType: from, Shape: []int{n}, Data: data}
+	if s.warn != nil {
+		if w := ndarray.CastWarningsOf(in, s.to); w.Any() {
+			s.warn(from, s.to, w)
+		}
+	}
+	a, err := ndarray.Unsafe.AsType(in, s.to)
 	if err != nil {
 		return nil, err
 	}
 	return a.Data, nil
+}
+
+// castWarner returns an astypeSpec's warn that says on w, once a kind,
+// what numpy warns of in an astype of the input named name: numpy's
+// words, and the dtypes.
+func castWarner(w io.Writer, name string) func(from, to ndarray.DType, cw ndarray.CastWarnings) {
+	var mu sync.Mutex
+	said := map[string]bool{}
+	return func(from, to ndarray.DType, cw ndarray.CastWarnings) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range []struct {
+			on         bool
+			numpy, why string
+		}{
+			{cw.Invalid > 0, "invalid value encountered in cast", "NaN, infinity or out of range"},
+			{cw.Overflow > 0, "overflow encountered in cast", "values past its range became inf"},
+			{cw.DiscardsImaginary, "casting complex values to real discards the imaginary part", "the real parts kept"},
+		} {
+			if m.on && !said[m.numpy] {
+				said[m.numpy] = true
+				fmt.Fprintf(w, "ndpack: warning: %s\n", oneLine(fmt.Sprintf("%s: %s (%s to %s: %s), as numpy warns", displayName(name), m.numpy, from, to, m.why)))
+			}
+		}
+	}
 }
 
 // apply makes src the array converted to the spec's dtype. Element order is

@@ -156,8 +156,8 @@ func simulate(id int) map[string]any {
 		x := float64(i-spectrumLen/2) / 40
 		spec[i] = math.Exp(-x*x) + 0.001*float64(id)
 	}
-	image, _ := ndarray.FromSlice(img, imageRows, imageCols)
-	spectrum, _ := ndarray.FromSlice(spec)
+	image, _ := ndarray.View(img, imageRows, imageCols) // new slices each call: no copy
+	spectrum, _ := ndarray.View(spec)
 	// The channels are documented as little-endian ("<u2", "<f8").
 	image, _ = image.ToOrder('<')
 	spectrum, _ = spectrum.ToOrder('<')

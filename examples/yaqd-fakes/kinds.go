@@ -398,7 +398,7 @@ func poisson(rng *rand.Rand, lambda float64) int {
 // littleEndian makes an array of v's elements, little-endian as yaq
 // daemons send them.
 func littleEndian[T int16 | float64](v []T, shape ...int) *ndarray.Array {
-	a, err := ndarray.FromSlice(v, shape...)
+	a, err := ndarray.View(v, shape...) // the callers' slices are new each call
 	if err != nil {
 		panic(err) // the shapes above always fit
 	}

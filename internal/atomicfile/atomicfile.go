@@ -146,7 +146,9 @@ func Create(name string, perm os.FileMode) (*File, error) {
 		if errors.Is(err, fs.ErrPermission) {
 			return fail(fmt.Errorf("cannot create a file in %s: permission denied", dir))
 		}
-		return fail(err)
+		// The temporary's name is no name the caller gave: say where it
+		// was to be (a directory such as /proc takes no new file).
+		return fail(fmt.Errorf("cannot create a file in %s: %w", dir, bareError(err)))
 	}
 	if old != nil {
 		// os.Chmod, unlike the mode given to open, is not cut by the umask:
@@ -194,9 +196,24 @@ func (f *File) Commit() error {
 	}
 	if err != nil {
 		os.Remove(f.File.Name())
-		return &os.PathError{Op: "write", Path: f.name, Err: err}
+		return &os.PathError{Op: "write", Path: f.name, Err: bareError(err)}
 	}
 	return nil
+}
+
+// bareError is err without the temporary file's name, which an
+// *os.PathError or *os.LinkError of an operation on it carries: errors
+// name the file the caller gave.
+func bareError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 // CommitNew gives the file the destination's name only if no file has that
@@ -294,7 +311,7 @@ func createTemp(name string, perm os.FileMode) (f, lock *os.File, err error) {
 		if err != nil {
 			f.Close()
 			os.Remove(tmp)
-			return nil, nil, fmt.Errorf("locking %s: %w", tmp, err)
+			return nil, nil, fmt.Errorf("locking a temporary file: %w", bareError(err))
 		}
 		return f, lock, nil
 	}

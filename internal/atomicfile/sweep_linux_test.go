@@ -89,3 +89,19 @@ func TestCreateSweepsCrowdedDirOncePerStaleAge(t *testing.T) {
 		assert.NoFileExists(t, p, "last look at %v", when)
 	}
 }
+
+// A directory that takes no new file (/proc) fails Create with the name
+// the caller gave and the directory, never the temporary's name, which
+// the caller never gave.
+func TestCreateErrorNamesTarget(t *testing.T) {
+	_, err := Create("/proc/o.msgpack", 0o644)
+	if err == nil {
+		t.Fatal("created a file in /proc")
+	}
+	if got, want := err.Error(), "write /proc/o.msgpack: cannot create a file in /proc: no such file or directory"; got != want {
+		t.Errorf("error %q, want %q", got, want)
+	}
+	if strings.Contains(err.Error(), tempMark) {
+		t.Errorf("error names the temporary file: %v", err)
+	}
+}

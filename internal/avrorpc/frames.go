@@ -216,7 +216,7 @@ func (f *FrameReader) readFrame(s *avro.Schema, valueAt *int64) (grew bool, err 
 		// A msgpack map whose first key is "ver": the answer a yaq-RPC
 		// (YEP-100, msgpack) daemon gives to bytes it cannot read.
 		more, _ := f.br.Peek(min(f.br.Buffered(), 60))
-		return false, errAt(avro.ErrMalformed, 0, "%s speaks yaq-RPC (msgpack, YEP-100), not yaq's Avro RPC: it answered with a msgpack map %s; talk to it with a yaq-RPC client (package yaqrpc)",
+		return false, errAt(ndarray.ErrMalformed, 0, "%s speaks yaq-RPC (msgpack, YEP-100), not yaq's Avro RPC: it answered with a msgpack map %s; talk to it with a yaq-RPC client (package yaqrpc)",
 			f.Peer(), printable(append(h[:got:got], more...)))
 	}
 	if int64(n)+int64(len(f.buf)) > int64(f.max) && frameAt == 0 && isText(h[:]) {
@@ -224,7 +224,7 @@ func (f *FrameReader) readFrame(s *avro.Schema, valueAt *int64) (grew bool, err 
 		// frame: it is not a yaq peer at all (an HTTP server, a serial
 		// console). Say so, with what it sent, not "a frame of 2 GB".
 		more, _ := f.br.Peek(min(f.br.Buffered(), 60))
-		return false, errAt(avro.ErrMalformed, 0, "%s does not speak yaq (Avro RPC frames): it sent %s first",
+		return false, errAt(ndarray.ErrMalformed, 0, "%s does not speak yaq (Avro RPC frames): it sent %s first",
 			f.Peer(), printable(append(h[:got:got], more...)))
 	}
 	if int64(n)+int64(len(f.buf)) > int64(f.max) && frameAt == 0 && f.capped == handshakeAnswer {
@@ -234,7 +234,7 @@ func (f *FrameReader) readFrame(s *avro.Schema, valueAt *int64) (grew bool, err 
 		// large it was).
 		more, _ := f.br.Peek(min(f.br.Buffered(), 60))
 		if len(more) >= 2 && !startsHandshakeResponse(more) {
-			return false, errAt(avro.ErrMalformed, 0, "%s does not speak yaq (Avro RPC frames): it sent %s first, which is no handshake answer (as a frame it would be %d bytes)",
+			return false, errAt(ndarray.ErrMalformed, 0, "%s does not speak yaq (Avro RPC frames): it sent %s first, which is no handshake answer (as a frame it would be %d bytes)",
 				f.Peer(), printable(append(h[:got:got], more...)), n)
 		}
 	}

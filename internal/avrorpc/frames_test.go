@@ -157,7 +157,7 @@ func TestFramesErrorsSayWhere(t *testing.T) {
 			"avro: truncated input at byte 4: the connection from client 127.0.0.1:1 ended inside the frame that starts here, waiting for the string value: unexpected EOF"},
 		{"half a value", framed([]byte{}, []byte{0x0a, 'a'}), io.ErrUnexpectedEOF,
 			"avro: truncated input at byte 10: the connection from client 127.0.0.1:1 ended after 2 bytes of the string value that starts at byte 8, before its end: unexpected EOF"},
-		{"negative length", framed([]byte{0x03}), avro.ErrMalformed,
+		{"negative length", framed([]byte{0x03}), ndarray.ErrMalformed,
 			"avro: malformed value at byte 0: string has a negative length (-2) (in the string value from client 127.0.0.1:1, which starts at byte 4 of the stream)"},
 		{"over the limit", append(frameOf([]byte{0x0a, 'a'}), 0, 0, 1, 0), ndarray.ErrTooLarge,
 			"avro: too large at byte 6: client 127.0.0.1:1 sent a frame of 256 bytes, which with the 2 bytes of the value before it is over the limit of 100"},

@@ -15,14 +15,15 @@ import (
 
 // The classes of failure that mean the same in every codec, so that one
 // errors.Is works whichever package reported it. ndarray exports them
-// (ndarray.ErrTruncated, ndarray.ErrTooLarge); packages that cannot import
-// ndarray use them from here.
+// (ndarray.ErrTruncated, ndarray.ErrTooLarge, ...) and says what each
+// means; packages that cannot import ndarray use them from here.
 var (
-	// ErrTruncated: the input ends before what it began does.
-	ErrTruncated = errors.New("truncated input")
-	// ErrTooLarge: a length, count or size over a limit the caller set or
-	// the format allows.
-	ErrTooLarge = errors.New("too large")
+	ErrTruncated   = errors.New("truncated input")
+	ErrTooLarge    = errors.New("too large")
+	ErrTooDeep     = errors.New("nested too deep")
+	ErrMalformed   = errors.New("malformed input")
+	ErrNotArray    = errors.New("not an array")
+	ErrNonstandard = errors.New("non-standard dtype")
 )
 
 // Closed returns a "used after Close" error with the given message (which
@@ -53,7 +54,13 @@ func Format(pkg string, class error, offset int64, detail string, cause error) s
 // bound or a permission, "ReadOptions.MaxHeaderSize") after the detail, in
 // parentheses: "PKG: CLASS at byte N: DETAIL (OPTION): CAUSE".
 func FormatOption(pkg string, class error, offset int64, detail, option string, cause error) string {
-	s := pkg + ": " + class.Error()
+	s := "error" // a zero *ndarray.Error's class
+	if class != nil {
+		s = class.Error()
+	}
+	if pkg != "" {
+		s = pkg + ": " + s
+	}
 	if offset >= 0 {
 		s += " at byte " + strconv.FormatInt(offset, 10)
 	}
@@ -72,10 +79,13 @@ func FormatOption(pkg string, class error, offset int64, detail, option string, 
 // Unwrap returns the class and the cause, when there is one, for an error
 // type's Unwrap method: errors.Is then matches either.
 func Unwrap(class, cause error) []error {
-	if cause == nil {
-		return []error{class}
+	var errs []error
+	for _, err := range [...]error{class, cause} {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	return []error{class, cause}
+	return errs
 }
 
 // JSONExcerpt shows a decoded JSON value (a piece of a schema or a
@@ -91,3 +101,17 @@ func JSONExcerpt(v any) string {
 	}
 	return string(b)
 }
+
+// Class returns a class of errors, for an error's Err, that is worded text
+// and matches of under errors.Is: a package that words one of the shared
+// classes its own way ("malformed payload" for an ext 110 object's
+// ndarray.ErrMalformed) keeps its words and the one sentinel.
+func Class(text string, of error) error { return &class{text, of} }
+
+type class struct {
+	text string
+	of   error
+}
+
+func (c *class) Error() string { return c.text }
+func (c *class) Unwrap() error { return c.of }

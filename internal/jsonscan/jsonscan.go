@@ -15,14 +15,21 @@ type Error struct {
 	Offset int64  // the byte where the bound was passed
 	Detail string // what passed it
 	// TooLarge says the document is over its size bound (it matches
-	// codecerr.ErrTooLarge); otherwise it nests too deep.
+	// codecerr.ErrTooLarge); otherwise it nests too deep (it matches
+	// codecerr.ErrTooDeep).
 	TooLarge bool
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("at byte %d: %s", e.Offset, e.Detail) }
 
-// Is makes a size error match codecerr.ErrTooLarge (ndarray.ErrTooLarge).
-func (e *Error) Is(target error) bool { return e.TooLarge && target == codecerr.ErrTooLarge }
+// Is makes a size error match codecerr.ErrTooLarge (ndarray.ErrTooLarge)
+// and a depth error codecerr.ErrTooDeep (ndarray.ErrTooDeep).
+func (e *Error) Is(target error) bool {
+	if e.TooLarge {
+		return target == codecerr.ErrTooLarge
+	}
+	return target == codecerr.ErrTooDeep
+}
 
 // Check fails with an *Error when b is longer than maxSize bytes or its
 // arrays and objects nest more than maxDepth deep. It reads strings as JSON

@@ -12,15 +12,19 @@ var (
 	// ErrTruncated: the stream ends before STOP or inside an opcode's
 	// argument. It is the codecs' shared ErrTruncated.
 	ErrTruncated = codecerr.ErrTruncated
-	// ErrTooLarge: the stream would allocate, nest or expand beyond a limit
-	// of Options. It is the codecs' shared ErrTooLarge.
+	// ErrTooLarge: the stream would allocate or expand beyond a limit of
+	// Options. It is the codecs' shared ErrTooLarge.
 	ErrTooLarge = codecerr.ErrTooLarge
+	// ErrTooDeep: the stream nests containers deeper than
+	// Options.MaxDepth. It is the codecs' shared ErrTooDeep.
+	ErrTooDeep = codecerr.ErrTooDeep
 	// ErrNotData: the stream names a global, or uses an opcode, that would
 	// run code or build an object other than the data types Decode knows.
 	ErrNotData = errors.New("not plain data")
 	// ErrMalformed: the stream is not a pickle Python could load: an
-	// unknown opcode, a stack underflow, arguments of the wrong types.
-	ErrMalformed = errors.New("malformed pickle")
+	// unknown opcode, a stack underflow, arguments of the wrong types. It
+	// is the codecs' shared ErrMalformed, worded as a pickle's.
+	ErrMalformed = codecerr.Class("malformed pickle", codecerr.ErrMalformed)
 )
 
 // Error is a failure of Decode or of the writer: its class (one of the

@@ -654,7 +654,7 @@ func (f *freezer) freezeArray(o *arrayObj, depth int, add func(int64) error) (an
 func (f *freezer) freeze(v any, depth int, at int) (any, int64, error) {
 	d := f.d
 	if depth > d.opts.MaxDepth {
-		return nil, 0, errAt(ErrTooLarge, at, "containers nested deeper than %d (Options.MaxDepth)", d.opts.MaxDepth)
+		return nil, 0, errAt(ErrTooDeep, at, "containers nested deeper than %d (Options.MaxDepth)", d.opts.MaxDepth)
 	}
 	var n *node
 	switch o := v.(type) {

@@ -1,6 +1,10 @@
 package yaqtoml
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ndpack/ndpack/internal/codecerr"
+)
 
 // guard refuses TOML text that nests deeper than MaxDepth before a
 // parser sees it: BurntSushi/toml recurses once per array or inline table,
@@ -56,7 +60,7 @@ func (s *depthScan) grow(delta, at int) error {
 	s.depth += delta
 	s.deepest = max(s.deepest, s.depth)
 	if s.depth > MaxDepth {
-		return fmt.Errorf("keys, arrays and tables nest deeper than %d levels at byte %d", MaxDepth, at)
+		return fmt.Errorf("keys, arrays and tables nest deeper than %d levels at byte %d: %w", MaxDepth, at, codecerr.ErrTooDeep)
 	}
 	return nil
 }

@@ -33,6 +33,6 @@
 //
 // Errors are *ndarray.Error, "avro: CLASS at byte N: DETAIL", whose class is one
 // of the sentinels (ndarray.ErrTruncated, shared with the module's other codecs,
-// ErrMalformed, ndarray.ErrTooLarge, ErrDoesNotFit, ErrNonstandard, ErrSchema) for
+// ndarray.ErrMalformed, ndarray.ErrTooLarge, ErrDoesNotFit, ndarray.ErrNonstandard, ErrSchema) for
 // errors.Is.
 package avro

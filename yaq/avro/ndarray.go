@@ -49,10 +49,10 @@ func (o ArrayOptions) AppendArray(dst []byte, a *ndarray.Array) ([]byte, error) 
 // append, so that dst grows once.
 func (o ArrayOptions) appendArrayHead(dst []byte, a *ndarray.Array, room int) ([]byte, error) {
 	if a == nil {
-		return dst, errAt(ErrMalformed, -1, "cannot encode a nil *ndarray.Array")
+		return dst, errAt(errMalformed, -1, "cannot encode a nil *ndarray.Array")
 	}
 	if err := a.Validate(); err != nil {
-		return dst, &ndarray.Error{Pkg: "avro", Err: ErrMalformed, Offset: -1, Cause: err}
+		return dst, &ndarray.Error{Pkg: "avro", Err: errMalformed, Offset: -1, Cause: err}
 	}
 	if !a.DType.IsPlain() {
 		// Its typestr alone (|V<n>) would arrive as opaque bytes, every
@@ -60,12 +60,12 @@ func (o ArrayOptions) appendArrayHead(dst []byte, a *ndarray.Array, room int) ([
 		return dst, errAt(ErrDoesNotFit, -1, "the record dtype %s cannot be carried by YEP-113's ndarray record, which has a typestr and no descr", a.DType)
 	}
 	if !a.DType.IsStandard() && !o.AllowNonstandard {
-		return dst, &ndarray.Error{Pkg: "avro", Err: ErrNonstandard, Offset: -1, Option: "ArrayOptions.AllowNonstandard",
+		return dst, &ndarray.Error{Pkg: "avro", Err: ndarray.ErrNonstandard, Offset: -1, Option: "ArrayOptions.AllowNonstandard",
 			Detail: fmt.Sprintf("%s is outside YEP-110's standard kinds (b, i, u, f, c); it is sent only when allowed", a.DType)}
 	}
 	for i, d := range a.Shape {
 		if d > math.MaxInt32 {
-			return dst, errAt(ErrMalformed, -1, "dimension %d (%d) does not fit Avro's int", i, d)
+			return dst, errAt(errMalformed, -1, "dimension %d (%d) does not fit Avro's int", i, d)
 		}
 	}
 	var ts [24]byte
@@ -105,7 +105,7 @@ func (o ArrayOptions) appendArrayHead(dst []byte, a *ndarray.Array, room int) ([
 // not shape times item size, a negative dimension and a typestr ndarray
 // does not know are refused.
 // It fails with an *ndarray.Error wrapping ndarray.ErrTruncated when b ends inside the
-// record, and ErrMalformed for anything else it refuses.
+// record, and ndarray.ErrMalformed for anything else it refuses.
 func DecodeArray(b []byte) (*ndarray.Array, int, error) {
 	r := reader{b: b}
 	var shape []int
@@ -119,7 +119,7 @@ func DecodeArray(b []byte) (*ndarray.Array, int, error) {
 			break
 		}
 		if n > int64(ndarray.MaxDims-len(shape)) {
-			return nil, 0, errAt(ErrMalformed, blockAt, "shape claims %d more dimensions after %d (NumPy allows %d)", n, len(shape), ndarray.MaxDims)
+			return nil, 0, errAt(errMalformed, blockAt, "shape claims %d more dimensions after %d (NumPy allows %d)", n, len(shape), ndarray.MaxDims)
 		}
 		if n > int64(len(b)-r.off) {
 			return nil, 0, errAt(ndarray.ErrTruncated, blockAt, "shape claims %d more dimensions, %d bytes remain", n, len(b)-r.off)
@@ -131,7 +131,7 @@ func DecodeArray(b []byte) (*ndarray.Array, int, error) {
 				return nil, 0, err
 			}
 			if d < 0 || d > math.MaxInt32 {
-				return nil, 0, errAt(ErrMalformed, dimAt, "dimension %d is %d, outside 0 .. 2^31-1", len(shape), d)
+				return nil, 0, errAt(errMalformed, dimAt, "dimension %d is %d, outside 0 .. 2^31-1", len(shape), d)
 			}
 			shape = append(shape, int(d))
 		}
@@ -146,10 +146,10 @@ func DecodeArray(b []byte) (*ndarray.Array, int, error) {
 	}
 	dt, err := ndarray.ParseTypestr(string(typestr))
 	if errors.Is(err, ndarray.ErrObject) {
-		return nil, 0, errAt(ErrMalformed, tsAt, "typestr %q is an object array (pickle), which is never read", typestr)
+		return nil, 0, errAt(errMalformed, tsAt, "typestr %q is an object array (pickle), which is never read", typestr)
 	}
 	if err != nil {
-		return nil, 0, &ndarray.Error{Pkg: "avro", Err: ErrMalformed, Offset: int64(tsAt), Cause: err}
+		return nil, 0, &ndarray.Error{Pkg: "avro", Err: errMalformed, Offset: int64(tsAt), Cause: err}
 	}
 	dataAt := r.off
 	data, err := r.bytes("data")
@@ -161,7 +161,7 @@ func DecodeArray(b []byte) (*ndarray.Array, int, error) {
 	}
 	a := &ndarray.Array{DType: dt, Shape: shape, Data: data}
 	if err := a.Validate(); err != nil {
-		return nil, 0, &ndarray.Error{Pkg: "avro", Err: ErrMalformed, Offset: int64(dataAt), Cause: err}
+		return nil, 0, &ndarray.Error{Pkg: "avro", Err: errMalformed, Offset: int64(dataAt), Cause: err}
 	}
 	return a, r.off, nil
 }
@@ -184,7 +184,7 @@ func (r *reader) varintOf(what, suffix string) (int64, error) {
 			return 0, errAt(ndarray.ErrTruncated, r.off, "the input ends inside %s%s", what, suffix)
 		}
 		if shift >= 64 {
-			return 0, errAt(ErrMalformed, r.off, "%s%s is a varint longer than 10 bytes", what, suffix)
+			return 0, errAt(errMalformed, r.off, "%s%s is a varint longer than 10 bytes", what, suffix)
 		}
 		c := r.b[r.off]
 		r.off++
@@ -209,7 +209,7 @@ func (r *reader) blockCount(what string, max int) (int64, error) {
 		return n, err
 	}
 	if n == math.MinInt64 {
-		return 0, errAt(ErrMalformed, at, "%s block count is -2^63, which no number of items is", what)
+		return 0, errAt(errMalformed, at, "%s block count is -2^63, which no number of items is", what)
 	}
 	sizeAt := r.off
 	size, err := r.varintOf(what, " block size")
@@ -217,7 +217,7 @@ func (r *reader) blockCount(what string, max int) (int64, error) {
 		return 0, err
 	}
 	if size < 0 {
-		return 0, errAt(ErrMalformed, sizeAt, "%s block of %s claims a negative size (%d bytes)", what, codecerr.Count(-n, "item"), size)
+		return 0, errAt(errMalformed, sizeAt, "%s block of %s claims a negative size (%d bytes)", what, codecerr.Count(-n, "item"), size)
 	}
 	if max >= 0 && size > int64(max-r.off) {
 		return 0, errAt(ndarray.ErrTooLarge, sizeAt, "%s block of %s claims %s, more than the %d a value may take", what, codecerr.Count(-n, "item"), codecerr.Count(size, "byte"), max)
@@ -236,7 +236,7 @@ func (r *reader) bytes(what string) ([]byte, error) {
 		return nil, err
 	}
 	if n < 0 {
-		return nil, errAt(ErrMalformed, at, "%s has a negative length (%d)", what, n)
+		return nil, errAt(errMalformed, at, "%s has a negative length (%d)", what, n)
 	}
 	if n > int64(len(r.b)-r.off) {
 		return nil, errAt(ndarray.ErrTruncated, at, "%s claims %d bytes, %d remain", what, n, len(r.b)-r.off)

@@ -101,13 +101,13 @@ func TestArrayRecordRefusals(t *testing.T) {
 		"empty":             {nil, ndarray.ErrTruncated},
 		"data too short":    {append(append([]byte{0x04, 0x04, 0x06, 0x00, 0x06, '<', 'i', '2', 0x16}, make([]byte, 11)...), 0x06), ndarray.ErrDataLength},
 		"huge data claim":   {[]byte{0x00, 0x06, '<', 'i', '2', 0xfe, 0xff, 0xff, 0xff, 0x0f}, ndarray.ErrTruncated},
-		"negative length":   {[]byte{0x00, 0x01}, ErrMalformed},
-		"negative dim":      {[]byte{0x02, 0x01, 0x00}, ErrMalformed},
-		"dims claim":        {[]byte{0xfe, 0xff, 0xff, 0xff, 0x0f}, ErrMalformed},
+		"negative length":   {[]byte{0x00, 0x01}, ndarray.ErrMalformed},
+		"negative dim":      {[]byte{0x02, 0x01, 0x00}, ndarray.ErrMalformed},
+		"dims claim":        {[]byte{0xfe, 0xff, 0xff, 0xff, 0x0f}, ndarray.ErrMalformed},
 		"bad typestr":       {bytes.Replace(good, []byte("<i2"), []byte("<i3"), 1), ndarray.ErrDType},
-		"overlong varint":   {bytes.Repeat([]byte{0xff}, 12), ErrMalformed},
-		"33 dims":           {append([]byte{0x42}, bytes.Repeat([]byte{0x02}, 33)...), ErrMalformed},
-		"dimension > int32": {[]byte{0x02, 0x80, 0x80, 0x80, 0x80, 0x10, 0x00}, ErrMalformed},
+		"overlong varint":   {bytes.Repeat([]byte{0xff}, 12), ndarray.ErrMalformed},
+		"33 dims":           {append([]byte{0x42}, bytes.Repeat([]byte{0x02}, 33)...), ndarray.ErrMalformed},
+		"dimension > int32": {[]byte{0x02, 0x80, 0x80, 0x80, 0x80, 0x10, 0x00}, ndarray.ErrMalformed},
 	} {
 		_, _, err := DecodeArray(c.in)
 		assert.ErrorIs(t, err, c.want, "%s: %v", name, err)
@@ -117,7 +117,7 @@ func TestArrayRecordRefusals(t *testing.T) {
 	}
 	s, _ := ndarray.New(ndarray.MustParseDType("|S2"), []int{1}, []byte("ab"))
 	_, err = ArrayOptions{}.AppendArray(nil, s)
-	assert.ErrorIs(t, err, ErrNonstandard)
+	assert.ErrorIs(t, err, ndarray.ErrNonstandard)
 	b, err := ArrayOptions{AllowNonstandard: true}.AppendArray(nil, s)
 	require.NoError(t, err)
 	back, _, err := DecodeArray(b)

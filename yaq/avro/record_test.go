@@ -53,6 +53,6 @@ func TestObjectTypestrRefused(t *testing.T) {
 	in := []byte{2, 2, 0, 4, '|', 'O', 16, 0, 0, 0, 0, 0, 0, 0, 0, 6}
 	_, _, err := DecodeArray(in)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, ErrMalformed)
+	assert.ErrorIs(t, err, ndarray.ErrMalformed)
 	assert.ErrorContains(t, err, "object array (pickle)")
 }

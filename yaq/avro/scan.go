@@ -43,7 +43,7 @@ func (sc *Scanner) push(s *Schema) error {
 		return nil
 	}
 	if len(sc.stack) > maxValueDepth {
-		return errAt(ErrMalformed, sc.off, "values nested more than %d deep", maxValueDepth)
+		return errAt(ndarray.ErrTooDeep, sc.off, "values nested more than %d deep", maxValueDepth)
 	}
 	sc.stack = append(sc.stack, scanStep{s: s})
 	return nil
@@ -58,7 +58,7 @@ func (sc *Scanner) length(r *reader, what string) error {
 		return err
 	}
 	if n < 0 {
-		return errAt(ErrMalformed, at, "%s has a negative length (%d)", what, n)
+		return errAt(errMalformed, at, "%s has a negative length (%d)", what, n)
 	}
 	if n > int64(sc.max-r.off) {
 		return errAt(ndarray.ErrTooLarge, at, "%s claims %d bytes, more than the %d a value may take", what, n, sc.max)
@@ -107,7 +107,7 @@ func (sc *Scanner) count(r *reader, what string, elem *Schema) (int64, error) {
 // end is found.
 // It fails with an *ndarray.Error wrapping ndarray.ErrTruncated while it
 // needs more bytes, ndarray.ErrTooLarge for a length or count over what
-// the value may take, and ErrMalformed for bytes no value of the schema
+// the value may take, and ndarray.ErrMalformed for bytes no value of the schema
 // holds.
 func (sc *Scanner) Resume(b []byte) (int, error) {
 	for len(sc.stack) > 0 {
@@ -137,7 +137,7 @@ func (sc *Scanner) Resume(b []byte) (int, error) {
 					return 0, err
 				}
 				if i < 0 || i >= int64(len(s.Branches)) {
-					return 0, errAt(ErrMalformed, at, "union branch %d of %s is out of range", i, s)
+					return 0, errAt(errMalformed, at, "union branch %d of %s is out of range", i, s)
 				}
 				sc.off, top.i = r.off, 1
 				if err := sc.push(s.Branches[i]); err != nil {

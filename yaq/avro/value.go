@@ -98,7 +98,7 @@ func recordCost(k int) int64 {
 
 func (d *valueDecoder) value(s *Schema, depth int) (any, error) {
 	if depth > maxValueDepth {
-		return nil, errAt(ErrMalformed, d.r.off, "values nested more than %d deep", maxValueDepth)
+		return nil, errAt(ndarray.ErrTooDeep, d.r.off, "values nested more than %d deep", maxValueDepth)
 	}
 	switch s.Type {
 	case "union":
@@ -108,7 +108,7 @@ func (d *valueDecoder) value(s *Schema, depth int) (any, error) {
 			return nil, err
 		}
 		if i < 0 || i >= int64(len(s.Branches)) {
-			return nil, errAt(ErrMalformed, at, "union branch %d of %s is out of range", i, s)
+			return nil, errAt(errMalformed, at, "union branch %d of %s is out of range", i, s)
 		}
 		return d.value(s.Branches[i], depth+1)
 	case "record":
@@ -133,7 +133,7 @@ func (d *valueDecoder) primitive(s *Schema) (any, error) {
 		c := r.b[r.off]
 		r.off++
 		if c > 1 {
-			return nil, errAt(ErrMalformed, at, "boolean byte %d is not 0 or 1", c)
+			return nil, errAt(errMalformed, at, "boolean byte %d is not 0 or 1", c)
 		}
 		return c == 1, nil
 	case "int":
@@ -142,7 +142,7 @@ func (d *valueDecoder) primitive(s *Schema) (any, error) {
 			return nil, err
 		}
 		if v < math.MinInt32 || v > math.MaxInt32 {
-			return nil, errAt(ErrMalformed, at, "int %d is out of range", v)
+			return nil, errAt(errMalformed, at, "int %d is out of range", v)
 		}
 		if err := d.spend(boxCost(v), at); err != nil {
 			return nil, err
@@ -210,7 +210,7 @@ func (d *valueDecoder) primitive(s *Schema) (any, error) {
 			return nil, err
 		}
 		if i < 0 || i >= int64(len(s.Symbols)) {
-			return nil, errAt(ErrMalformed, at, "enum index %d of %s is out of range", i, s.Name)
+			return nil, errAt(errMalformed, at, "enum index %d of %s is out of range", i, s.Name)
 		}
 		if err := d.spend(costHeader, at); err != nil {
 			return nil, err
@@ -376,7 +376,7 @@ type gather struct {
 // must not change until the pieces are written. The other pieces are new
 // memory.
 // It fails as Append does (an *ndarray.Error wrapping ErrDoesNotFit, naming the path
-// to the value, or ErrMalformed for an invalid array), and then returns
+// to the value, or ndarray.ErrMalformed for an invalid array), and then returns
 // pieces unchanged.
 func (s *Schema) AppendPieces(pieces [][]byte, v any) ([][]byte, error) {
 	g := gather{pieces: pieces}
@@ -439,7 +439,7 @@ func valueKind(v any) string {
 
 func appendValue(dst []byte, s *Schema, v any, path string, depth int, g *gather) ([]byte, error) {
 	if depth > maxValueDepth {
-		return dst, errAt(ErrMalformed, -1, "%s: values nested more than %d deep", path, maxValueDepth)
+		return dst, errAt(ndarray.ErrTooDeep, -1, "%s: values nested more than %d deep", path, maxValueDepth)
 	}
 	switch s.Type {
 	case "union":

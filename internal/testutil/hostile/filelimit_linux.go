@@ -111,21 +111,32 @@ func (f FileLimit[C]) Run(t *testing.T) {
 	t.Logf("at %d connections the daemon said: %q", len(held), lines)
 	mu.Unlock()
 	require.Equal(t, 1, said("accept4: too many open files; retrying after 5ms, doubling to 1s, until accept succeeds"))
-	time.Sleep(300 * time.Millisecond)
 	for _, c := range held {
 		c.Close()
 	}
 	held = nil
+	// Served again within 3 s: until the daemon has seen the held
+	// connections close (on a loaded machine, some time), it is at its
+	// connection cap and refuses a new one, which the client sees as a
+	// connection closed; so the client tries again, as a user would.
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := f.Dial(ctx, f.Addr)
-	require.NoError(t, err)
-	defer c.Close()
+	var c C
 	var id map[string]any
-	require.NoError(t, f.Call(ctx, c, "id", &id))
+	for try := 0; ; try++ {
+		var err error
+		if c, err = f.Dial(ctx, f.Addr); err == nil {
+			if err = f.Call(ctx, c, "id", &id); err == nil {
+				break
+			}
+			c.Close()
+		}
+		require.True(t, time.Since(start) < 3*time.Second && try < 100, "not served again within 3 s: %v", err)
+		time.Sleep(50 * time.Millisecond)
+	}
+	defer c.Close()
 	assert.Equal(t, f.Name, id["name"])
-	assert.Less(t, time.Since(start), 3*time.Second)
 	select {
 	case code := <-status:
 		t.Fatalf("the daemon exited with status %d", code)

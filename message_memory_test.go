@@ -1,10 +1,12 @@
-package ext110
+package ndpack_test
 
 import (
 	"runtime"
 	"testing"
 	"unsafe"
 
+	"github.com/ndpack/ndpack"
+	"github.com/ndpack/ndpack/ext110"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -29,7 +31,7 @@ func TestUnmarshalMessageAlignsData(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		if err := (MessageOptions{}).UnmarshalMessage(msg, &m); err != nil {
+		if err := (ndpack.MessageOptions{}).UnmarshalMessage(msg, &m); err != nil {
 			t.Fatal(err)
 		}
 		got := m["result"].(*ndarray.Array)
@@ -66,7 +68,7 @@ func TestMarshalMessageExactSize(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	got, err := MessageOptions{}.MarshalMessage(v)
+	got, err := ndpack.MessageOptions{}.MarshalMessage(v)
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +93,7 @@ func TestMarshalMessageSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := MessageOptions{}.MarshalMessage(v)
+	got, err := ndpack.MessageOptions{}.MarshalMessage(v)
 	if err != nil || string(got) != string(want) {
 		t.Fatalf("MarshalMessage gave % x (%v), msgpack.Marshal % x", got, err, want)
 	}
@@ -107,11 +109,11 @@ func TestNoCopyAliasesOnlyAlignedData(t *testing.T) {
 		v[i] = float64(i)
 	}
 	a, _ := ndarray.FromSlice(v)
-	obj, err := Marshal(a)
+	obj, err := ext110.Marshal(a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := DecodeHeader(obj)
+	h, err := ext110.DecodeHeader(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,10 +131,10 @@ func TestNoCopyAliasesOnlyAlignedData(t *testing.T) {
 			at     int
 			decode func([]byte) (*ndarray.Array, error)
 		}{
-			{"UnmarshalNoCopy", buf[shift : shift+len(obj)], h.DataOffset, UnmarshalNoCopy},
+			{"UnmarshalNoCopy", buf[shift : shift+len(obj)], h.DataOffset, ext110.UnmarshalNoCopy},
 			{"UnmarshalMessage", buf[shift : shift+len(msg)], inMsg, func(b []byte) (*ndarray.Array, error) {
 				var m map[string]*ndarray.Array
-				err := MessageOptions{NoCopy: true}.UnmarshalMessage(b, &m)
+				err := ndpack.MessageOptions{NoCopy: true}.UnmarshalMessage(b, &m)
 				return m["result"], err
 			}},
 		} {
