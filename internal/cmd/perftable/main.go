@@ -86,6 +86,12 @@ var rows = []row{
 		[]string{"BenchmarkRemoteCappedVsAria2"}, "`aria2c -x 8 -s 8` of the same object", "", ""},
 	{"256 MiB `.npy` up to / down from S3 on loopback (in-process store, 20 MB/s a request)",
 		[]string{"BenchmarkS3CappedUpload", "BenchmarkS3CappedDownload"}, "the same with `--concurrency 1`", "", ""},
+	{"512 MiB camera-like `<f4` stack to a Zarr store, `--compress --level 6 --chunks 1,1024,1024` (the built command; its store's size over zarr-python's in `x-zarr-size`, its peak RSS in `peak-RSS-MiB`)",
+		[]string{"BenchmarkZarrWrite512VsZarrPython"}, "zarr-python's time (`zarr.array(a, chunks=(1, 1024, 1024), compressor=Zlib(level=6))` into a directory store)", "", ""},
+	{"that store back to an `.npy` (the built command; its peak RSS in `peak-RSS-MiB`)",
+		[]string{"BenchmarkZarrRead512VsZarrPython"}, "zarr-python's time (`[...]` of the store, then `np.save`)", "", ""},
+	{"`ndpack refs --stack` over 1,000 `.npy` files on an HTTP server on loopback (requests a file in `requests-per-npy`, the largest range in `largest-range-bytes`)",
+		[]string{"BenchmarkRefs1000RemoteNPY"}, "1,000 GETs of 4 KiB, 8 at a time", "", ""},
 }
 
 // packages holds every row's benchmark; they run one after another (-p 1).
@@ -105,6 +111,10 @@ var slow = map[string]string{
 	"BenchmarkS3CappedUpload":              "2x",
 	"BenchmarkS3CappedDownload":            "2x",
 	"BenchmarkRemoteConvertVsCurl":         "5x",
+	// zarr-python takes 20 to 40 s to compress the 512 MiB stack.
+	"BenchmarkZarrWrite512VsZarrPython": "2x",
+	"BenchmarkZarrRead512VsZarrPython":  "3x",
+	"BenchmarkRefs1000RemoteNPY":        "5x",
 }
 
 func main() {
