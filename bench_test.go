@@ -251,6 +251,27 @@ func BenchmarkMessage8MiBVsMakeCopy(b *testing.B) {
 				}
 			}, makeCopy)
 		})
+		// Into the memory of the last call (a ResultBuffer): one copy, no
+		// allocation the size of the array, so nothing zeroed first.
+		b.Run(c.name+"/decode-reusing", func(b *testing.B) {
+			b.SetBytes(int64(len(a.Data)))
+			b.ReportAllocs()
+			var buf ndpack.ResultBuffer
+			decode := func() {
+				var m map[string]any
+				if err := (ndpack.MessageOptions{}).UnmarshalMessageReusing(msg, &m, &buf); err != nil {
+					b.Fatal(err)
+				}
+				v, err := ndarray.Values[float64](m["result"].(*ndarray.Array))
+				if err != nil || len(v) != 1<<20 {
+					b.Fatal(err)
+				}
+			}
+			decode() // into new memory: the buffer learns the size
+			decode() // the buffer grows to it
+			requireAllocated(b, 64<<10, decode)
+			benchbase.Versus(b, decode, makeCopy)
+		})
 		// NoCopy lets the array alias msg where its bytes lie aligned
 		// there. In the ext 110 message they lie at an offset that is
 		// not a multiple of 8, so they are copied once, aligned, as typed

@@ -40,6 +40,7 @@ var zeroTypes = map[string]reflect.Type{
 	", type ConvertOptions":          reflect.TypeFor[ndpack.ConvertOptions](),
 	", type MessageDecoder":          reflect.TypeFor[ndpack.MessageDecoder](),
 	", type MessageOptions":          reflect.TypeFor[ndpack.MessageOptions](),
+	", type ResultBuffer":            reflect.TypeFor[ndpack.ResultBuffer](),
 	"/conformance, type Codec":       reflect.TypeFor[conformance.Codec](),
 	"/dialect, type Dialect":         reflect.TypeFor[dialect.Dialect](),
 	"/dialect, type Encoder":         reflect.TypeFor[dialect.Encoder](),
