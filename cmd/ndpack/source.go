@@ -98,6 +98,9 @@ type fileArrays struct {
 	// to be read whole, in one request with its headers (a remote .npz);
 	// nil where that is not so.
 	wholeMember func(i int) arraySource
+	// values takes a msgpack message that holds no array as its values,
+	// listed as members that are not arrays (inspect), not as a failure.
+	values bool
 }
 
 // inputOptions are how a command's inputs are read: object arrays
@@ -109,6 +112,7 @@ type inputOptions struct {
 	maxObjects int64
 	maxHeader  int
 	maxSize    int64
+	values     bool        // a msgpack message without arrays is its values (inspect)
 	stderr     io.Writer   // where a remote input's warnings go
 	remote     remoteFlags // how a remote input is read
 }
@@ -241,7 +245,7 @@ func openInputArrays(name string, stdin io.Reader, f format, o inputOptions) (*f
 			return nil, err
 		}
 	}
-	fa := &fileArrays{format: f, size: fi.Size(), close: func() { file.Close() }, objects: objects, maxObjects: maxObjects, maxHeader: o.maxHeader, maxSize: o.arrayBound()}
+	fa := &fileArrays{format: f, size: fi.Size(), close: func() { file.Close() }, objects: objects, maxObjects: maxObjects, maxHeader: o.maxHeader, maxSize: o.arrayBound(), values: o.values}
 	switch f {
 	case formatNPY:
 		err = fa.npyFile(file)
@@ -402,7 +406,7 @@ func stdinArrays(stdin io.Reader, f format, o inputOptions) (*fileArrays, error)
 		head, _ := br.Peek(ndpack.DetectLen)
 		f = ndpack.DetectFormat(head)
 	}
-	fa := &fileArrays{format: f, close: func() {}, objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, maxSize: o.arrayBound()}
+	fa := &fileArrays{format: f, close: func() {}, objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, maxSize: o.arrayBound(), values: o.values}
 	if f == formatNPY {
 		var header bytes.Buffer // kept to read an object array from its start
 		h, err := fa.readOptions().ReadHeader(io.TeeReader(br, &header))
