@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -178,6 +179,21 @@ func benchConvertVsCopy(b *testing.B, in string, conv func(io.Writer, io.Reader)
 // message, encoded and decoded (and read as []float64, which copies again
 // if the data is misaligned), each against make+copy of the same bytes in
 // the same iteration.
+// requireAllocated fails b when f allocates more than most bytes (the
+// mean over three calls).
+func requireAllocated(b *testing.B, most int, f func()) {
+	b.Helper()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 3 {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	if n := (after.TotalAlloc - before.TotalAlloc) / 3; n > uint64(most) {
+		b.Fatalf("%d bytes allocated a call, more than %d: a copy was added", n, most)
+	}
+}
+
 func BenchmarkMessage8MiBVsMakeCopy(b *testing.B) {
 	a, _ := ndarray.FromSlice(make([]float64, 1<<20))
 	copy(a.Data, benchbase.Data(len(a.Data)))
@@ -193,8 +209,28 @@ func BenchmarkMessage8MiBVsMakeCopy(b *testing.B) {
 		b.Run(c.name+"/encode", func(b *testing.B) {
 			b.SetBytes(int64(len(a.Data)))
 			b.ReportAllocs()
+			// One allocation of the message's exact size, and nothing
+			// else the size of its data: a refactor that adds a copy
+			// fails here before it is timed.
+			requireAllocated(b, len(msg)+64<<10, func() { c.opts.MarshalMessage(map[string]any{"result": a}) })
 			benchbase.Versus(b, func() {
 				out, err := c.opts.MarshalMessage(map[string]any{"result": a})
+				if err != nil {
+					b.Fatal(err)
+				}
+				benchbase.Sink = out
+			}, makeCopy)
+		})
+		// AppendMessage into the buffer of the last message: one copy of
+		// the data, nothing allocated (Go zeroes what make allocates,
+		// which is MarshalMessage's second pass over the data).
+		b.Run(c.name+"/encode-append", func(b *testing.B) {
+			b.SetBytes(int64(len(a.Data)))
+			b.ReportAllocs()
+			buf := make([]byte, 0, len(msg))
+			requireAllocated(b, 64<<10, func() { c.opts.AppendMessage(buf[:0], map[string]any{"result": a}) })
+			benchbase.Versus(b, func() {
+				out, err := c.opts.AppendMessage(buf[:0], map[string]any{"result": a})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -214,6 +250,27 @@ func BenchmarkMessage8MiBVsMakeCopy(b *testing.B) {
 					b.Fatal(err)
 				}
 			}, makeCopy)
+		})
+		// Into the memory of the last call (a ResultBuffer): one copy, no
+		// allocation the size of the array, so nothing zeroed first.
+		b.Run(c.name+"/decode-reusing", func(b *testing.B) {
+			b.SetBytes(int64(len(a.Data)))
+			b.ReportAllocs()
+			var buf ndpack.ResultBuffer
+			decode := func() {
+				var m map[string]any
+				if err := (ndpack.MessageOptions{}).UnmarshalMessageReusing(msg, &m, &buf); err != nil {
+					b.Fatal(err)
+				}
+				v, err := ndarray.Values[float64](m["result"].(*ndarray.Array))
+				if err != nil || len(v) != 1<<20 {
+					b.Fatal(err)
+				}
+			}
+			decode() // into new memory: the buffer learns the size
+			decode() // the buffer grows to it
+			requireAllocated(b, 64<<10, decode)
+			benchbase.Versus(b, decode, makeCopy)
 		})
 		// NoCopy lets the array alias msg where its bytes lie aligned
 		// there. In the ext 110 message they lie at an offset that is

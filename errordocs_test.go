@@ -22,7 +22,7 @@ var failureWords = regexp.MustCompile(`\b(?:[Ff]ail(?:s|ed|ing)?|[Ee]rrors?)\b|\
 func TestErrorDocs(t *testing.T) {
 	var offenders []string
 	n := 0
-	for _, dir := range []string{".", "ndarray", "ext110", "dialect", "yaqrpc", "npybridge", "yaq", "yaq/avro", "yaq/kit", "render", "remote", "openpi", "conformance"} {
+	for _, dir := range []string{".", "ndarray", "ext110", "dialect", "yaqrpc", "npybridge", "yaq", "yaq/avro", "yaq/kit", "render", "remote", "openpi", "conformance", "zarr", "refs"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)

@@ -84,6 +84,7 @@ func TestEveryMaxSizeZeroIsDefaultMaxSize(t *testing.T) {
 		"/gr00t, type Server struct, MaxSize int64":       gr00tServerMaxSize,
 		"/openpi, type DialOptions struct, MaxSize int64": openpiDialMaxSize,
 		"/openpi, type Server struct, MaxSize int64":      openpiServerMaxSize,
+		"/refs, type ParseOptions struct, MaxSize int64":  refsParseMaxSize,
 		"/yaq, type DialOptions struct, MaxSize int64":    yaqDialMaxSize,
 		"/yaq, type Daemon struct, MaxSize int64":         yaqDaemonMaxSize,
 		"/yaq/kit, type Daemon struct, MaxSize int64 (promoted)": func(t *testing.T) {
@@ -91,6 +92,8 @@ func TestEveryMaxSizeZeroIsDefaultMaxSize(t *testing.T) {
 		},
 		"/yaqrpc, type DialOptions struct, MaxSize int64": yaqrpcDialMaxSize,
 		"/yaqrpc, type Server struct, MaxSize int64":      yaqrpcServerMaxSize,
+		"/zarr, type ReadOptions struct, MaxSize int64":   zarrReadMaxSize,
+		"/zarr, type WriteOptions struct, MaxSize int64":  zarrWriteMaxSize,
 	})
 }
 

@@ -114,7 +114,11 @@ func (o MessageOptions) maxSize() int64 {
 // codec's error, whose Offset counts from its own first byte: ext110's
 // (as ext110.Unmarshal fails), or package dialect's (ndarray.ErrMalformed,
 // dialect.ErrPickle or ErrStructured, ndarray.ErrTruncated).
-func (o MessageOptions) UnmarshalMessage(data []byte, v any) error {
+func (o MessageOptions) UnmarshalMessage(data []byte, v any) error { return o.unmarshal(data, v, nil) }
+
+// unmarshal is UnmarshalMessage copying arrays into arena (nil: new
+// memory).
+func (o MessageOptions) unmarshal(data []byte, v any, arena *mpmsg.Arena) error {
 	if max := o.maxSize(); int64(len(data)) > max {
 		return &ndarray.Error{Pkg: "ndpack", Err: ndarray.ErrTooLarge, Offset: -1, Option: "MessageOptions.MaxSize",
 			Detail: fmt.Sprintf("message of %d bytes exceeds the limit of %d", len(data), max)}
@@ -126,11 +130,35 @@ func (o MessageOptions) UnmarshalMessage(data []byte, v any) error {
 	if n != len(data) {
 		return newError(errMalformed, int64(n), codecerr.Count(len(data)-n, "byte")+" after the message", nil)
 	}
-	return o.decode(data, v)
+	return o.decode(data, v, arena)
 }
 
-// decode decodes a message that the walk checked.
-func (o MessageOptions) decode(data []byte, v any) error {
+// A ResultBuffer is the memory UnmarshalMessageReusing copies a message's
+// arrays into, kept from one call to the next. The zero ResultBuffer is
+// empty and ready; it grows, once, to what a call needed, so that the
+// next call of the same shape allocates nothing for its arrays.
+type ResultBuffer struct {
+	arena mpmsg.Arena
+}
+
+// UnmarshalMessageReusing is UnmarshalMessage with the arrays' data copied
+// into buf's memory where it has room (else into new memory, which buf
+// makes room for by the next call): a loop decoding messages of the same
+// shape copies each array once and allocates nothing for it. The arrays
+// then alias buf, and are valid until the next call with buf, which
+// overwrites them: clone what must outlive it. With NoCopy, arrays alias
+// data where their bytes lie aligned, and only the others go into buf.
+// It fails as UnmarshalMessage does.
+func (o MessageOptions) UnmarshalMessageReusing(data []byte, v any, buf *ResultBuffer) error {
+	if buf == nil {
+		return o.unmarshal(data, v, nil)
+	}
+	return o.unmarshal(data, v, &buf.arena)
+}
+
+// decode decodes a message that the walk checked, copying arrays into
+// arena (nil: new memory) unless NoCopy lets them alias data.
+func (o MessageOptions) decode(data []byte, v any, arena *mpmsg.Arena) error {
 	var maps mpmsg.Maps
 	if !o.NoDialects {
 		// Where the dialects' maps are, found in one pass: asking at every
@@ -141,10 +169,10 @@ func (o MessageOptions) decode(data []byte, v any) error {
 			return newError(errMalformed, -1, "", err) // the walk accepted it: cannot happen
 		}
 		if len(found) > 0 {
-			maps = dialectMaps(found, o.NoCopy)
+			maps = dialectMaps(found, o.NoCopy, arena)
 		}
 	}
-	err := mpmsg.Unmarshal(data, v, maps, o.NoCopy)
+	err := mpmsg.Unmarshal(data, v, maps, o.NoCopy, arena)
 	var e *ndarray.Error
 	if err != nil && !errors.As(err, &e) {
 		return newError(errMalformed, -1, "", err)
@@ -154,7 +182,7 @@ func (o MessageOptions) decode(data []byte, v any) error {
 
 // dialectMaps decodes the maps a walk found to be dialects' arrays, when
 // the msgpack library meets them as interface values.
-func dialectMaps(found []msgarrays.Found, alias bool) mpmsg.Maps {
+func dialectMaps(found []msgarrays.Found, alias bool, arena *mpmsg.Arena) mpmsg.Maps {
 	return func(msg []byte, at int) (any, int, error) {
 		if _, ok := slices.BinarySearchFunc(found, at, func(f msgarrays.Found, at int) int { return f.At - at }); !ok {
 			return nil, 0, nil
@@ -163,7 +191,14 @@ func dialectMaps(found []msgarrays.Found, alias bool) mpmsg.Maps {
 		if err != nil || !ok {
 			return nil, 0, err
 		}
-		return h.Array(msg[at:], alias), h.Len, nil
+		if h.Scalar != nil || h.Fortran {
+			return h.Array(msg[at:], alias), h.Len, nil
+		}
+		a := &ndarray.Array{DType: h.DType, Shape: h.Shape, Data: h.Data(msg[at:])}
+		if !alias || !a.Aligned() {
+			a.Data = arena.Copy(a.Data, 0) // once, aligned
+		}
+		return a, h.Len, nil
 	}
 }
 

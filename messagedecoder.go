@@ -68,5 +68,5 @@ func (d *MessageDecoder) Decode(v any) error {
 		}
 		return walkError(err, start)
 	}
-	return d.Options.decode(raw, v)
+	return d.Options.decode(raw, v, nil)
 }

@@ -25,12 +25,14 @@ import (
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
 	"github.com/ndpack/ndpack/openpi"
+	"github.com/ndpack/ndpack/refs"
 	"github.com/ndpack/ndpack/remote"
 	"github.com/ndpack/ndpack/render"
 	"github.com/ndpack/ndpack/yaq"
 	"github.com/ndpack/ndpack/yaq/avro"
 	"github.com/ndpack/ndpack/yaq/kit"
 	"github.com/ndpack/ndpack/yaqrpc"
+	"github.com/ndpack/ndpack/zarr"
 )
 
 // zeroTypes are the API's named types, by the name the listing gives them.
@@ -38,6 +40,7 @@ var zeroTypes = map[string]reflect.Type{
 	", type ConvertOptions":          reflect.TypeFor[ndpack.ConvertOptions](),
 	", type MessageDecoder":          reflect.TypeFor[ndpack.MessageDecoder](),
 	", type MessageOptions":          reflect.TypeFor[ndpack.MessageOptions](),
+	", type ResultBuffer":            reflect.TypeFor[ndpack.ResultBuffer](),
 	"/conformance, type Codec":       reflect.TypeFor[conformance.Codec](),
 	"/dialect, type Dialect":         reflect.TypeFor[dialect.Dialect](),
 	"/dialect, type Encoder":         reflect.TypeFor[dialect.Encoder](),
@@ -81,6 +84,13 @@ var zeroTypes = map[string]reflect.Type{
 	"/openpi, type ResultBuffer":     reflect.TypeFor[openpi.ResultBuffer](),
 	"/openpi, type Server":           reflect.TypeFor[openpi.Server](),
 	"/openpi, type ServerError":      reflect.TypeFor[openpi.ServerError](),
+	"/refs, type Builder":            reflect.TypeFor[refs.Builder](),
+	"/refs, type Options":            reflect.TypeFor[refs.Options](),
+	"/refs, type ParseOptions":       reflect.TypeFor[refs.ParseOptions](),
+	"/refs, type Ref":                reflect.TypeFor[refs.Ref](),
+	"/refs, type Set":                reflect.TypeFor[refs.Set](),
+	"/refs, type Source":             reflect.TypeFor[refs.Source](),
+	"/refs, type Store":              reflect.TypeFor[refs.Store](),
 	"/remote, type Object":           reflect.TypeFor[remote.Object](),
 	"/remote, type Options":          reflect.TypeFor[remote.Options](),
 	"/remote, type Writer":           reflect.TypeFor[remote.Writer](),
@@ -114,6 +124,13 @@ var zeroTypes = map[string]reflect.Type{
 	"/yaqrpc, type Request":          reflect.TypeFor[yaqrpc.Request](),
 	"/yaqrpc, type ResultBuffer":     reflect.TypeFor[yaqrpc.ResultBuffer](),
 	"/yaqrpc, type Server":           reflect.TypeFor[yaqrpc.Server](),
+	"/zarr, type Array":              reflect.TypeFor[zarr.Array](),
+	"/zarr, type Compressor":         reflect.TypeFor[zarr.Compressor](),
+	"/zarr, type Dir":                reflect.TypeFor[zarr.Dir](),
+	"/zarr, type Meta":               reflect.TypeFor[zarr.Meta](),
+	"/zarr, type ReadOptions":        reflect.TypeFor[zarr.ReadOptions](),
+	"/zarr, type WriteOptions":       reflect.TypeFor[zarr.WriteOptions](),
+	"/zarr, type Writer":             reflect.TypeFor[zarr.Writer](),
 }
 
 // notCalled are the methods the zero-value test does not call: they end
@@ -143,6 +160,9 @@ func argFor(t *testing.T, ctx context.Context, typ reflect.Type) reflect.Value {
 		reflect.TypeFor[string]():              filepathIn(t),
 		reflect.TypeFor[[]int]():               []int{2},
 		reflect.TypeFor[[]byte]():              []byte{0x90},
+		reflect.TypeFor[zarr.Store]():          zarr.Dir(t.TempDir()),
+		reflect.TypeFor[zarr.WritableStore]():  zarr.Dir(t.TempDir()),
+		reflect.TypeFor[refs.Source]():         refs.Source{R: bytes.NewReader(nil)},
 	}
 	if v, ok := usable[typ]; ok {
 		return reflect.ValueOf(v).Convert(typ)

@@ -114,21 +114,18 @@ func decodeExtPayload(d *msgpack.Decoder, v reflect.Value, extLen int) error {
 		return setArray(v, payload)
 	}
 	if !alias {
-		// One copy, the data placed 8-aligned. Appended, not made and
-		// filled: an append clears nothing it then overwrites.
-		var zeros [8]byte
-		pad := 0
-		if d := dataOffset(payload[:min(len(payload), 16)]); d > 0 {
-			pad = (8 - d%8) % 8
-		}
-		payload = append(zeros[:pad:pad], payload...)[pad:]
+		// One copy, the data placed aligned, in the call's memory for
+		// arrays (a ResultBuffer's) or new memory.
+		payload = mpmsg.Copy(d, payload, dataOffset(payload[:min(len(payload), 16)]))
 	}
 	// With alias the message's owner lets arrays alias it: no copy,
 	// unless the data lies there misaligned for its items.
 	if err := setArray(v, payload); err != nil || !alias {
 		return err
 	}
-	alignedAlias(v.Interface().(*ndarray.Array))
+	if a := v.Interface().(*ndarray.Array); !a.Aligned() {
+		a.Data = mpmsg.Copy(d, a.Data, 0) // once, aligned
+	}
 	return nil
 }
 

@@ -31,6 +31,9 @@ var (
 	// ErrNotMappable: an .npz member whose data cannot be memory-mapped
 	// (compressed, Fortran order, misaligned); the error says which.
 	ErrNotMappable = errors.New("cannot be mapped")
+	// ErrCompressed: an .npz member that is deflated (np.savez_compressed),
+	// whose data does not lie in the archive as it is (NPZ.DataAt).
+	ErrCompressed = errors.New("compressed member")
 	// ErrOverlap: an .npz archive whose members' bytes (local header and
 	// data) overlap each other or the zip directory, or lie beyond the
 	// archive: a directory whose entries all point at one member would

@@ -180,6 +180,8 @@ type Object struct {
 	spoolMu sync.Mutex
 	spool   *spool // once the server was found to ignore Range
 
+	prefix []byte // the object's first bytes, kept by OpenPrefix
+
 	// ranged is closed once a ranged request was answered with the range:
 	// a parallel read waits for that before it asks for more than one.
 	ranged     chan struct{}
@@ -278,6 +280,9 @@ func (r *Object) ReadAt(p []byte, off int64) (int, error) {
 func (r *Object) Stream(off, n int64) io.ReadCloser {
 	off = max(off, 0)
 	end := max(min(r.size, off+max(n, 0)), off)
+	if rc, ok := r.fromPrefix(off, end-off); ok {
+		return rc
+	}
 	part, conc := r.opts.partSize(), r.opts.concurrency()
 	if conc > 1 && end-off > 2*part && !r.spooled() {
 		return newParallel(r, off, end, part, conc)

@@ -34,6 +34,14 @@ Convert arrays between formats, chosen by the file extensions:
                      arrays; read as ext 110 (YEP-110) or as the maps of
                      msgpack-numpy or OpenPI, whichever the file holds;
                      written as ext 110 unless --to names a dialect
+  .zarr              a Zarr v2 store (zarr-python 2.x): a directory, or
+                     as OUT an s3:// prefix; written with --chunks and
+                     --compress, its arrays' metadata after their chunks;
+                     read whole (an array, or a group's arrays by path),
+                     chunks uncompressed or zlib, in C or F order
+  .json              as IN, a kerchunk reference file (ndpack refs makes
+                     them): the arrays whose chunks it points at, read
+                     from their files or URLs
 
 Any format converts to any other. An .npz, or a msgpack map, becomes a map
 or an archive of the same names; to make an .npy of one of its arrays, name
@@ -78,9 +86,13 @@ Options:
   --from FMT           format of IN: npy, npz or msgpack
   --to FMT             format of OUT: npy, npz, msgpack (ext 110),
                        msgpack-numpy or openpi
-  --compress           deflate the members of an .npz OUT, on every core
+  --compress           deflate the members of an .npz OUT, or the chunks of
+                       a Zarr OUT (numcodecs' zlib), on every core
   --level N            with --compress, the deflate level: 1 (fastest) to 9
-                       (smallest); default 6, numpy's
+                       (smallest); default 6, numpy's, for an .npz and 1,
+                       numcodecs', for a Zarr store
+  --chunks R,C,...     the chunks of a Zarr OUT (default: about 1 MiB,
+                       whole rows when a row fits)
   --member NAME        the array of an .npz or msgpack map IN to convert
   --name NAME          the member name of a lone array put into an .npz
   --append             add IN's array to the .npy OUT as one row (or, if its
@@ -139,6 +151,10 @@ Examples:
   ndpack convert --rows 1000:2000 s3://lab/run.npz:image part.npy
   ndpack convert run.npz s3://lab/run.msgpack
   ndpack convert --field pos --astype float32 tracks.npy pos.npy
+  ndpack convert --chunks 1,1024,1024 --compress --level 6 stack.npy stack.zarr
+  ndpack convert run.npz s3://lab/run.zarr
+  ndpack convert stack.zarr stack.npy
+  ndpack convert refs.json image.npy
 `
 
 type convertOptions struct {
@@ -158,6 +174,7 @@ type convertOptions struct {
 	remote           remoteFlags // --concurrency, --part-size
 	field            string      // --field: a record field
 	astype           *astypeSpec // --astype and --casting
+	chunks           []int       // --chunks, of a Zarr OUT
 }
 
 // inputOptions are the options IN is read with.
@@ -193,7 +210,12 @@ func runConvert(e env, args []string) error {
 	casting := fs.String("casting", "", "")
 	maxHeader := addMaxHeaderFlag(fs)
 	maxSize := addMaxSizeFlag(fs)
+	chunksFlag := fs.String("chunks", "", "")
 	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	chunks, err := parseChunks(*chunksFlag)
 	if err != nil {
 		return err
 	}
@@ -224,7 +246,7 @@ func runConvert(e env, args []string) error {
 		return usageError("--level sets the deflate level; it goes with --compress")
 	}
 	o := convertOptions{allowNonstandard: *allow, compress: *compress, level: *level, member: *member, name: *name, quiet: *quiet, objects: *objects, maxObjects: int64(maxObjects), rows: rows,
-		maxHeader: int(*maxHeader), maxSize: int64(*maxSize), field: *field, astype: as, remote: *remoteSet}
+		maxHeader: int(*maxHeader), maxSize: int64(*maxSize), field: *field, astype: as, remote: *remoteSet, chunks: chunks}
 	in, o.member = splitMember(in, o.member)
 	if as != nil {
 		as.warn = castWarner(e.stderr, shownName(in, o.member))
@@ -242,8 +264,14 @@ func runConvert(e env, args []string) error {
 		o.allowNonstandard = false // the dialects carry every kind they can
 	}
 	switch {
-	case o.compress && o.to != formatNPZ:
-		return usageError("--compress deflates the members of an .npz; OUT is %s", o.to)
+	case o.compress && o.to != formatNPZ && o.to != formatZarr:
+		return usageError("--compress deflates the members of an .npz or a Zarr store's chunks; OUT is %s", o.to)
+	case o.chunks != nil && o.to != formatZarr:
+		return usageError("--chunks sets the chunks of a Zarr store; OUT is %s", o.to)
+	case o.to == formatRefs:
+		return usageError("ndpack refs writes reference files: ndpack refs IN... > OUT.json")
+	case o.to == formatZarr && isStdout(out):
+		return usageError("a Zarr store is a directory or an s3:// prefix, not standard output")
 	case o.name != "" && o.to != formatNPZ:
 		return usageError("--name names the member of an .npz; OUT is %s", o.to)
 	case o.member != "" && o.from == formatNPY:
@@ -275,6 +303,9 @@ func runConvert(e env, args []string) error {
 // s3:// object (uploaded in parts as o.remote says), which is left as it
 // was if the conversion fails.
 func (o convertOptions) convertTo(e env, in, out string) error {
+	if o.to == formatZarr {
+		return o.convertToZarr(e, in, out)
+	}
 	var dst *output
 	var err error
 	switch {
@@ -372,7 +403,7 @@ func splitMember(in, member string) (string, string) {
 	if _, err := os.Stat(in); err == nil {
 		return in, member
 	}
-	if f := formatOf(in[:i]); f == formatNPZ || f == formatMsgpack {
+	if namesArchive(in[:i]) {
 		return in[:i], in[i+1:]
 	}
 	// A pipe (/dev/fd/3, <(...)) or standard input names no format: its
@@ -415,7 +446,7 @@ func splitURLMember(in string) (string, string) {
 // file's, whose arrays are named.
 func namesArchive(name string) bool {
 	f := formatOf(name)
-	return f == formatNPZ || f == formatMsgpack
+	return f == formatNPZ || f == formatMsgpack || f == formatZarr || f == formatRefs
 }
 
 // shownName is FILE[:NAME] as messages show it: a URL without its user,

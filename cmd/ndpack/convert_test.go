@@ -114,7 +114,7 @@ func TestConvertFlagsAndHints(t *testing.T) {
 	in, _ := smallNPY(t, dir, "a.npy")
 	r := cli(t, nil, "convert", "--compress", in, filepath.Join(dir, "a.msgpack"))
 	assert.Equal(t, 2, r.code)
-	assert.Contains(t, r.stderr, "--compress deflates the members of an .npz; OUT is msgpack")
+	assert.Contains(t, r.stderr, "--compress deflates the members of an .npz or a Zarr store's chunks; OUT is msgpack")
 	r = cli(t, nil, "convert", "--name", "x", in, filepath.Join(dir, "a.msgpack"))
 	assert.Equal(t, 2, r.code)
 	r = cli(t, nil, "convert", "--member", "x", in, filepath.Join(dir, "a.msgpack"))

@@ -2,13 +2,12 @@ package main
 
 import (
 	"net/url"
-
-	"github.com/ndpack/ndpack"
-	"github.com/ndpack/ndpack/dialect"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/ndpack/ndpack"
+	"github.com/ndpack/ndpack/dialect"
 	"github.com/ndpack/ndpack/remote"
 )
 
@@ -20,6 +19,12 @@ const (
 	formatNPY     = ndpack.FormatNPY
 	formatNPZ     = ndpack.FormatNPZ
 	formatMsgpack = ndpack.FormatMsgpack
+	// The command line's own: DetectFormat tells a stream by its first
+	// bytes, and a Zarr store is a directory (or a prefix), a reference
+	// file one that starts with "{" (a msgpack map's first byte too), which
+	// the command line tells by what the input is (openStoreInput).
+	formatZarr format = "zarr" // a Zarr v2 store: a directory, or an s3:// prefix written
+	formatRefs format = "refs" // a kerchunk reference file (JSON), read
 )
 
 // parseFormat reads a --from/--to value.
@@ -31,11 +36,15 @@ func parseFormat(s string) (format, error) {
 		return formatNPZ, nil
 	case "msgpack", "mpk", "ext110":
 		return formatMsgpack, nil
+	case "zarr":
+		return formatZarr, nil
+	case "refs", "json":
+		return formatRefs, nil
 	}
 	if _, err := dialect.Parse(strings.ToLower(s)); err == nil {
 		return formatMsgpack, nil // a dialect's maps, in msgpack
 	}
-	return "", usageError("unknown format %q (want npy, npz, msgpack, msgpack-numpy or openpi)", s)
+	return "", usageError("unknown format %q (want npy, npz, msgpack, msgpack-numpy, openpi, zarr or refs)", s)
 }
 
 // formatOf returns the format a file name's extension names, or "".
@@ -50,6 +59,10 @@ func formatOf(name string) format {
 		return formatNPZ
 	case ".msgpack", ".mpk":
 		return formatMsgpack
+	case ".zarr":
+		return formatZarr
+	case ".json":
+		return formatRefs
 	}
 	return ""
 }

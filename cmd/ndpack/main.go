@@ -6,6 +6,7 @@
 //
 //	ndpack convert [--allow-nonstandard] [--from FMT] [--to FMT] [--compress] IN OUT
 //	ndpack inspect [--json] FILE...
+//	ndpack refs [--chunk-rows N] [--stack NAME] INPUT... > refs.json
 //	ndpack show [--full] [--precision N] [--rows A:B] [--csv|--json] FILE...
 //	ndpack render [options] IN OUT.png|OUT.svg
 //	ndpack create [--force] --dtype DTYPE --shape D1,D2,... OUT.npy
@@ -71,6 +72,7 @@ func commands() []command {
 	return []command{
 		{"convert", "convert arrays between .npy, .npz and msgpack (ext 110, msgpack-numpy and OpenPI maps)", convertUsage, runConvert},
 		{"inspect", "show the dtype, shape and statistics of arrays in files", inspectUsage, runInspect},
+		{"refs", "write references that let Zarr, xarray and Dask read .npy and .npz files in place", refsUsage, runRefs},
 		{"show", "print the values of arrays as numpy prints them (or as CSV, JSON)", showUsage, runShow},
 		{"render", "draw an array: 2-D as a PNG image, 1-D as an SVG line plot", renderUsage, runRender},
 		{"create", "create a zero-filled .npy for processes to fill in place", createUsage, runCreate},

@@ -212,6 +212,9 @@ func openInputArrays(name string, stdin io.Reader, f format, o inputOptions) (*f
 	if name == "-" {
 		return stdinArrays(stdin, f, o)
 	}
+	if fa, ok, err := openStoreInput(name, f, o); ok {
+		return fa, err // a Zarr store or a reference file (zarrin.go)
+	}
 	if remote.IsURL(name) {
 		fa, _, err := openRemote(name, f, o)
 		return fa, err

@@ -174,6 +174,54 @@ type reader struct {
 	b     []byte
 	off   int
 	alias bool
+	arena *Arena
+}
+
+// Arena is the memory the arrays of one Unmarshal call are copied into,
+// kept for the next call (a caller's ResultBuffer): a call finds room
+// there for what the last one copied, and copies without allocating.
+// The zero Arena is empty; nil is new memory for every copy.
+type Arena struct {
+	buf        []byte
+	used, need int
+}
+
+// begin starts a call: the arena grows, once, to what the last call
+// needed, and is then reused from its start.
+func (a *Arena) begin() {
+	if a.need > len(a.buf) {
+		a.buf = make([]byte, a.need)
+	}
+	a.used, a.need = 0, 0
+}
+
+// Copy returns a copy of p placed so that p[at] lies on a multiple of 64
+// bytes (the data of an array whose header is before it), in a's memory
+// where it has room, else in new memory, where p[at] lies on a multiple
+// of 8 (appended, not made and filled: an append clears nothing it then
+// overwrites). A nil a is new memory.
+func (a *Arena) Copy(p []byte, at int) []byte {
+	if a != nil {
+		o := (a.used+at+63)&^63 - at
+		end := o + len(p)
+		a.used, a.need = end, end
+		if end <= len(a.buf) {
+			copy(a.buf[o:end], p)
+			return a.buf[o:end:end]
+		}
+	}
+	var zeros [8]byte
+	pad := (8 - at%8) % 8
+	return append(zeros[:pad:pad], p...)[pad:]
+}
+
+// Copy is Arena.Copy in the arena of the Unmarshal call d runs (new
+// memory when it runs none, or none was given).
+func Copy(d *msgpack.Decoder, p []byte, at int) []byte {
+	if v, ok := decoding.Load(d); ok {
+		return v.(*reader).arena.Copy(p, at)
+	}
+	return (*Arena)(nil).Copy(p, at)
 }
 
 func (r *reader) Read(p []byte) (int, error) {
@@ -211,14 +259,18 @@ type Maps func(msg []byte, at int) (v any, n int, err error)
 // within the bytes, nesting bounded), into v, as msgpack.Unmarshal would,
 // with the maps that meet interface values offered to maps first (when it
 // is not nil) and the registered ext decoder reading its payloads from
-// data through Payload: aliasing data if alias is set.
+// data through Payload: aliasing data if alias is set, else copying them
+// (Copy) into arena, which may be nil.
 //
 // A value that does not fit v fails with the library's error; maps' errors
 // are returned as they are, and so are the registered decoder's errors
 // that are *ndarray.Error.
-func Unmarshal(data []byte, v any, maps Maps, alias bool) error {
+func Unmarshal(data []byte, v any, maps Maps, alias bool, arena *Arena) error {
+	if arena != nil {
+		arena.begin()
+	}
 	r := readers.Get().(*reader)
-	*r = reader{b: data, alias: alias}
+	*r = reader{b: data, alias: alias, arena: arena}
 	dec := msgpack.GetDecoder()
 	decoding.Store(dec, r)
 	defer func() {

@@ -60,7 +60,7 @@ func TestUnmarshal(t *testing.T) {
 		return nil, 0, nil
 	}
 	var v []any
-	if err := mpmsg.Unmarshal(msg, &v, maps, true); err != nil {
+	if err := mpmsg.Unmarshal(msg, &v, maps, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	got := v[1].(*ndarray.Array)
@@ -73,7 +73,7 @@ func TestUnmarshal(t *testing.T) {
 	}
 	// A map decoded by Maps: its value, its bytes skipped.
 	v = nil
-	if err := mpmsg.Unmarshal(msg, &v, func([]byte, int) (any, int, error) { return "mine", 4, nil }, false); err != nil || v[0] != "mine" {
+	if err := mpmsg.Unmarshal(msg, &v, func([]byte, int) (any, int, error) { return "mine", 4, nil }, false, nil); err != nil || v[0] != "mine" {
 		t.Errorf("%v %v", v, err)
 	}
 	if got := v[1].(*ndarray.Array); unsafe.SliceData(got.Data) == &msg[inMsg] {
@@ -82,7 +82,7 @@ func TestUnmarshal(t *testing.T) {
 	// Maps' error is the call's, as it is.
 	mine := errors.New("mine")
 	v = nil
-	if err := mpmsg.Unmarshal(msg, &v, func([]byte, int) (any, int, error) { return nil, 0, mine }, false); err != mine {
+	if err := mpmsg.Unmarshal(msg, &v, func([]byte, int) (any, int, error) { return nil, 0, mine }, false, nil); err != mine {
 		t.Errorf("got %v", err)
 	}
 	// Outside Unmarshal, the registered decoder reads as msgpack does.
@@ -124,7 +124,7 @@ func TestConcurrentCalls(t *testing.T) {
 					got, err = msgpack.Marshal([]any{a})
 				case 3:
 					var v []any
-					if err = mpmsg.Unmarshal(plain, &v, nil, true); err == nil && unsafe.SliceData(v[0].(*ndarray.Array).Data) != data {
+					if err = mpmsg.Unmarshal(plain, &v, nil, true, nil); err == nil && unsafe.SliceData(v[0].(*ndarray.Array).Data) != data {
 						err = errors.New("an Unmarshal with alias copied")
 					}
 					var w []any

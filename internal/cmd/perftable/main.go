@@ -41,11 +41,17 @@ var rows = []row{
 	{"message with an 8 MiB `<f8` array, decode and read as an array (ext 110 / msgpack-numpy)",
 		[]string{"BenchmarkMessage8MiBVsMakeCopy/ext110/decode", "BenchmarkMessage8MiBVsMakeCopy/msgpack-numpy/decode"}, "make+copy",
 		"BenchmarkPeers/msgpack_numpy/decode", "msgpack_numpy, a bytes copy"},
+	{"the same message, decode into the last call's memory (`UnmarshalMessageReusing`; ext 110 / msgpack-numpy)",
+		[]string{"BenchmarkMessage8MiBVsMakeCopy/ext110/decode-reusing", "BenchmarkMessage8MiBVsMakeCopy/msgpack-numpy/decode-reusing"}, "make+copy",
+		"BenchmarkPeers/msgpack_numpy/decode", "msgpack_numpy, a bytes copy"},
 	{"the same message, decode with `MessageOptions.NoCopy` (ext 110 / msgpack-numpy)",
 		[]string{"BenchmarkMessage8MiBVsMakeCopy/ext110/decode-nocopy", "BenchmarkMessage8MiBVsMakeCopy/msgpack-numpy/decode-nocopy"}, "make+copy",
 		"BenchmarkPeers/msgpack_numpy/decode", "msgpack_numpy, a bytes copy"},
 	{"the same message, encode (ext 110 / msgpack-numpy)",
 		[]string{"BenchmarkMessage8MiBVsMakeCopy/ext110/encode", "BenchmarkMessage8MiBVsMakeCopy/msgpack-numpy/encode"}, "make+copy",
+		"BenchmarkPeers/msgpack_numpy/encode", "msgpack_numpy, a bytes copy"},
+	{"the same message, encode into the last message's buffer (`AppendMessage`; ext 110 / msgpack-numpy)",
+		[]string{"BenchmarkMessage8MiBVsMakeCopy/ext110/encode-append", "BenchmarkMessage8MiBVsMakeCopy/msgpack-numpy/encode-append"}, "make+copy",
 		"BenchmarkPeers/msgpack_numpy/encode", "msgpack_numpy, a bytes copy"},
 	{"read a 16 MiB `.npy` / into a reused buffer (`ReadFileInto`)",
 		[]string{"BenchmarkRead16MiBVsReadFile", "BenchmarkReadFileInto16MiBVsReadFile"}, "`os.ReadFile`",
@@ -83,6 +89,12 @@ var rows = []row{
 		[]string{"BenchmarkRemoteCappedVsAria2"}, "`aria2c -x 8 -s 8` of the same object", "", ""},
 	{"256 MiB `.npy` up to / down from S3 on loopback (in-process store, 20 MB/s a request)",
 		[]string{"BenchmarkS3CappedUpload", "BenchmarkS3CappedDownload"}, "the same with `--concurrency 1`", "", ""},
+	{"512 MiB camera-like `<f4` stack to a Zarr store, `--compress --level 6 --chunks 1,1024,1024` (the built command; its store's size over zarr-python's in `x-zarr-size`, its peak RSS in `peak-RSS-MiB`)",
+		[]string{"BenchmarkZarrWrite512VsZarrPython"}, "zarr-python's time (`zarr.array(a, chunks=(1, 1024, 1024), compressor=Zlib(level=6))` into a directory store)", "", ""},
+	{"that store back to an `.npy` (the built command; its peak RSS in `peak-RSS-MiB`)",
+		[]string{"BenchmarkZarrRead512VsZarrPython"}, "zarr-python's time (`[...]` of the store, then `np.save`)", "", ""},
+	{"`ndpack refs --stack` over 1,000 `.npy` files on an HTTP server on loopback (requests a file in `requests-per-npy`, the largest range in `largest-range-bytes`)",
+		[]string{"BenchmarkRefs1000RemoteNPY"}, "1,000 GETs of 4 KiB, 8 at a time", "", ""},
 }
 
 // packages holds every row's benchmark; they run one after another (-p 1).
@@ -102,6 +114,10 @@ var slow = map[string]string{
 	"BenchmarkS3CappedUpload":              "2x",
 	"BenchmarkS3CappedDownload":            "2x",
 	"BenchmarkRemoteConvertVsCurl":         "5x",
+	// zarr-python takes 20 to 40 s to compress the 512 MiB stack.
+	"BenchmarkZarrWrite512VsZarrPython": "2x",
+	"BenchmarkZarrRead512VsZarrPython":  "3x",
+	"BenchmarkRefs1000RemoteNPY":        "5x",
 }
 
 func main() {
