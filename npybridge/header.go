@@ -81,11 +81,13 @@ func (o ReadOptions) maxHeader() int {
 // over MaxHeaderSize, ndarray.ErrMalformed for a malformed dict, and ErrUnsupported
 // (ErrObjectArray) for an object array; r's own read errors are returned
 // as they are.
-func (o ReadOptions) ReadHeader(r io.Reader) (*Header, error) { return o.readHeader(r, false) }
+func (o ReadOptions) ReadHeader(r io.Reader) (*Header, error) { return o.readHeader(r, false, "") }
 
 // readHeader is ReadHeader that, when objects is set, also accepts an
-// object array's header.
-func (o ReadOptions) readHeader(r io.Reader, objects bool) (*Header, error) {
+// object array's header. npzCall names, for an input that is a zip
+// archive, the call that reads it as an .npz, the one beside the
+// caller's ("OpenNPZFile" beside ReadFile), or is "".
+func (o ReadOptions) readHeader(r io.Reader, objects bool, npzCall string) (*Header, error) {
 	bp := headerBufs.Get().(*[]byte)
 	defer headerBufs.Put(bp)
 	pre := (*bp)[:12]
@@ -93,7 +95,7 @@ func (o ReadOptions) readHeader(r io.Reader, objects bool) (*Header, error) {
 		return nil, truncated(err, 0, "the magic string, version and header length")
 	}
 	if string(pre[:6]) != Magic {
-		return nil, errAt(ErrNotNPY, 0, "the file starts with %q, not the magic \\x93NUMPY", pre[:6])
+		return nil, notNPY(pre[:6], npzCall)
 	}
 	h := &Header{Major: int(pre[6]), Minor: int(pre[7])}
 	var hlen int64
@@ -143,6 +145,20 @@ func (o ReadOptions) readHeader(r io.Reader, objects bool) (*Header, error) {
 	}
 	h.DataOffset += hlen
 	return h, nil
+}
+
+// notNPY is the ErrNotNPY of an input that starts with pre, which says
+// so when it is a zip archive, as an .npz is, and names npzCall, the call
+// that reads one, if it is not "".
+func notNPY(pre []byte, npzCall string) error {
+	detail := fmt.Sprintf("the file starts with %q, not the magic \\x93NUMPY", pre)
+	if bytes.HasPrefix(pre, []byte("PK\x03\x04")) || bytes.HasPrefix(pre, []byte("PK\x05\x06")) {
+		detail += ": it is a zip archive, as an .npz is"
+		if npzCall != "" {
+			detail += "; " + npzCall + " reads one"
+		}
+	}
+	return &ndarray.Error{Pkg: "npybridge", Err: ErrNotNPY, Offset: 0, Detail: detail}
 }
 
 func truncated(err error, at int64, what string) error {

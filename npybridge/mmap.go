@@ -59,7 +59,7 @@ func (o ReadOptions) OpenMapped(name string) (*Mapped, error) {
 		return nil, err
 	}
 	defer f.Close() // a mapping outlives its descriptor
-	h, err := o.ReadHeader(f)
+	h, err := o.readHeader(f, false, "OpenNPZFile")
 	if err != nil {
 		return nil, fileError(name, err)
 	}

@@ -168,7 +168,7 @@ func objectRefusal(at int64, descr string, allowed bool) error {
 // costs more. The pickle must build a numpy object array of the header's
 // shape.
 func (o ReadOptions) ReadObjects(r io.Reader) (*ObjectArray, error) {
-	h, err := o.readHeader(r, o.AllowObjects)
+	h, err := o.readHeader(r, o.AllowObjects, "OpenNPZ")
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (z *NPZ) ReadObjects(name string) (*ObjectArray, error) {
 		return nil, memberError(name, errAt(ndarray.ErrTruncated, -1, "the member declares %d bytes; %d deflated bytes decompress to at most %d",
 			e.usize, e.csize, e.maxBytes()))
 	}
-	h, err := z.opts.readHeader(m, z.opts.AllowObjects)
+	h, err := z.opts.readHeader(m, z.opts.AllowObjects, "")
 	if err != nil {
 		return nil, memberError(name, err)
 	}

@@ -17,9 +17,13 @@ import (
 // than r holds fails without allocating the claim; if r reports its length
 // (bytes.Reader, an *os.File) it fails before reading any data.
 // It fails as ReadHeader does, with an *ndarray.Error wrapping ndarray.ErrTruncated when the
-// data ends early, or with r's read error.
-func (o ReadOptions) Read(r io.Reader) (*ndarray.Array, error) {
-	h, err := o.ReadHeader(r)
+// data ends early, or with r's read error. An .npz (a zip archive) fails
+// with ErrNotNPY, its message naming OpenNPZ, which reads one.
+func (o ReadOptions) Read(r io.Reader) (*ndarray.Array, error) { return o.read(r, "OpenNPZ") }
+
+// read is Read, whose error for a zip archive names npzCall (readHeader).
+func (o ReadOptions) read(r io.Reader, npzCall string) (*ndarray.Array, error) {
+	h, err := o.readHeader(r, false, npzCall)
 	if err != nil {
 		return nil, err
 	}
@@ -41,14 +45,15 @@ func (o ReadOptions) inOrder(a *ndarray.Array, err error) (*ndarray.Array, error
 }
 
 // ReadFile reads the NPY file name.
-// It fails with os.Open's error, or with Read's error prefixed with name.
+// It fails with os.Open's error, or with Read's error prefixed with name;
+// for an .npz, it names OpenNPZFile.
 func (o ReadOptions) ReadFile(name string) (*ndarray.Array, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	a, err := o.Read(f)
+	a, err := o.read(f, "OpenNPZFile")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

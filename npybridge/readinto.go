@@ -11,7 +11,13 @@ import (
 // ReadInto is the package's ReadInto with these options.
 // It fails as Read does.
 func (o ReadOptions) ReadInto(r io.Reader, buf []byte) (*ndarray.Array, error) {
-	h, err := o.ReadHeader(r)
+	return o.readInto(r, buf, "OpenNPZ")
+}
+
+// readInto is ReadInto, whose error for a zip archive names npzCall
+// (readHeader).
+func (o ReadOptions) readInto(r io.Reader, buf []byte, npzCall string) (*ndarray.Array, error) {
+	h, err := o.readHeader(r, false, npzCall)
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +34,7 @@ func (o ReadOptions) ReadFileInto(name string, buf []byte) (*ndarray.Array, erro
 		return nil, err
 	}
 	defer f.Close()
-	a, err := o.ReadInto(f, buf)
+	a, err := o.readInto(f, buf, "OpenNPZFile")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -133,7 +133,11 @@ type diffInput struct {
 // rows of rows if it is not nil.
 func openDiffInput(e env, spec string, rows *rowRange, o inputOptions) (*diffInput, error) {
 	path, member := splitMember(spec, "")
-	fa, err := openInputArrays(path, e.stdin, formatOf(path), o)
+	f := formatOf(path)
+	if isRegularFile(path) {
+		f = "" // its first bytes tell, as for inspect: show and diff have no --from
+	}
+	fa, err := openInputArrays(path, e.stdin, f, o)
 	if err != nil {
 		return nil, errors.New(describe(path, err))
 	}

@@ -15,7 +15,9 @@ import (
 )
 
 // Every hostile message, as a .msgpack file, ends convert and inspect with
-// the one-line error and exit status 1, quickly and in bounded memory.
+// the one-line error and exit status 1, quickly and in bounded memory;
+// inspect lists the values of one that is a well-formed message holding
+// no array, as quickly and in as little memory.
 func TestHostileMsgpackFiles(t *testing.T) {
 	dir := t.TempDir()
 	for i, in := range hostile.Inputs() {
@@ -27,6 +29,10 @@ func TestHostileMsgpackFiles(t *testing.T) {
 			{"inspect", src},
 			{"inspect", "--json", src},
 		} {
+			want := 1
+			if args[0] == "inspect" && in.Name == "request of 3 million one-entry maps" {
+				want = 0
+			}
 			t.Run(in.Name+"/"+strings.Join(args[:len(args)-1], " "), func(t *testing.T) {
 				// In process, to count what is allocated.
 				runtime.GC()
@@ -37,7 +43,7 @@ func TestHostileMsgpackFiles(t *testing.T) {
 				code := run(env{stdin: bytes.NewReader(nil), stdout: io.Discard, stderr: &stderr}, args)
 				took := hostile.CPUTime() - start
 				runtime.ReadMemStats(&after)
-				assert.Equal(t, 1, code)
+				assert.Equal(t, want, code, stderr.String())
 				maxTime := hostile.MaxTime
 				if raceDetector {
 					maxTime *= 5 // the race detector slows the walk several times over
@@ -48,6 +54,11 @@ func TestHostileMsgpackFiles(t *testing.T) {
 
 				// As users run it: one line, and no output file.
 				r := cli(t, nil, args...)
+				if want == 0 {
+					assert.Equal(t, 0, r.code, r.stderr)
+					assert.Empty(t, r.stderr)
+					return
+				}
 				assert.Equal(t, 1, r.code)
 				assert.Regexp(t, `^ndpack: [^\n]*\n$`, r.stderr)
 				assert.NotContains(t, r.stderr, "goroutine")

@@ -25,6 +25,11 @@ the earliest and latest as ISO dates; and the first few values: strings
 as numpy prints them ('text', b'bytes'), a record array's fields with
 their statistics and its first three records, one a line, as numpy
 prints the elements of a[:3] (each cut at 200 characters, in JSON too).
+A msgpack message's other values (an RPC request's method and id, a
+message that holds no array at all) are shown by their value, as jq -c
+prints it, cut at 72 characters; the arrays inside a list or map as
+<ext 110, N bytes> or <msgpack-numpy array, N bytes> in it, and each
+again by its path (params/0).
 The format follows the extension (.npy, .npz, .msgpack, .mpk) or, failing
 that, the file's first bytes. "-" is standard input. A FILE may be a URL:
 http://, https:// or s3://BUCKET/KEY (see the README for the AWS settings
@@ -41,7 +46,9 @@ Options:
   --json   print one JSON document (a list with one object per file) for
            scripts: numbers as JSON numbers, "NaN", "+Inf" and "-Inf" as
            strings, complex values as [re, im], a file or member that could
-           not be read as {"file"/"name": ..., "error": ...}
+           not be read as {"file"/"name": ..., "error": ...}, a value
+           that is not an array as {"name": ..., "value": VALUE} with
+           VALUE as JSON (a long one cut, "value_truncated": true)
   --quiet  no progress on standard error
   --objects  read object arrays (numpy dtype O, a pickle): their element
            types and first values, read as data; nothing in the pickle
@@ -57,8 +64,9 @@ Options:
            standard output is a terminal (--preview=false: never)
   --width N  the preview's width in columns (default: $COLUMNS, else the
            terminal's)
-  --header   dtype, shape and sizes only: no data is read (an .npz over
-           HTTP or S3: its directory and each member's headers)
+  --header   dtype, shape and sizes only (no first values): no data is
+           read (an .npz over HTTP or S3: its directory and each
+           member's headers)
   --rows START:STOP  only these rows (the first axis; Python slice rules:
            either bound may be left out, negative ones count from the end;
            no step) of .npy files and .npz members, read alone
@@ -88,23 +96,58 @@ type fileReport struct {
 }
 
 type arrayReport struct {
-	Name         string         `json:"name,omitempty"`
-	Error        string         `json:"error,omitempty"`
-	Value        string         `json:"value,omitempty"` // a value that is not an array, short, as jq -c prints it
-	DType        string         `json:"dtype,omitempty"`
-	Kind         string         `json:"kind,omitempty"`
-	Standard     bool           `json:"standard"`
-	ByteOrder    string         `json:"byte_order,omitempty"`
-	Shape        []int          `json:"shape"`
-	Elements     int            `json:"elements"`
-	ItemSize     int            `json:"item_size"`
-	Bytes        int64          `json:"bytes"`
-	FortranOrder bool           `json:"fortran_order_on_disk,omitempty"`
-	Stats        *stats         `json:"stats,omitempty"`
-	Fields       []fieldReport  `json:"fields,omitempty"`  // of a record dtype, with their statistics
-	Objects      *objectsReport `json:"objects,omitempty"` // of an object array (--objects)
-	First        []*number      `json:"first"`
-	notArray     bool           // not an array ndpack holds: reported, not a failure
+	Name         string          `json:"name,omitempty"`
+	Error        string          `json:"error,omitempty"`
+	Value        string          `json:"-"` // a value that is not an array, short, as jq -c prints it
+	DType        string          `json:"dtype,omitempty"`
+	Kind         string          `json:"kind,omitempty"`
+	Standard     bool            `json:"standard"`
+	ByteOrder    string          `json:"byte_order,omitempty"`
+	Shape        []int           `json:"shape"`
+	Elements     int             `json:"elements"`
+	ItemSize     int             `json:"item_size"`
+	Bytes        int64           `json:"bytes"`
+	FortranOrder bool            `json:"fortran_order_on_disk,omitempty"`
+	Stats        *stats          `json:"stats,omitempty"`
+	Fields       []fieldReport   `json:"fields,omitempty"`  // of a record dtype, with their statistics
+	Objects      *objectsReport  `json:"objects,omitempty"` // of an object array (--objects)
+	First        []*number       `json:"first"`
+	notArray     bool            // not an array ndpack holds: reported, not a failure
+	valueJSON    json.RawMessage // Value as JSON (msgValueJSON)
+	valueCut     bool            // valueJSON leaves part of the value out
+	header       bool            // --header: no data read, so no first values
+}
+
+// MarshalJSON writes the report as inspect --json shows it: a value that
+// is not an array as {"name", "value"} with the value as JSON, a failure
+// as {"name", "error"}, an array with its fields, "first" left out when
+// no data was read (--header).
+func (a arrayReport) MarshalJSON() ([]byte, error) {
+	type plain arrayReport // its fields, without this method
+	var v any = plain(a)
+	switch {
+	case a.valueJSON != nil:
+		v = struct {
+			Name  string          `json:"name,omitempty"`
+			Value json.RawMessage `json:"value"`
+			Cut   bool            `json:"value_truncated,omitempty"` // cut where JSON allows
+		}{a.Name, a.valueJSON, a.valueCut}
+	case a.Error != "":
+		v = struct {
+			Name  string `json:"name,omitempty"`
+			Error string `json:"error"`
+		}{a.Name, a.Error}
+	case a.header:
+		v = struct {
+			plain
+			First *[]*number `json:"first,omitempty"` // hides plain's
+		}{plain: plain(a)}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 }
 
 func runInspect(e env, args []string) error {
@@ -199,7 +242,7 @@ func inspectEach(e env, name string, o inspectOpts, out reportWriter, seen func(
 	if isRegularFile(name) {
 		f = "" // its first bytes tell, whatever its name says
 	}
-	fa, err := openInputArrays(name, e.stdin, f, inputOptions{objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, stderr: e.stderr, remote: o.remote})
+	fa, err := openInputArrays(name, e.stdin, f, inputOptions{objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, stderr: e.stderr, remote: o.remote, values: true})
 	if err != nil {
 		return err
 	}
@@ -238,6 +281,7 @@ func inspectEach(e env, name string, o inspectOpts, out reportWriter, seen func(
 			a = inspectObjects(src)
 		} else if o.header {
 			a = headerReport(src)
+			a.header, a.First = true, nil
 		} else {
 			pv = startPreview(out, &src)
 			a = inspectArray(src, prog, &buf)
@@ -406,6 +450,7 @@ func headerReport(src arraySource) arrayReport {
 			errors.Is(src.err, errNotArray) || errors.Is(src.err, dialect.ErrPickle)
 		if r.notArray && src.value != nil {
 			r.Value = shortValue(src.value) // listed by its value, as jq prints it
+			r.valueJSON, r.valueCut = msgValueJSON(src.value)
 		}
 		return r
 	}
@@ -534,6 +579,9 @@ func printArray(w io.Writer, a arrayReport) {
 		printFields(w, indent+"  ", a.Fields)
 		printFirstRecords(w, indent, a) // inspectrows.go
 		return
+	}
+	if a.header {
+		return // no data read, no values to show
 	}
 	more := ""
 	if a.Elements > len(a.First) {

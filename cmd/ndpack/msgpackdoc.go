@@ -90,13 +90,30 @@ func (fa *fileArrays) msgpackArrays(b []byte, section func(off, n int64) io.Read
 			fa.arrays = []arraySource{listObjects(b)}
 			return nil
 		}
+		if len(nested) == 0 && fa.values {
+			fa.arrays = []arraySource{loneValue(b)}
+			return nil
+		}
 		if len(nested) == 0 {
 			return fmt.Errorf("msgpack: a list holding no array: %w", errNotArrays)
 		}
 		fa.lazyMembers(0, nil, nested, describe, guard)
 		return nil
 	}
+	if len(b) > 0 && fa.values && mpwire.NextType(b) != mpwire.MapType {
+		// A message that is one value (a number, a string): itself.
+		if n, err := mpwalk.Len(b, mpwalk.Limits{MaxDepth: mpwalk.DefaultMaxDepth}); err == nil && n == len(b) {
+			fa.arrays = []arraySource{loneValue(b)}
+			return nil
+		}
+	}
 	return fa.msgpackMap(b, describe, guard)
+}
+
+// loneValue is the message b, which is no array and holds none, as the
+// one member of its file: listed by its value.
+func loneValue(b []byte) arraySource {
+	return arraySource{err: fmt.Errorf("msgpack: %w", errNotArray), value: b}
 }
 
 // msgpackMap describes the entries of the map that fills b, and the
@@ -153,7 +170,7 @@ func (fa *fileArrays) msgpackMap(b []byte, describe describeFunc, guard func(fun
 	if at != len(b) {
 		return fmt.Errorf("msgpack: %d %s after the document", len(b)-at, plural(int64(len(b)-at), "byte"))
 	}
-	if !anArray && len(nested) == 0 {
+	if !anArray && len(nested) == 0 && !fa.values {
 		return fmt.Errorf("msgpack: a map holding no array: %w", errNotArrays)
 	}
 	fa.lazyMembers(count, func(i int) (arraySource, error) {

@@ -106,7 +106,7 @@ func openRemote(name string, f format, o inputOptions) (*fileArrays, *remote.Obj
 			f = formatMsgpack
 		}
 	}
-	fa := &fileArrays{format: f, size: obj.Size(), close: func() { obj.Close() }, objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, maxSize: o.arrayBound()}
+	fa := &fileArrays{format: f, size: obj.Size(), close: func() { obj.Close() }, objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, maxSize: o.arrayBound(), values: o.values}
 	switch f {
 	case formatNPY:
 		err = fa.npyRemote(obj)

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/ndpack/ndpack"
+	"github.com/ndpack/ndpack/internal/filekind"
 	"github.com/ndpack/ndpack/internal/filesection"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
@@ -98,6 +99,9 @@ type fileArrays struct {
 	// to be read whole, in one request with its headers (a remote .npz);
 	// nil where that is not so.
 	wholeMember func(i int) arraySource
+	// values takes a msgpack message that holds no array as its values,
+	// listed as members that are not arrays (inspect), not as a failure.
+	values bool
 }
 
 // inputOptions are how a command's inputs are read: object arrays
@@ -109,6 +113,7 @@ type inputOptions struct {
 	maxObjects int64
 	maxHeader  int
 	maxSize    int64
+	values     bool        // a msgpack message without arrays is its values (inspect)
 	stderr     io.Writer   // where a remote input's warnings go
 	remote     remoteFlags // how a remote input is read
 }
@@ -244,7 +249,7 @@ func openInputArrays(name string, stdin io.Reader, f format, o inputOptions) (*f
 			return nil, err
 		}
 	}
-	fa := &fileArrays{format: f, size: fi.Size(), close: func() { file.Close() }, objects: objects, maxObjects: maxObjects, maxHeader: o.maxHeader, maxSize: o.arrayBound()}
+	fa := &fileArrays{format: f, size: fi.Size(), close: func() { file.Close() }, objects: objects, maxObjects: maxObjects, maxHeader: o.maxHeader, maxSize: o.arrayBound(), values: o.values}
 	switch f {
 	case formatNPY:
 		err = fa.npyFile(file)
@@ -401,11 +406,24 @@ func (fa *fileArrays) msgpackFile(file *os.File, size int64) error {
 // random access and are held in memory.
 func stdinArrays(stdin io.Reader, f format, o inputOptions) (*fileArrays, error) {
 	br := bufio.NewReaderSize(stdin, 1<<16)
+	head, _ := br.Peek(ndpack.DetectLen)
 	if f == "" {
-		head, _ := br.Peek(ndpack.DetectLen)
 		f = ndpack.DetectFormat(head)
 	}
-	fa := &fileArrays{format: f, close: func() {}, objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, maxSize: o.arrayBound()}
+	// What came with the first read, kept to say what the input looks
+	// like should it fail; waiting for more could hold a live stream.
+	head, _ = br.Peek(min(br.Buffered(), filekind.HeadLen))
+	head = bytes.Clone(head)
+	fa, err := stdinFormat(br, f, o)
+	if err != nil {
+		return nil, kindHint(err, "standard input", head, f)
+	}
+	return fa, nil
+}
+
+// stdinFormat reads standard input, buffered in br, in the format f.
+func stdinFormat(br *bufio.Reader, f format, o inputOptions) (*fileArrays, error) {
+	fa := &fileArrays{format: f, close: func() {}, objects: o.objects, maxObjects: o.maxObjects, maxHeader: o.maxHeader, maxSize: o.arrayBound(), values: o.values}
 	if f == formatNPY {
 		var header bytes.Buffer // kept to read an object array from its start
 		h, err := fa.readOptions().ReadHeader(io.TeeReader(br, &header))
@@ -477,21 +495,17 @@ func sniffReader(f *os.File) (format, error) {
 }
 
 // hintFormat adds to a failure to read a file in format f what the file
-// looks like when that is another format: "this looks like an NPY file;
-// use --from npy".
+// looks like (formatkinds.go).
 func hintFormat(err error, name string, file *os.File, f format) error {
 	if file == nil {
 		return err
 	}
-	sniffed, serr := sniffReader(file)
-	if serr != nil || sniffed == f || sniffed == formatMsgpack {
-		return err // only the NPY and zip magics tell a format for sure
+	head := make([]byte, filekind.HeadLen)
+	n, rerr := file.ReadAt(head, 0)
+	if rerr != nil && rerr != io.EOF {
+		return err
 	}
-	return fmt.Errorf("%w; %s looks like %s file: use --from %s", err, name, article(sniffed), sniffed)
-}
-
-func article(f format) string {
-	return map[format]string{formatNPY: "an NPY", formatNPZ: "an NPZ", formatMsgpack: "a msgpack"}[f]
+	return kindHint(err, name, head[:n], f)
 }
 
 // maxSpool bounds an .npz read from a pipe, which is copied to a temporary
