@@ -151,13 +151,20 @@ func TestRefsRemoteBudget(t *testing.T) {
 	}
 	r := cli(t, nil, append([]string{"refs", "--stack", "shots"}, urls...)...)
 	require.Equal(t, 0, r.code, r.stderr)
+	// requests reads what the server has logged for a path: its
+	// handler runs on the server's goroutines.
+	requests := func(path string) []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), ranges[path]...)
+	}
 	for _, n := range names {
-		assert.Equal(t, []string{"GET bytes=0-4095"}, ranges["/"+n], n)
+		assert.Equal(t, []string{"GET bytes=0-4095"}, requests("/"+n), n)
 	}
 	r2 := cli(t, nil, "refs", srv.URL+"/run.npz")
 	require.Equal(t, 0, r2.code, r2.stderr)
 	// Its first 4 KiB hold the whole archive: its directory and members.
-	assert.Equal(t, []string{"GET bytes=0-4095"}, ranges["/run.npz"])
+	assert.Equal(t, []string{"GET bytes=0-4095"}, requests("/run.npz"))
 	// A larger one: its first bytes, its directory, and a request a
 	// member past them.
 	var members []npybridge.NamedArray
@@ -167,7 +174,7 @@ func TestRefsRemoteBudget(t *testing.T) {
 	require.NoError(t, npybridge.WriteNPZFile(filepath.Join(dir, "big.npz"), members, false))
 	r2 = cli(t, nil, "refs", srv.URL+"/big.npz")
 	require.Equal(t, 0, r2.code, r2.stderr)
-	assert.Len(t, ranges["/big.npz"], 1+1+2, "the .npz's requests: %q", ranges["/big.npz"])
+	assert.Len(t, requests("/big.npz"), 1+1+2, "the .npz's requests: %q", requests("/big.npz"))
 
 	refs := filepath.Join(dir, "shots.json")
 	require.NoError(t, os.WriteFile(refs, []byte(r.stdout), 0o644))
