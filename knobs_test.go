@@ -23,7 +23,7 @@ import (
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/ext110"
-	"github.com/ndpack/ndpack/gr00t"
+	"github.com/ndpack/ndpack/gr00tpolicy"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
@@ -77,16 +77,16 @@ func checkEveryField(t *testing.T, name string, cases map[string]func(*testing.T
 // under) it.
 func TestEveryMaxSizeZeroIsDefaultMaxSize(t *testing.T) {
 	checkEveryField(t, "MaxSize", map[string]func(*testing.T){
-		", type MessageOptions struct, MaxSize int64":     messageMaxSize,
-		", type ConvertOptions struct, MaxSize int64":     convertMaxSize,
-		"/ext110, type Decoder struct, MaxSize int64":     ext110DecoderMaxSize,
-		"/gr00t, type DialOptions struct, MaxSize int64":  gr00tDialMaxSize,
-		"/gr00t, type Server struct, MaxSize int64":       gr00tServerMaxSize,
-		"/openpi, type DialOptions struct, MaxSize int64": openpiDialMaxSize,
-		"/openpi, type Server struct, MaxSize int64":      openpiServerMaxSize,
-		"/refs, type ParseOptions struct, MaxSize int64":  refsParseMaxSize,
-		"/yaq, type DialOptions struct, MaxSize int64":    yaqDialMaxSize,
-		"/yaq, type Daemon struct, MaxSize int64":         yaqDaemonMaxSize,
+		", type MessageOptions struct, MaxSize int64":          messageMaxSize,
+		", type ConvertOptions struct, MaxSize int64":          convertMaxSize,
+		"/ext110, type Decoder struct, MaxSize int64":          ext110DecoderMaxSize,
+		"/gr00tpolicy, type DialOptions struct, MaxSize int64": gr00tDialMaxSize,
+		"/gr00tpolicy, type Server struct, MaxSize int64":      gr00tServerMaxSize,
+		"/openpi, type DialOptions struct, MaxSize int64":      openpiDialMaxSize,
+		"/openpi, type Server struct, MaxSize int64":           openpiServerMaxSize,
+		"/refs, type ParseOptions struct, MaxSize int64":       refsParseMaxSize,
+		"/yaq, type DialOptions struct, MaxSize int64":         yaqDialMaxSize,
+		"/yaq, type Daemon struct, MaxSize int64":              yaqDaemonMaxSize,
 		"/yaq/kit, type Daemon struct, MaxSize int64 (promoted)": func(t *testing.T) {
 			promotedFromYaqDaemon(t, "MaxSize") // yaq.Daemon's own field: its case holds it
 		},
@@ -207,7 +207,7 @@ func openpiDialMaxSize(t *testing.T) {
 }
 
 // gr00tServe serves s on a port of 127.0.0.1 until the test ends.
-func gr00tServe(t *testing.T, s *gr00t.Server) string {
+func gr00tServe(t *testing.T, s *gr00tpolicy.Server) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -218,8 +218,8 @@ func gr00tServe(t *testing.T, s *gr00t.Server) string {
 }
 
 func gr00tDialMaxSize(t *testing.T) {
-	addr := gr00tServe(t, &gr00t.Server{Policy: gr00t.Echo, MaxSize: 2 * def})
-	c, err := gr00t.Dial(ctx30(t), addr, nil)
+	addr := gr00tServe(t, &gr00tpolicy.Server{Policy: gr00tpolicy.Echo, MaxSize: 2 * def})
+	c, err := gr00tpolicy.Dial(ctx30(t), addr, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	_, _, err = c.GetAction(ctx30(t), map[string]any{"x": make([]byte, def+1024)}, nil)
@@ -231,8 +231,8 @@ func gr00tDialMaxSize(t *testing.T) {
 
 func gr00tServerMaxSize(t *testing.T) {
 	var logged syncBuffer
-	addr := gr00tServe(t, &gr00t.Server{Policy: gr00t.Echo, ErrorLog: log.New(&logged, "", 0)})
-	c, err := gr00t.Dial(ctx30(t), addr, &gr00t.DialOptions{MaxSize: 2 * def})
+	addr := gr00tServe(t, &gr00tpolicy.Server{Policy: gr00tpolicy.Echo, ErrorLog: log.New(&logged, "", 0)})
+	c, err := gr00tpolicy.Dial(ctx30(t), addr, &gr00tpolicy.DialOptions{MaxSize: 2 * def})
 	require.NoError(t, err)
 	defer c.Close()
 	_, _, err = c.GetAction(ctx30(t), map[string]any{"x": make([]byte, def+1024)}, nil)
@@ -388,10 +388,10 @@ func waitFor(t *testing.T, logged *syncBuffer, want string) {
 // net/http.Server's does.
 func TestEveryNilErrorLogIsTheStandardLogger(t *testing.T) {
 	checkEveryField(t, "ErrorLog", map[string]func(*testing.T){
-		"/gr00t, type Server struct, ErrorLog *log.Logger": func(t *testing.T) {
+		"/gr00tpolicy, type Server struct, ErrorLog *log.Logger": func(t *testing.T) {
 			logged := standardLog(t)
-			addr := gr00tServe(t, &gr00t.Server{Policy: gr00t.Echo, MaxSize: 100})
-			c, err := gr00t.Dial(ctx30(t), addr, nil)
+			addr := gr00tServe(t, &gr00tpolicy.Server{Policy: gr00tpolicy.Echo, MaxSize: 100})
+			c, err := gr00tpolicy.Dial(ctx30(t), addr, nil)
 			require.NoError(t, err)
 			defer c.Close()
 			_, _, err = c.GetAction(ctx30(t), map[string]any{"x": make([]byte, 200)}, nil)

@@ -105,7 +105,7 @@ func TestReadmeGoBlocksRun(t *testing.T) {
 		{"yaq.Dial(", "go run ./examples/yaqd-fakes fake-camera --config cam.toml"},
 		{"yaqrpc.Dial(", "go run ./examples/fakesensor -addr 127.0.0.1:38000"},
 		{"openpi.Dial(", "ndpack openpi serve --addr 127.0.0.1:8000 --echo"},
-		{"gr00t.Dial(", "ndpack gr00t serve --addr 127.0.0.1:5555 --echo"},
+		{"gr00tpolicy.Dial(", "ndpack gr00t serve --addr 127.0.0.1:5555 --echo"},
 	}
 	bin := t.TempDir()
 	ran := 0

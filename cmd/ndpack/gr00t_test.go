@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/ndpack/ndpack"
-	"github.com/ndpack/ndpack/gr00t"
+	"github.com/ndpack/ndpack/gr00tpolicy"
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
@@ -23,7 +23,7 @@ import (
 )
 
 // gr00tServer serves s on 127.0.0.1 for the test's length.
-func gr00tServer(t *testing.T, s *gr00t.Server) string {
+func gr00tServer(t *testing.T, s *gr00tpolicy.Server) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -63,7 +63,7 @@ func TestGr00tCommand(t *testing.T) {
 	task := filepath.Join(dir, "task.json")
 	require.NoError(t, os.WriteFile(task, []byte(`{"language": {"task": "pick up the fork"}}`), 0o644))
 	seen := make(chan map[string]any, 16)
-	addr := gr00tServer(t, &gr00t.Server{Policy: recordingPolicy{seen}, Token: "t0k", Modality: map[string]gr00t.ModalityConfig{
+	addr := gr00tServer(t, &gr00tpolicy.Server{Policy: recordingPolicy{seen}, Token: "t0k", Modality: map[string]gr00tpolicy.ModalityConfig{
 		"video": {DeltaIndices: []int{0}, ModalityKeys: []string{"video.cam0"}},
 	}})
 
@@ -107,11 +107,11 @@ func TestGr00tCommand(t *testing.T) {
 	failed := filepath.Join(dir, "failed.npz")
 	r = cli(t, nil, "gr00t", "--token", "t0k", "--json", task, addr, obsFile, failed)
 	assert.Equal(t, 1, r.code)
-	assert.Equal(t, "ndpack: gr00t: get_action: server error: ValueError: no \\x1b[31mfork\n", r.stderr)
+	assert.Equal(t, "ndpack: gr00tpolicy: get_action: server error: ValueError: no \\x1b[31mfork\n", r.stderr)
 	assert.NoFileExists(t, failed)
 	r = cli(t, nil, "gr00t", addr)
 	assert.Equal(t, 1, r.code)
-	assert.Equal(t, "ndpack: gr00t: ping: server error: Unauthorized: Invalid API token\n", r.stderr)
+	assert.Equal(t, "ndpack: gr00tpolicy: ping: server error: Unauthorized: Invalid API token\n", r.stderr)
 }
 
 func TestGr00tCommandErrors(t *testing.T) {
@@ -188,12 +188,12 @@ func TestGr00tServe(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := gr00t.Dial(ctx, addr, &gr00t.DialOptions{Token: "t"})
+	c, err := gr00tpolicy.Dial(ctx, addr, &gr00tpolicy.DialOptions{Token: "t"})
 	require.NoError(t, err)
 	defer c.Close()
 	mc, err := c.ModalityConfig(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []gr00t.ActionConfig{{Rep: "RELATIVE", Type: "EEF", Format: "DEFAULT", StateKey: "state.arm"}}, mc["action"].ActionConfigs)
+	assert.Equal(t, []gr00tpolicy.ActionConfig{{Rep: "RELATIVE", Type: "EEF", Format: "DEFAULT", StateKey: "state.arm"}}, mc["action"].ActionConfigs)
 	assert.Equal(t, []string{"video.cam0"}, mc["video"].ModalityKeys)
 	for range 2 {
 		action, info, err := c.GetAction(ctx, map[string]any{"state": grip}, nil)
@@ -202,9 +202,9 @@ func TestGr00tServe(t *testing.T) {
 		assert.True(t, grip.Equal(action["arm"].(map[string]any)["gripper"].(*ndarray.Array)))
 		assert.Equal(t, map[string]any{}, info)
 	}
-	nc, err := gr00t.Dial(ctx, addr, nil)
+	nc, err := gr00tpolicy.Dial(ctx, addr, nil)
 	require.NoError(t, err)
-	var se *gr00t.ServerError
+	var se *gr00tpolicy.ServerError
 	assert.True(t, errors.As(nc.Ping(ctx), &se), "a request without the token")
 	nc.Close()
 	require.NoError(t, c.Kill(ctx))

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/ndpack/ndpack/dialect"
-	"github.com/ndpack/ndpack/gr00t"
+	"github.com/ndpack/ndpack/gr00tpolicy"
 	"github.com/ndpack/ndpack/internal/peertext"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/ndpack/ndpack/npybridge"
@@ -132,7 +132,7 @@ func runGr00t(e env, args []string) error {
 		ctx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
 	}
-	c, err := gr00t.Dial(ctx, pos[0], &gr00t.DialOptions{Token: *token, Wait: *wait, MaxSize: int64(maxSize)})
+	c, err := gr00tpolicy.Dial(ctx, pos[0], &gr00tpolicy.DialOptions{Token: *token, Wait: *wait, MaxSize: int64(maxSize)})
 	if err != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ func runGr00t(e env, args []string) error {
 }
 
 // gr00tStatus pings the server and prints its modality config.
-func gr00tStatus(ctx context.Context, e env, c *gr00t.Client) error {
+func gr00tStatus(ctx context.Context, e env, c *gr00tpolicy.Client) error {
 	start := time.Now()
 	if err := c.Ping(ctx); err != nil {
 		return err
@@ -223,7 +223,7 @@ func runGr00tServe(e env, args []string) error {
 	case *replay != "" && formatOf(*replay) != formatNPZ:
 		return usageError("--replay needs an .npz file, got %q", *replay)
 	}
-	s := &gr00t.Server{MaxSize: int64(maxSize), Token: *token, ErrorLog: log.New(e.stderr, "ndpack gr00t serve: ", log.LstdFlags)}
+	s := &gr00tpolicy.Server{MaxSize: int64(maxSize), Token: *token, ErrorLog: log.New(e.stderr, "ndpack gr00t serve: ", log.LstdFlags)}
 	held := int64(128 << 20) // beyond the messages' budget: the runtime, the replayed actions
 	if *modalityFile != "" {
 		if s.Modality, err = readModality(*modalityFile); err != nil {
@@ -231,7 +231,7 @@ func runGr00tServe(e env, args []string) error {
 		}
 	}
 	if *echo {
-		s.Policy = gr00t.Echo
+		s.Policy = gr00tpolicy.Echo
 	} else {
 		arrays, err := npybridge.ReadOptions{}.ReadNPZFile(*replay)
 		if err != nil {
@@ -264,7 +264,7 @@ func runGr00tServe(e env, args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = s.Serve(ctx, l)
-	if errors.Is(err, gr00t.ErrKilled) {
+	if errors.Is(err, gr00tpolicy.ErrKilled) {
 		fmt.Fprintln(e.stdout, "stopped by a kill request")
 		return nil
 	}
@@ -284,14 +284,14 @@ func (replayPolicy) Reset(context.Context, map[string]any) (map[string]any, erro
 
 // readModality reads --modality's file: modality names to ModalityConfig
 // fields, each checked as GR00T's ModalityConfig checks them.
-func readModality(name string) (map[string]gr00t.ModalityConfig, error) {
+func readModality(name string) (map[string]gr00tpolicy.ModalityConfig, error) {
 	b, err := os.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
-	var m map[string]gr00t.ModalityConfig
+	var m map[string]gr00tpolicy.ModalityConfig
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("--modality %s: %v", name, err)
 	}

@@ -1,4 +1,4 @@
-// Package gr00t speaks the policy wire of NVIDIA Isaac GR00T's inference
+// Package gr00tpolicy speaks the policy wire of NVIDIA Isaac GR00T's inference
 // server (gr00t/policy/server_client.py: PolicyServer and PolicyClient),
 // both ways: Dial connects a Go robot or gateway to a GR00T policy server,
 // and Server serves a Go Policy to GR00T's Python clients.
@@ -34,4 +34,4 @@
 // ZeroMQ is spoken by the module's own ZMTP 3.1 implementation (NULL
 // security, as pyzmq's sockets use by default), so that the package builds
 // without cgo and refuses a frame over its limit before allocating it.
-package gr00t
+package gr00tpolicy

@@ -1,4 +1,4 @@
-package gr00t
+package gr00tpolicy
 
 import (
 	"context"
@@ -271,7 +271,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		l.Close()
 		return errNoPolicy
 	}
-	set := connset.New(func(format string, args ...any) { s.logf("gr00t: "+format, args...) })
+	set := connset.New(func(format string, args ...any) { s.logf("gr00tpolicy: "+format, args...) })
 	killed := make(chan struct{})
 	var killOnce sync.Once
 	kill := func() { killOnce.Do(func() { close(killed) }) }
@@ -295,7 +295,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	default:
 	}
 	if err != nil && ctx.Err() == nil {
-		return fmt.Errorf("gr00t: serving %s: %w", l.Addr(), err)
+		return fmt.Errorf("gr00tpolicy: serving %s: %w", l.Addr(), err)
 	}
 	if err == nil {
 		<-errc

@@ -1,4 +1,4 @@
-package gr00t
+package gr00tpolicy
 
 import (
 	"context"
@@ -146,7 +146,7 @@ func (c *serverConn) call(ctx context.Context, endpoint string, h Handler, data 
 	defer c.s.turn.Unlock()
 	defer func() {
 		if p := recover(); p != nil {
-			c.s.logf("gr00t: %s: %s: panic: %v\n%s", c.nc.RemoteAddr(), peertext.Line(endpoint), p, debug.Stack())
+			c.s.logf("gr00tpolicy: %s: %s: panic: %v\n%s", c.nc.RemoteAddr(), peertext.Line(endpoint), p, debug.Stack())
 			out, err = nil, fmt.Errorf("panic: %v", p)
 		}
 	}()
@@ -156,9 +156,9 @@ func (c *serverConn) call(ctx context.Context, endpoint string, h Handler, data 
 // failed logs a request's failure and returns its answer.
 func (c *serverConn) failed(endpoint string, err error) ordered {
 	if endpoint == "" {
-		c.s.logf("gr00t: %s: %s", c.nc.RemoteAddr(), peertext.Line(err.Error()))
+		c.s.logf("gr00tpolicy: %s: %s", c.nc.RemoteAddr(), peertext.Line(err.Error()))
 	} else {
-		c.s.logf("gr00t: %s: %s: %s", c.nc.RemoteAddr(), peertext.Line(endpoint), peertext.Line(err.Error()))
+		c.s.logf("gr00tpolicy: %s: %s: %s", c.nc.RemoteAddr(), peertext.Line(endpoint), peertext.Line(err.Error()))
 	}
 	return errorAnswer(err)
 }
@@ -169,5 +169,5 @@ func (c *serverConn) ended(doing string, err error) {
 	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 		return
 	}
-	c.s.logf("gr00t: %s: %s: %s", c.nc.RemoteAddr(), doing, peertext.Line(err.Error()))
+	c.s.logf("gr00tpolicy: %s: %s: %s", c.nc.RemoteAddr(), doing, peertext.Line(err.Error()))
 }

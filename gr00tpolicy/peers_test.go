@@ -1,4 +1,4 @@
-package gr00t
+package gr00tpolicy
 
 import (
 	"bufio"
@@ -61,7 +61,10 @@ func peerEnv(t testing.TB, kind string) []string {
 		if err != nil {
 			return err
 		}
+		// The stand-ins are the Python package gr00t's three modules,
+		// kept under testdata/standins and copied into dir/gr00t.
 		rel, _ := filepath.Rel("testdata/standins", path)
+		rel = filepath.Join("gr00t", rel)
 		if d.IsDir() {
 			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
 		}

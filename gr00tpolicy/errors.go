@@ -1,4 +1,4 @@
-package gr00t
+package gr00tpolicy
 
 import (
 	"errors"
@@ -27,7 +27,7 @@ type msgError struct {
 // Error is one line, whatever the message held: what of the peer's text
 // it quotes (a dtype, a key) is escaped.
 func (e *msgError) Error() string {
-	return peertext.Line(codecerr.Format("gr00t", e.class, e.offset, e.detail, e.cause))
+	return peertext.Line(codecerr.Format("gr00tpolicy", e.class, e.offset, e.detail, e.cause))
 }
 
 func (e *msgError) Unwrap() []error { return codecerr.Unwrap(e.class, e.cause) }
@@ -37,7 +37,7 @@ func errAt(class error, off int, format string, args ...any) error {
 }
 
 // ErrKilled is what Serve returns once it has answered a kill request.
-var ErrKilled = errors.New("gr00t: the server was told to stop by a kill request")
+var ErrKilled = errors.New("gr00tpolicy: the server was told to stop by a kill request")
 
 // ServerError is a server's {"error": TEXT} answer: an unknown endpoint, a
 // wrong API token, or the policy's failure, as GR00T's PolicyServer sends
@@ -55,18 +55,18 @@ type ServerError struct {
 // Error is one line: the endpoint and the server's text, control
 // characters escaped.
 func (e *ServerError) Error() string {
-	return "gr00t: " + peertext.Line(e.Endpoint) + ": server error: " + peertext.Line(e.Text)
+	return "gr00tpolicy: " + peertext.Line(e.Endpoint) + ": server error: " + peertext.Line(e.Text)
 }
 
 // errNotDialed is what calls on a zero Client return.
-var errNotDialed = errors.New("gr00t: the Client is connected to nothing: make one with Dial")
+var errNotDialed = errors.New("gr00tpolicy: the Client is connected to nothing: make one with Dial")
 
 // errClosed is what calls on a closed Client return; it matches
 // net.ErrClosed and os.ErrClosed.
-var errClosed = codecerr.Closed("gr00t: client closed")
+var errClosed = codecerr.Closed("gr00tpolicy: client closed")
 
 // errNoPolicy is what Serve returns for a Server without a Policy.
-var errNoPolicy = errors.New("gr00t: the Server has no Policy to answer with (gr00t.Echo answers each observation with itself)")
+var errNoPolicy = errors.New("gr00tpolicy: the Server has no Policy to answer with (gr00tpolicy.Echo answers each observation with itself)")
 
 // quote quotes a peer's text for an error: Go's quoting, which escapes
 // control characters.

@@ -1,4 +1,4 @@
-package gr00t
+package gr00tpolicy
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // images and a 32-float state (about 450 KiB), over loopback and back.
 // Run them under the machine's benchmark lock, with a short benchtime:
 //
-//	flock /tmp/ndpack-bench.lock go test -run XXX -bench . -benchtime 200x ./gr00t/
+//	flock /tmp/ndpack-bench.lock go test -run XXX -bench . -benchtime 200x ./gr00tpolicy/
 //
 // BenchmarkLivePeers needs GR00T's source (NDPACK_GR00T_SRC, see
 // peers_test.go): its PolicyServer and PolicyClient are what the Go

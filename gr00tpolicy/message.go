@@ -1,4 +1,4 @@
-package gr00t
+package gr00tpolicy
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package gr00t
+package gr00tpolicy
 
 import (
 	"context"
@@ -91,7 +91,7 @@ func tcpAddress(addr string) (string, error) {
 	}
 	host, port, err := net.SplitHostPort(a)
 	if err != nil || port == "" {
-		return "", fmt.Errorf("gr00t: the address %s is not HOST:PORT, tcp://HOST:PORT or a port", quote(addr))
+		return "", fmt.Errorf("gr00tpolicy: the address %s is not HOST:PORT, tcp://HOST:PORT or a port", quote(addr))
 	}
 	if host == "*" || host == "" {
 		host = "127.0.0.1"
@@ -113,17 +113,17 @@ func (c *Client) connect(ctx context.Context) (*zmtp.Conn, error) {
 				if ctx.Err() != nil {
 					err = ctx.Err()
 				}
-				return nil, fmt.Errorf("gr00t: greeting %s: %w", c.addr, err)
+				return nil, fmt.Errorf("gr00tpolicy: greeting %s: %w", c.addr, err)
 			}
 			nc.SetDeadline(time.Time{})
 			return z, nil
 		}
 		if !c.wait || !errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, fmt.Errorf("gr00t: %w", err)
+			return nil, fmt.Errorf("gr00tpolicy: %w", err)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("gr00t: waiting for %s: %w", c.addr, ctx.Err())
+			return nil, fmt.Errorf("gr00tpolicy: waiting for %s: %w", c.addr, ctx.Err())
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, time.Second)
@@ -160,21 +160,21 @@ func (c *Client) call(ctx context.Context, endpoint string, data any, withData b
 	defer putBuffer(buf)
 	body, err := encode(*buf, req)
 	if err != nil {
-		return nil, fmt.Errorf("gr00t: %s: encoding the request: %w", quote(endpoint), err)
+		return nil, fmt.Errorf("gr00tpolicy: %s: encoding the request: %w", quote(endpoint), err)
 	}
 	*buf = body
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	reply, err := c.roundTrip(ctx, body)
 	if err != nil {
-		return nil, fmt.Errorf("gr00t: %s: %w", quote(endpoint), err)
+		return nil, fmt.Errorf("gr00tpolicy: %s: %w", quote(endpoint), err)
 	}
 	if string(reply) == "ERROR" {
 		return nil, &ServerError{Endpoint: endpoint, Text: "ERROR"}
 	}
 	v, err := decode(reply, nil)
 	if err != nil {
-		return nil, fmt.Errorf("gr00t: %s: the answer: %w", quote(endpoint), err)
+		return nil, fmt.Errorf("gr00tpolicy: %s: the answer: %w", quote(endpoint), err)
 	}
 	if m, ok := v.(map[string]any); ok {
 		if e, ok := m["error"]; ok {
@@ -285,13 +285,13 @@ func (c *Client) GetAction(ctx context.Context, obs, options map[string]any) (ac
 	}
 	pair, ok := v.([]any)
 	if !ok || len(pair) != 2 {
-		return nil, nil, fmt.Errorf("gr00t: \"get_action\": %w: the answer is %s, not [action, info]", errMalformed, kindOf(v))
+		return nil, nil, fmt.Errorf("gr00tpolicy: \"get_action\": %w: the answer is %s, not [action, info]", errMalformed, kindOf(v))
 	}
 	if action, ok = pair[0].(map[string]any); !ok && pair[0] != nil {
-		return nil, nil, fmt.Errorf("gr00t: \"get_action\": %w: the action is %s, not a map", errMalformed, kindOf(pair[0]))
+		return nil, nil, fmt.Errorf("gr00tpolicy: \"get_action\": %w: the action is %s, not a map", errMalformed, kindOf(pair[0]))
 	}
 	if info, ok = pair[1].(map[string]any); !ok && pair[1] != nil {
-		return nil, nil, fmt.Errorf("gr00t: \"get_action\": %w: the info is %s, not a map", errMalformed, kindOf(pair[1]))
+		return nil, nil, fmt.Errorf("gr00tpolicy: \"get_action\": %w: the info is %s, not a map", errMalformed, kindOf(pair[1]))
 	}
 	return action, info, nil
 }
@@ -313,7 +313,7 @@ func (c *Client) Reset(ctx context.Context, options map[string]any) (map[string]
 	}
 	m, ok := v.(map[string]any)
 	if !ok && v != nil {
-		return nil, fmt.Errorf("gr00t: \"reset\": %w: the answer is %s, not a map", errMalformed, kindOf(v))
+		return nil, fmt.Errorf("gr00tpolicy: \"reset\": %w: the answer is %s, not a map", errMalformed, kindOf(v))
 	}
 	return m, nil
 }
@@ -328,13 +328,13 @@ func (c *Client) ModalityConfig(ctx context.Context) (map[string]ModalityConfig,
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("gr00t: \"get_modality_config\": %w: the answer is %s, not a map", errMalformed, kindOf(v))
+		return nil, fmt.Errorf("gr00tpolicy: \"get_modality_config\": %w: the answer is %s, not a map", errMalformed, kindOf(v))
 	}
 	out := make(map[string]ModalityConfig, len(m))
 	for name, x := range m {
 		mc, err := parseModality(name, x)
 		if err != nil {
-			return nil, fmt.Errorf("gr00t: \"get_modality_config\": %w", err)
+			return nil, fmt.Errorf("gr00tpolicy: \"get_modality_config\": %w", err)
 		}
 		out[name] = mc
 	}

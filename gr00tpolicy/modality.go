@@ -1,4 +1,4 @@
-package gr00t
+package gr00tpolicy
 
 import (
 	"errors"
@@ -52,10 +52,10 @@ var (
 // enumeration name GR00T does not have.
 func (m ModalityConfig) Check() error {
 	if len(m.ModalityKeys) == 0 {
-		return fmt.Errorf("gr00t: a modality config needs modality_keys (a non-empty list)")
+		return fmt.Errorf("gr00tpolicy: a modality config needs modality_keys (a non-empty list)")
 	}
 	if m.ActionConfigs != nil && len(m.ActionConfigs) != len(m.ModalityKeys) {
-		return fmt.Errorf("gr00t: a modality config has %d action_configs for %d modality_keys", len(m.ActionConfigs), len(m.ModalityKeys))
+		return fmt.Errorf("gr00tpolicy: a modality config has %d action_configs for %d modality_keys", len(m.ActionConfigs), len(m.ModalityKeys))
 	}
 	for i, a := range m.ActionConfigs {
 		for _, f := range []struct {
@@ -63,7 +63,7 @@ func (m ModalityConfig) Check() error {
 			names   []string
 		}{{"rep", a.Rep, actionReps}, {"type", a.Type, actionTypes}, {"format", a.Format, actionFormats}} {
 			if !contains(f.names, f.v) {
-				return fmt.Errorf("gr00t: action_configs[%d].%s is %q, not one of %s", i, f.name, f.v, strings.Join(f.names, ", "))
+				return fmt.Errorf("gr00tpolicy: action_configs[%d].%s is %q, not one of %s", i, f.name, f.v, strings.Join(f.names, ", "))
 			}
 		}
 	}
@@ -168,7 +168,7 @@ func parseModality(name string, v any) (ModalityConfig, error) {
 		return m, bad("delta_indices", "a list of integers")
 	}
 	if err := m.Check(); err != nil {
-		return m, fmt.Errorf("%w: the modality %s: %v", errMalformed, quote(name), strings.TrimPrefix(err.Error(), "gr00t: "))
+		return m, fmt.Errorf("%w: the modality %s: %v", errMalformed, quote(name), strings.TrimPrefix(err.Error(), "gr00tpolicy: "))
 	}
 	return m, nil
 }
