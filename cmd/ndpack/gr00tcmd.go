@@ -112,26 +112,12 @@ func runGr00t(e env, args []string) error {
 	case *infoFile != "" && !strings.HasSuffix(strings.ToLower(*infoFile), ".json") && formatOf(*infoFile) != formatNPZ && formatOf(*infoFile) != formatMsgpack:
 		return usageError("--info must name a .json, .npz or .msgpack/.mpk file, got %q", *infoFile)
 	}
-	var obs map[string]any
-	if len(pos) > 1 {
-		if f := formatOf(pos[1]); f != formatNPZ && f != formatMsgpack {
-			return usageError("OBS must be an .npz or a .msgpack/.mpk file, got %q", pos[1])
-		}
-		if len(pos) > 2 {
-			if f := formatOf(pos[2]); f != formatNPZ && f != formatMsgpack {
-				return usageError("ACTION must be an .npz or a .msgpack/.mpk file name, got %q", pos[2])
-			}
-		}
-		if obs, err = readObservation(pos[1], *jsonFile); err != nil {
-			return err
-		}
+	obs, err := policyObservation(pos, *jsonFile)
+	if err != nil {
+		return err
 	}
-	ctx := context.Background()
-	if *timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeout)
-		defer cancel()
-	}
+	ctx, cancel := callContext(*timeout)
+	defer cancel()
 	c, err := gr00tpolicy.Dial(ctx, pos[0], &gr00tpolicy.DialOptions{Token: *token, Wait: *wait, MaxSize: int64(maxSize)})
 	if err != nil {
 		return err

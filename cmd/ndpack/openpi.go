@@ -108,26 +108,12 @@ func runOpenpi(e env, args []string) error {
 	case len(pos) == 1 && (*jsonFile != "" || *repeat != 1):
 		return usageError("--json and --repeat go with an observation: name OBS")
 	}
-	var obs map[string]any
-	if len(pos) > 1 {
-		if f := formatOf(pos[1]); f != formatNPZ && f != formatMsgpack {
-			return usageError("OBS must be an .npz or a .msgpack/.mpk file, got %q", pos[1])
-		}
-		if len(pos) > 2 {
-			if f := formatOf(pos[2]); f != formatNPZ && f != formatMsgpack {
-				return usageError("ACTION must be an .npz or a .msgpack/.mpk file name, got %q", pos[2])
-			}
-		}
-		if obs, err = readObservation(pos[1], *jsonFile); err != nil {
-			return err
-		}
+	obs, err := policyObservation(pos, *jsonFile)
+	if err != nil {
+		return err
 	}
-	ctx := context.Background()
-	if *timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeout)
-		defer cancel()
-	}
+	ctx, cancel := callContext(*timeout)
+	defer cancel()
 	c, err := openpi.Dial(ctx, localPort(pos[0]), &openpi.DialOptions{APIKey: *apiKey, Wait: *wait, MaxSize: *maxSize})
 	if err != nil {
 		return serverError(e, err)
@@ -157,6 +143,33 @@ func runOpenpi(e env, args []string) error {
 		return writeMap(e, pos[2], action, dialect.OpenPI, "action")
 	}
 	return nil
+}
+
+// policyObservation checks a policy client's OBS and ACTION (pos[1] and
+// pos[2], each an .npz or msgpack file) and reads OBS, with --json's
+// values; nil when no OBS is named.
+func policyObservation(pos []string, jsonFile string) (map[string]any, error) {
+	if len(pos) < 2 {
+		return nil, nil
+	}
+	if f := formatOf(pos[1]); f != formatNPZ && f != formatMsgpack {
+		return nil, usageError("OBS must be an .npz or a .msgpack/.mpk file, got %q", pos[1])
+	}
+	if len(pos) > 2 {
+		if f := formatOf(pos[2]); f != formatNPZ && f != formatMsgpack {
+			return nil, usageError("ACTION must be an .npz or a .msgpack/.mpk file name, got %q", pos[2])
+		}
+	}
+	return readObservation(pos[1], jsonFile)
+}
+
+// callContext is the context of a policy client's calls: ending after
+// --timeout, or never when it is 0.
+func callContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout > 0 {
+		return context.WithTimeout(context.Background(), timeout)
+	}
+	return context.WithCancel(context.Background())
 }
 
 // localPort makes a bare port 127.0.0.1:PORT, as yaq's command and yaqc
