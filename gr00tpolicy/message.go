@@ -6,8 +6,6 @@ import (
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
-	"github.com/ndpack/ndpack/internal/codecerr"
-	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/msgarrays"
 	"github.com/ndpack/ndpack/ndarray"
 	"github.com/vmihailenco/msgpack/v5"
@@ -94,22 +92,7 @@ func putBuffer(b *[]byte) {
 // msgarrays.MaxDepth, and the memory decoding takes within maxExpansion,
 // which charge (when not nil) is asked for before any is allocated.
 func decode(b []byte, charge func(int64) error) (any, error) {
-	n, err := mpwalk.Len(b, mpwalk.Limits{MaxDepth: msgarrays.MaxDepth, MaxExpansion: mpwalk.DefaultMaxExpansion})
-	if err != nil {
-		f := walkClasses.Classify(err)
-		return nil, &msgError{class: f.Class, offset: f.Offset, detail: f.Detail}
-	}
-	if n != len(b) {
-		return nil, errAt(errMalformed, n, "%s after the message", codecerr.Count(len(b)-n, "byte"))
-	}
-	limit := maxExpansion*int64(len(b)) + expansionSlack
-	cost, err := arrays.Cost(b, limit)
-	if errors.Is(err, ndarray.ErrTooLarge) {
-		var e *msgarrays.Error
-		errors.As(err, &e)
-		return nil, errAt(ndarray.ErrTooLarge, e.Offset, "decoding the message of %d bytes would take more than %d bytes of memory, %d times its size and %d MiB: values that cost far more than their bytes (many empty lists or maps)",
-			len(b), limit, maxExpansion, expansionSlack>>20)
-	}
+	cost, err := arrays.Check(b, maxExpansion, expansionSlack)
 	if err != nil {
 		return nil, decodeError(err)
 	}
@@ -136,15 +119,4 @@ func decodeError(err error) error {
 		class = errMalformed
 	}
 	return &msgError{class: class, offset: int64(e.Offset), detail: e.Detail, cause: e.Cause}
-}
-
-// walkClasses is how a message's walk fails in this package's terms.
-var walkClasses = mpwalk.Classes{
-	Invalid:     errMalformed,
-	OverBudget:  ndarray.ErrTruncated,
-	TooDeep:     ndarray.ErrTooDeep,
-	TooCostly:   ndarray.ErrTooLarge,
-	Ended:       ndarray.ErrTruncated,
-	EndedDetail: "the message ends inside a value",
-	Other:       ndarray.ErrTruncated,
 }

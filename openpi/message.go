@@ -8,8 +8,6 @@ import (
 
 	"github.com/ndpack/ndpack"
 	"github.com/ndpack/ndpack/dialect"
-	"github.com/ndpack/ndpack/internal/codecerr"
-	"github.com/ndpack/ndpack/internal/mpwalk"
 	"github.com/ndpack/ndpack/internal/mpwire"
 	"github.com/ndpack/ndpack/internal/msgarrays"
 	"github.com/ndpack/ndpack/ndarray"
@@ -62,32 +60,15 @@ func decodeMessage(b []byte) (map[string]any, error) {
 // decoding pass does, counting what each would allocate, and stops as soon
 // as the count passes the bound.
 func checkMessage(b []byte) (int64, error) {
-	// mpwalk's own estimate, for msgpack's decoder, is never the tighter
-	// bound for what this decoder allocates, but it ends the walk of a
-	// message that is mostly tiny containers early.
-	n, err := mpwalk.Len(b, mpwalk.Limits{MaxDepth: maxDepth, MaxExpansion: mpwalk.DefaultMaxExpansion})
+	cost, err := arrays.Check(b, maxExpansion, expansionSlack)
 	if err != nil {
-		return 0, walkError(err)
-	}
-	if n != len(b) {
-		return 0, errAt(errMalformed, n, "%s after the message's map", codecerr.Count(len(b)-n, "byte"))
+		return 0, decodeError(err)
 	}
 	if t := mpwire.NextType(b); t != mpwire.MapType {
 		return 0, errAt(errMalformed, 0, "the message is a msgpack %s, not a map", t)
 	}
 	if _, isArray, _ := arrays.At(b); isArray {
 		return 0, errAt(errMalformed, 0, "the message is an array, not a map of named values")
-	}
-	limit := maxExpansion*int64(len(b)) + expansionSlack
-	cost, err := arrays.Cost(b, limit)
-	if err != nil {
-		if errors.Is(err, ndarray.ErrTooLarge) {
-			var e *msgarrays.Error
-			errors.As(err, &e)
-			return 0, errAt(ndarray.ErrTooLarge, e.Offset, "decoding the message of %d bytes would take more than %d bytes of memory, %d times its size and %d MiB: values that cost far more than their bytes (many empty lists or maps)",
-				len(b), limit, maxExpansion, expansionSlack>>20)
-		}
-		return 0, decodeError(err)
 	}
 	return cost, nil
 }
@@ -112,23 +93,6 @@ func decodeError(err error) error {
 		class = errMalformed
 	}
 	return &msgError{class: class, offset: int64(e.Offset), detail: e.Detail, cause: e.Cause}
-}
-
-// walkClasses is how a message's walk fails in this package's terms.
-var walkClasses = mpwalk.Classes{
-	Invalid:     errMalformed,
-	OverBudget:  ndarray.ErrTruncated,
-	TooDeep:     ndarray.ErrTooDeep,
-	TooCostly:   ndarray.ErrTooLarge,
-	Ended:       ndarray.ErrTruncated,
-	EndedDetail: "the message ends inside a value",
-	Other:       ndarray.ErrTruncated,
-}
-
-// walkError turns mpwalk's failure into the package's error.
-func walkError(err error) error {
-	f := walkClasses.Classify(err)
-	return &msgError{class: f.Class, offset: f.Offset, detail: f.Detail}
 }
 
 // appendMessage appends m as msgpack to dst, as openpi's
