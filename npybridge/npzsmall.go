@@ -2,13 +2,12 @@ package npybridge
 
 import (
 	"archive/zip"
-	"bytes"
-	"compress/flate"
 	"encoding/binary"
 	"hash/crc32"
 	"io"
 	"runtime"
 
+	"github.com/ndpack/ndpack/internal/deflate"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
@@ -32,9 +31,8 @@ type smallJob struct {
 	name  string
 	level int
 	npy   []byte
-	out   bytes.Buffer
+	out   []byte
 	crc   uint32
-	err   error
 	done  chan struct{}
 }
 
@@ -92,23 +90,15 @@ func (z *NPZWriter) addSmall(name string, dt ndarray.DType, shape []int, r io.Re
 	return nil
 }
 
-// compressSmall is a compressor of small members, one per core, with a
-// deflater of its own kept from member to member.
+// compressSmall is a compressor of small members, one per core, with an
+// encoder of its own kept from member to member.
 func compressSmall(work <-chan *smallJob) {
-	var fw *flate.Writer
-	level := 0
+	var enc *deflate.Encoder
 	for j := range work {
-		if fw == nil || level != j.level {
-			fw, j.err = flate.NewWriter(&j.out, j.level)
-			level = j.level
-		} else {
-			fw.Reset(&j.out)
+		if enc == nil || enc.Level() != j.level {
+			enc, _ = deflate.NewEncoder(j.level) // the level was checked by the NPZWriter
 		}
-		if j.err == nil {
-			if _, j.err = fw.Write(j.npy); j.err == nil {
-				j.err = fw.Close()
-			}
-		}
+		j.out = enc.Append(make([]byte, 0, len(j.npy)/2+64), j.npy, 0, true)
 		j.crc = crc32.ChecksumIEEE(j.npy)
 		close(j.done)
 	}
@@ -121,18 +111,15 @@ func (s *smallMembers) writeHead(z *NPZWriter) error {
 	<-j.done
 	s.queue[0] = nil
 	s.queue = s.queue[1:]
-	if j.err != nil {
-		return memberError(j.name, j.err)
-	}
 	fh := &zip.FileHeader{Name: j.name + ".npy", Method: zip.Deflate, CRC32: j.crc,
-		CompressedSize64: uint64(j.out.Len()), UncompressedSize64: uint64(len(j.npy)),
+		CompressedSize64: uint64(len(j.out)), UncompressedSize64: uint64(len(j.npy)),
 		ModifiedDate: npzDOSDate, Extra: npzTimeExtra}
 	w, err := z.zw.CreateRaw(fh)
 	if err != nil {
 		return memberError(j.name, err)
 	}
 	z.last = nil // a raw member has no data descriptor to come
-	if _, err := w.Write(j.out.Bytes()); err != nil {
+	if _, err := w.Write(j.out); err != nil {
 		return memberError(j.name, err)
 	}
 	return nil

@@ -2,68 +2,26 @@ package zarr
 
 import (
 	"bytes"
-	"compress/flate"
-	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"hash/adler32"
 	"io"
 	"sync"
 
+	"github.com/ndpack/ndpack/internal/deflate"
 	"github.com/ndpack/ndpack/internal/inflate"
 	"github.com/ndpack/ndpack/ndarray"
 )
 
-// The zlib writers of each level, reused from chunk to chunk: a writer's
-// tables take about a megabyte.
-var zlibWriters [12]sync.Pool // levels -2 (Huffman only) to 9
-
-// The deflate writers the probe counts with, by level (as zlibWriters).
-var probeWriters [12]sync.Pool
-
-// A chunk of noise, such as a camera's float32 whose low mantissa bytes
-// are random, gains nothing from the search for matches that takes most
-// of a level's time: on the 4 MiB frames of the Zarr benchmark, level 6
-// stores 0.917 of their bytes in 250 ms, Huffman coding alone about as
-// much six times faster. So a chunk (at level 2 or more) is first
-// deflated for probeSize bytes both ways, and when the search gains no
-// more than probeGain over Huffman coding alone, the whole chunk is
-// Huffman coded (numpy's npz members are written so by npybridge too).
-// The choice depends on the chunk alone: the store holds the same bytes
-// from run to run and whatever the cores.
-const (
-	probeSize = 128 << 10
-	probeGain = 1.002 // Huffman coding's size over the search's, at most
-)
-
-// noisy reports whether the search for matches at level gains nothing on
-// probe.
-func noisy(probe []byte, level int) bool {
-	var searched, huffman byteCounter
-	deflated := func(c *byteCounter, level int) {
-		pool := &probeWriters[level+2]
-		fw, _ := pool.Get().(*flate.Writer)
-		if fw == nil {
-			fw, _ = flate.NewWriter(c, level)
-		} else {
-			fw.Reset(c)
-		}
-		fw.Write(probe)
-		fw.Close()
-		pool.Put(fw)
-	}
-	deflated(&searched, level)
-	deflated(&huffman, flate.HuffmanOnly)
-	return float64(huffman) <= probeGain*float64(searched)
-}
-
-// byteCounter is an io.Writer that counts what it is given.
-type byteCounter int
-
-func (c *byteCounter) Write(p []byte) (int, error) {
-	*c += byteCounter(len(p))
-	return len(p), nil
-}
+// The encoders of each level (1-9), reused from chunk to chunk: an
+// encoder's tables take about 700 KiB. The module's own deflate encoder
+// writes numcodecs' zlib chunks within 0.1% of the size zlib (zarr-python)
+// gives them at the same level, and Huffman codes a chunk of noise (a
+// camera's float32, whose low mantissa bytes are random) whole, as the
+// search for matches gains nothing there: see deflate.Encoder.Append. The
+// bytes depend on the chunk alone: the store holds the same bytes from
+// run to run and whatever the cores.
+var encoders [10]sync.Pool
 
 // EncodeChunk appends the stored form of chunk, one chunk's bytes
 // (ChunkSize of them, in the array's order, an edge chunk padded), to
@@ -77,32 +35,20 @@ func (m *Meta) EncodeChunk(dst, chunk []byte) ([]byte, error) {
 	if m.Compressor == nil {
 		return append(dst, chunk...), nil
 	}
-	buf := bytes.NewBuffer(dst)
 	level := m.Compressor.Level
-	if level < -1 || level > 9 {
-		return dst, errAt(ErrUnsupported, -1, "zlib level %d", level)
+	if level == -1 {
+		level = 6 // zlib's default
 	}
-	if (level >= 2 || level == -1) && len(chunk) >= 2*probeSize && noisy(chunk[:probeSize], level) {
-		level = flate.HuffmanOnly
+	if level < 0 || level > 9 {
+		return dst, errAt(ErrUnsupported, -1, "zlib level %d", m.Compressor.Level)
 	}
-	pool := &zlibWriters[level+2]
-	zw, _ := pool.Get().(*zlib.Writer)
-	if zw == nil {
-		var err error
-		if zw, err = zlib.NewWriterLevel(buf, level); err != nil {
-			return dst, errAt(ErrUnsupported, -1, "zlib level %d", level)
-		}
-	} else {
-		zw.Reset(buf)
+	pool := &encoders[level]
+	enc, _ := pool.Get().(*deflate.Encoder)
+	if enc == nil {
+		enc, _ = deflate.NewEncoder(level)
 	}
-	defer pool.Put(zw)
-	if _, err := zw.Write(chunk); err != nil {
-		return dst, err
-	}
-	if err := zw.Close(); err != nil {
-		return dst, err
-	}
-	return buf.Bytes(), nil
+	defer pool.Put(enc)
+	return enc.AppendZlib(dst, chunk), nil
 }
 
 var inflaters sync.Pool // of *inflate.Reader
