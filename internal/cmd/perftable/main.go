@@ -77,6 +77,8 @@ var rows = []row{
 		[]string{"BenchmarkConvertNPYToExt110File64MiBVsCopy", "BenchmarkConvertExt110ToNPYFile64MiBVsCopy"}, "`io.Copy`", "", ""},
 	{"80 MiB `.npz` (a 64 MiB camera-like `<i2` stack, 16 MiB of random `<f4`), deflate at level 6 / read every member of numpy's archive",
 		[]string{"BenchmarkNPZCompress80MiBVsNumpy", "BenchmarkNPZDecompress80MiBVsNumpy"}, "numpy's time (`np.savez_compressed` / `np.load` of every member)", "", ""},
+	{"72 MiB `.npz` of camera stacks with Gaussian noise (sigma 10, 25, 50; 16 MiB `<i2` each) and 8 MiB each of normal, uniform and ramp `<f4`, deflate at level 6 (the archive's size over numpy's in `x-numpy-size`, the largest member's in `x-numpy-member-max`)",
+		[]string{"BenchmarkNPZCompressNoisyVsNumpy"}, "numpy's time (`np.savez_compressed`)", "", ""},
 	{"`ndpack render` of a 512 MiB `<f4` image to PNG (the built command, its peak RSS in the benchmark's `peak-rss-MiB`)",
 		[]string{"BenchmarkRender512VsPillow"}, "Pillow's time (`Image.fromarray` of the same levels, then `save` as PNG)", "", ""},
 	{"32 MiB echo call reusing memory on both sides, yaqrpc / yaq",
@@ -105,6 +107,7 @@ var packages = []string{".", "./npybridge", "./yaqrpc", "./yaq", "./cmd/ndpack"}
 // 40x, the .npz and render rows alone would take most of an hour.
 var slow = map[string]string{
 	"BenchmarkNPZCompress80MiBVsNumpy":   "4x",
+	"BenchmarkNPZCompressNoisyVsNumpy":   "4x",
 	"BenchmarkNPZDecompress80MiBVsNumpy": "10x",
 	"BenchmarkRender512VsPillow":         "3x",
 	// Capped at 40 or 20 MB/s a connection, a baseline on one connection
