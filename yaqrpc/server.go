@@ -183,7 +183,10 @@ func (s *Server) Handle(method string, h Handler) error {
 // Close, under the Server's connection limits. It returns net.ErrClosed
 // after Close or Shutdown, or an accept error that does not pass by itself
 // (such as the listener closed by someone else); running out of
-// descriptors, buffers or memory only pauses accepting.
+// descriptors, buffers or memory only pauses accepting. It returns as soon
+// as Shutdown begins: a program that ends when Serve returns must first
+// wait for Shutdown to return, or the answers in hand (a shutdown method's
+// own) may never be sent.
 func (s *Server) Serve(l net.Listener) error {
 	lim := connset.Limits{MaxConns: s.MaxConnections, IdleTimeout: s.IdleTimeout,
 		ReadTimeout: s.ReadTimeout, WriteTimeout: s.WriteTimeout}

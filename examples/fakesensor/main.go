@@ -55,7 +55,7 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fakesensor: %v\n", err)
 		return 1
 	}
-	srv := newServer(*name, *maxMsg)
+	srv, stopped := newServer(*name, *maxMsg)
 	srv.MaxConnections = *maxConns
 	srv.IdleTimeout, srv.ReadTimeout, srv.WriteTimeout = *idle, *readTimeout, *writeTimeout
 	srv.ErrorLog = log.New(stderr, "", log.LstdFlags)
@@ -64,13 +64,21 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fakesensor: %v\n", err)
 		return 1
 	}
+	// Serve returns as soon as the shutdown begins; the answers in hand,
+	// the shutdown method's own among them, are sent by the time it ends.
+	<-stopped
 	return 0
 }
 
-// newServer builds the daemon's server; its shutdown method closes it.
-func newServer(name string, maxMessage int64) *yaqrpc.Server {
+// newServer builds the daemon's server; its shutdown method shuts it
+// down, and the channel is closed once that is done.
+func newServer(name string, maxMessage int64) (*yaqrpc.Server, <-chan struct{}) {
 	srv := &yaqrpc.Server{}
 	srv.MaxSize = maxMessage
-	newSensor(name, 20*time.Millisecond).register(srv, func() { srv.Shutdown(context.Background()) })
-	return srv
+	stopped := make(chan struct{})
+	newSensor(name, 20*time.Millisecond).register(srv, func() {
+		srv.Shutdown(context.Background())
+		close(stopped)
+	})
+	return srv, stopped
 }

@@ -18,7 +18,7 @@ import (
 func startDaemon(t *testing.T) (string, chan error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := newServer("cam-1", 1<<20)
+	srv, _ := newServer("cam-1", 1<<20)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
 	t.Cleanup(func() { srv.Close() })
