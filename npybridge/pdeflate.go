@@ -59,7 +59,7 @@ type parallelDeflater struct {
 }
 
 // newParallelDeflater returns a writer of a deflate stream of level
-// (flate's, 1-9) to w. No goroutine starts until the stream exceeds one block: a small member is
+// (zlib's, 1-9) to w. No goroutine starts until the stream exceeds one block: a small member is
 // compressed in Close by the caller, with inline (kept from member to
 // member), as archive/zip would.
 func newParallelDeflater(w io.Writer, level int, inline *inlineDeflater) *parallelDeflater {
