@@ -87,9 +87,15 @@ type Encoder struct {
 	level int  // when set
 	set   bool // whether level was set (NewEncoder), else it is 6
 	cfg   config
-	head  *[1 << hashBits]int32  // the last position of each four-byte hash, or noPos
+	// The tables hold positions plus base, a number that grows from call
+	// to call by more than the call's buffer and a window, so that what
+	// an earlier call left in them is further back than any match reaches
+	// and they need no clearing (a small member costs no 512 KiB memset).
+	head  *[1 << hashBits]int32  // the last position of each four-byte hash
 	prev  *[window]int32         // the position before in the same hash's chain, by position mod window
-	head3 *[1 << hash3Bits]int32 // the last position of each three-byte hash, or noPos
+	head3 *[1 << hash3Bits]int32 // the last position of each three-byte hash
+	base  int                    // the current call's
+	next  int                    // the next call's base
 	b     block
 	w     bitWriter
 	// The probe: where it ends, where its output starts in the output,
@@ -127,8 +133,20 @@ func (e *Encoder) Append(dst, buf []byte, start int, final bool) []byte {
 	if !e.set {
 		e.level, e.set = 6, true
 	}
+	if start > window {
+		buf, start = buf[start-window:], window
+	}
+	// Positions are 32-bit: a larger buffer is compressed in parts.
+	for len(buf)-start > maxPart {
+		dst = e.appendLevel(dst, buf[:start+maxPart], start, false, e.level)
+		from := start + maxPart
+		buf, start = buf[from-window:], window
+	}
 	return e.appendLevel(dst, buf, start, final, e.level)
 }
+
+// maxPart is the most one call to appendLevel compresses.
+var maxPart = 1 << 30
 
 const (
 	probeSize = 128 << 10
@@ -213,13 +231,19 @@ func (e *Encoder) reset(buf []byte, start int) {
 		e.head = new([1 << hashBits]int32)
 		e.prev = new([window]int32)
 		e.head3 = new([1 << hash3Bits]int32)
+		e.next = math.MaxInt32 // cleared below
 	}
-	for i := range e.head {
-		e.head[i] = noPos
+	if e.next > math.MaxInt32-len(buf)-window-1 {
+		for i := range e.head {
+			e.head[i] = math.MinInt32
+		}
+		for i := range e.head3 {
+			e.head3[i] = math.MinInt32
+		}
+		e.next = 0
 	}
-	for i := range e.head3 {
-		e.head3[i] = noPos
-	}
+	e.base = e.next
+	e.next = e.base + len(buf) + window + 1
 	for p := max(0, start-window); p+minMatch <= len(buf) && p < start; p++ {
 		e.insert(buf, p)
 	}
@@ -240,24 +264,25 @@ func (e *Encoder) noisy(buf []byte, start int) bool {
 
 // insert adds position p (of three bytes or more) to its hashes and
 // returns the last position of its four bytes' hash and of its three
-// bytes' before it.
+// bytes' before it (noPos, or a negative one further back than a window,
+// for none).
 func (e *Encoder) insert(buf []byte, p int) (int, int) {
 	if p+4 > len(buf) {
 		v := uint32(buf[p]) | uint32(buf[p+1])<<8 | uint32(buf[p+2])<<16
 		h3 := (v * 0x9E3779B1) >> (32 - hash3Bits)
 		c3 := e.head3[h3]
-		e.head3[h3] = int32(p)
-		return noPos, int(c3)
+		e.head3[h3] = int32(p + e.base)
+		return noPos, int(c3) - e.base
 	}
 	v := binary.LittleEndian.Uint32(buf[p:])
 	h3 := ((v & 0xffffff) * 0x9E3779B1) >> (32 - hash3Bits)
 	c3 := e.head3[h3]
-	e.head3[h3] = int32(p)
+	e.head3[h3] = int32(p + e.base)
 	h := (v * 0x9E3779B1) >> (32 - hashBits)
 	cand := e.head[h]
 	e.prev[p&wmask] = cand
-	e.head[h] = int32(p)
-	return int(cand), int(c3)
+	e.head[h] = int32(p + e.base)
+	return int(cand) - e.base, int(c3) - e.base
 }
 
 // longest returns the longest match at pos longer than best among the
@@ -285,7 +310,7 @@ func (e *Encoder) longest(buf []byte, pos, cand, best, chain int) (int, int) {
 		if chain--; chain == 0 {
 			break
 		}
-		next := int(e.prev[cand&wmask])
+		next := int(e.prev[cand&wmask]) - e.base
 		if next >= cand {
 			break
 		}

@@ -283,3 +283,37 @@ func TestAppendZlib(t *testing.T) {
 		}
 	}
 }
+
+// An Encoder's output depends on its input alone, not on what it
+// compressed before: the tables it keeps from call to call (unclear, for
+// speed) never reach into an earlier call's buffer.
+func TestOutputIsAFunctionOfTheInput(t *testing.T) {
+	a, b := frames.Camera(1, 10, 21), frames.Camera(1, 10, 22)
+	for _, level := range levels {
+		fresh, _ := NewEncoder(level)
+		want := fresh.Append(nil, b[:200_000], 1000, true)
+		used, _ := NewEncoder(level)
+		used.Append(nil, a, 0, false)
+		used.Append(nil, a[:5000], 0, true)
+		if got := used.Append(nil, b[:200_000], 1000, true); !bytes.Equal(got, want) {
+			t.Errorf("level %d: after other calls, %d bytes; fresh, %d", level, len(got), len(want))
+		}
+	}
+}
+
+// A buffer over maxPart (1 GiB; here made small) is compressed in parts
+// of one stream, each reaching back into the one before.
+func TestLargeBufferInParts(t *testing.T) {
+	defer func(n int) { maxPart = n }(maxPart)
+	maxPart = 100_000
+	data := frames.Camera(1, 25, 23)
+	for _, level := range []int{1, 6} {
+		e, _ := NewEncoder(level)
+		decode(t, e.Append(nil, data, 0, true), data, fmt.Sprintf("level %d in parts", level))
+		z := e.Append(nil, data, 70_000, true)
+		got, err := io.ReadAll(flate.NewReaderDict(bytes.NewReader(z), data[:70_000]))
+		if err != nil || !bytes.Equal(got, data[70_000:]) {
+			t.Fatalf("level %d after a history: %d bytes back: %v", level, len(got), err)
+		}
+	}
+}
