@@ -24,6 +24,21 @@ import (
 type smallMembers struct {
 	queue []*smallJob // in flight, in the order added
 	work  chan *smallJob
+	free  [][]byte // the buffers of members written, to reuse
+}
+
+// buffer is a buffer of n bytes, one of those reused if it is large
+// enough: an archive of thousands of members then makes little garbage,
+// whose collection would take time from the compressors.
+func (s *smallMembers) buffer(n int) []byte {
+	if k := len(s.free); k > 0 {
+		b := s.free[k-1]
+		s.free = s.free[:k-1]
+		if cap(b) >= n {
+			return b[:n]
+		}
+	}
+	return make([]byte, n)
 }
 
 // smallJob is one small member: its .npy file, compressed by a worker.
@@ -54,14 +69,15 @@ func (z *NPZWriter) addSmall(name string, dt ndarray.DType, shape []int, r io.Re
 	}
 	n, _ := ndarray.ByteSize(dt, shape)
 	header := AppendHeader(nil, dt, shape)
-	npy := append(make([]byte, 0, len(header)+n), header...)[:len(header)+n]
+	s := &z.small
+	npy := s.buffer(len(header) + n)
+	copy(npy, header)
 	if got, err := io.ReadFull(r, npy[len(header):]); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			err = errAt(ndarray.ErrTruncated, -1, "the data source ended after %d of %d bytes", got, n)
 		}
 		return memberError(name, err)
 	}
-	s := &z.small
 	if s.work == nil {
 		cores := runtime.GOMAXPROCS(0)
 		s.work = make(chan *smallJob, 2*cores)
@@ -69,7 +85,9 @@ func (z *NPZWriter) addSmall(name string, dt ndarray.DType, shape []int, r io.Re
 			go compressSmall(s.work)
 		}
 	}
-	j := &smallJob{name: name, level: z.level(), npy: npy, done: make(chan struct{})}
+	// The output, never grown: stored blocks are the most it takes.
+	out := s.buffer(len(npy) + len(npy)/64 + 64)[:0]
+	j := &smallJob{name: name, level: z.level(), npy: npy, out: out, done: make(chan struct{})}
 	s.queue = append(s.queue, j)
 	s.work <- j
 	// Write what is done, and wait for the oldest once enough are in
@@ -98,7 +116,7 @@ func compressSmall(work <-chan *smallJob) {
 		if enc == nil || enc.Level() != j.level {
 			enc, _ = deflate.NewEncoder(j.level) // the level was checked by the NPZWriter
 		}
-		j.out = enc.Append(make([]byte, 0, len(j.npy)/2+64), j.npy, 0, true)
+		j.out = enc.Append(j.out, j.npy, 0, true)
 		j.crc = crc32.ChecksumIEEE(j.npy)
 		close(j.done)
 	}
@@ -121,6 +139,9 @@ func (s *smallMembers) writeHead(z *NPZWriter) error {
 	z.last = nil // a raw member has no data descriptor to come
 	if _, err := w.Write(j.out); err != nil {
 		return memberError(j.name, err)
+	}
+	if len(s.free) < 4*cap(s.work) {
+		s.free = append(s.free, j.npy, j.out)
 	}
 	return nil
 }
@@ -148,6 +169,7 @@ func (s *smallMembers) stop() {
 		close(s.work)
 		s.work = nil
 	}
+	s.free = nil
 }
 
 // npzDOSDate and npzTimeExtra are npzTime as the zip headers of a raw
