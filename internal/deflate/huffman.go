@@ -13,6 +13,7 @@ type huffman struct {
 	syms    []symCount // the used symbols, by count then symbol
 	parents []int32    // of the tree's nodes: leaves then internal nodes
 	depth   []uint8
+	weights []uint64 // of the internal nodes
 }
 
 type symCount struct {
@@ -50,7 +51,7 @@ func (h *huffman) lengths(counts []uint32, lens []uint8, maxBits int) {
 	// Two queues: the leaves in order, and the internal nodes, made in
 	// order of weight. Node i < n is leaf i; node n+k the k-th internal.
 	h.parents = slices.Grow(h.parents[:0], 2*n-1)[:2*n-1]
-	weights := make([]uint64, 0, n-1) // of the internal nodes
+	weights := h.weights[:0]
 	leaf, inner := 0, 0
 	take := func() int {
 		if leaf < n && (inner >= len(weights) || uint64(h.syms[leaf].count) <= weights[inner]) {
@@ -73,6 +74,7 @@ func (h *huffman) lengths(counts []uint32, lens []uint8, maxBits int) {
 		h.parents[a] = int32(n + k)
 		h.parents[b] = int32(n + k)
 	}
+	h.weights = weights
 	// Depths from the root (the last node) down.
 	h.depth = slices.Grow(h.depth[:0], 2*n-1)[:2*n-1]
 	h.depth[2*n-2] = 0
