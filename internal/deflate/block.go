@@ -238,28 +238,24 @@ func (b *block) clear() {
 	b.distCount = [distSyms]uint32{}
 }
 
-// cost is the size in bits of the block as flush would write it, but for
-// a stored block's bytes.
-func (b *block) cost(held uint) int {
+// plan builds the block's dynamic codes and its header's, and returns its
+// size in bits as dynamic and as fixed codes, end of block included, with
+// the counts of codes the dynamic header declares.
+func (b *block) plan() (dynamic, fixed, nlit, ndist, ncl int) {
 	b.litCount[endOfBlock]++
 	b.h.lengths(b.litCount[:], b.litLens[:], 15)
 	b.h.lengths(b.distCount[:], b.distLens[:], 15)
-	hbits, _, _, _ := b.header()
+	hbits, nlit, ndist, ncl := b.header()
+	dynamic = 3 + hbits + b.dataBits(b.litLens[:], b.distLens[:])
+	fixed = 3 + b.dataBits(fixedLitLens[:litSyms], fixedDistLens[:])
 	b.litCount[endOfBlock]--
-	dynamic := 3 + hbits + b.dataBits(b.litLens[:], b.distLens[:])
-	fixed := 3 + b.dataBits(fixedLitLens[:litSyms], fixedDistLens[:])
-	return min(dynamic, fixed)
+	return dynamic, fixed, nlit, ndist, ncl
 }
 
 // flush writes the block of span (the bytes its tokens stand for) to w in
 // the smallest of the three kinds, and starts the next block.
 func (b *block) flush(w *bitWriter, span []byte, final bool) {
-	b.litCount[endOfBlock]++
-	b.h.lengths(b.litCount[:], b.litLens[:], 15)
-	b.h.lengths(b.distCount[:], b.distLens[:], 15)
-	hbits, nlit, ndist, ncl := b.header()
-	dynamic := 3 + hbits + b.dataBits(b.litLens[:], b.distLens[:])
-	fixed := 3 + b.dataBits(fixedLitLens[:litSyms], fixedDistLens[:])
+	dynamic, fixed, nlit, ndist, ncl := b.plan()
 	stored := storedBits(w.n, len(span))
 	fin := uint32(0)
 	if final {

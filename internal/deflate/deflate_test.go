@@ -20,9 +20,6 @@ import (
 	"github.com/ndpack/ndpack/internal/testutil/pypeer"
 )
 
-// cameraStack is frames.Camera.
-func cameraStack(n int, sigma float64, seed uint64) []byte { return frames.Camera(n, sigma, seed) }
-
 // corpus is the data the sizes are held to: camera stacks with Gaussian
 // noise of sigma 10 to 50, uniform and normal random floats, a ramp, text
 // and zeros (where a probe that cut the stream would cost 4%).
@@ -72,7 +69,7 @@ func TestRoundTrip(t *testing.T) {
 		"empty": {}, "one": {7}, "two": {7, 7}, "three": {1, 2, 3}, "four": {9, 9, 9, 9},
 		"zeros":  make([]byte, 300_000),
 		"noise":  noise,
-		"camera": cameraStack(1, 25, 9)[:300_001],
+		"camera": frames.Camera(1, 25, 9)[:300_001],
 		"abc":    bytes.Repeat([]byte("abcabcabd"), 40_000),
 	}
 	for name, data := range inputs {
@@ -96,7 +93,7 @@ func TestRoundTrip(t *testing.T) {
 // the parts reach back across the cuts: the whole costs under 0.5% more
 // than one part.
 func TestPartsJoin(t *testing.T) {
-	data := cameraStack(1, 10, 3)
+	data := frames.Camera(1, 10, 3)
 	for _, level := range levels {
 		e, _ := NewEncoder(level)
 		var z []byte
@@ -134,13 +131,13 @@ func TestDictionary(t *testing.T) {
 
 func TestLevels(t *testing.T) {
 	for _, level := range []int{-3, -1, 10} {
-		if _, err := NewEncoder(level); !errors.Is(err, ErrLevel) {
+		if _, err := NewEncoder(level); !errors.Is(err, ErrLevel) || !strings.HasSuffix(err.Error(), fmt.Sprintf(": %d", level)) {
 			t.Errorf("level %d: %v", level, err)
 		}
 	}
 	var zero Encoder // level 6
 	six, _ := NewEncoder(6)
-	data := cameraStack(1, 25, 7)[:100_000]
+	data := frames.Camera(1, 25, 7)[:100_000]
 	if !bytes.Equal(zero.Append(nil, data, 0, true), six.Append(nil, data, 0, true)) {
 		t.Error("the zero Encoder is not level 6")
 	}

@@ -5,6 +5,8 @@ import (
 	"compress/flate"
 	"io"
 	"testing"
+
+	"github.com/ndpack/ndpack/internal/testutil/frames"
 )
 
 // Whatever the bytes, the level and the cut between history and data, the
@@ -13,8 +15,8 @@ func FuzzAppend(f *testing.F) {
 	f.Add([]byte{}, uint8(6), uint16(0), false)
 	f.Add([]byte("abcabcabcabcabd"), uint8(6), uint16(3), true)
 	f.Add(bytes.Repeat([]byte{0}, 600), uint8(1), uint16(0), false)
-	f.Add(cameraStack(1, 25, 1)[:4096], uint8(9), uint16(1000), true)
-	f.Add(cameraStack(1, 10, 2)[:2048], uint8(0), uint16(17), false)
+	f.Add(frames.Camera(1, 25, 1)[:4096], uint8(9), uint16(1000), true)
+	f.Add(frames.Camera(1, 10, 2)[:2048], uint8(0), uint16(17), false)
 	f.Fuzz(func(t *testing.T, data []byte, level uint8, start uint16, final bool) {
 		l := int(level % 11) // 10 is HuffmanOnly here
 		if l == 10 {
